@@ -1,0 +1,17 @@
+// Bundles the CLI (and with it the in-pod runner) into one ESM file: fast start-up for
+// `lorenz run`, and a single file for the init container to copy into run Pods.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['src/cli.ts'],
+  outfile: 'dist/lorenz.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  sourcemap: 'linked',
+  banner: {
+    js: "#!/usr/bin/env node\nimport { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});

@@ -1,0 +1,56 @@
+/**
+ * The small surface the lifecycle needs from wherever it runs: this machine (local), a
+ * remote worker (ssh), or inside a run Pod (the runner uses local). The engine in
+ * src/workspace is written once against this interface.
+ */
+
+export interface RunCommandOptions {
+  cwd: string;
+  /** Kill the whole process group after this long: SIGTERM, then SIGKILL after the grace. */
+  timeoutMs: number;
+  /** Grace between SIGTERM and SIGKILL; 5000 by default. */
+  killGraceMs?: number;
+  env?: NodeJS.ProcessEnv;
+  /** Aborting behaves like a timeout that fires now (used for cancellation). */
+  signal?: AbortSignal;
+}
+
+export interface CommandResult {
+  /** null when the process was killed by a signal or never ran. */
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** stdout and stderr merged in arrival order, untruncated. */
+  output: string;
+  timedOut: boolean;
+  /** Set when the command could not be started at all. */
+  spawnError?: string;
+  durationMs: number;
+}
+
+export interface SpawnedProcess {
+  readonly pid: number | undefined;
+  readonly stdin: NodeJS.WritableStream;
+  readonly stdout: NodeJS.ReadableStream;
+  readonly stderr: NodeJS.ReadableStream;
+  /** Resolves when the process has exited and every process in its group is gone. */
+  readonly exited: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>;
+  /** Signal the whole process group: SIGTERM, then SIGKILL after graceMs. */
+  kill(graceMs?: number): Promise<void>;
+}
+
+export interface Executor {
+  /** Run `bash -lc <command>` in cwd, detached in its own process group. */
+  runCommand(command: string, options: RunCommandOptions): Promise<CommandResult>;
+  /** Start a long-lived `bash -lc <command>` with piped stdio, in its own process group. */
+  spawn(command: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): SpawnedProcess;
+  /** mkdir -p; resolves true when the final directory did not exist before. */
+  ensureDirectory(path: string): Promise<boolean>;
+  realpath(path: string): Promise<string>;
+  /** lstat-like probe: 'missing' when nothing is there. */
+  pathKind(path: string): Promise<'missing' | 'directory' | 'file' | 'symlink' | 'other'>;
+  removeTree(path: string): Promise<void>;
+  /** Copy a directory tree (no symlinks inside: the caller checks), replacing `to`. */
+  copyTree(from: string, to: string): Promise<void>;
+  writeFile(path: string, content: string): Promise<void>;
+  readonly homeDirectory: () => Promise<string>;
+}

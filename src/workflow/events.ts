@@ -1,0 +1,80 @@
+/**
+ * The Lorenz event vocabulary. The engine emits these, `lorenz run` and the in-pod runner
+ * print each as one JSON line on stdout, and the controller turns them into status fields
+ * and Events. One definition so that every layer spells them the same way.
+ */
+
+export type HookName = 'after_create' | 'before_run' | 'after_run' | 'before_remove';
+export const HOOK_NAMES: readonly HookName[] = [
+  'after_create',
+  'before_run',
+  'after_run',
+  'before_remove',
+];
+
+export interface HookExecutionMessage {
+  status: 'started' | 'completed' | 'failed';
+  hookName: HookName;
+  /** The command as rendered (what bash ran), or the unrendered text if rendering failed. */
+  command: string;
+  cwd: string;
+  /** Result fields: absent on `started`. `exitCode` is null when the process was killed or never ran. */
+  exitCode?: number | null;
+  output?: string;
+  outputTruncated?: boolean;
+  error?: string | null;
+  errorTruncated?: boolean;
+  /** Milliseconds from spawn to exit; absent on `started`. */
+  durationMs?: number;
+  /** Ensemble slot that ran this hook (0 for a solo run). */
+  slot?: number;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** Agent-side event names (see src/agent). */
+export type AgentEventType =
+  | 'session_started'
+  | 'turn_started'
+  | 'turn_completed'
+  | 'turn_failed'
+  | 'turn_cancelled'
+  | 'turn_input_required'
+  | 'approval_required'
+  | 'approval_auto_approved'
+  | 'stderr'
+  | 'process_exit'
+  | 'session_notification'
+  | 'malformed';
+
+export type LorenzEvent =
+  | { type: 'hook_execution'; message: HookExecutionMessage }
+  | { type: 'workspace_prepared'; message: { path: string; created: boolean; slot: number } }
+  | { type: 'workspace_removed'; message: { path: string; slot: number } }
+  | { type: 'skills_synced'; message: { path: string; skills: string[]; slot: number } }
+  | { type: 'stderr'; message: string; slot?: number }
+  | { type: AgentEventType; message: Record<string, unknown> | string; slot?: number }
+  | { type: 'run_completed'; message: RunSummary };
+
+export interface SlotSummary {
+  slot: number;
+  workspace: string;
+  succeeded: boolean;
+  /** Stable failure code when the slot failed (hook_failed, hook_timed_out, acp_turn_failed …). */
+  errorCode?: string;
+  error?: string;
+  turns: number;
+  usage?: TokenUsage;
+}
+
+export interface RunSummary {
+  identifier: string;
+  succeeded: boolean;
+  slots: SlotSummary[];
+}
+
+export type EventSink = (event: LorenzEvent) => void;

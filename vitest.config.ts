@@ -1,0 +1,27 @@
+import { defineConfig } from 'vitest/config';
+
+// Two tiers. Unit tests use real bash, files and symlinks and run in parallel.
+// Integration tests start real kube-apiservers and etcds: on a 2-core machine they run
+// one file at a time so that control planes do not starve each other.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
