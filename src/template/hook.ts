@@ -1,0 +1,82 @@
+import { Liquid, type Template } from 'liquidjs';
+import type { Issue } from '../workflow/issue.js';
+import { issueTemplateView } from './issue-view.js';
+import { templateError } from './liquid-errors.js';
+import { shellEscape } from './shell-escape.js';
+
+export { shellEscape } from './shell-escape.js';
+
+/**
+ * The text a hook value stands for before quoting: null is empty, a number or boolean its
+ * text, a list its items joined with commas (quoted afterwards as one word).
+ */
+function hookText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(hookText).join(',');
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function quoteValue(value: unknown): string {
+  return shellEscape(hookText(value));
+}
+
+/**
+ * The hook engine: strict like the prompt engine, but every `{{ }}` is shell-quoted on the
+ * way out. `| raw` opts out; `| shell_escape` quotes explicitly and is marked raw so that
+ * liquidjs does not quote its result a second time.
+ */
+const hookEngine = new Liquid({
+  strictVariables: true,
+  strictFilters: true,
+  globals: {},
+  ownPropertyOnly: true,
+  templates: {},
+  outputEscape: quoteValue,
+});
+hookEngine.registerFilter('shell_escape', { handler: quoteValue, raw: true });
+
+const parsedHooks = new Map<string, Template[]>();
+
+/** True when the text of one `{{ … }}` or `{% … %}` tag mentions `issue.` or `issue[`. */
+const ISSUE_REFERENCE = /(?<![\w$])issue[.[]/;
+const TAGS = /\{\{([\s\S]*?)(?:\}\}|$)|\{%([\s\S]*?)(?:%\}|$)/g;
+
+/**
+ * Whether a hook command is a template: only when a `{{` or `{%` tag references `issue.` or
+ * `issue[`. Anything else (plain shell, `{{` used for something unrelated) runs verbatim.
+ */
+export function hookNeedsTemplating(command: string): boolean {
+  for (const match of command.matchAll(TAGS)) {
+    if (ISSUE_REFERENCE.test(match[1] ?? match[2] ?? '')) return true;
+  }
+  return false;
+}
+
+function parseHook(command: string): Template[] {
+  const cached = parsedHooks.get(command);
+  if (cached) return cached;
+  let parsed: Template[];
+  try {
+    parsed = hookEngine.parse(command);
+  } catch (error) {
+    throw templateError('template_parse_error', error, command);
+  }
+  parsedHooks.set(command, parsed);
+  return parsed;
+}
+
+/**
+ * The command bash runs for a hook: verbatim unless it references the issue (and there is
+ * one), else rendered with only `issue` in scope. Throws `template_parse_error` /
+ * `template_render_error` carrying liquidjs's message.
+ */
+export function renderHookCommand(command: string, issue: Issue | null): string {
+  if (issue === null || !hookNeedsTemplating(command)) return command;
+  const parsed = parseHook(command);
+  try {
+    return hookEngine.renderSync(parsed, { issue: issueTemplateView(issue) }) as string;
+  } catch (error) {
+    throw templateError('template_render_error', error, command);
+  }
+}

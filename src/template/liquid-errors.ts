@@ -1,0 +1,14 @@
+import { LorenzError } from '../workflow/errors.js';
+
+/**
+ * Turn a liquidjs failure into a LorenzError that keeps liquidjs's own message
+ * (e.g. `undefined variable: issue.nope, line:1, col:6`), which is what users see.
+ */
+export function templateError(
+  code: 'template_parse_error' | 'template_render_error',
+  error: unknown,
+  template: string,
+): LorenzError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new LorenzError(code, message, { template });
+}

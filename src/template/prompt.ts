@@ -1,0 +1,63 @@
+import { Liquid, type Template } from 'liquidjs';
+import type { Issue } from '../workflow/issue.js';
+import { issueTemplateView } from './issue-view.js';
+import { templateError } from './liquid-errors.js';
+import type { EnsembleContext } from './ensemble.js';
+
+export { continuationPrompt } from './continuation.js';
+export { type EnsembleContext, ensembleContext, soloEnsemble } from './ensemble.js';
+
+export interface PromptContext {
+  issue: Issue;
+  /** The retry attempt of this dispatch, or null when there is no attempt counter. */
+  attempt: number | null;
+  ensemble: EnsembleContext;
+}
+
+/**
+ * The prompt engine: stock liquidjs in strict mode, so a typo in a variable or a filter is an
+ * error rather than an empty string. `templates: {}` gives it an empty file system, so
+ * `{% include %}` and `{% render %}` cannot read files off the machine that renders.
+ */
+const promptEngine = new Liquid({
+  strictVariables: true,
+  strictFilters: true,
+  globals: {},
+  ownPropertyOnly: true,
+  templates: {},
+});
+
+/** Parsed prompts keyed by template text: re-rendering across polls reuses the parse. */
+const parsedPrompts = new Map<string, Template[]>();
+
+/** Parse (or fetch the cached parse of) a prompt template; throws `template_parse_error`. */
+export function parsePromptTemplate(template: string): Template[] {
+  const cached = parsedPrompts.get(template);
+  if (cached) return cached;
+  let parsed: Template[];
+  try {
+    parsed = promptEngine.parse(template);
+  } catch (error) {
+    throw templateError('template_parse_error', error, template);
+  }
+  parsedPrompts.set(template, parsed);
+  return parsed;
+}
+
+/**
+ * Render the first-turn prompt. The context is exactly `{ issue, attempt, ensemble }`;
+ * throws `template_parse_error` or `template_render_error` with liquidjs's message.
+ */
+export function renderPrompt(template: string, context: PromptContext): string {
+  const parsed = parsePromptTemplate(template);
+  const scope = {
+    issue: issueTemplateView(context.issue),
+    attempt: context.attempt,
+    ensemble: { ...context.ensemble },
+  };
+  try {
+    return promptEngine.renderSync(parsed, scope) as string;
+  } catch (error) {
+    throw templateError('template_render_error', error, template);
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/**
+ * Field validators for the WORKFLOW.md front matter. Each carries one rule sentence so that
+ * an invalid value is reported as `<key path>: <rule>` whatever zod found wrong with it.
+ */
+
+export const MAX_HOOK_TIMEOUT_MS = 604_800_000;
+
+export function positiveInteger(max?: number) {
+  const rule =
+    max === undefined
+      ? 'must be a positive integer'
+      : `must be a positive integer no greater than ${max}`;
+  const base = z.number({ error: rule }).int({ error: rule }).positive({ error: rule });
+  return max === undefined ? base : base.max(max, { error: rule });
+}
+
+export function integer() {
+  const rule = 'must be an integer';
+  return z.number({ error: rule }).int({ error: rule });
+}
+
+export function integerBetween(min: number, max: number) {
+  const rule = `must be an integer from ${min} to ${max}`;
+  return z
+    .number({ error: rule })
+    .int({ error: rule })
+    .min(min, { error: rule })
+    .max(max, { error: rule });
+}
+
+export function nonEmptyString() {
+  const rule = 'must be a non-empty string';
+  return z.string({ error: rule }).trim().min(1, { error: rule });
+}
+
+export function nullableString() {
+  return z.string({ error: 'must be a string or null' }).nullable();
+}
+
+export function stringList() {
+  return z.array(z.string({ error: 'must be a string' }), { error: 'must be a list of strings' });
+}
+
+/** A hook command: a blank string means "no hook", like null. */
+export function hookCommand() {
+  return z
+    .string({ error: 'must be a string or null' })
+    .nullable()
+    .transform((value) => (value === null || value.trim() === '' ? null : value));
+}
+
+/** Environment for a bridge: YAML scalars are written as text (`DEBUG: 1` → "1"). */
+export function environment() {
+  const rule = 'must be a map of names to strings';
+  return z.record(
+    z.string(),
+    z.union([z.string(), z.number(), z.boolean()], { error: rule }).transform(String),
+    { error: rule },
+  );
+}
+
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  const rule = `must be one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
+  return z.enum(values, { error: rule });
+}

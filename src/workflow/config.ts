@@ -1,0 +1,287 @@
+import type { z } from 'zod';
+import { LorenzError, isLorenzError } from './errors.js';
+import { type Issue, normalizeIssue } from './issue.js';
+import {
+  DEFAULT_BRIDGE_COMMANDS,
+  HOOK_KEY_ALIASES,
+  TOP_LEVEL_SECTIONS,
+  agentSection,
+  agentsSection,
+  bridgeSection,
+  hooksSection,
+  pollingSection,
+  trackerSection,
+  workerSection,
+  workspaceSection,
+} from './config-schema.js';
+
+/**
+ * The normalized WORKFLOW.md configuration. Other layers code against these camelCase names;
+ * the YAML spells them in snake_case (see config-schema.ts for keys and defaults).
+ */
+export interface WorkflowConfig {
+  tracker: {
+    kind: string;
+    activeStates: string[];
+    terminalStates: string[];
+    endpoint: string | null;
+    apiKey: string | null;
+    projectSlug: string | null;
+    assignee: string | null;
+    repository: string | null;
+    /** Inline issues of the `memory` tracker, normalized. */
+    issues: Issue[];
+  };
+  polling: { intervalMs: number };
+  workspace: {
+    /** As written; root resolution (env, `~`, `$VAR`) happens in src/workspace. */
+    root: string | null;
+    isolation: 'per-agent' | 'none';
+  };
+  hooks: {
+    afterCreate: string | null;
+    beforeRun: string | null;
+    afterRun: string | null;
+    beforeRemove: string | null;
+    timeoutMs: number;
+  };
+  agent: {
+    kind: string;
+    maxConcurrentAgents: number;
+    maxTurns: number;
+    maxRetryBackoffMs: number;
+    ensembleSize: number;
+    skills: string[];
+  };
+  agents: {
+    turnTimeoutMs: number;
+    /** ≤ 0 disables the stall check. */
+    stallTimeoutMs: number;
+    /** How long to wait for a JSON-RPC answer that is not a prompt. */
+    responseTimeoutMs: number;
+    bridges: Record<string, AgentBridge>;
+  };
+  worker: { sshHosts: string[]; sshTimeoutMs: number };
+}
+
+export interface AgentBridge {
+  bridgeCommand: string;
+  env: Record<string, string>;
+}
+
+export interface ParsedConfig {
+  config: WorkflowConfig;
+  /** Non-fatal findings, e.g. `unknown key tracker.foo`. */
+  warnings: string[];
+}
+
+type RawMap = Record<string, unknown>;
+
+function isMap(value: unknown): value is RawMap {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function invalid(path: string, rule: string): LorenzError {
+  return new LorenzError('invalid_workflow_config', `${path}: ${rule}`, { path });
+}
+
+/** A section as a map: absent or empty (`hooks:` with nothing under it) is {}. */
+function sectionMap(raw: RawMap, key: string): RawMap {
+  const value = raw[key];
+  if (value === undefined || value === null) return {};
+  if (!isMap(value)) throw invalid(key, 'must be a map');
+  return value;
+}
+
+function joinPath(base: string, segments: readonly PropertyKey[]): string {
+  return segments.reduce<string>(
+    (path, segment) =>
+      typeof segment === 'number' ? `${path}[${segment}]` : `${path}.${String(segment)}`,
+    base,
+  );
+}
+
+/**
+ * Validate one section. `written` maps a canonical key back to the key as the user wrote it
+ * (only differs for hook aliases), so errors name what is in the file.
+ */
+function parseSection<S extends z.ZodObject>(
+  schema: S,
+  value: RawMap,
+  path: string,
+  warnings: string[],
+  written: Record<string, string> = {},
+): z.output<S> {
+  const known = new Set(Object.keys(schema.shape));
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) warnings.push(`unknown key ${path}.${key}`);
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const first = result.error.issues[0];
+  const [head, ...rest] = first?.path ?? [];
+  const segments = head === undefined ? [] : [written[String(head)] ?? head, ...rest];
+  throw invalid(joinPath(path, segments), first?.message ?? 'invalid value');
+}
+
+/** Rename camelCase hook aliases to their snake_case keys; both spellings at once is an error. */
+function resolveHookAliases(hooks: RawMap): { canonical: RawMap; written: Record<string, string> } {
+  const canonical: RawMap = {};
+  const written: Record<string, string> = {};
+  for (const [key, value] of Object.entries(hooks)) {
+    const target = HOOK_KEY_ALIASES[key] ?? key;
+    if (target in canonical) {
+      throw invalid(
+        `hooks.${target}`,
+        `given twice (as ${written[target]} and ${key}); keep one spelling`,
+      );
+    }
+    canonical[target] = value;
+    written[target] = key;
+  }
+  return { canonical, written };
+}
+
+function parseBridges(agents: RawMap, warnings: string[]): Record<string, AgentBridge> {
+  const fixed = new Set(Object.keys(agentsSection.shape));
+  const kinds = new Set([
+    ...Object.keys(DEFAULT_BRIDGE_COMMANDS),
+    ...Object.keys(agents).filter((key) => !fixed.has(key)),
+  ]);
+  const bridges: Record<string, AgentBridge> = {};
+  for (const kind of [...kinds].sort()) {
+    const path = `agents.${kind}`;
+    const block = agents[kind] ?? {};
+    if (!isMap(block)) throw invalid(path, 'must be a map');
+    const parsed = parseSection(
+      bridgeSection(DEFAULT_BRIDGE_COMMANDS[kind]),
+      block,
+      path,
+      warnings,
+    );
+    bridges[kind] = { bridgeCommand: parsed.bridge_command, env: parsed.env };
+  }
+  return bridges;
+}
+
+function parseIssues(raw: unknown[]): Issue[] {
+  return raw.map((entry, index) => {
+    try {
+      return normalizeIssue(entry, `tracker.issues[${index}]`);
+    } catch (error) {
+      // normalizeIssue already names the path (`tracker.issues[0].title: ...`).
+      if (isLorenzError(error)) {
+        throw new LorenzError('invalid_workflow_config', error.message, error.detail);
+      }
+      throw error;
+    }
+  });
+}
+
+const HOOK_KEYS_IN_LIFECYCLE_ORDER = [
+  ['after_create', 'afterCreate'],
+  ['before_run', 'beforeRun'],
+  ['after_run', 'afterRun'],
+  ['before_remove', 'beforeRemove'],
+] as const;
+
+function checkSharedWorkspace(config: WorkflowConfig): void {
+  if (config.workspace.isolation !== 'none') return;
+  const configured = HOOK_KEYS_IN_LIFECYCLE_ORDER.filter(
+    ([, field]) => config.hooks[field] !== null,
+  );
+  if (configured.length === 0) return;
+  const names = configured.map(([name]) => name).join(', ');
+  throw new LorenzError(
+    'invalid_workflow_config',
+    `workspace.isolation = "none" does not support hooks; remove ${names}`,
+    { path: 'workspace.isolation' },
+  );
+}
+
+/**
+ * Validate and normalize the front matter map. Unknown keys become warnings; invalid values
+ * throw LorenzError `invalid_workflow_config` naming the key path and the rule.
+ */
+export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
+  const warnings: string[] = [];
+  const known = new Set<string>(TOP_LEVEL_SECTIONS);
+  for (const key of Object.keys(raw)) {
+    if (!known.has(key)) warnings.push(`unknown key ${key}`);
+  }
+
+  const tracker = parseSection(trackerSection, sectionMap(raw, 'tracker'), 'tracker', warnings);
+  const polling = parseSection(pollingSection, sectionMap(raw, 'polling'), 'polling', warnings);
+  const workspace = parseSection(
+    workspaceSection,
+    sectionMap(raw, 'workspace'),
+    'workspace',
+    warnings,
+  );
+  const hookAliases = resolveHookAliases(sectionMap(raw, 'hooks'));
+  const hooks = parseSection(
+    hooksSection,
+    hookAliases.canonical,
+    'hooks',
+    warnings,
+    hookAliases.written,
+  );
+  const agent = parseSection(agentSection, sectionMap(raw, 'agent'), 'agent', warnings);
+  const agentsRaw = sectionMap(raw, 'agents');
+  const fixedAgentKeys = Object.fromEntries(
+    Object.keys(agentsSection.shape)
+      .filter((key) => key in agentsRaw)
+      .map((key) => [key, agentsRaw[key]]),
+  );
+  // Kind blocks are validated by parseBridges, so only the fixed keys go through here.
+  const agents = parseSection(agentsSection, fixedAgentKeys, 'agents', warnings);
+  const bridges = parseBridges(agentsRaw, warnings);
+  const worker = parseSection(workerSection, sectionMap(raw, 'worker'), 'worker', warnings);
+
+  if (!(agent.kind in bridges)) {
+    throw invalid(
+      'agent.kind',
+      `must name an agent kind with a bridge (${Object.keys(bridges).join(', ')}); got ${JSON.stringify(agent.kind)}`,
+    );
+  }
+
+  const config: WorkflowConfig = {
+    tracker: {
+      kind: tracker.kind,
+      activeStates: tracker.active_states,
+      terminalStates: tracker.terminal_states,
+      endpoint: tracker.endpoint,
+      apiKey: tracker.api_key,
+      projectSlug: tracker.project_slug,
+      assignee: tracker.assignee,
+      repository: tracker.repository,
+      issues: parseIssues(tracker.issues),
+    },
+    polling: { intervalMs: polling.interval_ms },
+    workspace: { root: workspace.root, isolation: workspace.isolation },
+    hooks: {
+      afterCreate: hooks.after_create,
+      beforeRun: hooks.before_run,
+      afterRun: hooks.after_run,
+      beforeRemove: hooks.before_remove,
+      timeoutMs: hooks.timeout_ms,
+    },
+    agent: {
+      kind: agent.kind,
+      maxConcurrentAgents: agent.max_concurrent_agents,
+      maxTurns: agent.max_turns,
+      maxRetryBackoffMs: agent.max_retry_backoff_ms,
+      ensembleSize: agent.ensemble_size,
+      skills: agent.skills,
+    },
+    agents: {
+      turnTimeoutMs: agents.turn_timeout_ms,
+      stallTimeoutMs: agents.stall_timeout_ms,
+      responseTimeoutMs: agents.response_timeout_ms,
+      bridges,
+    },
+    worker: { sshHosts: worker.ssh_hosts, sshTimeoutMs: worker.ssh_timeout_ms },
+  };
+  checkSharedWorkspace(config);
+  return { config, warnings };
+}
