@@ -1,0 +1,138 @@
+import { z } from 'zod';
+
+/**
+ * The metav1.Condition shape, so that kubectl, kstatus (Flux, Argo CD) and `kubectl wait
+ * --for=condition=…` read Lorenz status like any built-in resource's.
+ */
+export const conditionStatusSchema = z.enum(['True', 'False', 'Unknown']);
+export type ConditionStatus = z.infer<typeof conditionStatusSchema>;
+
+export const conditionSchema = z
+  .object({
+    type: z
+      .string()
+      .min(1)
+      .max(316)
+      .describe('Type of condition in CamelCase, e.g. Succeeded, Finished, Ready.'),
+    status: conditionStatusSchema.describe('Status of the condition: True, False or Unknown.'),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'The .metadata.generation that the condition was set from; a condition older than the current generation is stale.',
+      ),
+    lastTransitionTime: z
+      .string()
+      .meta({ format: 'date-time' })
+      .describe('When the condition last changed from one status to another (RFC 3339).'),
+    reason: z
+      .string()
+      .min(1)
+      .max(1024)
+      .describe('A CamelCase, machine-readable reason for the last transition.'),
+    message: z
+      .string()
+      .max(32768)
+      .describe('A human-readable message with details about the transition; may be empty.'),
+  })
+  .describe('A status condition (the metav1.Condition shape).');
+export type Condition = z.infer<typeof conditionSchema>;
+
+/** Conditions as a map list keyed by type, as the Kubernetes API conventions ask. */
+export const conditionListSchema = z
+  .array(conditionSchema)
+  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })
+  .describe('The latest observations of the object state, one per condition type.');
+
+/** Condition types. */
+export const SUCCEEDED = 'Succeeded';
+export const FINISHED = 'Finished';
+export const RECONCILING = 'Reconciling';
+export const STALLED = 'Stalled';
+export const READY = 'Ready';
+export const CONFIG_VALID = 'ConfigValid';
+
+export const ISSUERUN_CONDITION_TYPES = [SUCCEEDED, FINISHED, RECONCILING, STALLED] as const;
+export const WORKFLOW_CONDITION_TYPES = [READY, CONFIG_VALID, RECONCILING, STALLED] as const;
+
+/** Condition reasons (also the IssueRun's `status.reason`). */
+export const Reasons = {
+  Succeeded: 'Succeeded',
+  Running: 'Running',
+  Pending: 'Pending',
+  HookFailed: 'HookFailed',
+  HookTimedOut: 'HookTimedOut',
+  AgentFailed: 'AgentFailed',
+  ImagePullFailed: 'ImagePullFailed',
+  Unschedulable: 'Unschedulable',
+  PodEvicted: 'PodEvicted',
+  OOMKilled: 'OOMKilled',
+  Cancelled: 'Cancelled',
+  TemplateError: 'TemplateError',
+  CreateContainerConfigError: 'CreateContainerConfigError',
+  WorkflowNotFound: 'WorkflowNotFound',
+  WorkflowInvalid: 'WorkflowInvalid',
+  WorkflowSuspended: 'WorkflowSuspended',
+  DeadlineExceeded: 'DeadlineExceeded',
+  PodFailed: 'PodFailed',
+  InputsInvalid: 'InputsInvalid',
+  Progressing: 'Progressing',
+  Reconciled: 'Reconciled',
+  ConfigValid: 'ConfigValid',
+  ConfigInvalid: 'ConfigInvalid',
+  ConfigMapNotFound: 'ConfigMapNotFound',
+  Suspended: 'Suspended',
+} as const;
+export type Reason = (typeof Reasons)[keyof typeof Reasons];
+
+/** What a caller supplies to setCondition: everything but the transition time. */
+export type ConditionUpdate = Omit<Condition, 'lastTransitionTime'>;
+
+/** The condition of a type, if present. */
+export function findCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition | undefined {
+  return conditions?.find((condition) => condition.type === type);
+}
+
+export function isConditionTrue(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): boolean {
+  return findCondition(conditions, type)?.status === 'True';
+}
+
+/**
+ * A new condition list with `next` set. lastTransitionTime moves to `now` only when the
+ * status changes (or the type is new), so that it records the transition and not the last
+ * reconcile; reason, message and observedGeneration are always taken from `next`.
+ * The input list is not modified; the order of the other conditions is kept.
+ */
+export function setCondition(
+  conditions: readonly Condition[] | undefined,
+  next: ConditionUpdate,
+  now: Date,
+): Condition[] {
+  const list = conditions ?? [];
+  const previous = findCondition(list, next.type);
+  const lastTransitionTime =
+    previous && previous.status === next.status ? previous.lastTransitionTime : rfc3339(now);
+  const updated: Condition = { ...next, lastTransitionTime };
+  if (!previous) return [...list, updated];
+  return list.map((condition) => (condition.type === next.type ? updated : condition));
+}
+
+/** A condition list without the given type. */
+export function removeCondition(
+  conditions: readonly Condition[] | undefined,
+  type: string,
+): Condition[] {
+  return (conditions ?? []).filter((condition) => condition.type !== type);
+}
+
+/** Kubernetes times are RFC 3339 with second precision (metav1.Time drops fractions). */
+export function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

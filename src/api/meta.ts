@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+/**
+ * The parts of metav1.ObjectMeta the controller reads. In the CRD, metadata is validated by
+ * the apiserver itself (it only accepts `type: object` there), so this schema is for the
+ * TypeScript types and for parsing objects read from the API; unknown keys pass through.
+ */
+export const ownerReferenceSchema = z.object({
+  apiVersion: z.string(),
+  kind: z.string(),
+  name: z.string(),
+  uid: z.string(),
+  controller: z.boolean().optional(),
+  blockOwnerDeletion: z.boolean().optional(),
+});
+export type OwnerReference = z.infer<typeof ownerReferenceSchema>;
+
+export const objectMetaSchema = z
+  .object({
+    name: z.string().optional(),
+    generateName: z.string().optional(),
+    namespace: z.string().optional(),
+    uid: z.string().optional(),
+    resourceVersion: z.string().optional(),
+    generation: z.int().optional(),
+    creationTimestamp: z.union([z.string(), z.date()]).optional(),
+    deletionTimestamp: z.union([z.string(), z.date()]).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
+    finalizers: z.array(z.string()).optional(),
+    ownerReferences: z.array(ownerReferenceSchema).optional(),
+  })
+  .loose();
+export type ObjectMeta = z.infer<typeof objectMetaSchema>;
+
+/** Labels and annotations only: what users may set on templates (pods, claims). */
+export const templateMetaSchema = z
+  .object({
+    labels: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Labels added to the generated object.'),
+    annotations: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe('Annotations added to the generated object.'),
+  })
+  .describe('Labels and annotations for the generated object.');
+export type TemplateMeta = z.infer<typeof templateMetaSchema>;
+
+/**
+ * An object whose schema is upstream Kubernetes' and deep (resources, affinity, tolerations,
+ * a PVC spec): kept as is with `x-kubernetes-preserve-unknown-fields` instead of copying
+ * the upstream schema; the apiserver validates it when the controller creates the Pod/PVC.
+ */
+export function upstreamObject(description: string) {
+  return z
+    .record(z.string(), z.unknown())
+    .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+    .describe(description);
+}
+
+/** Token counts reported by the agent. */
+export const usageSchema = z
+  .object({
+    inputTokens: z.int().min(0).describe('Input tokens.'),
+    outputTokens: z.int().min(0).describe('Output tokens.'),
+    totalTokens: z.int().min(0).describe('Total tokens.'),
+  })
+  .describe('Token usage reported by the agent.');
+export type Usage = z.infer<typeof usageSchema>;

@@ -1,0 +1,210 @@
+import { z } from 'zod';
+import { conditionListSchema } from './conditions.js';
+import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
+
+const nameSchema = z.string().min(1).max(253);
+
+export const envVarSchema = z
+  .object({
+    name: z.string().min(1).describe('Name of the environment variable.'),
+    value: z.string().optional().describe('Literal value.'),
+    valueFrom: upstreamObject(
+      'Source for the value (secretKeyRef, configMapKeyRef, fieldRef, resourceFieldRef): the core/v1 EnvVarSource, kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created.',
+    ).optional(),
+  })
+  .describe('An environment variable of the agent container (core/v1 EnvVar).');
+
+const optionalRefSchema = (what: string) =>
+  z
+    .object({
+      name: nameSchema.describe(`Name of the ${what}.`),
+      optional: z.boolean().optional().describe(`Whether the ${what} may be missing.`),
+    })
+    .describe(`All keys of a ${what} as environment variables.`);
+
+export const envFromSourceSchema = z
+  .object({
+    prefix: z.string().optional().describe('A prefix added to every variable name.'),
+    configMapRef: optionalRefSchema('ConfigMap').optional(),
+    secretRef: optionalRefSchema('Secret').optional(),
+  })
+  .describe('A source of environment variables (core/v1 EnvFromSource).');
+
+export const containerSchema = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(63)
+      .describe(
+        'Container name. The container named `agent` gives the image, env, envFrom and resources of the run container; the controller adds the runner, volumes and security defaults.',
+      ),
+    image: z
+      .string()
+      .optional()
+      .describe('Image of the agent container: needs node (>= 20), bash and git.'),
+    imagePullPolicy: z
+      .enum(['Always', 'IfNotPresent', 'Never'])
+      .optional()
+      .describe('Image pull policy.'),
+    env: z
+      .array(envVarSchema)
+      .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+      .optional()
+      .describe('Environment variables; the only way secrets reach the agent.'),
+    envFrom: z
+      .array(envFromSourceSchema)
+      .optional()
+      .describe('Environment variables from ConfigMaps and Secrets.'),
+    resources: upstreamObject(
+      'Compute resources (core/v1 ResourceRequirements: requests, limits, claims), kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created.',
+    ).optional(),
+  })
+  .describe('A container of the run Pod template.');
+
+export const podTemplateSchema = z
+  .object({
+    metadata: templateMetaSchema.optional(),
+    spec: z
+      .object({
+        containers: z
+          .array(containerSchema)
+          .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+          .optional()
+          .describe('Containers; the one named `agent` configures the run container.'),
+        serviceAccountName: z
+          .string()
+          .optional()
+          .describe('Service account of the run Pod (its token is not mounted).'),
+        nodeSelector: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe('Node labels the run Pod must match.'),
+        tolerations: z
+          .array(
+            upstreamObject(
+              'A core/v1 Toleration, kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created.',
+            ),
+          )
+          .optional()
+          .describe('Tolerations of the run Pod.'),
+        affinity: upstreamObject(
+          'Scheduling constraints (core/v1 Affinity), kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created.',
+        ).optional(),
+        runtimeClassName: z
+          .string()
+          .optional()
+          .describe('RuntimeClass of the run Pod (e.g. gvisor, kata).'),
+        priorityClassName: z.string().optional().describe('PriorityClass of the run Pod.'),
+        imagePullSecrets: z
+          .array(z.object({ name: nameSchema.describe('Name of the Secret.') }))
+          .optional()
+          .describe('Secrets used to pull the agent image.'),
+      })
+      .optional()
+      .describe('The parts of a Pod spec that a Workflow may set.'),
+  })
+  .describe(
+    'A PodTemplateSpec for run Pods. The controller adds the runner, the volumes and restricted security defaults, and refuses what would break them.',
+  );
+
+export const workflowSpecSchema = z
+  .object({
+    workflow: z
+      .string()
+      .optional()
+      .describe(
+        'The WORKFLOW.md text (YAML front matter and Liquid prompt body). Exactly one of workflow and workflowFrom.',
+      ),
+    workflowFrom: z
+      .object({
+        configMapKeyRef: z
+          .object({
+            name: nameSchema.describe('Name of the ConfigMap, in the Workflow namespace.'),
+            key: z.string().min(1).describe('Key holding WORKFLOW.md.'),
+          })
+          .describe('A key of a ConfigMap in the Workflow namespace.'),
+      })
+      .optional()
+      .describe(
+        'Where to read WORKFLOW.md from (a change is a reload). Exactly one of workflow and workflowFrom.',
+      ),
+    podTemplate: podTemplateSchema.optional(),
+    workspace: z
+      .object({
+        volumeClaimTemplate: z
+          .object({
+            metadata: templateMetaSchema.optional(),
+            spec: upstreamObject(
+              'A core/v1 PersistentVolumeClaimSpec, kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the claim is created.',
+            ),
+          })
+          .optional()
+          .describe(
+            'A claim per IssueRun for the workspace, so that retries reuse the tree; an emptyDir when absent.',
+          ),
+      })
+      .optional()
+      .describe('The workspace volume of run Pods.'),
+    ttlSecondsAfterFinished: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Delete a finished IssueRun (and its Pods) this many seconds after it finished; kept when unset.',
+      ),
+    suspend: z.boolean().optional().describe('Stop starting new runs; running ones go on.'),
+    runTimeoutSeconds: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'The backstop deadline of a run Pod (activeDeadlineSeconds); computed from the workflow config when unset.',
+      ),
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.workflow) != has(self.workflowFrom)',
+        message: 'exactly one of spec.workflow and spec.workflowFrom must be set',
+      },
+    ],
+  })
+  .describe('The desired state of a Workflow.');
+
+export const workflowRunCountsSchema = z
+  .object({
+    active: z.int().min(0).describe('IssueRuns not finished.'),
+    succeeded: z.int().min(0).describe('IssueRuns finished with Succeeded=True.'),
+    failed: z.int().min(0).describe('IssueRuns finished with Succeeded=False.'),
+  })
+  .describe("Counts of this Workflow's IssueRuns.");
+
+export const workflowStatusSchema = z
+  .object({
+    observedGeneration: z.int().min(0).optional().describe('The generation last reconciled.'),
+    conditions: conditionListSchema.optional(),
+    configDigest: z.string().optional().describe('sha256 of the last good WORKFLOW.md.'),
+    lastGoodConfigMap: z
+      .string()
+      .optional()
+      .describe('Name of the immutable ConfigMap snapshot holding the last good WORKFLOW.md.'),
+    message: z.string().optional().describe('A human-readable summary of the state.'),
+    runs: workflowRunCountsSchema.optional(),
+  })
+  .describe('The observed state of a Workflow.');
+
+export const workflowSchema = z.object({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: objectMetaSchema,
+  spec: workflowSpecSchema,
+  status: workflowStatusSchema.optional(),
+});
+
+export type WorkflowSpec = z.infer<typeof workflowSpecSchema>;
+export type WorkflowStatus = z.infer<typeof workflowStatusSchema>;
+export type WorkflowRunCounts = z.infer<typeof workflowRunCountsSchema>;
+export type PodTemplate = z.infer<typeof podTemplateSchema>;
+export type ContainerTemplate = z.infer<typeof containerSchema>;
+export type Workflow = z.infer<typeof workflowSchema>;

@@ -1,0 +1,114 @@
+import { GROUP, ISSUERUN_PLURAL, WORKFLOW_PLURAL } from '../../api/constants.js';
+
+/**
+ * The one list of what the controller may do. config/rbac/*.yaml is generated from it
+ * (hack/gen-crds.ts) and the Helm chart renders the same rules, so a verb added here reaches
+ * every install, and a verb missing here fails the integration tests (they impersonate the
+ * controller's service account), not a user.
+ */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+const READ = ['get', 'list', 'watch'];
+
+/** Cluster-wide (or, with --namespace, bindable per namespace) rules of the controller. */
+export const CONTROLLER_RULES: readonly PolicyRule[] = [
+  // delete: ttlSecondsAfterFinished removes finished IssueRuns.
+  {
+    apiGroups: [GROUP],
+    resources: [ISSUERUN_PLURAL],
+    verbs: [...READ, 'update', 'patch', 'delete'],
+  },
+  { apiGroups: [GROUP], resources: [WORKFLOW_PLURAL], verbs: [...READ, 'update', 'patch'] },
+  {
+    apiGroups: [GROUP],
+    resources: [`${ISSUERUN_PLURAL}/status`, `${WORKFLOW_PLURAL}/status`],
+    verbs: ['get', 'update', 'patch'],
+  },
+  {
+    apiGroups: [GROUP],
+    resources: [`${ISSUERUN_PLURAL}/finalizers`, `${WORKFLOW_PLURAL}/finalizers`],
+    verbs: ['update'],
+  },
+  { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'delete'] },
+  { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'delete'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: [...READ, 'create', 'delete'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/** Rules for the leader election Lease, granted only in the controller's own namespace. */
+export const LEADER_ELECTION_RULES: readonly PolicyRule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+];
+
+export interface RbacOptions {
+  namespace: string;
+  serviceAccountName: string;
+  /** Name of the ClusterRole, the leader election Role and their bindings' prefix. */
+  name: string;
+}
+
+export const DEFAULT_RBAC: RbacOptions = {
+  namespace: 'lorenz-system',
+  serviceAccountName: 'lorenz-controller',
+  name: 'lorenz-controller',
+};
+
+type Manifest = Record<string, unknown>;
+
+function labels(): Record<string, string> {
+  return { 'app.kubernetes.io/name': 'lorenz', 'app.kubernetes.io/component': 'controller' };
+}
+
+/** The RBAC objects by file name (config/rbac/<file>). */
+export function rbacManifests(options: RbacOptions = DEFAULT_RBAC): Record<string, Manifest> {
+  const subject = {
+    kind: 'ServiceAccount',
+    name: options.serviceAccountName,
+    namespace: options.namespace,
+  };
+  const leaderElectionName = `${options.name}-leader-election`;
+  return {
+    'service_account.yaml': {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: {
+        name: options.serviceAccountName,
+        namespace: options.namespace,
+        labels: labels(),
+      },
+      // The controller needs its token; run Pods use their own service account without one.
+    },
+    'role.yaml': {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: options.name, labels: labels() },
+      rules: CONTROLLER_RULES,
+    },
+    'role_binding.yaml': {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: options.name, labels: labels() },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: options.name },
+      subjects: [subject],
+    },
+    'leader_election_role.yaml': {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: leaderElectionName, namespace: options.namespace, labels: labels() },
+      rules: LEADER_ELECTION_RULES,
+    },
+    'leader_election_role_binding.yaml': {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: leaderElectionName, namespace: options.namespace, labels: labels() },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leaderElectionName },
+      subjects: [subject],
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { generatedFiles } from '../../hack/manifests.js';
+import {
+  buildCrds,
+  issueRunSchema,
+  toStructuralSchema,
+  workflowSchema,
+  type JSONSchemaProps,
+} from '../../src/api/index.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/** Every schema node with its path, for whole-tree assertions. */
+function* nodes(node: JSONSchemaProps, path = ''): Generator<[string, JSONSchemaProps]> {
+  yield [path, node];
+  for (const [key, child] of Object.entries(node.properties ?? {}))
+    yield* nodes(child, `${path}.${key}`);
+  if (node.items) yield* nodes(node.items, `${path}[]`);
+  if (typeof node.additionalProperties === 'object')
+    yield* nodes(node.additionalProperties, `${path}{}`);
+}
+
+describe('generated files', () => {
+  it('crds/ and config/rbac/ are up to date with src (run npm run crds)', async () => {
+    for (const file of generatedFiles()) {
+      const onDisk = await readFile(join(root, file.path), 'utf8').catch(() => '<missing>');
+      expect(onDisk, `${file.path} is stale: run npm run crds`).toBe(file.content);
+    }
+  });
+});
+
+describe('CRD schemas', () => {
+  const crds = buildCrds();
+
+  it('are structural: a type on every node, no $ref or unions, no properties beside additionalProperties', () => {
+    for (const crd of crds) {
+      const schema = crd.spec.versions[0]!.schema.openAPIV3Schema;
+      for (const [path, node] of nodes(schema)) {
+        expect(node.type, `${crd.metadata.name}${path}`).toBeTypeOf('string');
+        for (const key of ['$ref', 'anyOf', 'oneOf', 'allOf'])
+          expect(node, `${crd.metadata.name}${path}`).not.toHaveProperty(key);
+        if (node.properties) expect(node.additionalProperties).toBeUndefined();
+      }
+    }
+  });
+
+  it('preserves unknown fields only on the documented upstream structures', () => {
+    const preserved = crds.flatMap((crd) =>
+      [...nodes(crd.spec.versions[0]!.schema.openAPIV3Schema)]
+        .filter(([, node]) => node['x-kubernetes-preserve-unknown-fields'] === true)
+        .map(([path, node]) => {
+          expect(node.description).toMatch(/x-kubernetes-preserve-unknown-fields/);
+          return `${crd.spec.names.plural}${path}`;
+        }),
+    );
+    expect(preserved.sort()).toEqual(
+      [
+        'workflows.spec.podTemplate.spec.affinity',
+        'workflows.spec.podTemplate.spec.containers[].env[].valueFrom',
+        'workflows.spec.podTemplate.spec.containers[].resources',
+        'workflows.spec.podTemplate.spec.tolerations[]',
+        'workflows.spec.workspace.volumeClaimTemplate.spec',
+      ].sort(),
+    );
+  });
+
+  it('keys conditions by type and turns nullable into nullable: true', () => {
+    const issueRun = crds.find((crd) => crd.spec.names.kind === 'IssueRun')!;
+    const schema = issueRun.spec.versions[0]!.schema.openAPIV3Schema;
+    const conditions = schema.properties!.status!.properties!.conditions!;
+    expect(conditions['x-kubernetes-list-type']).toBe('map');
+    expect(conditions['x-kubernetes-list-map-keys']).toEqual(['type']);
+    const description = schema.properties!.spec!.properties!.issue!.properties!.description!;
+    expect(description).toMatchObject({ type: 'string', nullable: true });
+  });
+
+  it('refuses a union that apiextensions cannot express', () => {
+    expect(() => toStructuralSchema(z.object({ a: z.union([z.string(), z.int()]) }))).toThrow(
+      /\.a: unions are not structural/,
+    );
+  });
+});
+
+describe('zod schemas', () => {
+  it('parse a minimal Workflow and IssueRun', () => {
+    expect(
+      workflowSchema.parse({ metadata: { name: 'w' }, spec: { workflow: '---\n---\nhi' } }).spec
+        .workflow,
+    ).toBe('---\n---\nhi');
+    const run = issueRunSchema.parse({
+      metadata: { name: 'r', namespace: 'ns' },
+      spec: {
+        workflowRef: { name: 'w' },
+        issue: { identifier: 'ENG-1', title: 'Fix', description: null },
+      },
+    });
+    expect(run.spec.issue.identifier).toBe('ENG-1');
+  });
+
+  it('reject an empty identifier', () => {
+    const result = issueRunSchema.safeParse({
+      metadata: {},
+      spec: { workflowRef: { name: 'w' }, issue: { identifier: '', title: 'x' } },
+    });
+    expect(result.success).toBe(false);
+  });
+});
