@@ -43,7 +43,9 @@ export type LorenzErrorCode =
   | 'tracker_pagination'
   | 'tracker_rate_limited'
   // runner inputs
-  | 'input_digest_mismatch';
+  | 'input_digest_mismatch'
+  // operator
+  | 'invalid_pod_template';
 
 export class LorenzError extends Error {
   readonly code: LorenzErrorCode;

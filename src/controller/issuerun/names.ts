@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+
+/** Longest name a Pod may have and still serve as its hostname and as a label value. */
+export const MAX_LABEL_NAME = 63;
+
+export function sha256Hex(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * `<base><suffix>` when it fits in `max` characters; otherwise the base is cut and an
+ * 8-hex digest of the whole base is put in its place, so two long run names that share a
+ * prefix still get different, stable names.
+ */
+export function boundedName(base: string, suffix: string, max = MAX_LABEL_NAME): string {
+  const whole = `${base}${suffix}`;
+  if (whole.length <= max) return whole;
+  const digest = sha256Hex(base).slice(0, 8);
+  const room = max - suffix.length - digest.length - 1;
+  // Names must start and end with an alphanumeric character: trim what the cut exposed.
+  const head = base.slice(0, Math.max(room, 0)).replace(/[-.]+$/, '');
+  return head.length > 0 ? `${head}-${digest}${suffix}` : `${digest}${suffix}`;
+}
+
+export const runPodName = (run: string, slot: number, attempt: number): string =>
+  boundedName(run, `-${slot}-${attempt}`);
+
+export const workspaceClaimName = (run: string, slot: number): string =>
+  boundedName(run, `-${slot}-workspace`);
+
+export const inputsConfigMapName = (run: string): string => boundedName(run, '-inputs', 253);
+
+export const configSnapshotName = (workflow: string, digest: string): string =>
+  boundedName(workflow, `-config-${digest.slice(0, 8)}`, 253);
+
+/** Event names: `<run>.<slot>-<attempt>-<seq>`, stable so a replay creates nothing twice. */
+export const hookEventName = (run: string, slot: number, attempt: number, seq: number): string =>
+  boundedName(run, `.${slot}-${attempt}-${seq}`, 253);
+
+/** Label values are limited to 63 characters: long names are shortened the same way. */
+export const labelValue = (name: string): string => boundedName(name, '');

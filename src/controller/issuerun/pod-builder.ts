@@ -1,0 +1,246 @@
+import type {
+  V1Container,
+  V1EnvVar,
+  V1PersistentVolumeClaim,
+  V1PersistentVolumeClaimSpec,
+  V1Pod,
+  V1PodTemplateSpec,
+  V1SecurityContext,
+  V1Volume,
+} from '@kubernetes/client-node';
+import { LorenzError } from '../../workflow/errors.js';
+import {
+  AGENT_CONTAINER_NAME,
+  ANNOTATION_INPUTS_DIGEST,
+  ANNOTATION_ISSUE_STATE,
+  DEFAULT_RUN_AS_USER,
+  INIT_CONTAINER_NAME,
+  INPUTS_DIR,
+  ISSUE_STATE_FILE,
+  LABEL_ATTEMPT,
+  LABEL_ISSUERUN,
+  LABEL_MANAGED_BY,
+  LABEL_SLOT,
+  LABEL_WORKFLOW,
+  MANAGED_BY,
+  OPERATOR_IMAGE_BUNDLE_PATH,
+  PODINFO_DIR,
+  RUNNER_BIN_DIR,
+  TERMINATION_LOG_PATH,
+  VOLUME_INPUTS,
+  VOLUME_PODINFO,
+  VOLUME_RUNNER_BIN,
+  VOLUME_WORKSPACE,
+  WORKSPACE_DIR,
+} from './constants.js';
+import { labelValue, runPodName, workspaceClaimName } from './names.js';
+import { issueRunOwnerReference, type ObjectIdentity } from './owner.js';
+import { podTemplateProblems } from './pod-template-check.js';
+
+export interface RunPodOptions {
+  run: ObjectIdentity;
+  workflowName: string;
+  podTemplate: V1PodTemplateSpec | undefined;
+  /** When set, the workspace is a PVC `<run>-<slot>-workspace` made from this spec. */
+  volumeClaimSpec?: V1PersistentVolumeClaimSpec | undefined;
+  slot: number;
+  attempt: number;
+  /** The Lorenz image whose init container copies the runner in. */
+  operatorImage: string;
+  inputsConfigMap: string;
+  inputsDigest: string;
+  /** Tracker state of the issue (projected by the downward API); '' when unknown. */
+  issueState: string | null;
+  hooksTimeoutMs: number;
+  activeDeadlineSeconds: number;
+}
+
+/** The restricted container security context (Pod Security Standards "restricted"). */
+function restrictedContainer(base: V1SecurityContext | undefined): V1SecurityContext {
+  return {
+    ...base,
+    privileged: false,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    readOnlyRootFilesystem: base?.readOnlyRootFilesystem ?? false,
+    runAsNonRoot: true,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/**
+ * Seconds the kubelet waits between SIGTERM and SIGKILL on deletion: enough for the runner
+ * to stop the agent and still run after_run and before_remove, each bounded by the hook
+ * timeout and the executor's 5 s kill grace.
+ */
+export function terminationGraceSeconds(hooksTimeoutMs: number): number {
+  return 2 * Math.ceil(hooksTimeoutMs / 1000) + 15;
+}
+
+function agentEnv(template: V1Container): V1EnvVar[] {
+  const env = [...(template.env ?? [])];
+  if (!env.some((variable) => variable.name === 'HOME')) env.push({ name: 'HOME', value: '/tmp' });
+  return env;
+}
+
+function workspaceVolume(options: RunPodOptions): V1Volume {
+  if (options.volumeClaimSpec) {
+    return {
+      name: VOLUME_WORKSPACE,
+      persistentVolumeClaim: { claimName: workspaceClaimName(options.run.name, options.slot) },
+    };
+  }
+  return { name: VOLUME_WORKSPACE, emptyDir: {} };
+}
+
+/**
+ * The run Pod for one slot and attempt (Tekton style: our init container installs the
+ * entrypoint into a shared emptyDir, the user's image runs it). Deterministic: the same
+ * inputs give the same Pod, and its name is fixed, so a stale cache can never make a second
+ * Pod. Throws LorenzError `invalid_pod_template` naming every problem of the template.
+ */
+export function buildRunPod(options: RunPodOptions): V1Pod {
+  const problems = podTemplateProblems(options.podTemplate);
+  if (problems.length > 0) {
+    throw new LorenzError('invalid_pod_template', problems.join('; '), { problems });
+  }
+  const templateSpec = options.podTemplate?.spec;
+  const agentTemplate = (templateSpec?.containers ?? []).find(
+    (container) => container.name === AGENT_CONTAINER_NAME,
+  ) as V1Container;
+  const podSecurity = templateSpec?.securityContext;
+  const runAsUser = agentTemplate.securityContext?.runAsUser ?? podSecurity?.runAsUser;
+  const labels: Record<string, string> = {
+    ...options.podTemplate?.metadata?.labels,
+    [LABEL_ISSUERUN]: labelValue(options.run.name),
+    [LABEL_WORKFLOW]: labelValue(options.workflowName),
+    [LABEL_SLOT]: String(options.slot),
+    [LABEL_ATTEMPT]: String(options.attempt),
+    [LABEL_MANAGED_BY]: MANAGED_BY,
+  };
+  const annotations: Record<string, string> = {
+    ...options.podTemplate?.metadata?.annotations,
+    [ANNOTATION_ISSUE_STATE]: options.issueState ?? '',
+    [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
+  };
+  const installRunner: V1Container = {
+    name: INIT_CONTAINER_NAME,
+    image: options.operatorImage,
+    command: ['cp', OPERATOR_IMAGE_BUNDLE_PATH, `${RUNNER_BIN_DIR}/lorenz.js`],
+    volumeMounts: [{ name: VOLUME_RUNNER_BIN, mountPath: RUNNER_BIN_DIR }],
+    securityContext: restrictedContainer(undefined),
+    terminationMessagePolicy: 'File',
+  };
+  const agent: V1Container = {
+    name: AGENT_CONTAINER_NAME,
+    image: agentTemplate.image,
+    imagePullPolicy: agentTemplate.imagePullPolicy,
+    command: [
+      'node',
+      `${RUNNER_BIN_DIR}/lorenz.js`,
+      'runner',
+      '--inputs',
+      INPUTS_DIR,
+      '--slot',
+      String(options.slot),
+      '--workspace',
+      WORKSPACE_DIR,
+      '--issue-state-file',
+      `${PODINFO_DIR}/${ISSUE_STATE_FILE}`,
+    ],
+    workingDir: WORKSPACE_DIR,
+    env: agentEnv(agentTemplate),
+    envFrom: agentTemplate.envFrom,
+    resources: agentTemplate.resources,
+    volumeMounts: [
+      ...(agentTemplate.volumeMounts ?? []),
+      { name: VOLUME_RUNNER_BIN, mountPath: RUNNER_BIN_DIR, readOnly: true },
+      { name: VOLUME_INPUTS, mountPath: INPUTS_DIR, readOnly: true },
+      { name: VOLUME_PODINFO, mountPath: PODINFO_DIR, readOnly: true },
+      { name: VOLUME_WORKSPACE, mountPath: WORKSPACE_DIR },
+    ],
+    securityContext: restrictedContainer(agentTemplate.securityContext),
+    terminationMessagePath: TERMINATION_LOG_PATH,
+    terminationMessagePolicy: 'File',
+  };
+  const volumes: V1Volume[] = [
+    ...(templateSpec?.volumes ?? []),
+    { name: VOLUME_RUNNER_BIN, emptyDir: {} },
+    { name: VOLUME_INPUTS, configMap: { name: options.inputsConfigMap, defaultMode: 0o444 } },
+    {
+      name: VOLUME_PODINFO,
+      downwardAPI: {
+        items: [
+          {
+            path: ISSUE_STATE_FILE,
+            fieldRef: { fieldPath: `metadata.annotations['${ANNOTATION_ISSUE_STATE}']` },
+          },
+        ],
+      },
+    },
+    workspaceVolume(options),
+  ];
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: runPodName(options.run.name, options.slot, options.attempt),
+      namespace: options.run.namespace,
+      labels,
+      annotations,
+      ownerReferences: [issueRunOwnerReference(options.run)],
+    },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      activeDeadlineSeconds: options.activeDeadlineSeconds,
+      terminationGracePeriodSeconds: Math.max(
+        templateSpec?.terminationGracePeriodSeconds ?? 0,
+        terminationGraceSeconds(options.hooksTimeoutMs),
+      ),
+      serviceAccountName: templateSpec?.serviceAccountName,
+      nodeSelector: templateSpec?.nodeSelector,
+      tolerations: templateSpec?.tolerations,
+      affinity: templateSpec?.affinity,
+      runtimeClassName: templateSpec?.runtimeClassName,
+      priorityClassName: templateSpec?.priorityClassName,
+      imagePullSecrets: templateSpec?.imagePullSecrets,
+      securityContext: {
+        ...podSecurity,
+        runAsNonRoot: true,
+        runAsUser: runAsUser ?? DEFAULT_RUN_AS_USER,
+        fsGroup: podSecurity?.fsGroup ?? runAsUser ?? DEFAULT_RUN_AS_USER,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      initContainers: [installRunner],
+      containers: [agent],
+      volumes,
+    },
+  };
+}
+
+/** The workspace claim of a slot, owned by the IssueRun (kept across attempts). */
+export function workspaceClaim(options: {
+  run: ObjectIdentity;
+  workflowName: string;
+  slot: number;
+  spec: V1PersistentVolumeClaimSpec;
+}): V1PersistentVolumeClaim {
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      name: workspaceClaimName(options.run.name, options.slot),
+      namespace: options.run.namespace,
+      labels: {
+        [LABEL_ISSUERUN]: labelValue(options.run.name),
+        [LABEL_WORKFLOW]: labelValue(options.workflowName),
+        [LABEL_SLOT]: String(options.slot),
+        [LABEL_MANAGED_BY]: MANAGED_BY,
+      },
+      ownerReferences: [issueRunOwnerReference(options.run)],
+    },
+    spec: options.spec,
+  };
+}

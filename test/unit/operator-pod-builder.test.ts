@@ -1,0 +1,203 @@
+import { describe, expect, it } from 'vitest';
+import type { V1PodTemplateSpec } from '@kubernetes/client-node';
+import { buildRunPod, workspaceClaim } from '../../src/controller/issuerun/pod-builder.js';
+import { podTemplateProblems } from '../../src/controller/issuerun/pod-template-check.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/issuerun/constants.js';
+import { isLorenzError } from '../../src/workflow/errors.js';
+
+const template: V1PodTemplateSpec = {
+  metadata: { labels: { team: 'a' } },
+  spec: {
+    serviceAccountName: 'agents',
+    nodeSelector: { pool: 'agents' },
+    containers: [
+      {
+        name: 'agent',
+        image: 'node:24',
+        env: [{ name: 'FOO', value: 'bar' }],
+        envFrom: [{ secretRef: { name: 'keys' } }],
+        resources: { limits: { memory: '1Gi' } },
+      },
+    ],
+  },
+};
+
+const base = {
+  run: { name: 'eng-1', namespace: 'ns', uid: 'uid-1' },
+  workflowName: 'wf',
+  podTemplate: template,
+  slot: 0,
+  attempt: 1,
+  operatorImage: DEFAULT_OPERATOR_IMAGE,
+  inputsConfigMap: 'eng-1-inputs',
+  inputsDigest: 'sha256:abc',
+  issueState: 'Todo',
+  hooksTimeoutMs: 60_000,
+  activeDeadlineSeconds: 3600,
+};
+
+describe('run pod builder', () => {
+  const pod = buildRunPod(base);
+  const spec = pod.spec!;
+  const agent = spec.containers[0]!;
+
+  it('names, labels and owns the Pod deterministically', () => {
+    expect(pod.metadata?.name).toBe('eng-1-0-1');
+    expect(pod.metadata?.labels).toEqual({
+      team: 'a',
+      'lorenz.dev/issuerun': 'eng-1',
+      'lorenz.dev/workflow': 'wf',
+      'lorenz.dev/slot': '0',
+      'lorenz.dev/attempt': '1',
+      'app.kubernetes.io/managed-by': 'lorenz',
+    });
+    expect(pod.metadata?.annotations?.['lorenz.dev/issue-state']).toBe('Todo');
+    expect(pod.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'IssueRun',
+        name: 'eng-1',
+        uid: 'uid-1',
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ]);
+    expect(buildRunPod(base)).toEqual(pod);
+  });
+
+  it('installs the runner with an init container and runs it in the user image', () => {
+    expect(spec.initContainers?.[0]?.image).toBe(DEFAULT_OPERATOR_IMAGE);
+    expect(spec.initContainers?.[0]?.command).toEqual([
+      'cp',
+      '/lorenz/lorenz.js',
+      '/lorenz-bin/lorenz.js',
+    ]);
+    expect(agent.image).toBe('node:24');
+    expect(agent.command?.slice(0, 9)).toEqual([
+      'node',
+      '/lorenz-bin/lorenz.js',
+      'runner',
+      '--inputs',
+      '/lorenz/inputs',
+      '--slot',
+      '0',
+      '--workspace',
+      '/workspace',
+    ]);
+    expect(agent.env).toContainEqual({ name: 'FOO', value: 'bar' });
+    expect(agent.envFrom).toEqual([{ secretRef: { name: 'keys' } }]);
+    expect(agent.resources).toEqual({ limits: { memory: '1Gi' } });
+    expect(agent.terminationMessagePolicy).toBe('File');
+  });
+
+  it('mounts the inputs read-only, the issue state by downward API, and an emptyDir workspace', () => {
+    const volumes = Object.fromEntries((spec.volumes ?? []).map((volume) => [volume.name, volume]));
+    expect(volumes['lorenz-inputs']?.configMap?.name).toBe('eng-1-inputs');
+    expect(volumes['workspace']?.emptyDir).toEqual({});
+    expect(volumes['lorenz-podinfo']?.downwardAPI?.items?.[0]?.fieldRef?.fieldPath).toBe(
+      "metadata.annotations['lorenz.dev/issue-state']",
+    );
+    const mounts = Object.fromEntries(
+      (agent.volumeMounts ?? []).map((mount) => [mount.name, mount]),
+    );
+    expect(mounts['lorenz-inputs']).toMatchObject({ mountPath: '/lorenz/inputs', readOnly: true });
+    expect(mounts['workspace']).toMatchObject({ mountPath: '/workspace' });
+  });
+
+  it('applies the restricted security defaults and the backstops', () => {
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec.restartPolicy).toBe('Never');
+    expect(spec.activeDeadlineSeconds).toBe(3600);
+    expect(spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60 + 10);
+    expect(spec.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    for (const container of [agent, spec.initContainers![0]!]) {
+      expect(container.securityContext).toMatchObject({
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        readOnlyRootFilesystem: false,
+        privileged: false,
+      });
+    }
+    expect(spec.serviceAccountName).toBe('agents');
+    expect(spec.nodeSelector).toEqual({ pool: 'agents' });
+  });
+
+  it('keeps a runAsUser the template sets', () => {
+    const custom = buildRunPod({
+      ...base,
+      podTemplate: { spec: { ...template.spec!, securityContext: { runAsUser: 1000 } } },
+    });
+    expect(custom.spec?.securityContext?.runAsUser).toBe(1000);
+  });
+
+  it('uses a claim per slot when the Workflow has a volumeClaimTemplate', () => {
+    const claimSpec = {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: '1Gi' } },
+    };
+    const withClaim = buildRunPod({ ...base, slot: 2, volumeClaimSpec: claimSpec });
+    const workspace = withClaim.spec?.volumes?.find((volume) => volume.name === 'workspace');
+    expect(workspace?.persistentVolumeClaim?.claimName).toBe('eng-1-2-workspace');
+    const claim = workspaceClaim({ run: base.run, workflowName: 'wf', slot: 2, spec: claimSpec });
+    expect(claim.metadata?.name).toBe('eng-1-2-workspace');
+    expect(claim.spec).toEqual(claimSpec);
+  });
+
+  const agentWith = (extra: object): V1PodTemplateSpec => ({
+    spec: { containers: [{ name: 'agent', image: 'x', ...extra }] },
+  });
+  it.each<[string, V1PodTemplateSpec | undefined, RegExp]>([
+    ['no template', undefined, /a container named "agent" is required/],
+    [
+      'privileged',
+      agentWith({ securityContext: { privileged: true } }),
+      /privileged containers are refused/,
+    ],
+    [
+      'hostPath',
+      {
+        spec: {
+          containers: [{ name: 'agent', image: 'x' }],
+          volumes: [{ name: 'h', hostPath: { path: '/' } }],
+        },
+      },
+      /hostPath volumes are refused/,
+    ],
+    [
+      'our container name',
+      {
+        spec: {
+          containers: [
+            { name: 'agent', image: 'x' },
+            { name: 'install-runner', image: 'y' },
+          ],
+        },
+      },
+      /reserved for the runner/,
+    ],
+    [
+      'token automount',
+      { spec: { automountServiceAccountToken: true, containers: [{ name: 'agent', image: 'x' }] } },
+      /automountServiceAccountToken: must not be true/,
+    ],
+    ['root', agentWith({ securityContext: { runAsUser: 0 } }), /must not run as root/],
+    [
+      'host network',
+      { spec: { hostNetwork: true, containers: [{ name: 'agent', image: 'x' }] } },
+      /host namespaces are refused/,
+    ],
+  ])('refuses a template with %s, saying why', (_case, podTemplate, reason) => {
+    expect(podTemplateProblems(podTemplate).join('; ')).toMatch(reason);
+    try {
+      buildRunPod({ ...base, podTemplate });
+      expect.unreachable('the template should be refused');
+    } catch (error) {
+      expect(isLorenzError(error) && error.code).toBe('invalid_pod_template');
+      expect((error as Error).message).toMatch(reason);
+    }
+  });
+});

@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { mapPodStatus } from '../../src/controller/issuerun/pod-status.js';
+import { encodeTerminationSummary } from '../../src/runner/summary.js';
+
+const created = new Date('2026-01-01T00:00:00Z');
+const options = (afterMs: number) => ({
+  now: new Date(created.getTime() + afterMs),
+  imagePullGraceMs: 60_000,
+  pendingTimeoutMs: 300_000,
+});
+
+const pod = (status: V1Pod['status']): V1Pod => ({
+  metadata: { name: 'p', creationTimestamp: created },
+  status,
+});
+
+const waiting = (reason: string, message = 'detail') =>
+  pod({
+    phase: 'Pending',
+    containerStatuses: [
+      {
+        name: 'agent',
+        image: 'x',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state: { waiting: { reason, message } },
+      },
+    ],
+  });
+
+const terminatedAgent = (exitCode: number, message?: string, reason = 'Error') =>
+  pod({
+    phase: exitCode === 0 ? 'Succeeded' : 'Failed',
+    containerStatuses: [
+      {
+        name: 'agent',
+        image: 'x',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state: { terminated: { exitCode, reason, message } },
+      },
+    ],
+  });
+
+const summary = (errorCode: string, error: string) =>
+  encodeTerminationSummary({
+    v: 1,
+    slot: 0,
+    succeeded: false,
+    errorCode,
+    error,
+    turns: 0,
+    hooks: [],
+    records: 2,
+  });
+
+describe('pod status mapping', () => {
+  it.each<[string, V1Pod, number, string, string, RegExp]>([
+    ['created', pod({ phase: 'Pending' }), 0, 'Pending', 'Pending', /starting/],
+    ['running', pod({ phase: 'Running' }), 0, 'Running', 'Running', /running/],
+    ['succeeded', terminatedAgent(0), 0, 'Succeeded', 'Succeeded', /succeeded/],
+    [
+      'image pull within grace',
+      waiting('ErrImagePull', 'no such image'),
+      1000,
+      'Pending',
+      'Pending',
+      /no such image/,
+    ],
+    [
+      'image pull after grace',
+      waiting('ImagePullBackOff', 'back-off pulling'),
+      61_000,
+      'Failed',
+      'ImagePullFailed',
+      /container agent: ImagePullBackOff: back-off pulling/,
+    ],
+    [
+      'invalid image name at once',
+      waiting('InvalidImageName', 'bad ref'),
+      0,
+      'Failed',
+      'ImagePullFailed',
+      /bad ref/,
+    ],
+    [
+      'config error after grace',
+      waiting('CreateContainerConfigError', 'secret "keys" not found'),
+      61_000,
+      'Failed',
+      'CreateContainerConfigError',
+      /secret "keys" not found/,
+    ],
+    [
+      'unschedulable within timeout',
+      pod({
+        phase: 'Pending',
+        conditions: [
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' },
+        ],
+      }),
+      1000,
+      'Pending',
+      'Pending',
+      /0\/1 nodes/,
+    ],
+    [
+      'unschedulable after timeout',
+      pod({
+        phase: 'Pending',
+        conditions: [
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' },
+        ],
+      }),
+      300_000,
+      'Failed',
+      'Unschedulable',
+      /0\/1 nodes/,
+    ],
+    [
+      'oom',
+      terminatedAgent(137, undefined, 'OOMKilled'),
+      0,
+      'Failed',
+      'OOMKilled',
+      /container agent was OOMKilled \(exit code 137\)/,
+    ],
+    [
+      'evicted',
+      pod({ phase: 'Failed', reason: 'Evicted', message: 'low on memory' }),
+      0,
+      'Failed',
+      'PodEvicted',
+      /low on memory/,
+    ],
+    [
+      'deadline',
+      pod({ phase: 'Failed', reason: 'DeadlineExceeded', message: 'too long' }),
+      0,
+      'Failed',
+      'DeadlineExceeded',
+      /too long/,
+    ],
+    [
+      'hook failed',
+      terminatedAgent(1, summary('hook_failed', 'hook failed with status 3: boom')),
+      0,
+      'Failed',
+      'HookFailed',
+      /status 3: boom/,
+    ],
+    [
+      'hook timed out',
+      terminatedAgent(1, summary('hook_timed_out', 'hook timed out after 100ms')),
+      0,
+      'Failed',
+      'HookTimedOut',
+      /after 100ms/,
+    ],
+    [
+      'agent failed',
+      terminatedAgent(1, summary('acp_turn_failed', 'acp_turn_failed: refusal')),
+      0,
+      'Failed',
+      'AgentFailed',
+      /refusal/,
+    ],
+    [
+      'inputs tampered',
+      terminatedAgent(1, summary('input_digest_mismatch', 'prompt-0.md')),
+      0,
+      'Failed',
+      'InputsInvalid',
+      /prompt-0.md/,
+    ],
+    [
+      'no summary',
+      terminatedAgent(2, 'garbage'),
+      0,
+      'Failed',
+      'PodFailed',
+      /container agent exited with code 2: garbage/,
+    ],
+  ])('%s', (_case, input, afterMs, phase, reason, message) => {
+    const outcome = mapPodStatus(input, options(afterMs));
+    expect(outcome.phase).toBe(phase);
+    expect(outcome.reason).toBe(reason);
+    expect(outcome.message).toMatch(message);
+    expect(outcome.finished).toBe(phase === 'Succeeded' || phase === 'Failed');
+  });
+
+  it('says when to look again while waiting out a grace', () => {
+    expect(mapPodStatus(waiting('ErrImagePull'), options(20_000)).recheckAfterMs).toBe(40_000);
+  });
+});
