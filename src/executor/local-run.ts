@@ -1,0 +1,159 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { CommandResult, RunCommandOptions, SpawnedProcess } from './types.js';
+import { DEFAULT_KILL_GRACE_MS, terminateGroup, waitGroupGone } from './local-group.js';
+
+/**
+ * `sh` only sets up the merged output and then replaces itself with `bash -lc <command>`
+ * (same pid, so the group leader is bash). Both streams then share one pipe, which is the
+ * only way to keep stdout and stderr in true arrival order; the command text reaches bash
+ * as a positional argument, untouched.
+ */
+const MERGED_OUTPUT_SCRIPT = 'exec bash -lc "$1" 2>&1';
+/** After the group is gone, how long a process that left the group may keep our pipe. */
+const STREAM_DRAIN_MS = 200;
+
+type Exit = { exitCode: number | null; signal: NodeJS.Signals | null };
+
+function leaderExit(child: ChildProcess): Promise<Exit & { at: number }> {
+  return new Promise((resolve) => {
+    child.once('exit', (exitCode, signal) => resolve({ exitCode, signal, at: performance.now() }));
+    child.once('error', () => resolve({ exitCode: null, signal: null, at: performance.now() }));
+  });
+}
+
+function streamsClosed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('close', () => resolve());
+    child.once('error', () => resolve());
+  });
+}
+
+function notStarted(message: string, started: number): CommandResult {
+  return {
+    exitCode: null,
+    signal: null,
+    output: '',
+    timedOut: false,
+    spawnError: message,
+    durationMs: Math.round(performance.now() - started),
+  };
+}
+
+/**
+ * Run one command to completion. Returns when the command's output is closed; on timeout or
+ * abort, only once its whole process group is dead (SIGTERM, grace, SIGKILL).
+ */
+export async function runLocalCommand(
+  command: string,
+  options: RunCommandOptions,
+): Promise<CommandResult> {
+  const started = performance.now();
+  if (options.signal?.aborted) {
+    return { exitCode: null, signal: null, output: '', timedOut: true, durationMs: 0 };
+  }
+  let child: ChildProcess;
+  try {
+    child = spawn('/bin/sh', ['-c', MERGED_OUTPUT_SCRIPT, 'sh', command], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (error) {
+    return notStarted((error as Error).message, started);
+  }
+  let spawnError: string | undefined;
+  child.once('error', (error) => {
+    spawnError = `cannot start bash in ${options.cwd}: ${error.message}`;
+  });
+  const chunks: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding('utf8');
+    stream?.on('data', (chunk: string) => chunks.push(chunk));
+  }
+  const exit = leaderExit(child);
+  const closed = streamsClosed(child);
+
+  let killing: Promise<void> | undefined;
+  let startKilling: () => void = () => {};
+  const killRequested = new Promise<void>((resolve) => {
+    startKilling = () => {
+      if (killing || child.pid === undefined) return;
+      killing = terminateGroup(child.pid, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+      resolve();
+    };
+  });
+  const timer = setTimeout(startKilling, options.timeoutMs);
+  options.signal?.addEventListener('abort', startKilling, { once: true });
+  try {
+    await Promise.race([closed, killRequested]);
+    if (killing) {
+      await killing;
+      await exit;
+      // A process that left the group (setsid) may still hold the pipe: do not wait for it.
+      await Promise.race([closed, sleep(STREAM_DRAIN_MS)]);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', startKilling);
+  }
+  const { exitCode, signal, at } = await exit;
+  if (spawnError !== undefined) return notStarted(spawnError, started);
+  return {
+    exitCode,
+    signal,
+    output: chunks.join(''),
+    timedOut: killing !== undefined,
+    durationMs: Math.round(at - started),
+  };
+}
+
+/**
+ * Start a long-lived `bash -lc <command>` (an agent bridge) with piped stdio in its own group.
+ * When the leader exits, anything it left in the group is terminated too: launchers that
+ * start a native child and die would otherwise leave it holding the pipes.
+ */
+export function spawnLocalProcess(
+  command: string,
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): SpawnedProcess {
+  const child = spawn('bash', ['-lc', command], {
+    cwd: options.cwd,
+    env: options.env ?? process.env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  // stderr goes through a PassThrough so a failure to start is readable there too.
+  const stderr = new PassThrough();
+  child.stderr?.pipe(stderr);
+  child.once('error', (error) => {
+    stderr.end(`cannot start bash in ${options.cwd}: ${error.message}\n`);
+  });
+  const pid = child.pid;
+  const exited: Promise<Exit> = leaderExit(child).then(async ({ exitCode, signal }) => {
+    if (pid !== undefined && !(await waitGroupGone(pid, 0))) {
+      await terminateGroup(pid, DEFAULT_KILL_GRACE_MS);
+    }
+    return { exitCode, signal };
+  });
+  let done = false;
+  void exited.then(() => {
+    done = true;
+  });
+  return {
+    pid,
+    stdin: child.stdin ?? new PassThrough(),
+    stdout: child.stdout ?? new PassThrough(),
+    stderr,
+    exited,
+    async kill(graceMs = DEFAULT_KILL_GRACE_MS) {
+      // Once exited has settled the group is gone and its id may be reused: never signal it.
+      if (pid !== undefined && !done) await terminateGroup(pid, graceMs);
+      await exited;
+    },
+  };
+}

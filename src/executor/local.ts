@@ -1,0 +1,49 @@
+import { cp, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import type { Executor } from './types.js';
+import { runLocalCommand, spawnLocalProcess } from './local-run.js';
+
+/**
+ * The executor for this machine: `lorenz run` on a laptop and the runner inside a Pod.
+ * Commands run under bash in their own process group (see local-run.ts); the filesystem
+ * helpers are thin wrappers over node:fs so the lifecycle can stay executor-agnostic.
+ */
+export function createLocalExecutor(): Executor {
+  return {
+    runCommand: runLocalCommand,
+    spawn: spawnLocalProcess,
+    ensureDirectory,
+    realpath: (path) => realpath(path),
+    pathKind,
+    removeTree: (path) => rm(path, { recursive: true, force: true }),
+    copyTree,
+    writeFile: (path, content) => writeFile(path, content, 'utf8'),
+    homeDirectory: async () => process.env.HOME || process.env.USERPROFILE || homedir(),
+  };
+}
+
+/** mkdir -p; `mkdir` reports the first directory it created, undefined when none was new. */
+async function ensureDirectory(path: string): Promise<boolean> {
+  return (await mkdir(path, { recursive: true })) !== undefined;
+}
+
+async function pathKind(
+  path: string,
+): Promise<'missing' | 'directory' | 'file' | 'symlink' | 'other'> {
+  try {
+    const stats = await lstat(path);
+    if (stats.isSymbolicLink()) return 'symlink';
+    if (stats.isDirectory()) return 'directory';
+    if (stats.isFile()) return 'file';
+    return 'other';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 'missing';
+    throw error;
+  }
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await rm(to, { recursive: true, force: true });
+  await cp(from, to, { recursive: true, verbatimSymlinks: true });
+}

@@ -1,0 +1,41 @@
+import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A fresh real directory under the system tmp dir (canonical, so symlinked /tmp is fine). */
+export async function makeTempDir(prefix = 'lorenz-ws-'): Promise<string> {
+  return realpath(await mkdtemp(join(tmpdir(), prefix)));
+}
+
+export async function removeTempDir(path: string): Promise<void> {
+  await rm(path, { recursive: true, force: true });
+}
+
+/** A process counts as alive unless it is gone or a zombie (PID 1 here may never reap it). */
+export async function isAlive(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** The pids a command printed, one per line, as `pid:<n>`. */
+export function printedPids(output: string): number[] {
+  return [...output.matchAll(/pid:(\d+)/g)].map((match) => Number(match[1]));
+}
+
+/**
+ * An environment whose HOME has no profile, so `bash -lc` starts in milliseconds: timing
+ * tests must not depend on how slow the machine's login profile is.
+ */
+export function quickLoginEnv(home: string): NodeJS.ProcessEnv {
+  return { ...process.env, HOME: home };
+}
