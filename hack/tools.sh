@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Resolves (and when needed builds) the binaries of the local control plane:
+# kube-apiserver, etcd, kubectl, kube-controller-manager and helm, at the versions in
+# hack/versions.env. No Docker, no downloads of release tarballs: everything is built from
+# the Go module proxy, once, into a cache outside the project.
+#
+# Usage:
+#   hack/tools.sh [--print-env]   print NAME=path lines for every tool, plus BIN_DIR
+#   hack/tools.sh path <tool>     print the path of one tool (kubectl, etcd, …)
+#
+# Lookup order for each tool: TEST_ASSET_<TOOL> env (e.g. TEST_ASSET_KUBE_APISERVER),
+# then $KUBEBUILDER_ASSETS/<tool>, then ${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}/<tool>-<version>,
+# else a build from source. Progress goes to stderr; stdout carries only the answer.
+set -euo pipefail
+
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$HACK_DIR/versions.env"
+
+CACHE_DIR="${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}"
+TOOLS=(kube-apiserver etcd kubectl kube-controller-manager helm)
+
+log() { echo "[tools] $*" >&2; }
+die() {
+  echo "[tools] error: $*" >&2
+  exit 1
+}
+
+version_of() {
+  case "$1" in
+    kube-apiserver | kubectl | kube-controller-manager) echo "$KUBERNETES_VERSION" ;;
+    etcd) echo "$ETCD_VERSION" ;;
+    helm) echo "$HELM_VERSION" ;;
+    *) die "unknown tool '$1' (known: ${TOOLS[*]})" ;;
+  esac
+}
+
+# kube-apiserver -> KUBE_APISERVER
+env_name_of() { echo "$1" | tr 'a-z-' 'A-Z_'; }
+
+require_go() {
+  command -v go >/dev/null 2>&1 ||
+    die "cannot build $1: 'go' is not on PATH. Install Go (>= 1.26), or point TEST_ASSET_$(env_name_of "$1") or KUBEBUILDER_ASSETS at a prebuilt $1."
+}
+
+# If the module about to be built asks for a newer Go than the installed one, switch to the
+# pinned fallback toolchain (fetched by the go command from the module proxy).
+choose_toolchain() {
+  local gomod="$1" wanted have
+  wanted="$(awk '$1 == "go" { print $2; exit }' "$gomod")"
+  have="$(go env GOVERSION)"
+  have="${have#go}"
+  if [[ -n "$wanted" && "$(printf '%s\n%s\n' "$have" "$wanted" | sort -V | tail -n1)" != "$have" ]]; then
+    log "module wants Go $wanted, installed is $have: using GOTOOLCHAIN=$FALLBACK_GOTOOLCHAIN"
+    export GOTOOLCHAIN="$FALLBACK_GOTOOLCHAIN"
+  fi
+}
+
+# go build into a temporary name, then rename: a half-written binary never sits in the cache.
+go_build() {
+  local out="$1" pkg="$2" ldflags="$3"
+  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w $ldflags" -o "$out.partial" "$pkg"
+  mv -f "$out.partial" "$out"
+}
+
+# A throwaway module that requires k8s.io/kubernetes and pins every staging module
+# (k8s.io/api, k8s.io/client-go, …) to the matching v0.<minor>.<patch> tag. The release's own
+# `replace => ./staging/...` lines are ignored for a dependency, so they are regenerated here.
+prepare_kubernetes_module() {
+  local version="$1" dir="$2" gomod staging_version
+  staging_version="v0.${version#v1.}"
+  gomod="$(go mod download -json "k8s.io/kubernetes@$version" | awk -F'"' '$2 == "GoMod" { print $4 }')"
+  [[ -f "$gomod" ]] || die "could not download k8s.io/kubernetes@$version from the module proxy"
+  choose_toolchain "$gomod"
+  mkdir -p "$dir"
+  {
+    echo "module lorenz.local/kubernetes-build"
+    echo
+    awk '$1 == "go" { print; exit }' "$gomod"
+    echo
+    echo "require k8s.io/kubernetes $version"
+    echo
+    awk -v v="$staging_version" '
+      $2 == "=>" && $3 ~ /^\.\/staging\/src\// { print "replace " $1 " => " $1 " " v }
+    ' "$gomod"
+  } >"$dir/go.mod"
+  (cd "$dir" && go mod download k8s.io/kubernetes >/dev/null)
+}
+
+# A throwaway module that just requires one Go module, to build a command from it.
+prepare_wrapper_module() {
+  local module="$1" version="$2" dir="$3" gomod
+  gomod="$(go mod download -json "$module@$version" | awk -F'"' '$2 == "GoMod" { print $4 }')"
+  [[ -f "$gomod" ]] || die "could not download $module@$version from the module proxy"
+  choose_toolchain "$gomod"
+  mkdir -p "$dir"
+  if [[ ! -f "$dir/go.mod" ]]; then
+    (cd "$dir" && go mod init "lorenz.local/$(basename "$dir")" >/dev/null 2>&1)
+  fi
+  (cd "$dir" && go get "$module@$version" >/dev/null 2>&1) ||
+    (cd "$dir" && go get "$module@$version")
+}
+
+kube_version_ldflags() {
+  local version="$1" minor
+  minor="${version#v1.}"
+  minor="${minor%%.*}"
+  local pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    printf -- '-X %s.gitVersion=%s -X %s.gitMajor=1 -X %s.gitMinor=%s -X %s.gitTreeState=clean ' \
+      "$pkg" "$version" "$pkg" "$pkg" "$minor" "$pkg"
+  done
+}
+
+build_tool() {
+  local tool="$1" version="$2" out="$3" work
+  require_go "$tool"
+  case "$tool" in
+    kube-apiserver | kubectl | kube-controller-manager) work="$CACHE_DIR/build/kubernetes-$version" ;;
+    *) work="$CACHE_DIR/build/$tool-$version" ;;
+  esac
+  log "building $tool $version (cold builds take minutes)…"
+  local started=$SECONDS
+  (
+    case "$tool" in
+      kube-apiserver | kubectl | kube-controller-manager)
+        prepare_kubernetes_module "$version" "$work"
+        cd "$work"
+        go_build "$out" "k8s.io/kubernetes/cmd/$tool" "$(kube_version_ldflags "$version")"
+        ;;
+      etcd)
+        # The server module has relative replaces of its sibling modules: build it from a
+        # wrapper that resolves them as ordinary dependencies.
+        prepare_wrapper_module go.etcd.io/etcd/server/v3 "$version" "$work"
+        cd "$work"
+        go_build "$out" go.etcd.io/etcd/server/v3 ""
+        ;;
+      helm)
+        prepare_wrapper_module helm.sh/helm/v3 "$version" "$work"
+        cd "$work"
+        go_build "$out" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$version"
+        ;;
+    esac
+  ) || die "building $tool $version failed (work dir: $work)"
+  local took=$((SECONDS - started))
+  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $tool $version ${took}s" >>"$CACHE_DIR/build-times.log"
+  log "built $tool $version in ${took}s -> $out"
+}
+
+# Prints the path of one tool, building it when no prebuilt copy is found.
+resolve_tool() {
+  local tool="$1" version env_var override cached
+  version="$(version_of "$tool")"
+  env_var="TEST_ASSET_$(env_name_of "$tool")"
+  override="${!env_var:-}"
+  if [[ -n "$override" ]]; then
+    [[ -x "$override" ]] || die "$env_var=$override is not an executable file"
+    echo "$override"
+    return
+  fi
+  if [[ -n "${KUBEBUILDER_ASSETS:-}" && -x "$KUBEBUILDER_ASSETS/$tool" ]]; then
+    echo "$KUBEBUILDER_ASSETS/$tool"
+    return
+  fi
+  cached="$CACHE_DIR/$tool-$version"
+  if [[ ! -x "$cached" ]]; then
+    mkdir -p "$CACHE_DIR"
+    # One builder at a time per cache: tests and a dev cluster may ask at once.
+    exec {lock_fd}>"$CACHE_DIR/.build.lock"
+    if ! flock -n "$lock_fd"; then
+      log "waiting for another hack/tools.sh to finish building…"
+      flock "$lock_fd"
+    fi
+    [[ -x "$cached" ]] || build_tool "$tool" "$version" "$cached"
+    exec {lock_fd}>&-
+  fi
+  echo "$cached"
+}
+
+# A directory of symlinks named after the tools, to put on PATH. Keyed by the resolved paths
+# so that differently configured callers never overwrite each other's links.
+link_bin_dir() {
+  local key dir tmp tool
+  key="$(printf '%s\n' "$@" | sha256sum | cut -c1-12)"
+  dir="$CACHE_DIR/bin/$key"
+  if [[ ! -d "$dir" ]]; then
+    tmp="$(mktemp -d "$CACHE_DIR/bin/.tmp.XXXXXX")"
+    local i=0
+    for tool in "${TOOLS[@]}"; do
+      i=$((i + 1))
+      ln -s "${!i}" "$tmp/$tool"
+    done
+    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # lost a race: the winner made the same links
+  fi
+  echo "$dir"
+}
+
+print_env() {
+  local tool paths=() path
+  for tool in "${TOOLS[@]}"; do
+    path="$(resolve_tool "$tool")"
+    paths+=("$path")
+  done
+  mkdir -p "$CACHE_DIR/bin"
+  local bin_dir
+  bin_dir="$(link_bin_dir "${paths[@]}")"
+  local i=0
+  for tool in "${TOOLS[@]}"; do
+    printf '%s=%q\n' "$(env_name_of "$tool")" "${paths[$i]}"
+    i=$((i + 1))
+  done
+  printf 'BIN_DIR=%q\n' "$bin_dir"
+}
+
+case "${1:---print-env}" in
+  --print-env) print_env ;;
+  path)
+    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]})"
+    resolve_tool "$2"
+    ;;
+  -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+  *) die "unknown argument '$1' (usage: hack/tools.sh [--print-env] | path <tool>)" ;;
+esac

@@ -1,0 +1,189 @@
+// hack/tools.sh lookup order and messages, and the pure parts of the cluster harness, with
+// real bash, real files and fake binaries (no Go build, no apiserver).
+import { execFile } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { extendedKeyUsage, subjectAltNames } from '../../hack/cluster/certs.js';
+import { apiserverArgs, etcdArgs } from '../../hack/cluster/components.js';
+import { renderReadyEnv } from '../../hack/cluster/main.js';
+import { parseToolsOutput } from '../../hack/cluster/tools.js';
+import type { ClusterPki } from '../../hack/cluster/certs.js';
+
+const execFileAsync = promisify(execFile);
+const TOOLS_SH = resolve('hack/tools.sh');
+const VERSIONS = { k8s: 'v1.36.3', etcd: 'v3.6.16', helm: 'v3.22.0' };
+
+async function fakeBinary(path: string): Promise<string> {
+  await writeFile(path, '#!/bin/sh\necho fake\n');
+  await chmod(path, 0o755);
+  return path;
+}
+
+async function runTools(args: string[], env: Record<string, string>) {
+  return execFileAsync('bash', [TOOLS_SH, ...args], {
+    env: { PATH: '/usr/bin:/bin', HOME: env.HOME ?? '/nonexistent', ...env },
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
+  );
+}
+
+describe('hack/tools.sh', () => {
+  let root: string;
+  let cache: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'lorenz-tools-'));
+    cache = join(root, 'cache');
+    await mkdir(cache);
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  async function fillCache(): Promise<void> {
+    await fakeBinary(join(cache, `kube-apiserver-${VERSIONS.k8s}`));
+    await fakeBinary(join(cache, `kubectl-${VERSIONS.k8s}`));
+    await fakeBinary(join(cache, `kube-controller-manager-${VERSIONS.k8s}`));
+    await fakeBinary(join(cache, `etcd-${VERSIONS.etcd}`));
+    await fakeBinary(join(cache, `helm-${VERSIONS.helm}`));
+  }
+
+  it('prefers TEST_ASSET_* over KUBEBUILDER_ASSETS over the versioned cache, and links a bin dir', async () => {
+    await fillCache();
+    const assets = join(root, 'assets');
+    await mkdir(assets);
+    await fakeBinary(join(assets, 'etcd'));
+    await fakeBinary(join(assets, 'kube-apiserver'));
+    const override = await fakeBinary(join(root, 'my-apiserver'));
+
+    const result = await runTools([], {
+      LORENZ_TOOLS_CACHE: cache,
+      KUBEBUILDER_ASSETS: assets,
+      TEST_ASSET_KUBE_APISERVER: override,
+    });
+    expect(result.code).toBe(0);
+    const tools = parseToolsOutput(result.stdout);
+    expect(tools).toMatchObject({
+      kubeApiserver: override,
+      etcd: join(assets, 'etcd'),
+      kubectl: join(cache, `kubectl-${VERSIONS.k8s}`),
+      kubeControllerManager: join(cache, `kube-controller-manager-${VERSIONS.k8s}`),
+      helm: join(cache, `helm-${VERSIONS.helm}`),
+    });
+    expect(await readlink(join(tools.binDir, 'kubectl'))).toBe(tools.kubectl);
+    expect(await readlink(join(tools.binDir, 'kube-apiserver'))).toBe(override);
+    expect(result.stderr).toBe('');
+  });
+
+  it('prints one path with `path <tool>`', async () => {
+    await fillCache();
+    const result = await runTools(['path', 'kubectl'], { LORENZ_TOOLS_CACHE: cache });
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: `${join(cache, `kubectl-${VERSIONS.k8s}`)}\n`,
+    });
+  });
+
+  it.each([
+    {
+      what: 'an override that is not executable',
+      args: ['path', 'etcd'],
+      env: { TEST_ASSET_ETCD: '/nonexistent/etcd' },
+      message: 'TEST_ASSET_ETCD=/nonexistent/etcd is not an executable file',
+    },
+    {
+      what: 'a cold cache without go on PATH',
+      args: ['path', 'kubectl'],
+      env: {},
+      message: "cannot build kubectl: 'go' is not on PATH",
+    },
+    {
+      what: 'an unknown tool',
+      args: ['path', 'kubelet'],
+      env: {},
+      message: "unknown tool 'kubelet'",
+    },
+  ])('fails clearly on $what', async ({ args, env, message }) => {
+    const result = await runTools(args, { LORENZ_TOOLS_CACHE: cache, ...env });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(message);
+  });
+});
+
+describe('cluster harness data', () => {
+  const pki = {
+    ca: { certPath: '/c/ca.crt', keyPath: '/c/ca.key' },
+    apiserver: { certPath: '/c/apiserver.crt', keyPath: '/c/apiserver.key' },
+    admin: { certPath: '/c/admin.crt', keyPath: '/c/admin.key' },
+    kubeletClient: { certPath: '/c/kc.crt', keyPath: '/c/kc.key' },
+    serviceAccount: { privateKeyPath: '/c/sa.key', publicKeyPath: '/c/sa.pub' },
+  } satisfies ClusterPki;
+  const ports = { etcdClient: 2001, etcdPeer: 2002, apiserver: 6443 };
+
+  it('keeps the apiserver on loopback with RBAC, kubelet TLS verification and the given ports', () => {
+    const args = apiserverArgs(pki, ports, ['--v=2']);
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--etcd-servers=http://127.0.0.1:2001',
+        '--bind-address=127.0.0.1',
+        '--secure-port=6443',
+        '--authorization-mode=Node,RBAC',
+        '--kubelet-certificate-authority=/c/ca.crt',
+        '--kubelet-client-certificate=/c/kc.crt',
+        '--service-account-signing-key-file=/c/sa.key',
+        '--v=2',
+      ]),
+    );
+    expect(args.some((arg) => arg.startsWith('--disable-admission-plugins'))).toBe(false);
+  });
+
+  it('runs etcd on loopback without fsync', () => {
+    expect(etcdArgs('/d/etcd', ports)).toEqual(
+      expect.arrayContaining([
+        '--listen-client-urls=http://127.0.0.1:2001',
+        '--initial-cluster=lorenz=http://127.0.0.1:2002',
+        '--unsafe-no-fsync',
+      ]),
+    );
+  });
+
+  it.each([
+    { usage: 'server' as const, eku: 'serverAuth' },
+    { usage: 'client' as const, eku: 'clientAuth' },
+    { usage: 'both' as const, eku: 'serverAuth,clientAuth' },
+  ])('maps $usage certificates to extendedKeyUsage $eku', ({ usage, eku }) => {
+    expect(extendedKeyUsage(usage)).toBe(eku);
+  });
+
+  it('lists DNS and IP subject alternative names', () => {
+    expect(
+      subjectAltNames({
+        name: 'x',
+        commonName: 'x',
+        usage: 'server',
+        dnsNames: ['localhost'],
+        ipAddresses: ['127.0.0.1'],
+      }),
+    ).toBe('subjectAltName=DNS:localhost,IP:127.0.0.1');
+    expect(subjectAltNames({ name: 'x', commonName: 'x', usage: 'client' })).toBeUndefined();
+  });
+
+  it('writes ready.env values that survive the shell', async () => {
+    const text = renderReadyEnv({
+      SERVER: 'https://127.0.0.1:1',
+      KUBECONFIG_PATH: "/tmp/it's here",
+    });
+    const { stdout } = await execFileAsync('bash', [
+      '-c',
+      `${text}\nprintf '%s|%s' "$SERVER" "$KUBECONFIG_PATH"`,
+    ]);
+    expect(stdout).toBe("https://127.0.0.1:1|/tmp/it's here");
+  });
+});
