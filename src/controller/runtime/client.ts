@@ -1,0 +1,229 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+/**
+ * A thin JSON client for the Kubernetes API on top of a KubeConfig (auth, TLS,
+ * impersonation). The informers need raw JSON for both list and watch, with the same shape
+ * for every kind (client-node's typed clients turn timestamps into Dates for built-in kinds
+ * only), and a watch whose connection the caller controls; reconcilers may use it too.
+ */
+
+/** A resource type: `group` '' is the core group. */
+export interface ResourceRef {
+  group: string;
+  version: string;
+  plural: string;
+}
+
+export const PODS: ResourceRef = { group: '', version: 'v1', plural: 'pods' };
+export const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', plural: 'configmaps' };
+export const PVCS: ResourceRef = { group: '', version: 'v1', plural: 'persistentvolumeclaims' };
+export const LEASES: ResourceRef = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  plural: 'leases',
+};
+
+/** The URL path of a collection, an object, or an object's subresource. */
+export function resourcePath(
+  resource: ResourceRef,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
+  const base =
+    resource.group === ''
+      ? `/api/${resource.version}`
+      : `/apis/${resource.group}/${resource.version}`;
+  const scoped = namespace ? `${base}/namespaces/${encodeURIComponent(namespace)}` : base;
+  const collection = `${scoped}/${resource.plural}`;
+  if (!name) return collection;
+  return `${collection}/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ''}`;
+}
+
+/** A non-2xx answer from the apiserver, with its Status object when there is one. */
+export class KubeApiError extends Error {
+  readonly statusCode: number;
+  readonly reason: string | undefined;
+  readonly body: unknown;
+
+  constructor(statusCode: number, body: unknown, method: string, path: string) {
+    const status = isRecord(body) ? body : undefined;
+    const message =
+      typeof status?.message === 'string' ? status.message : String(body).slice(0, 500);
+    super(`${method} ${path}: ${statusCode} ${message}`);
+    this.name = 'KubeApiError';
+    this.statusCode = statusCode;
+    this.reason = typeof status?.reason === 'string' ? status.reason : undefined;
+    this.body = body;
+  }
+}
+
+export function isNotFound(error: unknown): boolean {
+  return statusOf(error) === 404;
+}
+export function isConflict(error: unknown): boolean {
+  return statusOf(error) === 409;
+}
+export function isAlreadyExists(error: unknown): boolean {
+  return (
+    error instanceof KubeApiError && error.statusCode === 409 && error.reason === 'AlreadyExists'
+  );
+}
+export function isGone(error: unknown): boolean {
+  return statusOf(error) === 410;
+}
+
+/** The HTTP status of an error from this client or from client-node's generated clients. */
+export function statusOf(error: unknown): number | undefined {
+  if (error instanceof KubeApiError) return error.statusCode;
+  if (isRecord(error)) {
+    for (const key of ['statusCode', 'code']) {
+      if (typeof error[key] === 'number') return error[key];
+    }
+  }
+  return undefined;
+}
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Content type of a PATCH: merge (default), json or apply. */
+  patchType?: 'merge' | 'json' | 'apply';
+  signal?: AbortSignal;
+}
+
+export interface KubeClient {
+  /** One JSON request; throws KubeApiError on a non-2xx answer. */
+  request<T = unknown>(options: RequestOptions): Promise<T>;
+  /**
+   * A streaming GET (a watch): `onLine` gets each line as it arrives; resolves when the
+   * server ends the stream, rejects on a non-2xx answer or a broken connection. Abort with
+   * `signal`.
+   */
+  stream(options: RequestOptions & { onLine: (line: string) => void }): Promise<void>;
+  /** Releases pooled connections. */
+  close(): void;
+}
+
+const PATCH_TYPES = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  apply: 'application/apply-patch+yaml',
+} as const;
+
+export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  const server = new URL(cluster.server);
+  const secure = server.protocol === 'https:';
+  let agent: http.Agent | undefined;
+
+  async function open(options: RequestOptions): Promise<http.IncomingMessage> {
+    const method = options.method ?? 'GET';
+    const url = new URL(server.origin + server.pathname.replace(/\/$/, '') + options.path);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const auth: https.RequestOptions = {};
+    // Per request, so rotating tokens (exec plugins, token files) are picked up.
+    await kubeConfig.applyToHTTPSOptions(auth);
+    agent ??= secure
+      ? new https.Agent({
+          keepAlive: true,
+          ca: auth.ca,
+          cert: auth.cert,
+          key: auth.key,
+          pfx: auth.pfx,
+          passphrase: auth.passphrase,
+          servername: auth.servername,
+          ...(auth.rejectUnauthorized !== undefined
+            ? { rejectUnauthorized: auth.rejectUnauthorized }
+            : {}),
+        })
+      : new http.Agent({ keepAlive: true });
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    for (const [key, value] of Object.entries(auth.headers ?? {})) {
+      if (typeof value === 'string') headers[key] = value;
+    }
+    let payload: string | undefined;
+    if (options.body !== undefined) {
+      payload = JSON.stringify(options.body);
+      headers['Content-Type'] =
+        method === 'PATCH' ? PATCH_TYPES[options.patchType ?? 'merge'] : 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const transport = secure ? https : http;
+    return new Promise((resolve, reject) => {
+      const request = transport.request(url, {
+        method,
+        agent,
+        headers,
+        ...(auth.auth ? { auth: auth.auth } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      request.on('response', resolve);
+      request.on('error', reject);
+      request.end(payload);
+    });
+  }
+
+  async function readAll(response: http.IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of response) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  function parse(text: string): unknown {
+    try {
+      return text.length > 0 ? JSON.parse(text) : undefined;
+    } catch {
+      return text;
+    }
+  }
+
+  async function check(response: http.IncomingMessage, options: RequestOptions): Promise<void> {
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status < 300) return;
+    const body = parse(await readAll(response));
+    throw new KubeApiError(status, body, options.method ?? 'GET', options.path);
+  }
+
+  return {
+    async request<T>(options: RequestOptions): Promise<T> {
+      const response = await open(options);
+      await check(response, options);
+      return parse(await readAll(response)) as T;
+    },
+
+    async stream(options) {
+      const response = await open(options);
+      await check(response, options);
+      let pending = '';
+      response.setEncoding('utf8');
+      for await (const chunk of response) {
+        pending += chunk as string;
+        let newline = pending.indexOf('\n');
+        while (newline >= 0) {
+          const line = pending.slice(0, newline).trim();
+          pending = pending.slice(newline + 1);
+          if (line.length > 0) options.onLine(line);
+          newline = pending.indexOf('\n');
+        }
+      }
+      if (pending.trim().length > 0) options.onLine(pending.trim());
+    },
+
+    close() {
+      agent?.destroy();
+      agent = undefined;
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
