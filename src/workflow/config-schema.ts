@@ -82,12 +82,25 @@ export const agentsSection = z.object({
   response_timeout_ms: positiveInteger().default(60_000),
 });
 
-export function bridgeSection(defaultCommand: string | undefined) {
+function makeBridgeSection(defaultCommand: string | undefined) {
   return z.object({
     bridge_command:
       defaultCommand === undefined ? nonEmptyString() : nonEmptyString().default(defaultCommand),
     env: environment().default(() => ({})),
   });
+}
+
+// Built once per default: zod compiles a schema on first use, so rebuilding it per parse is slow.
+const bridgeSections = new Map<string | undefined, ReturnType<typeof makeBridgeSection>>();
+
+/** `agents.<kind>`: a built-in kind has a default bridge command, a custom kind must name one. */
+export function bridgeSection(defaultCommand: string | undefined) {
+  let schema = bridgeSections.get(defaultCommand);
+  if (schema === undefined) {
+    schema = makeBridgeSection(defaultCommand);
+    bridgeSections.set(defaultCommand, schema);
+  }
+  return schema;
 }
 
 export const workerSection = z.object({
