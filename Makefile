@@ -23,3 +23,31 @@ lint: deps ## eslint, prettier, tsc --noEmit
 
 test: build lint ## Every test tier that runs on this machine (unit + integration)
 	$(NPM) test
+
+# Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.
+.PHONY: crds dev demo docker-build helm-lint e2e-kind
+
+IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
+AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
+
+crds: deps ## Regenerate crds/ and config/rbac from src/api; sync the chart and config/crd
+	hack/run-ts.sh hack/gen-crds.ts
+	hack/run-ts.sh hack/sync-chart.ts
+
+dev: build ## Local cluster + the controller in the foreground; Ctrl-C tears it down
+	hack/dev.sh
+
+demo: build ## Run the sample IssueRun to Succeeded (kind if Docker answers, else local)
+	hack/demo.sh
+
+docker-build: ## Build the operator image $(IMG) and the example agent image $(AGENT_IMG)
+	docker build -t $(IMG) .
+	docker build -t $(AGENT_IMG) examples/agent-image
+
+helm-lint: deps ## Check the chart's synced copies, helm lint --strict and helm template
+	hack/run-ts.sh hack/sync-chart.ts --check
+	"$$(hack/tools.sh path helm)" lint --strict charts/lorenz
+	"$$(hack/tools.sh path helm)" template lorenz charts/lorenz --namespace lorenz-system >/dev/null
+
+e2e-kind: ## End to end on kind: image, helm install --wait, samples to Succeeded (Docker)
+	hack/e2e-kind.sh

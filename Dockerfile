@@ -1,0 +1,39 @@
+# The Lorenz operator image: the controller (`lorenz controller`) and, at /lorenz/lorenz.js,
+# the runner bundle that the init container of every run Pod copies into an emptyDir
+# (and, beside it, /lorenz/scripted-agent.mjs, the scripted ACP agent the samples use).
+#
+# Two stages. The build stage installs the locked dependencies and bundles the CLI with
+# esbuild; the bundle is self-contained (test/unit/packaging-image.test.ts checks that it
+# imports nothing but Node built-ins), so the final stage carries no node_modules at all.
+# Only the pinned base images and the npm registry are fetched.
+
+FROM node:24.21.0-bookworm-slim AS build
+WORKDIR /src
+# Dependencies first: this layer is reused until package*.json change.
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY hack/bundle.mjs hack/bundle.mjs
+COPY src/ src/
+# The scripted ACP agent (no model, no API key) ships too: the samples and the demo use it.
+COPY test/fixtures/scripted-agent/ test/fixtures/scripted-agent/
+RUN npm run build \
+  && mkdir -p /out/lorenz \
+  && cp dist/lorenz.js dist/scripted-agent.mjs /out/lorenz/
+
+FROM node:24.21.0-bookworm-slim
+LABEL org.opencontainers.image.title="lorenz" \
+      org.opencontainers.image.description="Lorenz operator: one Pod per issue run, a coding agent in each" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/lorenz-dev/lorenz"
+ENV NODE_ENV=production
+# Owned by root and not writable by the runtime user: the image works with
+# readOnlyRootFilesystem: true, and nothing at run time can alter the runner that is
+# copied into run Pods.
+COPY --from=build --chown=0:0 /out/lorenz/ /lorenz/
+# uid/gid 65532 ("nonroot" in distroless images), the same uid run Pods default to.
+USER 65532:65532
+WORKDIR /lorenz
+EXPOSE 8080 8081
+ENTRYPOINT ["node", "/lorenz/lorenz.js"]
+CMD ["controller"]

@@ -1,0 +1,67 @@
+# shellcheck shell=bash
+# Shared by hack/demo.sh and hack/e2e-kind.sh (sourced, not run): apply the samples, wait
+# for the sample IssueRun to finish, and show or check what happened. Expects `kubectl` on
+# PATH pointing at the cluster, and ROOT set to the repository root.
+
+SAMPLE_RUN="${SAMPLE_RUN:-demo-1}"
+HOOKS=(after_create before_run after_run before_remove)
+
+# Applies config/samples in namespace $1. A previous run of the same name is deleted
+# first, so every demo starts from a fresh IssueRun (an IssueRun's spec is immutable).
+apply_samples() {
+  local namespace="$1"
+  kubectl -n "$namespace" delete issuerun "$SAMPLE_RUN" --ignore-not-found --wait=true >/dev/null
+  kubectl -n "$namespace" apply -k "$ROOT/config/samples"
+}
+
+# Waits until the sample IssueRun has Finished (Succeeded or Failed); $2 is the timeout.
+wait_for_sample() {
+  local namespace="$1" timeout="${2:-300s}"
+  echo "waiting for issuerun/$SAMPLE_RUN to finish (timeout $timeout)…"
+  kubectl -n "$namespace" wait --for=condition=Finished "issuerun/$SAMPLE_RUN" --timeout="$timeout"
+}
+
+# The status of the sample's Succeeded condition: True, False or Unknown (empty if unset).
+sample_succeeded() {
+  kubectl -n "$1" get issuerun "$SAMPLE_RUN" \
+    -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}'
+}
+
+# The hook Events of the sample IssueRun: "<reason> <note>" lines, oldest first.
+sample_hook_events() {
+  kubectl -n "$1" get events \
+    --field-selector "involvedObject.kind=IssueRun,involvedObject.name=$SAMPLE_RUN" \
+    --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{range .items[*]}{.reason}{" "}{.message}{"\n"}{end}' | grep '^Hook' || true
+}
+
+# Prints the IssueRuns and the sample's hook Events.
+show_sample() {
+  local namespace="$1"
+  echo
+  echo "\$ kubectl get issueruns -n $namespace"
+  kubectl -n "$namespace" get issueruns
+  echo
+  echo "hook Events of issuerun/$SAMPLE_RUN:"
+  sample_hook_events "$namespace" | sed 's/^/  /'
+}
+
+# Fails (returning 1, with a reason on stderr) unless the sample Succeeded and each of the
+# four hooks has a HookSucceeded Event.
+check_sample() {
+  local namespace="$1" events status hook missing=0
+  status="$(sample_succeeded "$namespace")"
+  if [[ "$status" != "True" ]]; then
+    echo "issuerun/$SAMPLE_RUN did not succeed (Succeeded=${status:-unset}):" >&2
+    kubectl -n "$namespace" describe issuerun "$SAMPLE_RUN" >&2 || true
+    return 1
+  fi
+  events="$(sample_hook_events "$namespace")"
+  for hook in "${HOOKS[@]}"; do
+    if ! grep -q "^HookSucceeded $hook " <<<"$events"; then
+      echo "no HookSucceeded Event for $hook on issuerun/$SAMPLE_RUN" >&2
+      missing=1
+    fi
+  done
+  return "$missing"
+}
