@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { LorenzError, isLorenzError } from './errors.js';
+import { HOOK_NAMES, type HookName } from './events.js';
 import { type Issue, normalizeIssue } from './issue.js';
 import {
   DEFAULT_BRIDGE_COMMANDS,
@@ -178,23 +179,24 @@ function parseIssues(raw: unknown[]): Issue[] {
   });
 }
 
-const HOOK_KEYS_IN_LIFECYCLE_ORDER = [
-  ['after_create', 'afterCreate'],
-  ['before_run', 'beforeRun'],
-  ['after_run', 'afterRun'],
-  ['before_remove', 'beforeRemove'],
-] as const;
+/** The config field of each hook. */
+export const HOOK_FIELDS: Readonly<
+  Record<HookName, Exclude<keyof WorkflowConfig['hooks'], 'timeoutMs'>>
+> = {
+  after_create: 'afterCreate',
+  before_run: 'beforeRun',
+  after_run: 'afterRun',
+  before_remove: 'beforeRemove',
+};
 
 function checkSharedWorkspace(config: WorkflowConfig): void {
   if (config.workspace.isolation !== 'none') return;
-  const configured = HOOK_KEYS_IN_LIFECYCLE_ORDER.filter(
-    ([, field]) => config.hooks[field] !== null,
-  );
+  // HOOK_NAMES is in lifecycle order, which is the order the message lists them in.
+  const configured = HOOK_NAMES.filter((name) => config.hooks[HOOK_FIELDS[name]] !== null);
   if (configured.length === 0) return;
-  const names = configured.map(([name]) => name).join(', ');
   throw new LorenzError(
     'invalid_workflow_config',
-    `workspace.isolation = "none" does not support hooks; remove ${names}`,
+    `workspace.isolation = "none" does not support hooks; remove ${configured.join(', ')}`,
     { path: 'workspace.isolation' },
   );
 }

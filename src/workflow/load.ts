@@ -4,6 +4,14 @@ import { type WorkflowConfig, parseConfig } from './config.js';
 import { LorenzError } from './errors.js';
 import { effectivePromptTemplate, parseWorkflowContent } from './front-matter.js';
 
+export { type ParsedConfig, type WorkflowConfig, parseConfig } from './config.js';
+export {
+  DEFAULT_PROMPT_TEMPLATE,
+  type WorkflowContent,
+  effectivePromptTemplate,
+  parseWorkflowContent,
+} from './front-matter.js';
+
 export interface LoadedWorkflow {
   /** Where the text came from (a path, `Workflow default/app`): for messages only. */
   source: string;

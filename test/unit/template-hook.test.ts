@@ -33,6 +33,7 @@ describe('hookNeedsTemplating', () => {
   it.each([
     ['echo {{ issue.title }}', true],
     ['echo {{issue.title}}', true],
+    ['echo {{- issue.title -}}', true],
     ['echo {{ issue["title"] }}', true],
     ['{% if issue.labels.size > 0 %}echo x{% endif %}', true],
     ['{%- for l in issue.labels -%}{{ l }}{%- endfor -%}', true],
