@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { spawnContainer, type ContainerProcess } from './container-process.js';
@@ -90,6 +90,8 @@ export async function startAttempt(
   await mkdir(dir, { recursive: true });
   const terminationLog = join(dir, 'termination-log');
   await writeFile(terminationLog, '', { mode: 0o666 });
+  // Any runAsUser may write its message (the mode passed to writeFile is masked by umask).
+  await chmod(terminationLog, 0o666);
   const scriptPath = join(dir, 'start.sh');
   await writeFile(
     scriptPath,
