@@ -1,0 +1,163 @@
+import type { Executor } from '../executor/types.js';
+import { renderHookCommand } from '../template/hook.js';
+import {
+  LorenzError,
+  errorMessage,
+  isLorenzError,
+  type LorenzErrorCode,
+} from '../workflow/errors.js';
+import type { EventSink, HookExecutionMessage, HookName } from '../workflow/events.js';
+import type { Issue } from '../workflow/issue.js';
+import { assertWorkspaceCwd } from './containment.js';
+import { truncateOutput } from './output.js';
+
+/** after_create and before_run stop the run; after_run and before_remove only report. */
+export const FAIL_FAST_HOOKS: ReadonlySet<HookName> = new Set(['after_create', 'before_run']);
+
+export interface HookRequest {
+  executor: Executor;
+  emit: EventSink;
+  hookName: HookName;
+  /** The configured command; null means no hook (nothing runs, nothing is emitted). */
+  command: string | null;
+  /** The workspace: the hook's cwd, checked against `root` right before it runs. */
+  workspace: string;
+  root: string;
+  issue: Issue | null;
+  timeoutMs: number;
+  killGraceMs?: number;
+  slot: number;
+  env?: NodeJS.ProcessEnv;
+  /** Cancellation: kills the hook like a timeout. */
+  signal?: AbortSignal;
+}
+
+/** What the hook did, as emitted; null when there was no hook. */
+export type HookOutcome = HookExecutionMessage | null;
+
+function failedBeforeRunning(
+  request: HookRequest,
+  command: string,
+  error: string,
+): HookExecutionMessage {
+  const truncated = truncateOutput(error);
+  return {
+    status: 'failed',
+    hookName: request.hookName,
+    command,
+    cwd: request.workspace,
+    exitCode: null,
+    output: '',
+    outputTruncated: false,
+    error: truncated.text,
+    errorTruncated: truncated.truncated,
+    durationMs: 0,
+    slot: request.slot,
+  };
+}
+
+function failureText(
+  result: Awaited<ReturnType<Executor['runCommand']>>,
+  timeoutMs: number,
+): { code: LorenzErrorCode; text: string } | null {
+  if (result.timedOut)
+    return { code: 'hook_timed_out', text: `hook timed out after ${timeoutMs}ms` };
+  if (result.spawnError !== undefined) {
+    return { code: 'hook_failed', text: `hook failed to start: ${result.spawnError}` };
+  }
+  if (result.exitCode === 0) return null;
+  const status = result.exitCode ?? result.signal ?? 'unknown';
+  return { code: 'hook_failed', text: `hook failed with status ${status}: ${result.output}` };
+}
+
+/**
+ * Render, check and run one hook, emitting `hook_execution` messages: `started` then
+ * `completed`/`failed`, or a single `failed` when it never ran (a template that does not
+ * render, a cwd that fails containment). A fail-fast hook's failure is thrown as a
+ * LorenzError (hook_failed, hook_timed_out, or the render/containment code); a best-effort
+ * hook's failure is reported on stderr as `Ignoring <hook> hook failure: …` and swallowed.
+ */
+export async function runHook(request: HookRequest): Promise<HookOutcome> {
+  if (request.command === null) return null;
+  const { message, failure } = await attempt(request, request.command);
+  if (failure === null) return message;
+  if (FAIL_FAST_HOOKS.has(request.hookName)) throw failure;
+  request.emit({
+    type: 'stderr',
+    message: `Ignoring ${request.hookName} hook failure: ${failure.message}`,
+    slot: request.slot,
+  });
+  return message;
+}
+
+interface Attempt {
+  message: HookExecutionMessage;
+  failure: LorenzError | null;
+}
+
+function asLorenzError(error: unknown, request: HookRequest): LorenzError {
+  if (isLorenzError(error)) return error;
+  return new LorenzError('hook_failed', errorMessage(error), {
+    hookName: request.hookName,
+    slot: request.slot,
+  });
+}
+
+/** Emit the single `failed` message of a hook that never ran. */
+function notRun(request: HookRequest, command: string, failure: LorenzError): Attempt {
+  const message = failedBeforeRunning(request, command, failure.message);
+  request.emit({ type: 'hook_execution', message });
+  return { message, failure };
+}
+
+async function attempt(request: HookRequest, template: string): Promise<Attempt> {
+  const { executor, emit, hookName, workspace, slot } = request;
+  let command: string;
+  try {
+    command = renderHookCommand(template, request.issue);
+  } catch (error) {
+    return notRun(request, template, asLorenzError(error, request));
+  }
+  try {
+    await assertWorkspaceCwd(executor, request.root, workspace);
+  } catch (error) {
+    return notRun(request, command, asLorenzError(error, request));
+  }
+  emit({
+    type: 'hook_execution',
+    message: { status: 'started', hookName, command, cwd: workspace, slot },
+  });
+  const result = await executor.runCommand(command, {
+    cwd: workspace,
+    timeoutMs: request.timeoutMs,
+    killGraceMs: request.killGraceMs,
+    env: request.env,
+    signal: request.signal,
+  });
+  const output = truncateOutput(result.output);
+  const failure = failureText(result, request.timeoutMs);
+  const error = failure === null ? null : truncateOutput(failure.text);
+  const message: HookExecutionMessage = {
+    status: failure === null ? 'completed' : 'failed',
+    hookName,
+    command,
+    cwd: workspace,
+    exitCode: result.timedOut ? null : result.exitCode,
+    output: output.text,
+    outputTruncated: output.truncated,
+    error: error?.text ?? null,
+    errorTruncated: error?.truncated ?? false,
+    durationMs: result.durationMs,
+    slot,
+  };
+  emit({ type: 'hook_execution', message });
+  if (failure === null || error === null) return { message, failure: null };
+  return {
+    message,
+    failure: new LorenzError(failure.code, error.text, {
+      hookName,
+      exitCode: message.exitCode,
+      slot,
+    }),
+  };
+}
