@@ -121,17 +121,20 @@ function parseSection<S extends z.ZodObject>(
   if (result.success) return result.data;
   const first = result.error.issues[0];
   const [head, ...rest] = first?.path ?? [];
-  const segments = head === undefined ? [] : [written[String(head)] ?? head, ...rest];
+  const writtenHead =
+    head !== undefined && Object.hasOwn(written, String(head)) ? written[String(head)] : head;
+  const segments = writtenHead === undefined ? [] : [writtenHead, ...rest];
   throw invalid(joinPath(path, segments), first?.message ?? 'invalid value');
 }
 
 /** Rename camelCase hook aliases to their snake_case keys; both spellings at once is an error. */
 function resolveHookAliases(hooks: RawMap): { canonical: RawMap; written: Record<string, string> } {
-  const canonical: RawMap = {};
-  const written: Record<string, string> = {};
+  // Null-prototype maps: a key such as `constructor` or `__proto__` is just an unknown key.
+  const canonical: RawMap = Object.create(null) as RawMap;
+  const written: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [key, value] of Object.entries(hooks)) {
-    const target = HOOK_KEY_ALIASES[key] ?? key;
-    if (target in canonical) {
+    const target = Object.hasOwn(HOOK_KEY_ALIASES, key) ? (HOOK_KEY_ALIASES[key] ?? key) : key;
+    if (Object.hasOwn(canonical, target)) {
       throw invalid(
         `hooks.${target}`,
         `given twice (as ${written[target]} and ${key}); keep one spelling`,
@@ -149,20 +152,19 @@ function parseBridges(agents: RawMap, warnings: string[]): Record<string, AgentB
     ...Object.keys(DEFAULT_BRIDGE_COMMANDS),
     ...Object.keys(agents).filter((key) => !fixed.has(key)),
   ]);
-  const bridges: Record<string, AgentBridge> = {};
+  const bridges: [string, AgentBridge][] = [];
   for (const kind of [...kinds].sort()) {
     const path = `agents.${kind}`;
-    const block = agents[kind] ?? {};
+    const block = (Object.hasOwn(agents, kind) ? agents[kind] : undefined) ?? {};
     if (!isMap(block)) throw invalid(path, 'must be a map');
-    const parsed = parseSection(
-      bridgeSection(DEFAULT_BRIDGE_COMMANDS[kind]),
-      block,
-      path,
-      warnings,
-    );
-    bridges[kind] = { bridgeCommand: parsed.bridge_command, env: parsed.env };
+    const defaultCommand = Object.hasOwn(DEFAULT_BRIDGE_COMMANDS, kind)
+      ? DEFAULT_BRIDGE_COMMANDS[kind]
+      : undefined;
+    const parsed = parseSection(bridgeSection(defaultCommand), block, path, warnings);
+    bridges.push([kind, { bridgeCommand: parsed.bridge_command, env: parsed.env }]);
   }
-  return bridges;
+  // fromEntries defines own properties, so even a kind named `__proto__` stays a plain key.
+  return Object.fromEntries(bridges);
 }
 
 function parseIssues(raw: unknown[]): Issue[] {
@@ -232,7 +234,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
   const agentsRaw = sectionMap(raw, 'agents');
   const fixedAgentKeys = Object.fromEntries(
     Object.keys(agentsSection.shape)
-      .filter((key) => key in agentsRaw)
+      .filter((key) => Object.hasOwn(agentsRaw, key))
       .map((key) => [key, agentsRaw[key]]),
   );
   // Kind blocks are validated by parseBridges, so only the fixed keys go through here.
@@ -240,7 +242,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
   const bridges = parseBridges(agentsRaw, warnings);
   const worker = parseSection(workerSection, sectionMap(raw, 'worker'), 'worker', warnings);
 
-  if (!(agent.kind in bridges)) {
+  if (!Object.hasOwn(bridges, agent.kind)) {
     throw invalid(
       'agent.kind',
       `must name an agent kind with a bridge (${Object.keys(bridges).join(', ')}); got ${JSON.stringify(agent.kind)}`,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type WorkflowConfig, parseConfig } from '../../src/workflow/config.js';
 import { LorenzError } from '../../src/workflow/errors.js';
+import { parseWorkflowContent } from '../../src/workflow/front-matter.js';
 
 function failure(raw: Record<string, unknown>): LorenzError {
   try {
@@ -240,6 +241,26 @@ describe('unknown keys', () => {
     expect(config.agent.maxTurns).toBe(20);
     expect(config.polling.intervalMs).toBe(30_000);
     expect(config.workspace.root).toBeNull();
+  });
+});
+
+describe('keys named like Object.prototype members', () => {
+  it('are plain keys, never inherited values', () => {
+    const raw = parseWorkflowContent(
+      '---\nhooks:\n  constructor: x\n  toString: y\n  __proto__: z\nagents:\n  constructor:\n    bridge_command: c\n---\n',
+    ).frontMatter;
+    const { config, warnings } = parseConfig(raw);
+    expect(warnings).toEqual([
+      'unknown key hooks.constructor',
+      'unknown key hooks.toString',
+      'unknown key hooks.__proto__',
+    ]);
+    expect(Object.keys(config.agents.bridges)).toEqual(['claude', 'codex', 'constructor']);
+    expect(config.agents.bridges.constructor).toEqual({ bridgeCommand: 'c', env: {} });
+    expect(failure({ agent: { kind: 'toString' } }).message).toMatch(/^agent\.kind: must name/);
+    expect(failure({ agents: { toString: {} } }).message).toBe(
+      'agents.toString.bridge_command: must be a non-empty string',
+    );
   });
 });
 
