@@ -1,0 +1,11 @@
+export * from './client.js';
+export * from './informer.js';
+export * from './workqueue.js';
+export * from './controller.js';
+export * from './leader.js';
+export * from './metrics.js';
+export * from './servers.js';
+export * from './logger.js';
+export * from './manager.js';
+export * from './rbac.js';
+export { exponentialDelay, sleep } from './backoff.js';
