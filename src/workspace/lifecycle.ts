@@ -1,0 +1,198 @@
+import type { Executor } from '../executor/types.js';
+import { errorMessage, isLorenzError } from '../workflow/errors.js';
+import type { EventSink, HookName, RunSummary, SlotSummary } from '../workflow/events.js';
+import type { Issue } from '../workflow/issue.js';
+import type { WorkflowConfig } from '../workflow/config.js';
+import type { AgentStep } from './agent-step.js';
+import {
+  assertWorkspaceCwd,
+  assertWorkspaceRoot,
+  createWorkspaceDirectory,
+} from './containment.js';
+import { allSlots, ensembleSize } from './ensemble.js';
+import { runHook } from './hooks.js';
+import { resolveWorkspaceRoot, workspacePath } from './paths.js';
+import { syncSkills } from './skills.js';
+
+export interface LifecycleOptions {
+  config: WorkflowConfig;
+  issue: Issue;
+  executor: Executor;
+  emit: EventSink;
+  /** The agent turn loop; absent for `--no-agent` (hooks only). */
+  agent?: AgentStep;
+  attempt: number | null;
+  /** Root resolution and the hooks' environment; process.env by default. */
+  env?: NodeJS.ProcessEnv;
+  /** Cancellation: stops before_run/after_create and the agent; after_run still runs. */
+  signal?: AbortSignal;
+  /** Which ensemble slots to run; all of them by default. */
+  slots?: number[];
+  /** before_remove and removal at the end; true by default. */
+  cleanup?: boolean;
+  /** SIGTERM→SIGKILL grace for hooks (5000 ms by default). */
+  hookKillGraceMs?: number;
+}
+
+interface RunContext {
+  options: LifecycleOptions;
+  root: string;
+  size: number;
+  /** workspace.isolation `none`: the root is every issue's workspace, no hooks, no removal. */
+  shared: boolean;
+  env: NodeJS.ProcessEnv;
+  signal: AbortSignal;
+}
+
+/**
+ * One issue, every requested slot in parallel, each on its own: create the workspace →
+ * after_create (new directory only) → skills overlay → before_run → agent → after_run
+ * (always, once before_run has passed) → before_remove → remove. A slot's failure is
+ * recorded in the summary, never thrown; `run_completed` carries the summary at the end.
+ */
+export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunSummary> {
+  const env = options.env ?? process.env;
+  const { root } = resolveWorkspaceRoot(options.config.workspace.root, env);
+  const size = ensembleSize(options.issue, options.config.agent.ensembleSize);
+  const context: RunContext = {
+    options,
+    root,
+    size,
+    shared: options.config.workspace.isolation === 'none',
+    env,
+    signal: options.signal ?? new AbortController().signal,
+  };
+  const slots = await Promise.all(
+    (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
+  );
+  const summary: RunSummary = {
+    identifier: options.issue.identifier,
+    succeeded: slots.every((slot) => slot.succeeded),
+    slots,
+  };
+  options.emit({ type: 'run_completed', message: summary });
+  return summary;
+}
+
+async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> {
+  const { options, root, shared } = context;
+  const workspace = shared
+    ? root
+    : workspacePath(root, options.issue.identifier, slot, context.size);
+  const summary: SlotSummary = { slot, workspace, succeeded: false, turns: 0 };
+  const hook = (hookName: HookName, command: string | null, signal?: AbortSignal) =>
+    shared
+      ? Promise.resolve(null)
+      : runHook({
+          executor: options.executor,
+          emit: options.emit,
+          hookName,
+          command,
+          workspace,
+          root,
+          issue: options.issue,
+          timeoutMs: options.config.hooks.timeoutMs,
+          killGraceMs: options.hookKillGraceMs,
+          slot,
+          env: context.env,
+          signal,
+        });
+  let prepared = false;
+  try {
+    const created = await prepareWorkspace(context, workspace);
+    prepared = true;
+    options.emit({ type: 'workspace_prepared', message: { path: workspace, created, slot } });
+    const { hooks } = options.config;
+    if (created) await hook('after_create', hooks.afterCreate, context.signal);
+    const skills = await syncSkills(options.executor, workspace, options.config.agent.skills);
+    if (skills.length > 0) {
+      options.emit({ type: 'skills_synced', message: { path: workspace, skills, slot } });
+    }
+    await hook('before_run', hooks.beforeRun, context.signal);
+    try {
+      await runAgent(context, workspace, summary);
+    } finally {
+      await hook('after_run', hooks.afterRun);
+    }
+  } catch (error) {
+    recordFailure(context, summary, error);
+  } finally {
+    if (prepared && !shared && options.cleanup !== false) {
+      await hook('before_remove', options.config.hooks.beforeRemove);
+      await removeWorkspace(context, workspace, slot);
+    }
+  }
+  return summary;
+}
+
+/** Shared mode uses the (checked) root itself; otherwise a contained per-slot directory. */
+async function prepareWorkspace(context: RunContext, workspace: string): Promise<boolean> {
+  const { executor } = context.options;
+  const rootCreated = await executor.ensureDirectory(context.root);
+  await assertWorkspaceRoot(executor, context.root);
+  if (context.shared) return rootCreated;
+  return createWorkspaceDirectory(executor, context.root, workspace);
+}
+
+async function runAgent(
+  context: RunContext,
+  workspace: string,
+  summary: SlotSummary,
+): Promise<void> {
+  const { options, signal } = context;
+  if (signal.aborted) {
+    summary.errorCode = 'cancelled';
+    summary.error = 'run cancelled before the agent started';
+    return;
+  }
+  if (!options.agent) {
+    summary.succeeded = true;
+    return;
+  }
+  const result = await options.agent({
+    workspace,
+    slot: summary.slot,
+    ensembleSize: context.size,
+    issue: options.issue,
+    attempt: options.attempt,
+    signal,
+    emit: options.emit,
+  });
+  summary.turns = result.turns;
+  if (result.usage) summary.usage = result.usage;
+  if (result.ok) summary.succeeded = true;
+  else {
+    summary.errorCode = result.code;
+    summary.error = result.message;
+  }
+}
+
+function recordFailure(context: RunContext, summary: SlotSummary, error: unknown): void {
+  summary.succeeded = false;
+  summary.errorCode = context.signal.aborted
+    ? 'cancelled'
+    : isLorenzError(error)
+      ? error.code
+      : 'workspace_error';
+  summary.error = errorMessage(error);
+}
+
+/** Re-check containment first: never remove through a symlink or the root itself. */
+async function removeWorkspace(
+  context: RunContext,
+  workspace: string,
+  slot: number,
+): Promise<void> {
+  const { executor, emit } = context.options;
+  try {
+    await assertWorkspaceCwd(executor, context.root, workspace);
+    await executor.removeTree(workspace);
+    emit({ type: 'workspace_removed', message: { path: workspace, slot } });
+  } catch (error) {
+    emit({
+      type: 'stderr',
+      message: `Not removing workspace ${workspace}: ${errorMessage(error)}`,
+      slot,
+    });
+  }
+}
