@@ -40,7 +40,7 @@ function setup(
 ): { events: LorenzEvent[]; options: LifecycleOptions } {
   const events: LorenzEvent[] = [];
   const { config } = parseConfig({ workspace: { root }, ...front });
-  const env = { ...quickLoginEnv(base), HOOK_LOG: log };
+  const env: NodeJS.ProcessEnv = { ...quickLoginEnv(base), HOOK_LOG: log };
   delete env.LORENZ_WORKSPACE_ROOT;
   return {
     events,
