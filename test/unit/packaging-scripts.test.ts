@@ -1,0 +1,195 @@
+// The newcomer's scripts (make dev, make demo, make e2e-kind) cannot run end to end in a
+// unit test: kind needs Docker, and the demo needs a cluster. What can be checked here is
+// checked with real bash: syntax and shellcheck, the argument handling and the clear
+// failures, the assertion logic of the e2e (against a stand-in kubectl), the log formatter,
+// and the make targets.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const node24 = join(root, 'node_modules', '.bin', 'node');
+const scratch = mkdtempSync(join(tmpdir(), 'lorenz-scripts-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const SCRIPTS = [
+  'hack/demo.sh',
+  'hack/dev.sh',
+  'hack/e2e-kind.sh',
+  'hack/run-ts.sh',
+  'hack/lib/samples.sh',
+  'hack/lib/local-cluster.sh',
+];
+
+function run(command: string, args: string[], env: Record<string, string> = {}) {
+  const result = spawnSync(command, args, {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const onPath = (tool: string) => run('bash', ['-c', `command -v ${tool}`]).status === 0;
+
+describe('shell scripts', () => {
+  it.each(SCRIPTS)('%s parses (bash -n)', (script) => {
+    expect(run('bash', ['-n', script]).stderr).toBe('');
+  });
+
+  // shellcheck comes from Debian (apt-get install -y shellcheck). Where it is installed the
+  // scripts must be clean; where it is not, the test says so and checks what it can itself:
+  // every runnable script starts with a shebang and stops on the first error.
+  it('are shellcheck clean (or, without shellcheck, strict: shebang and set -euo pipefail)', () => {
+    if (onPath('shellcheck')) {
+      const result = run('shellcheck', ['-x', ...SCRIPTS]);
+      expect(result.stdout + result.stderr).toBe('');
+      expect(result.status).toBe(0);
+      return;
+    }
+    console.warn('shellcheck is not installed (apt-get install -y shellcheck): checked less');
+    for (const script of SCRIPTS.filter((path) => !path.includes('/lib/'))) {
+      const text = readFileSync(join(root, script), 'utf8');
+      expect(text.startsWith('#!/usr/bin/env bash\n'), script).toBe(true);
+      expect(text, script).toMatch(/^set -euo pipefail$/m);
+    }
+  });
+
+  it.each([
+    ['hack/demo.sh', ['--help'], 0, /make demo.*fresh clone/s],
+    ['hack/demo.sh', ['--bogus'], 2, /usage: hack\/demo\.sh \[--local \| --kind\]/],
+    ['hack/dev.sh', ['--help'], 0, /make dev.*Ctrl-C/s],
+    ['hack/run-ts.sh', [], 2, /usage: hack\/run-ts\.sh <entry\.ts>/],
+    ['hack/run-ts.sh', ['hack/no-such-file.ts'], 2, /no such file: hack\/no-such-file\.ts/],
+  ])('%s %j exits %i with a clear message', (script, args, status, message) => {
+    const result = run(script, args);
+    expect(result.status).toBe(status);
+    expect(result.stdout + result.stderr).toMatch(message);
+  });
+
+  it('hack/run-ts.sh runs a TypeScript script with .js imports on Node 24 and cleans up', () => {
+    const result = run('hack/run-ts.sh', ['hack/sync-chart.ts', '--check']);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(run('bash', ['-c', 'ls hack/.*.run.mjs 2>/dev/null']).stdout).toBe('');
+  });
+});
+
+describe('hack/e2e-kind.sh without Docker', () => {
+  it('stops at once naming what is missing: the docker command', () => {
+    const result = run('hack/e2e-kind.sh', [], { PATH: '/usr/bin:/bin' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('docker is not on PATH');
+  });
+
+  it('stops at once naming what is missing: a Docker engine that answers', () => {
+    const bin = join(scratch, 'no-engine');
+    execFileSync('mkdir', ['-p', bin]);
+    writeFileSync(join(bin, 'docker'), '#!/bin/sh\necho "Cannot connect" >&2\nexit 1\n');
+    chmodSync(join(bin, 'docker'), 0o755);
+    const result = run('hack/e2e-kind.sh', [], { PATH: `${bin}:/usr/bin:/bin` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain("the Docker engine does not answer ('docker info' failed)");
+  });
+});
+
+describe('the e2e assertions (hack/lib/samples.sh) against a stand-in kubectl', () => {
+  const HOOKS = ['after_create', 'before_run', 'after_run', 'before_remove'];
+  const hookEvents = (hooks: string[]) =>
+    hooks
+      .flatMap((hook) => [
+        `HookStarted ${hook} started in slot 0: echo ${hook}`,
+        `HookSucceeded ${hook} completed in slot 0 (exit 0, 3 ms)`,
+      ])
+      .join('\n');
+
+  /** Runs check_sample with kubectl answering `succeeded` and `events`. */
+  function checkSample(succeeded: string, events: string) {
+    const script = `
+      set -euo pipefail
+      ROOT=${JSON.stringify(root)}
+      source "$ROOT/hack/lib/samples.sh"
+      kubectl() {
+        case "$*" in
+          *"get issuerun"*) printf '%s' "$SUCCEEDED" ;;
+          *"get events"*) printf '%s\\n' "$EVENTS" ;;
+          *describe*) echo "described" ;;
+        esac
+      }
+      check_sample default`;
+    return run('bash', ['-c', script], { SUCCEEDED: succeeded, EVENTS: events });
+  }
+
+  it('passes a Succeeded run with a HookSucceeded Event for each of the four hooks', () => {
+    const result = checkSample('True', hookEvents(HOOKS));
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('fails a run that did not succeed, and describes it', () => {
+    const result = checkSample('False', hookEvents(HOOKS));
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('issuerun/demo-1 did not succeed (Succeeded=False)');
+  });
+
+  it('fails, naming the hook, when a hook has no HookSucceeded Event', () => {
+    const events = hookEvents(HOOKS.slice(0, 3)) + '\nHookFailed before_remove failed (exit 1)';
+    const result = checkSample('True', events);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe('no HookSucceeded Event for before_remove on issuerun/demo-1\n');
+  });
+});
+
+describe('hack/log-format.mjs', () => {
+  it('prints pino JSON records as one readable line each and passes other lines through', () => {
+    const input = [
+      JSON.stringify({
+        level: 30,
+        time: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+        pid: 1,
+        hostname: 'h',
+        msg: 'reconciled',
+        run: 'default/demo-1',
+        ms: 12,
+      }),
+      'a line that is not JSON',
+      JSON.stringify({
+        level: 50,
+        time: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+        msg: 'patch failed',
+        err: { message: 'conflict' },
+      }),
+    ].join('\n');
+    const output = execFileSync(node24, ['hack/log-format.mjs'], {
+      cwd: root,
+      input,
+      encoding: 'utf8',
+    });
+    expect(output).toBe(
+      [
+        '03:04:05.006 INFO  reconciled run=default/demo-1 ms=12',
+        'a line that is not JSON',
+        '03:04:05.006 ERROR patch failed err={"message":"conflict"}',
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
+describe('make targets', () => {
+  it.each([
+    ['crds', 'hack/run-ts.sh hack/sync-chart.ts'],
+    ['dev', 'hack/dev.sh'],
+    ['demo', 'hack/demo.sh'],
+    ['docker-build', 'docker build -t ghcr.io/lorenz-dev/lorenz:0.1.0 .'],
+    ['helm-lint', 'lint --strict charts/lorenz'],
+    ['e2e-kind', 'hack/e2e-kind.sh'],
+  ])('make %s runs %s', (target, command) => {
+    const result = run('make', ['-n', target]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(command);
+  });
+});
