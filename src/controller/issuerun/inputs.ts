@@ -1,10 +1,8 @@
 import type { V1ConfigMap, V1OwnerReference } from '@kubernetes/client-node';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import type { Issue } from '../../workflow/issue.js';
-import type { HookName } from '../../workflow/events.js';
-import { HOOK_NAMES } from '../../workflow/events.js';
 import { ensembleContext, renderPrompt } from '../../template/prompt.js';
-import { renderHookCommand } from '../../template/hook.js';
+import { renderHooks } from '../../runner/rendered-hooks.js';
 import {
   INPUT_HOOKS,
   INPUT_ISSUE,
@@ -39,31 +37,6 @@ export interface RunInputs {
   manifest: InputManifest;
   /** sha256 of manifest.json: one value naming the whole input set. */
   digest: string;
-}
-
-export type RenderedHooks = Record<HookName, string | null>;
-
-const hookCommand = (config: WorkflowConfig, name: HookName): string | null => {
-  switch (name) {
-    case 'after_create':
-      return config.hooks.afterCreate;
-    case 'before_run':
-      return config.hooks.beforeRun;
-    case 'after_run':
-      return config.hooks.afterRun;
-    case 'before_remove':
-      return config.hooks.beforeRemove;
-  }
-};
-
-/** Renders every configured hook for the issue; throws the engine's template errors. */
-export function renderHooks(config: WorkflowConfig, issue: Issue): RenderedHooks {
-  const rendered = {} as RenderedHooks;
-  for (const name of HOOK_NAMES) {
-    const command = hookCommand(config, name);
-    rendered[name] = command === null ? null : renderHookCommand(command, issue);
-  }
-  return rendered;
 }
 
 export const digestOf = (text: string): string => `sha256:${sha256Hex(text)}`;

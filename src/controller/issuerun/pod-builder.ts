@@ -147,6 +147,8 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       WORKSPACE_DIR,
       '--issue-state-file',
       `${PODINFO_DIR}/${ISSUE_STATE_FILE}`,
+      // A claim outlives the Pod: keep the tree for the next attempt.
+      ...(options.volumeClaimSpec ? ['--keep-workspace'] : []),
     ],
     workingDir: WORKSPACE_DIR,
     env: agentEnv(agentTemplate),

@@ -1,0 +1,48 @@
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { API_VERSION, WORKFLOW_KIND } from '../../api/index.js';
+import {
+  LABEL_COMPONENT,
+  LABEL_MANAGED_BY,
+  LABEL_WORKFLOW,
+  MANAGED_BY,
+} from '../issuerun/constants.js';
+import { configSnapshotName, labelValue, sha256Hex } from '../issuerun/names.js';
+import type { ObjectIdentity } from '../issuerun/owner.js';
+
+/**
+ * The last good WORKFLOW.md of a Workflow, kept in an immutable ConfigMap named by its
+ * digest. IssueRuns render from it, so a bad edit of the Workflow (or of the ConfigMap it
+ * points to) never reaches a run: the previous good text keeps running.
+ */
+export const SNAPSHOT_KEY = 'WORKFLOW.md';
+
+export const workflowDigest = (text: string): string => `sha256:${sha256Hex(text)}`;
+
+export function snapshotConfigMap(workflow: ObjectIdentity, text: string): V1ConfigMap {
+  const digest = workflowDigest(text);
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: configSnapshotName(workflow.name, sha256Hex(text)),
+      namespace: workflow.namespace,
+      labels: {
+        [LABEL_MANAGED_BY]: MANAGED_BY,
+        [LABEL_COMPONENT]: 'workflow-config',
+        [LABEL_WORKFLOW]: labelValue(workflow.name),
+      },
+      annotations: { 'lorenz.dev/config-digest': digest },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: WORKFLOW_KIND,
+          name: workflow.name,
+          uid: workflow.uid,
+          controller: true,
+        },
+      ],
+    },
+    immutable: true,
+    data: { [SNAPSHOT_KEY]: text },
+  };
+}

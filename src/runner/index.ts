@@ -1,0 +1,3 @@
+export { parseRunnerArgs, runRunner, runRunnerCommand, type RunnerOptions } from './main.js';
+export { readVerifiedInputs } from './inputs.js';
+export { parseTerminationSummary, type TerminationSummary } from './summary.js';

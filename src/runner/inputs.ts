@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LorenzError, errorMessage } from '../workflow/errors.js';
+
+/**
+ * The inputs volume: files the controller rendered (prompt per slot, hooks, issue, the
+ * WORKFLOW.md text) plus manifest.json with the sha256 of each. Everything is verified
+ * before the first hook runs, so a Pod never acts on inputs other than the ones the
+ * controller rendered and recorded.
+ */
+export const MANIFEST_FILE = 'manifest.json';
+
+export interface VerifiedInputs {
+  files: Record<string, string>;
+}
+
+const sha256 = (text: string): string =>
+  `sha256:${createHash('sha256').update(text).digest('hex')}`;
+
+const mismatch = (message: string, file?: string): LorenzError =>
+  new LorenzError(
+    'input_digest_mismatch',
+    `input_digest_mismatch: ${message}`,
+    file ? { file } : undefined,
+  );
+
+export async function readVerifiedInputs(dir: string): Promise<VerifiedInputs> {
+  let manifestText: string;
+  try {
+    manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8');
+  } catch (error) {
+    throw mismatch(`cannot read ${MANIFEST_FILE}: ${errorMessage(error)}`, MANIFEST_FILE);
+  }
+  let listed: Record<string, unknown>;
+  try {
+    const manifest = JSON.parse(manifestText) as { version?: unknown; files?: unknown };
+    if (manifest.version !== 1 || typeof manifest.files !== 'object' || manifest.files === null) {
+      throw new Error('unsupported manifest');
+    }
+    listed = manifest.files as Record<string, unknown>;
+  } catch (error) {
+    throw mismatch(
+      `${MANIFEST_FILE} is not a valid manifest: ${errorMessage(error)}`,
+      MANIFEST_FILE,
+    );
+  }
+  const files: Record<string, string> = {};
+  for (const [name, digest] of Object.entries(listed)) {
+    if (name.includes('/') || name.startsWith('.'))
+      throw mismatch(`unsafe file name ${name}`, name);
+    let text: string;
+    try {
+      text = await readFile(join(dir, name), 'utf8');
+    } catch (error) {
+      throw mismatch(`${name} is missing: ${errorMessage(error)}`, name);
+    }
+    const actual = sha256(text);
+    if (actual !== digest) {
+      throw mismatch(`${name} has digest ${actual}, the manifest says ${String(digest)}`, name);
+    }
+    files[name] = text;
+  }
+  return { files };
+}
+
+export function requireInput(inputs: VerifiedInputs, name: string): string {
+  const text = inputs.files[name];
+  if (text === undefined) throw mismatch(`${name} is not in the manifest`, name);
+  return text;
+}

@@ -1,0 +1,233 @@
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { createAcpAgentStep } from '../agent/index.js';
+import { createLocalExecutor } from '../executor/local.js';
+import type { Executor } from '../executor/types.js';
+import type { WorkflowConfig } from '../workflow/config.js';
+import { LorenzError, errorMessage, isLorenzError } from '../workflow/errors.js';
+import type { HookExecutionMessage, LorenzEvent, RunSummary } from '../workflow/events.js';
+import { normalizeIssue, type Issue } from '../workflow/issue.js';
+import { loadWorkflowText } from '../workflow/load.js';
+import type { AgentStep } from '../workspace/agent-step.js';
+import { runIssueLifecycle } from '../workspace/lifecycle.js';
+import { readVerifiedInputs, requireInput } from './inputs.js';
+import { createIssueStateCheck } from './issue-state.js';
+import { renderHooks } from './rendered-hooks.js';
+import { encodeTerminationSummary, summarizeSlot } from './summary.js';
+
+/**
+ * `lorenz runner`: the entrypoint of a run Pod. It runs one ensemble slot of one IssueRun
+ * with the core engine and the local executor, reports every event as a JSON line on
+ * stdout (the controller follows the Pod log), and leaves a compact summary in the
+ * termination message. It never talks to the Kubernetes API.
+ */
+export interface RunnerOptions {
+  inputsDir: string;
+  slot: number;
+  /** The workspace volume: the lifecycle's root. */
+  workspaceRoot: string;
+  issueStateFile: string;
+  terminationLogPath: string;
+  /** With a persistent claim the tree outlives the Pod: no before_remove, no removal. */
+  keepWorkspace: boolean;
+  /** Run the hooks only (no agent step). */
+  noAgent: boolean;
+  env: NodeJS.ProcessEnv;
+  write: (line: string) => void;
+  /** Aborted on SIGTERM: the agent stops, after_run still runs. */
+  signal?: AbortSignal;
+  executor?: Executor;
+  /** Seam for tests: the agent step for a config and a rendered prompt. */
+  createAgentStep?: (options: {
+    config: WorkflowConfig;
+    prompt: string;
+    isIssueActive: () => Promise<boolean>;
+    env: NodeJS.ProcessEnv;
+    executor: Executor;
+  }) => AgentStep;
+}
+
+export const RUNNER_DEFAULTS = {
+  inputsDir: '/lorenz/inputs',
+  workspaceRoot: '/workspace',
+  issueStateFile: '/lorenz/podinfo/issue-state',
+  terminationLogPath: '/dev/termination-log',
+} as const;
+
+export function parseRunnerArgs(
+  argv: string[],
+): Omit<RunnerOptions, 'env' | 'write' | 'signal' | 'executor' | 'createAgentStep'> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      inputs: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
+      slot: { type: 'string', default: '0' },
+      workspace: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
+      'issue-state-file': { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
+      'termination-log': { type: 'string', default: RUNNER_DEFAULTS.terminationLogPath },
+      'keep-workspace': { type: 'boolean', default: false },
+      'no-agent': { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const slot = Number(values.slot);
+  if (!Number.isInteger(slot) || slot < 0)
+    throw new Error(`--slot: not a slot number: ${values.slot}`);
+  return {
+    inputsDir: values.inputs,
+    slot,
+    workspaceRoot: values.workspace,
+    issueStateFile: values['issue-state-file'],
+    terminationLogPath: values['termination-log'],
+    keepWorkspace: values['keep-workspace'],
+    noAgent: values['no-agent'],
+  };
+}
+
+interface RunPlan {
+  config: WorkflowConfig;
+  issue: Issue;
+  attempt: number | null;
+  prompt: string;
+}
+
+async function planRun(options: RunnerOptions): Promise<RunPlan> {
+  const inputs = await readVerifiedInputs(options.inputsDir);
+  const loaded = loadWorkflowText(requireInput(inputs, 'workflow.md'), 'inputs/workflow.md');
+  const issue = normalizeIssue(JSON.parse(requireInput(inputs, 'issue.json')), 'inputs/issue.json');
+  const run = JSON.parse(requireInput(inputs, 'run.json')) as { attempt?: number | null };
+  const prompt = requireInput(inputs, `prompt-${options.slot}.md`);
+  const config: WorkflowConfig = {
+    ...loaded.config,
+    workspace: { ...loaded.config.workspace, root: options.workspaceRoot },
+  };
+  // The engine renders the hooks again as it runs them; it must be what the controller
+  // rendered and recorded, or this runner and that controller disagree on the engine.
+  const expected = JSON.parse(requireInput(inputs, 'hooks.json')) as unknown;
+  if (JSON.stringify(renderHooks(config, issue)) !== JSON.stringify(expected)) {
+    throw new LorenzError(
+      'input_digest_mismatch',
+      'input_digest_mismatch: the hooks rendered in the Pod differ from hooks.json',
+    );
+  }
+  return { config, issue, attempt: run.attempt ?? null, prompt };
+}
+
+function defaultAgentStep(
+  options: Parameters<NonNullable<RunnerOptions['createAgentStep']>>[0],
+): AgentStep {
+  return createAcpAgentStep({
+    config: options.config,
+    renderPrompt: () => options.prompt,
+    isIssueActive: options.isIssueActive,
+    env: options.env,
+    executor: options.executor,
+  });
+}
+
+/** Runs the slot; resolves the exit code (0 success, 1 failure). */
+export async function runRunner(options: RunnerOptions): Promise<number> {
+  const hooks: HookExecutionMessage[] = [];
+  const emit = (event: LorenzEvent): void => {
+    if (event.type === 'hook_execution') hooks.push(event.message);
+    options.write(`${JSON.stringify(event)}\n`);
+  };
+  let summary: RunSummary | null = null;
+  let failure: { code: string; message: string } | undefined;
+  try {
+    const plan = await planRun(options);
+    const executor = options.executor ?? createLocalExecutor();
+    const env = { ...options.env, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
+    const isIssueActive = createIssueStateCheck({
+      stateFile: options.issueStateFile,
+      fallbackState: plan.issue.state,
+      activeStates: plan.config.tracker.activeStates,
+      terminalStates: plan.config.tracker.terminalStates,
+    });
+    const makeStep = options.createAgentStep ?? defaultAgentStep;
+    const agent = options.noAgent
+      ? undefined
+      : makeStep({ config: plan.config, prompt: plan.prompt, isIssueActive, env, executor });
+    summary = await runIssueLifecycle({
+      config: plan.config,
+      issue: plan.issue,
+      executor,
+      emit,
+      ...(agent ? { agent } : {}),
+      attempt: plan.attempt,
+      env,
+      ...(options.signal ? { signal: options.signal } : {}),
+      slots: [options.slot],
+      cleanup: !options.keepWorkspace,
+    });
+  } catch (error) {
+    failure = {
+      code: isLorenzError(error) ? error.code : 'runner_failed',
+      message: errorMessage(error),
+    };
+    emit({ type: 'stderr', message: `lorenz runner: ${failure.message}`, slot: options.slot });
+  }
+  if (!summary) {
+    // The lifecycle never ran to its end: still close the stream with run_completed.
+    emit({
+      type: 'run_completed',
+      message: {
+        identifier: '',
+        succeeded: false,
+        slots: [
+          {
+            slot: options.slot,
+            workspace: '',
+            succeeded: false,
+            errorCode: failure?.code ?? 'runner_failed',
+            error: failure?.message ?? '',
+            turns: 0,
+          },
+        ],
+      },
+    });
+  }
+  const cancelled = options.signal?.aborted === true;
+  const termination = summarizeSlot({
+    slot: options.slot,
+    summary,
+    hooks,
+    cancelled,
+    ...(failure ? { failure } : {}),
+  });
+  try {
+    await writeFile(options.terminationLogPath, encodeTerminationSummary(termination));
+  } catch (error) {
+    options.write(
+      `${JSON.stringify({ type: 'stderr', message: `cannot write the termination message: ${errorMessage(error)}` })}\n`,
+    );
+  }
+  return termination.succeeded ? 0 : 1;
+}
+
+/** The `lorenz runner` command: argv after the subcommand; SIGTERM cancels the run. */
+export async function runRunnerCommand(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseRunnerArgs>;
+  try {
+    parsed = parseRunnerArgs(argv);
+  } catch (error) {
+    process.stderr.write(`lorenz runner: ${errorMessage(error)}\n`);
+    return 2;
+  }
+  const controller = new AbortController();
+  const onTerm = (): void => controller.abort();
+  process.on('SIGTERM', onTerm);
+  process.on('SIGINT', onTerm);
+  try {
+    return await runRunner({
+      ...parsed,
+      env: process.env,
+      write: (line) => process.stdout.write(line),
+      signal: controller.signal,
+    });
+  } finally {
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onTerm);
+  }
+}
