@@ -15,3 +15,14 @@ await build({
   },
   logLevel: 'warning',
 });
+
+// The scripted ACP agent: a bridge command for demos and samples that needs no API key.
+await build({
+  entryPoints: ['test/fixtures/scripted-agent/main.ts'],
+  outfile: 'dist/scripted-agent.mjs',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  logLevel: 'warning',
+});

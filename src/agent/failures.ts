@@ -1,0 +1,88 @@
+import type { LorenzErrorCode } from '../workflow/errors.js';
+import type { BridgeExit } from './bridge.js';
+
+/**
+ * Why an agent step failed, as a stable code the runner and the controller branch on. The
+ * message is for people: it names the bridge command and quotes what the bridge said.
+ */
+export type AgentFailureCode = Extract<
+  LorenzErrorCode,
+  | 'agent_bridge_missing'
+  | 'agent_bridge_exited'
+  | 'agent_protocol_error'
+  | 'agent_response_timeout'
+  | 'acp_turn_failed'
+  | 'turn_timeout'
+  | 'turn_stalled'
+  | 'turn_cancelled'
+  | 'turn_input_required'
+  | 'approval_required'
+  | 'issue_state_unavailable'
+>;
+
+export class AgentFailure extends Error {
+  readonly code: AgentFailureCode;
+
+  constructor(code: AgentFailureCode, message: string) {
+    super(message);
+    this.name = 'AgentFailure';
+    this.code = code;
+  }
+}
+
+/** bash's status for "command not found". */
+const COMMAND_NOT_FOUND = 127;
+/** Stderr lines quoted in a message about a dead bridge. */
+const QUOTED_STDERR_LINES = 5;
+
+function quoteStderr(tail: string[]): string {
+  const lines = tail.filter((line) => line.trim() !== '').slice(-QUOTED_STDERR_LINES);
+  return lines.length > 0 ? `; stderr: ${lines.join(' | ')}` : '';
+}
+
+function describeExit(exit: BridgeExit): string {
+  if (exit.exitCode !== null) return `status ${exit.exitCode}`;
+  return exit.signal ? `signal ${exit.signal}` : 'an unknown status';
+}
+
+/**
+ * The bridge process ended on its own. `when` says at what point (`before answering
+ * initialize`, `during turn 2`). Exit 127 from `bash -lc` means the command does not exist.
+ */
+export function bridgeEnded(
+  command: string,
+  exit: BridgeExit,
+  tail: string[],
+  when: string,
+): AgentFailure {
+  if (exit.exitCode === COMMAND_NOT_FOUND) {
+    return new AgentFailure(
+      'agent_bridge_missing',
+      `agent bridge command not found: ${command}${quoteStderr(tail)}`,
+    );
+  }
+  return new AgentFailure(
+    'agent_bridge_exited',
+    `agent bridge ${command} exited with ${describeExit(exit)} ${when}${quoteStderr(tail)}`,
+  );
+}
+
+/** The bridge answered a request with a JSON-RPC error. */
+export function bridgeRefused(command: string, method: string, error: unknown): AgentFailure {
+  const text = error instanceof Error ? error.message : String(error);
+  return new AgentFailure(
+    'agent_protocol_error',
+    `agent bridge ${command} refused ${method}: ${JSON.stringify(text)}`,
+  );
+}
+
+export function bridgeSilent(command: string, method: string, timeoutMs: number): AgentFailure {
+  return new AgentFailure(
+    'agent_response_timeout',
+    `agent bridge ${command} did not answer ${method} within ${timeoutMs} ms`,
+  );
+}
+
+export function cancelledByCaller(): AgentFailure {
+  return new AgentFailure('turn_cancelled', 'the agent run was cancelled');
+}

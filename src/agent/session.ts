@@ -1,0 +1,200 @@
+import type { Executor } from '../executor/types.js';
+import type { AgentEventType } from '../workflow/events.js';
+import { startBridge, type Bridge, type BridgeExit } from './bridge.js';
+import { CLIENT_CAPABILITIES, PROTOCOL_VERSION, connectClient, type acp } from './client.js';
+import {
+  AgentFailure,
+  bridgeEnded,
+  bridgeRefused,
+  bridgeSilent,
+  cancelledByCaller,
+} from './failures.js';
+import { startTimer, whenAborted, within } from './timing.js';
+import { createUpdateForwarder } from './updates.js';
+
+/** After a request fails, how long to wait for the bridge's exit to explain it. */
+export const EXIT_SETTLE_MS = 2000;
+
+export type AgentEmit = (type: AgentEventType, message: Record<string, unknown> | string) => void;
+
+/** The turn in progress, as the client handlers see it. */
+export interface ActiveTurn {
+  readonly number: number;
+  /** The turn cannot go on (a permission nobody can grant, a question nobody can answer). */
+  interrupt(failure: AgentFailure): void;
+  /** The bridge showed a sign of life: restart the stall clock. */
+  activity(): void;
+}
+
+export interface SessionOptions {
+  executor: Executor;
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  responseTimeoutMs: number;
+  signal: AbortSignal;
+  emit: AgentEmit;
+}
+
+export interface Session {
+  readonly bridge: Bridge;
+  readonly connection: acp.ClientConnection;
+  /** initialize, then session/new with the workspace as cwd; throws AgentFailure. */
+  open(): Promise<string>;
+  setTurn(turn: ActiveTurn | undefined): void;
+  /** Flush pending notifications (end of a turn). */
+  flushUpdates(): void;
+  /** Close the connection and end the bridge's whole process group. */
+  close(killGraceMs: number): Promise<BridgeExit | undefined>;
+}
+
+/** Prefer a one-time approval: the least a run needs to go on. */
+function approvalOption(options: acp.PermissionOption[]): acp.PermissionOption | undefined {
+  const allowing = options.filter((option) => option.kind.startsWith('allow'));
+  return allowing.find((option) => option.kind === 'allow_once') ?? allowing[0];
+}
+
+/** Start the bridge and connect to it; `open()` does the handshake. */
+export function startSession(options: SessionOptions): Session {
+  const { emit, command } = options;
+  let turn: ActiveTurn | undefined;
+  const forwarder = createUpdateForwarder((message) => emit('session_notification', message));
+
+  const bridge = startBridge(
+    options.executor,
+    command,
+    { cwd: options.cwd, env: options.env },
+    {
+      onStderrLine(line) {
+        turn?.activity();
+        emit('stderr', line);
+      },
+      onMalformedLine(line) {
+        turn?.activity();
+        emit('malformed', { line: line.slice(0, 2000) });
+      },
+    },
+  );
+
+  const connection = connectClient(bridge, {
+    sessionUpdate(notification) {
+      turn?.activity();
+      forwarder.push(turn?.number ?? 0, notification.update);
+    },
+    requestPermission(request) {
+      turn?.activity();
+      const toolCall = request.toolCall.title ?? request.toolCall.toolCallId;
+      const option = approvalOption(request.options);
+      if (option && turn) {
+        emit('approval_auto_approved', {
+          turn: turn.number,
+          toolCall,
+          optionId: option.optionId,
+          kind: option.kind,
+        });
+        return { outcome: { outcome: 'selected', optionId: option.optionId } };
+      }
+      const kinds = request.options.map((each) => each.kind);
+      emit('approval_required', { turn: turn?.number ?? 0, toolCall, options: kinds });
+      turn?.interrupt(
+        new AgentFailure(
+          'approval_required',
+          `agent asked for approval of ${JSON.stringify(toolCall)} with no allow option (${kinds.join(', ') || 'no options'})`,
+        ),
+      );
+      return { outcome: { outcome: 'cancelled' } };
+    },
+    requestInput(request) {
+      emit('turn_input_required', { turn: turn?.number ?? 0, message: request.message });
+      turn?.interrupt(
+        new AgentFailure(
+          'turn_input_required',
+          `agent asked for user input: ${JSON.stringify(request.message)}`,
+        ),
+      );
+      return { action: 'cancel' };
+    },
+  });
+
+  /** Await a non-prompt request's answer, bounded by the response timeout. */
+  async function answer<T>(method: string, request: Promise<T>): Promise<T> {
+    const timer = startTimer(options.responseTimeoutMs);
+    type Outcome =
+      | { kind: 'value'; value: T }
+      | { kind: 'error'; error: unknown }
+      | { kind: 'exit'; exit: BridgeExit }
+      | { kind: 'timeout' }
+      | { kind: 'aborted' };
+    const outcome = await Promise.race<Outcome>([
+      request.then(
+        (value) => ({ kind: 'value', value }),
+        (error: unknown) => ({ kind: 'error', error }),
+      ),
+      bridge.exited.then((exit) => ({ kind: 'exit', exit })),
+      timer.elapsed.then(() => ({ kind: 'timeout' })),
+      whenAborted(options.signal).then(() => ({ kind: 'aborted' })),
+    ]).finally(() => timer.cancel());
+    const when = `before answering ${method}`;
+    switch (outcome.kind) {
+      case 'value':
+        return outcome.value;
+      case 'exit':
+        throw bridgeEnded(command, outcome.exit, bridge.stderrTail(), when);
+      case 'timeout':
+        throw bridgeSilent(command, method, options.responseTimeoutMs);
+      case 'aborted':
+        throw cancelledByCaller();
+      case 'error': {
+        // A closed connection means the bridge is dying: let its exit explain.
+        if (connection.signal.aborted) {
+          const exit = await within(bridge.exited, EXIT_SETTLE_MS);
+          if (exit) throw bridgeEnded(command, exit, bridge.stderrTail(), when);
+        }
+        throw bridgeRefused(command, method, outcome.error);
+      }
+    }
+  }
+
+  return {
+    bridge,
+    connection,
+    async open() {
+      const initialized = await answer(
+        'initialize',
+        connection.agent.request('initialize', {
+          protocolVersion: PROTOCOL_VERSION,
+          clientCapabilities: CLIENT_CAPABILITIES,
+          clientInfo: { name: 'lorenz', version: '0.1.0' },
+        }),
+      );
+      const created = await answer(
+        'session/new',
+        connection.agent.request('session/new', { cwd: options.cwd, mcpServers: [] }),
+      );
+      emit('session_started', {
+        sessionId: created.sessionId,
+        command,
+        pid: bridge.pid ?? null,
+        agent: initialized.agentInfo ?? null,
+        protocolVersion: initialized.protocolVersion,
+      });
+      return created.sessionId;
+    },
+    setTurn(next) {
+      turn = next;
+    },
+    flushUpdates: () => forwarder.flush(),
+    async close(killGraceMs) {
+      forwarder.flush();
+      connection.close();
+      await bridge.stop(killGraceMs);
+      const exit = bridge.exit();
+      emit('process_exit', {
+        pid: bridge.pid ?? null,
+        exitCode: exit?.exitCode ?? null,
+        signal: exit?.signal ?? null,
+      });
+      return exit;
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import type { Executor } from '../executor/types.js';
+import { continuationPrompt } from '../template/prompt.js';
+import type { WorkflowConfig } from '../workflow/config.js';
+import { isLorenzError } from '../workflow/errors.js';
+import type { TokenUsage } from '../workflow/events.js';
+import type { AgentStep, AgentStepContext, AgentStepResult } from '../workspace/agent-step.js';
+import { bridgeEnvironment } from './environment.js';
+import { AgentFailure, cancelledByCaller } from './failures.js';
+import { startSession, type AgentEmit, type Session } from './session.js';
+import { runTurn, type TurnLimits } from './turn.js';
+import { addTurnUsage } from './usage.js';
+
+/** The parts of WORKFLOW.md the agent runtime reads. */
+export type AgentRuntimeConfig = {
+  agent: Pick<WorkflowConfig['agent'], 'kind' | 'maxTurns'>;
+  agents: WorkflowConfig['agents'];
+  tracker: Pick<WorkflowConfig['tracker'], 'apiKey'>;
+};
+
+export interface AcpAgentStepOptions {
+  config: AgentRuntimeConfig;
+  /** The rendered first-turn prompt for this slot. */
+  renderPrompt: (context: AgentStepContext) => string;
+  /** Whether the issue is still in an active state (asked before each continuation turn). */
+  isIssueActive: () => Promise<boolean>;
+  /** The environment the bridge's is derived from; process.env by default. */
+  env?: NodeJS.ProcessEnv;
+  executor: Executor;
+  /** Variable names the Workflow keeps for the controller: never given to the agent. */
+  controllerOnlyEnv?: readonly string[];
+  /** How long a cancelled turn may take to answer before the bridge is killed (3000). */
+  cancelGraceMs?: number;
+  /** SIGTERM → SIGKILL grace when the bridge's process group is ended (3000). */
+  killGraceMs?: number;
+}
+
+const DEFAULT_CANCEL_GRACE_MS = 3000;
+const DEFAULT_KILL_GRACE_MS = 3000;
+
+/**
+ * The agent step: one ACP session per slot run. Turn 1 gets the rendered prompt; while the
+ * issue stays active and turns < agent.max_turns, the next turn gets the fixed continuation
+ * prompt on the same session. The bridge's whole process group is ended on every path.
+ */
+export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
+  return async (context) => {
+    const emit: AgentEmit = (type, message) => context.emit({ type, message, slot: context.slot });
+    const { config } = options;
+    const bridgeConfig = config.agents.bridges[config.agent.kind];
+    if (!bridgeConfig) {
+      return failed(
+        new AgentFailure(
+          'agent_bridge_missing',
+          `no bridge command for agent kind ${JSON.stringify(config.agent.kind)}`,
+        ),
+        0,
+      );
+    }
+    let prompt: string;
+    try {
+      prompt = options.renderPrompt(context);
+    } catch (error) {
+      if (!isLorenzError(error)) throw error;
+      return { ok: false, code: error.code, message: error.message, turns: 0 };
+    }
+    if (context.signal.aborted) return failed(cancelledByCaller(), 0);
+
+    const session = startSession({
+      executor: options.executor,
+      command: bridgeConfig.bridgeCommand,
+      cwd: context.workspace,
+      env: bridgeEnvironment({
+        base: options.env ?? process.env,
+        trackerApiKey: config.tracker.apiKey,
+        controllerOnly: options.controllerOnlyEnv ?? [],
+        bridgeEnv: bridgeConfig.env,
+      }),
+      responseTimeoutMs: config.agents.responseTimeoutMs,
+      signal: context.signal,
+      emit,
+    });
+    try {
+      return await runTurns(session, prompt, options, context, emit);
+    } finally {
+      await session.close(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+    }
+  };
+}
+
+async function runTurns(
+  session: Session,
+  firstPrompt: string,
+  options: AcpAgentStepOptions,
+  context: AgentStepContext,
+  emit: AgentEmit,
+): Promise<AgentStepResult> {
+  const { maxTurns } = options.config.agent;
+  const limits: TurnLimits = {
+    turnTimeoutMs: options.config.agents.turnTimeoutMs,
+    stallTimeoutMs: options.config.agents.stallTimeoutMs,
+    cancelGraceMs: options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS,
+  };
+  let usage: TokenUsage | undefined;
+  let turns = 0;
+  let sessionId: string;
+  try {
+    sessionId = await session.open();
+  } catch (error) {
+    if (error instanceof AgentFailure) return failed(error, 0);
+    throw error;
+  }
+
+  for (;;) {
+    const number = turns + 1;
+    const text = number === 1 ? firstPrompt : continuationPrompt(number, maxTurns);
+    emit('turn_started', { turn: number, sessionId });
+    const result = await runTurn({
+      connection: session.connection,
+      bridge: session.bridge,
+      sessionId,
+      number,
+      text,
+      limits,
+      signal: context.signal,
+      onStart: (turn) => session.setTurn(turn),
+    });
+    session.setTurn(undefined);
+    session.flushUpdates();
+    turns = number;
+    usage = addTurnUsage(usage, result.usage);
+    if (!result.ok) {
+      const { code, message } = result.failure;
+      emit(code === 'turn_cancelled' ? 'turn_cancelled' : 'turn_failed', {
+        turn: number,
+        code,
+        message,
+        ...(usage ? { usage } : {}),
+      });
+      return failed(result.failure, turns, usage);
+    }
+    emit('turn_completed', {
+      turn: number,
+      stopReason: result.stopReason,
+      ...(usage ? { usage } : {}),
+    });
+    if (turns >= maxTurns) break;
+    if (context.signal.aborted) return failed(cancelledByCaller(), turns, usage);
+    let active: boolean;
+    try {
+      active = await options.isIssueActive();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return failed(
+        new AgentFailure(
+          'issue_state_unavailable',
+          `could not read the issue state before turn ${number + 1}: ${reason}`,
+        ),
+        turns,
+        usage,
+      );
+    }
+    if (!active) break;
+  }
+  return { ok: true, turns, ...(usage ? { usage } : {}) };
+}
+
+function failed(failure: AgentFailure, turns: number, usage?: TokenUsage): AgentStepResult {
+  return {
+    ok: false,
+    code: failure.code,
+    message: failure.message,
+    turns,
+    ...(usage ? { usage } : {}),
+  };
+}

@@ -1,0 +1,164 @@
+import type { Bridge, BridgeExit } from './bridge.js';
+import type { acp } from './client.js';
+import { AgentFailure, bridgeEnded, cancelledByCaller } from './failures.js';
+import { EXIT_SETTLE_MS, type ActiveTurn } from './session.js';
+import { within } from './timing.js';
+
+export interface TurnLimits {
+  turnTimeoutMs: number;
+  /** ≤ 0 disables the stall check. */
+  stallTimeoutMs: number;
+  /** How long a cancelled turn may take to answer before the bridge is killed. */
+  cancelGraceMs: number;
+}
+
+export interface TurnInput {
+  connection: acp.ClientConnection;
+  bridge: Bridge;
+  sessionId: string;
+  number: number;
+  text: string;
+  limits: TurnLimits;
+  signal: AbortSignal;
+  /** Called with the turn's handle before the prompt is sent. */
+  onStart(turn: ActiveTurn): void;
+}
+
+export type TurnResult =
+  | { ok: true; stopReason: string; usage: acp.Usage | null | undefined }
+  | { ok: false; failure: AgentFailure; usage: acp.Usage | null | undefined };
+
+/** Stop reasons after which the loop goes on; `cancelled` cancels, anything else fails. */
+const COMPLETED_STOP_REASONS = new Set(['end_turn', 'max_tokens', 'max_turn_requests']);
+
+type Outcome =
+  | { kind: 'answer'; response: acp.PromptResponse }
+  | { kind: 'error'; error: unknown }
+  | { kind: 'exit'; exit: BridgeExit }
+  | { kind: 'interrupted'; failure: AgentFailure };
+
+/**
+ * One prompt turn, bounded by the turn timeout, the stall timeout (silence: no update, no
+ * stderr), the caller's cancellation and whatever the client handlers interrupt it for. An
+ * interrupted turn is cancelled politely (session/cancel) and given a short grace to answer;
+ * the caller kills the bridge afterwards either way.
+ */
+export async function runTurn(input: TurnInput): Promise<TurnResult> {
+  const { bridge, limits, number } = input;
+  let interrupt: (failure: AgentFailure) => void = () => undefined;
+  const interrupted = new Promise<AgentFailure>((done) => {
+    interrupt = (failure) => {
+      interrupt = () => undefined; // the first reason wins
+      done(failure);
+    };
+  });
+
+  let stallTimer: NodeJS.Timeout | undefined;
+  const armStallTimer = (): void => {
+    if (limits.stallTimeoutMs <= 0) return;
+    clearTimeout(stallTimer);
+    stallTimer = setTimeout(
+      () =>
+        interrupt(
+          new AgentFailure(
+            'turn_stalled',
+            `turn ${number} stalled: nothing from agent bridge ${bridge.command} for ${limits.stallTimeoutMs} ms`,
+          ),
+        ),
+      limits.stallTimeoutMs,
+    );
+  };
+  const turnTimer = setTimeout(
+    () =>
+      interrupt(
+        new AgentFailure(
+          'turn_timeout',
+          `turn ${number} timed out after ${limits.turnTimeoutMs} ms`,
+        ),
+      ),
+    limits.turnTimeoutMs,
+  );
+  const onAbort = (): void => interrupt(cancelledByCaller());
+  input.signal.addEventListener('abort', onAbort, { once: true });
+  if (input.signal.aborted) onAbort();
+  armStallTimer();
+  input.onStart({ number, interrupt: (failure) => interrupt(failure), activity: armStallTimer });
+
+  const settled = input.connection.agent
+    .request('session/prompt', {
+      sessionId: input.sessionId,
+      prompt: [{ type: 'text', text: input.text }],
+    })
+    .then(
+      (response): Outcome => ({ kind: 'answer', response }),
+      (error: unknown): Outcome => ({ kind: 'error', error }),
+    );
+  let outcome: Outcome;
+  try {
+    outcome = await Promise.race<Outcome>([
+      settled,
+      bridge.exited.then((exit) => ({ kind: 'exit', exit })),
+      interrupted.then((failure) => ({ kind: 'interrupted', failure })),
+    ]);
+  } finally {
+    clearTimeout(turnTimer);
+    clearTimeout(stallTimer);
+    input.signal.removeEventListener('abort', onAbort);
+  }
+  return judge(input, outcome, settled);
+}
+
+async function judge(
+  input: TurnInput,
+  outcome: Outcome,
+  settled: Promise<Outcome>,
+): Promise<TurnResult> {
+  const { bridge, number } = input;
+  const when = `during turn ${number}`;
+  switch (outcome.kind) {
+    case 'answer': {
+      const { stopReason, usage } = outcome.response;
+      if (COMPLETED_STOP_REASONS.has(stopReason)) return { ok: true, stopReason, usage };
+      const failure =
+        stopReason === 'cancelled'
+          ? new AgentFailure('turn_cancelled', `the agent cancelled turn ${number}`)
+          : new AgentFailure('acp_turn_failed', `acp_turn_failed: ${stopReason}`);
+      return { ok: false, failure, usage };
+    }
+    case 'exit':
+      return {
+        ok: false,
+        failure: bridgeEnded(bridge.command, outcome.exit, bridge.stderrTail(), when),
+        usage: undefined,
+      };
+    case 'error': {
+      const exit = input.connection.signal.aborted
+        ? await within(bridge.exited, EXIT_SETTLE_MS)
+        : undefined;
+      if (exit) {
+        return {
+          ok: false,
+          failure: bridgeEnded(bridge.command, exit, bridge.stderrTail(), when),
+          usage: undefined,
+        };
+      }
+      const text = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+      const failure = new AgentFailure(
+        'acp_turn_failed',
+        `acp_turn_failed: agent bridge ${bridge.command} answered session/prompt with an error: ${JSON.stringify(text)}`,
+      );
+      return { ok: false, failure, usage: undefined };
+    }
+    case 'interrupted': {
+      await input.connection.agent
+        .notify('session/cancel', { sessionId: input.sessionId })
+        .catch(() => undefined);
+      const late = await within(
+        Promise.race([settled, bridge.exited.then(() => undefined)]),
+        input.limits.cancelGraceMs,
+      );
+      const usage = late?.kind === 'answer' ? late.response.usage : undefined;
+      return { ok: false, failure: outcome.failure, usage };
+    }
+  }
+}
