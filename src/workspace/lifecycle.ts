@@ -42,6 +42,8 @@ interface RunContext {
   shared: boolean;
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
+  /** One overlay per directory: in shared mode every slot's workspace is the same root. */
+  skillSyncs: Map<string, Promise<string[]>>;
 }
 
 /**
@@ -61,6 +63,7 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
     shared: options.config.workspace.isolation === 'none',
     env,
     signal: options.signal ?? new AbortController().signal,
+    skillSyncs: new Map(),
   };
   const slots = await Promise.all(
     (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
@@ -104,7 +107,7 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     options.emit({ type: 'workspace_prepared', message: { path: workspace, created, slot } });
     const { hooks } = options.config;
     if (created) await hook('after_create', hooks.afterCreate, context.signal);
-    const skills = await syncSkills(options.executor, workspace, options.config.agent.skills);
+    const skills = await overlaySkills(context, workspace);
     if (skills.length > 0) {
       options.emit({ type: 'skills_synced', message: { path: workspace, skills, slot } });
     }
@@ -123,6 +126,16 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     }
   }
   return summary;
+}
+
+function overlaySkills(context: RunContext, workspace: string): Promise<string[]> {
+  let sync = context.skillSyncs.get(workspace);
+  if (!sync) {
+    const { executor, config } = context.options;
+    sync = syncSkills(executor, workspace, config.agent.skills);
+    context.skillSyncs.set(workspace, sync);
+  }
+  return sync;
 }
 
 /** Shared mode uses the (checked) root itself; otherwise a contained per-slot directory. */

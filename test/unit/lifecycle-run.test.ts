@@ -267,6 +267,30 @@ describe('runIssueLifecycle', () => {
     expect(await executor.pathKind(root)).toBe('directory');
   });
 
+  it('in shared mode an ensemble overlays the skills once and runs every slot in the root', async () => {
+    const skill = join(base, 'skills', 'lint');
+    await mkdir(skill, { recursive: true });
+    await writeFile(join(skill, 'SKILL.md'), 'lint');
+    const copies: string[] = [];
+    const counting = {
+      ...executor,
+      copyTree: (from: string, to: string) => (copies.push(to), executor.copyTree(from, to)),
+    };
+    const { events, options } = setup(
+      { workspace: { root, isolation: 'none' }, agent: { skills: [skill] } },
+      ['ensemble:3'],
+      { executor: counting },
+    );
+    const summary = await runIssueLifecycle(options);
+    expect(summary.succeeded).toBe(true);
+    expect(copies).toEqual([join(root, '.lorenz', 'skills', 'lint')]);
+    expect(summary.slots.map((slot) => slot.workspace)).toEqual([root, root, root]);
+    expect(types(events).filter((type) => type === 'skills_synced')).toHaveLength(3);
+    expect(await readFile(join(root, '.lorenz', 'skills', 'lint', 'SKILL.md'), 'utf8')).toBe(
+      'lint',
+    );
+  });
+
   it('a missing skill source fails the slot after after_create, before before_run', async () => {
     const { events, options } = setup({
       hooks: ALL_HOOKS,
