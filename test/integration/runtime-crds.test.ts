@@ -1,0 +1,198 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  installCrds,
+  startControlPlane,
+  type ControlPlane,
+} from '../../hack/cluster/control-plane.js';
+
+const root = join(import.meta.dirname, '..', '..');
+let cp: ControlPlane;
+
+beforeAll(async () => {
+  cp = await startControlPlane({ controllers: [] });
+  await installCrds(cp, [
+    join(root, 'crds/lorenz.dev_workflows.yaml'),
+    join(root, 'crds/lorenz.dev_issueruns.yaml'),
+  ]);
+});
+afterAll(async () => {
+  await cp?.stop();
+});
+
+function kubectl(
+  args: string[],
+  stdin?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cp.tools.kubectl, [
+      '--kubeconfig',
+      cp.kubeconfigPath,
+      '-n',
+      'default',
+      ...args,
+    ]);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+const apply = (manifest: object) => kubectl(['apply', '-f', '-'], JSON.stringify(manifest));
+
+function workflow(name: string, spec: Record<string, unknown>) {
+  return { apiVersion: 'lorenz.dev/v1alpha1', kind: 'Workflow', metadata: { name }, spec };
+}
+function issueRun(name: string, spec: Record<string, unknown>) {
+  return { apiVersion: 'lorenz.dev/v1alpha1', kind: 'IssueRun', metadata: { name }, spec };
+}
+const ISSUE = {
+  id: 'i-1',
+  identifier: 'ENG-1',
+  title: 'Fix the bug',
+  description: null,
+  state: 'Todo',
+  labels: ['bug'],
+};
+
+describe('Lorenz CRDs on a real apiserver', () => {
+  it('accept valid objects and show the printer columns', async () => {
+    expect(
+      (
+        await apply(
+          workflow('wf', { workflow: '---\ntracker: {}\n---\nhi', ttlSecondsAfterFinished: 0 }),
+        )
+      ).stderr,
+    ).toBe('');
+    expect(
+      (await apply(issueRun('run-1', { workflowRef: { name: 'wf' }, issue: ISSUE }))).code,
+    ).toBe(0);
+    const status = {
+      status: {
+        phase: 'Running',
+        reason: 'Running',
+        attempt: 1,
+        turn: 3,
+        conditions: [
+          {
+            type: 'Succeeded',
+            status: 'Unknown',
+            reason: 'Running',
+            message: '',
+            lastTransitionTime: '2025-01-01T00:00:00Z',
+          },
+        ],
+      },
+    };
+    const patched = await kubectl([
+      'patch',
+      'issuerun',
+      'run-1',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify(status),
+    ]);
+    expect(patched.stderr).toBe('');
+    const table = await kubectl(['get', 'ir']);
+    expect(table.stdout.split('\n')[0]?.split(/\s+/).filter(Boolean)).toEqual([
+      'NAME',
+      'ISSUE',
+      'WORKFLOW',
+      'PHASE',
+      'REASON',
+      'ATTEMPT',
+      'TURN',
+      'AGE',
+    ]);
+    expect(table.stdout).toMatch(/run-1\s+ENG-1\s+wf\s+Running\s+Running\s+1\s+3\s+/);
+    const workflows = await kubectl(['get', 'workflows.lorenz.dev']);
+    expect(workflows.stdout.split('\n')[0]?.split(/\s+/).filter(Boolean)).toEqual([
+      'NAME',
+      'READY',
+      'ACTIVE',
+      'AGE',
+    ]);
+    expect(
+      (await kubectl(['get', 'lorenz', '-o', 'name'])).stdout.split('\n').filter(Boolean).sort(),
+    ).toEqual(['issuerun.lorenz.dev/run-1', 'workflow.lorenz.dev/wf']);
+  });
+
+  it.each([
+    {
+      name: 'an IssueRun without an identifier',
+      manifest: issueRun('bad-1', { workflowRef: { name: 'wf' }, issue: { title: 't' } }),
+      message: 'spec.issue.identifier: Required value',
+    },
+    {
+      name: 'an IssueRun with an empty identifier',
+      manifest: issueRun('bad-2', {
+        workflowRef: { name: 'wf' },
+        issue: { identifier: '', title: 't' },
+      }),
+      message:
+        'spec.issue.identifier: Invalid value: "": spec.issue.identifier in body should be at least 1 chars long',
+    },
+    {
+      name: 'a Workflow with both workflow and workflowFrom',
+      manifest: workflow('bad-3', {
+        workflow: 'x',
+        workflowFrom: { configMapKeyRef: { name: 'c', key: 'k' } },
+      }),
+      message: 'exactly one of spec.workflow and spec.workflowFrom must be set',
+    },
+    {
+      name: 'a Workflow with neither',
+      manifest: workflow('bad-4', { suspend: true }),
+      message: 'exactly one of spec.workflow and spec.workflowFrom must be set',
+    },
+    {
+      name: 'a negative ttlSecondsAfterFinished',
+      manifest: workflow('bad-5', { workflow: 'x', ttlSecondsAfterFinished: -1 }),
+      message:
+        'spec.ttlSecondsAfterFinished: Invalid value: -1: spec.ttlSecondsAfterFinished in body should be greater than or equal to 0',
+    },
+  ])('reject $name at admission with a readable message', async ({ manifest, message }) => {
+    const result = await apply(manifest);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(message);
+  });
+
+  it('let issue.state and cancelRequested change, and nothing else of the spec', async () => {
+    expect(
+      (
+        await apply(
+          issueRun('run-1', {
+            workflowRef: { name: 'wf' },
+            issue: { ...ISSUE, state: 'Done' },
+            cancelRequested: true,
+          }),
+        )
+      ).stderr,
+    ).toBe('');
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ workflowRef: { name: 'other' }, issue: ISSUE }, 'spec.workflowRef is immutable'],
+      [
+        { workflowRef: { name: 'wf' }, issue: { ...ISSUE, title: 'Changed' } },
+        'spec.issue.title is immutable',
+      ],
+      [
+        { workflowRef: { name: 'wf' }, issue: { ...ISSUE, url: 'https://x' } },
+        'fields of spec.issue other than state cannot be added or removed',
+      ],
+      [
+        { workflowRef: { name: 'wf' }, issue: ISSUE, attempt: 2 },
+        'fields of spec other than cancelRequested cannot be added or removed',
+      ],
+    ];
+    for (const [spec, message] of cases) {
+      const result = await kubectl(['replace', '-f', '-'], JSON.stringify(issueRun('run-1', spec)));
+      expect(result.stderr, JSON.stringify(spec)).toContain(message);
+    }
+  });
+});
