@@ -316,6 +316,34 @@ describe('runIssueLifecycle', () => {
     expect(await readdir(real)).toEqual([]);
   });
 
+  it('refuses before_run in a workspace swapped for a symlink, and does not remove through it', async () => {
+    const elsewhere = join(base, 'elsewhere');
+    await mkdir(elsewhere);
+    await writeFile(join(elsewhere, 'keep.txt'), 'keep');
+    const workspace = join(root, 'ENG_9');
+    const { events, options } = setup({
+      hooks: {
+        ...ALL_HOOKS,
+        after_create: `cd .. && rmdir ENG_9 && ln -s '${elsewhere}' ENG_9`,
+      },
+    });
+    const summary = await runIssueLifecycle(options);
+    const refusal = `unsafe symlink in workspace path: ${workspace}`;
+    expect(summary.slots[0]).toMatchObject({
+      errorCode: 'workspace_unsafe_symlink',
+      error: refusal,
+    });
+    expect(types(events)).not.toContain('before_run:started');
+    expect(types(events)).not.toContain('workspace_removed');
+    expect(events).toContainEqual({
+      type: 'stderr',
+      message: `Not removing workspace ${workspace}: ${refusal}`,
+      slot: 0,
+    });
+    expect(await readFile(join(elsewhere, 'keep.txt'), 'utf8')).toBe('keep');
+    expect(await logLines()).toEqual([]);
+  });
+
   it('on cancellation stops the agent and still runs after_run', async () => {
     const controller = new AbortController();
     const agent: AgentStep = ({ signal }) =>
