@@ -1,0 +1,417 @@
+// The Helm chart and the kustomize config, checked with the real tools (helm and kubectl
+// from hack/tools.sh) and a real kube-apiserver: helm lint, helm template with its options,
+// kubectl kustomize, and the rendered objects applied server-side (RBAC for real, then
+// checked with `kubectl auth can-i` as the controller's ServiceAccount; the Deployment with
+// dry-run=server, as nothing would run its Pod here; the samples for real, validated by the
+// CRDs' schemas).
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import {
+  ensureTools,
+  installCrds,
+  startControlPlane,
+  type ControlPlane,
+  type ToolPaths,
+} from '../../hack/cluster/control-plane.js';
+import { CONTROLLER_RULES, LEADER_ELECTION_RULES } from '../../src/controller/runtime/rbac.js';
+
+const execFileAsync = promisify(execFile);
+const root = join(import.meta.dirname, '..', '..');
+const chart = join(root, 'charts', 'lorenz');
+const RELEASE_NAMESPACE = 'lorenz-system';
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+
+interface ControllerContainer {
+  image: string;
+  args: string[];
+  env: { name: string; value?: string }[];
+  securityContext: Record<string, unknown>;
+  livenessProbe: { httpGet: { path: string } };
+  readinessProbe: { httpGet: { path: string } };
+}
+
+interface DeploymentManifest extends Manifest {
+  spec: {
+    replicas: number;
+    template: {
+      spec: {
+        serviceAccountName: string;
+        securityContext: Record<string, unknown>;
+        imagePullSecrets?: { name: string }[];
+        containers: ControllerContainer[];
+      };
+    };
+  };
+}
+
+let tools: ToolPaths;
+let scratch: string;
+
+async function run(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await execFileAsync(command, args, { cwd: root, maxBuffer: 32 * 1024 * 1024 });
+  } catch (error) {
+    const failed = error as Error & { stdout?: string; stderr?: string };
+    throw new Error(
+      `${command} ${args.join(' ')} failed:\n${failed.stderr ?? ''}${failed.stdout ?? ''}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
+/** Runs a command that must fail; returns what it printed. */
+async function runFailing(command: string, args: string[]): Promise<string> {
+  try {
+    await execFileAsync(command, args, { cwd: root });
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string };
+    return `${failed.stdout ?? ''}${failed.stderr ?? ''}`;
+  }
+  throw new Error(`${command} ${args.join(' ')} succeeded; it should have failed`);
+}
+
+const parseManifests = (text: string): Manifest[] =>
+  parseAllDocuments(text)
+    .map((doc) => doc.toJS() as Manifest | null)
+    .filter((doc): doc is Manifest => doc !== null);
+
+async function helmTemplate(...sets: string[]): Promise<Manifest[]> {
+  const args = ['template', 'lorenz', chart, '--namespace', RELEASE_NAMESPACE];
+  for (const set of sets) args.push('--set', set);
+  return parseManifests((await run(tools.helm, args)).stdout);
+}
+
+const find = <T extends Manifest = Manifest>(manifests: Manifest[], kind: string): T[] =>
+  manifests.filter((manifest) => manifest.kind === kind) as T[];
+const controllerOf = (manifests: Manifest[]): ControllerContainer =>
+  find<DeploymentManifest>(manifests, 'Deployment')[0]!.spec.template.spec.containers[0]!;
+
+beforeAll(async () => {
+  // ensureTools builds helm from the Go module proxy when the cache lacks it, and throws a
+  // message naming what is missing (e.g. no `go`) when it cannot: no test is skipped.
+  tools = await ensureTools();
+  scratch = await mkdtemp(join(tmpdir(), 'lorenz-chart-'));
+});
+afterAll(async () => {
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('helm lint', () => {
+  it('passes with --strict', async () => {
+    const { stdout } = await run(tools.helm, ['lint', '--strict', chart]);
+    expect(stdout).toContain('1 chart(s) linted, 0 chart(s) failed');
+  });
+
+  it.each([
+    ['replicaCount=-1', 'replicaCount'],
+    ['bogus=1', 'bogus'],
+    ['image.pullPolicy=Sometimes', 'pullPolicy'],
+    ['watchNamespace=Not_A_Namespace', 'watchNamespace'],
+  ])('rejects --set %s through values.schema.json', async (set, key) => {
+    const output = await runFailing(tools.helm, ['lint', chart, '--set', set]);
+    expect(output).toContain("values don't meet the specifications of the schema");
+    expect(output).toContain(key);
+  });
+});
+
+describe('helm template', () => {
+  it('renders a restricted controller: one replica, no leader election, probes, every namespace', async () => {
+    const manifests = await helmTemplate();
+    expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
+      'ClusterRole/lorenz',
+      'ClusterRoleBinding/lorenz',
+      'Deployment/lorenz',
+      'Role/lorenz-leader-election',
+      'RoleBinding/lorenz-leader-election',
+      'Service/lorenz-metrics',
+      'ServiceAccount/lorenz',
+    ]);
+    const deployment = find<DeploymentManifest>(manifests, 'Deployment')[0]!;
+    expect(deployment.spec.replicas).toBe(1);
+    const pod = deployment.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('lorenz');
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    const container = controllerOf(manifests);
+    expect(container.image).toBe('ghcr.io/lorenz-dev/lorenz:0.1.0');
+    expect(container.args).toEqual([
+      'controller',
+      '--metrics-bind-address=:8080',
+      '--health-probe-bind-address=:8081',
+    ]);
+    expect(container.env.find((e) => e.name === 'LORENZ_RUNNER_IMAGE')?.value).toBe(
+      'ghcr.io/lorenz-dev/lorenz:0.1.0',
+    );
+    expect(container.securityContext).toEqual({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container.livenessProbe.httpGet.path).toBe('/healthz');
+    expect(container.readinessProbe.httpGet.path).toBe('/readyz');
+  });
+
+  it('grants exactly the rules of src/controller/runtime/rbac.ts', async () => {
+    const manifests = await helmTemplate();
+    expect(find(manifests, 'ClusterRole')[0]!.rules).toEqual(CONTROLLER_RULES);
+    const leaderElection = find(manifests, 'Role')[0]!;
+    expect(leaderElection.metadata.namespace).toBe(RELEASE_NAMESPACE);
+    expect(leaderElection.rules).toEqual(LEADER_ELECTION_RULES);
+  });
+
+  it.each([
+    [['replicaCount=2'], (m: Manifest[]) => controllerOf(m).args.includes('--leader-elect')],
+    [
+      ['leaderElection.enabled=true'],
+      (m: Manifest[]) => controllerOf(m).args.includes('--leader-elect'),
+    ],
+    [
+      ['watchNamespace=team-a'],
+      (m: Manifest[]) =>
+        controllerOf(m).args.includes('--namespace=team-a') &&
+        find(m, 'ClusterRole').length === 0 &&
+        find(m, 'Role').some((role) => role.metadata.namespace === 'team-a'),
+    ],
+    [
+      ['metrics.serviceMonitor.enabled=true'],
+      (m: Manifest[]) => find(m, 'ServiceMonitor').length === 1,
+    ],
+    [
+      ['image.digest=sha256:' + 'b'.repeat(64)],
+      (m: Manifest[]) =>
+        controllerOf(m).image === `ghcr.io/lorenz-dev/lorenz@sha256:${'b'.repeat(64)}`,
+    ],
+    [
+      ['runnerImage=registry.example/lorenz:9.9.9'],
+      (m: Manifest[]) =>
+        controllerOf(m).env.some(
+          (e) => e.name === 'LORENZ_RUNNER_IMAGE' && e.value === 'registry.example/lorenz:9.9.9',
+        ),
+    ],
+    [
+      ['imagePullSecrets[0].name=regcred'],
+      (m: Manifest[]) =>
+        find<DeploymentManifest>(m, 'Deployment')[0]!.spec.template.spec.imagePullSecrets?.[0]
+          ?.name === 'regcred',
+    ],
+    [
+      ['rbac.create=false', 'serviceAccount.create=false', 'serviceAccount.name=mine'],
+      (m: Manifest[]) => m.every((x) => !x.kind.includes('Role') && x.kind !== 'ServiceAccount'),
+    ],
+  ])('--set %j', async (sets, holds) => {
+    expect(holds(await helmTemplate(...sets))).toBe(true);
+  });
+
+  it('fails clearly when a ServiceMonitor is asked for without the metrics Service', async () => {
+    const output = await runFailing(tools.helm, [
+      'template',
+      'lorenz',
+      chart,
+      '--set',
+      'metrics.serviceMonitor.enabled=true',
+      '--set',
+      'metrics.service.enabled=false',
+    ]);
+    expect(output).toContain('metrics.serviceMonitor.enabled needs metrics.service.enabled');
+  });
+});
+
+describe('kubectl kustomize', () => {
+  it('renders config/default: CRDs, RBAC and the controller in lorenz-system', async () => {
+    const { stdout } = await run(tools.kubectl, ['kustomize', join(root, 'config', 'default')]);
+    const manifests = parseManifests(stdout);
+    expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
+      'ClusterRole/lorenz-controller',
+      'ClusterRoleBinding/lorenz-controller',
+      'CustomResourceDefinition/issueruns.lorenz.dev',
+      'CustomResourceDefinition/workflows.lorenz.dev',
+      'Deployment/lorenz-controller',
+      'Namespace/lorenz-system',
+      'Role/lorenz-controller-leader-election',
+      'RoleBinding/lorenz-controller-leader-election',
+      'Service/lorenz-controller-metrics',
+      'ServiceAccount/lorenz-controller',
+    ]);
+    for (const manifest of manifests) {
+      const clusterScoped = [
+        'Namespace',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'CustomResourceDefinition',
+      ];
+      if (!clusterScoped.includes(manifest.kind))
+        expect(manifest.metadata.namespace).toBe(RELEASE_NAMESPACE);
+    }
+  });
+
+  it('renders config/samples', async () => {
+    const { stdout } = await run(tools.kubectl, ['kustomize', join(root, 'config', 'samples')]);
+    expect(
+      parseManifests(stdout)
+        .map((m) => m.kind)
+        .sort(),
+    ).toEqual(['ConfigMap', 'IssueRun', 'Workflow', 'Workflow']);
+  });
+});
+
+describe('on a real kube-apiserver', () => {
+  let cp: ControlPlane;
+  const kubectl = (...args: string[]) =>
+    run(tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
+  const applyText = async (name: string, text: string, ...flags: string[]) => {
+    const file = join(scratch, name);
+    await writeFile(file, text);
+    return kubectl('apply', '--server-side', '--field-manager=lorenz-test', ...flags, '-f', file);
+  };
+  const canI = async (serviceAccount: string, ...args: string[]) => {
+    try {
+      await kubectl('auth', 'can-i', '--as', `system:serviceaccount:${serviceAccount}`, ...args);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  beforeAll(async () => {
+    cp = await startControlPlane({ controllers: [] });
+    await installCrds(cp, [
+      join(chart, 'crds', 'lorenz.dev_issueruns.yaml'),
+      join(chart, 'crds', 'lorenz.dev_workflows.yaml'),
+    ]);
+    await kubectl('create', 'namespace', RELEASE_NAMESPACE);
+    await kubectl('create', 'namespace', 'team-a');
+  });
+  afterAll(async () => {
+    await cp?.stop();
+  });
+
+  it('accepts the chart: RBAC, ServiceAccount and Service for real, the Deployment on dry run', async () => {
+    const { stdout } = await run(tools.helm, [
+      'template',
+      'lorenz',
+      chart,
+      '--namespace',
+      RELEASE_NAMESPACE,
+    ]);
+    const manifests = parseManifests(stdout);
+    const text = (list: Manifest[]) => list.map((m) => JSON.stringify(m)).join('\n---\n');
+    await applyText('chart.yaml', text(manifests.filter((m) => m.kind !== 'Deployment')));
+    const dryRun = await applyText(
+      'deployment.yaml',
+      text(find(manifests, 'Deployment')),
+      '--dry-run=server',
+    );
+    expect(dryRun.stdout).toContain('deployment.apps/lorenz serverside-applied (server dry run)');
+    expect(
+      (
+        await kubectl('-n', RELEASE_NAMESPACE, 'get', 'serviceaccount', 'lorenz', '-o', 'name')
+      ).stdout.trim(),
+    ).toBe('serviceaccount/lorenz');
+  });
+
+  it.each([
+    [['create', 'pods', '-n', 'default'], true],
+    [['delete', 'pods', '-n', 'team-a'], true],
+    [['get', 'pods/log', '-n', 'default'], true],
+    [['patch', 'issueruns.lorenz.dev/status', '-n', 'default'], true],
+    [['create', 'events.events.k8s.io', '-n', 'default'], true],
+    [['create', 'configmaps', '-n', 'default'], true],
+    [['update', 'leases.coordination.k8s.io', '-n', RELEASE_NAMESPACE], true],
+    [['update', 'leases.coordination.k8s.io', '-n', 'default'], false],
+    [['get', 'secrets', '-n', 'default'], false],
+    [['create', 'issueruns.lorenz.dev', '-n', 'default'], false],
+    [['update', 'pods', '-n', 'default'], false],
+    [['create', 'deployments.apps', '-n', 'default'], false],
+  ])("the chart's ServiceAccount: can-i %j = %s", async (args, expected) => {
+    expect(await canI(`${RELEASE_NAMESPACE}:lorenz`, ...args)).toBe(expected);
+  });
+
+  it('with watchNamespace, grants the controller rules in that namespace only', async () => {
+    const { stdout } = await run(tools.helm, [
+      'template',
+      'scoped',
+      chart,
+      '--namespace',
+      RELEASE_NAMESPACE,
+      '--set',
+      'watchNamespace=team-a',
+    ]);
+    const manifests = parseManifests(stdout).filter((m) => m.kind !== 'Deployment');
+    await applyText('scoped.yaml', manifests.map((m) => JSON.stringify(m)).join('\n---\n'));
+    const sa = `${RELEASE_NAMESPACE}:scoped-lorenz`;
+    expect(await canI(sa, 'create', 'pods', '-n', 'team-a')).toBe(true);
+    expect(await canI(sa, 'create', 'pods', '-n', 'default')).toBe(false);
+  });
+
+  it('accepts config/default on a server dry run', async () => {
+    const { stdout } = await run(tools.kubectl, ['kustomize', join(root, 'config', 'default')]);
+    const result = await applyText('default.yaml', stdout, '--dry-run=server', '--force-conflicts');
+    expect(result.stdout).toContain(
+      'deployment.apps/lorenz-controller serverside-applied (server dry run)',
+    );
+  });
+
+  it('installs with helm (no --wait: nothing runs Pods here) and NOTES.txt says what to run next', async () => {
+    const helm = (...args: string[]) =>
+      run(tools.helm, ['--kubeconfig', cp.kubeconfigPath, ...args]);
+    const { stdout } = await helm(
+      'install',
+      'trial',
+      chart,
+      '--namespace',
+      'lorenz-trial',
+      '--create-namespace',
+    );
+    expect(stdout).toContain('STATUS: deployed');
+    const notes = stdout.slice(stdout.indexOf('NOTES:'));
+    expect(notes).toContain('kubectl -n lorenz-trial rollout status deployment/trial-lorenz');
+    expect(notes).toContain('kubectl apply -k config/samples');
+    expect(notes).toContain('kubectl wait --for=condition=Finished issuerun/demo-1');
+    const deployment = await kubectl(
+      '-n',
+      'lorenz-trial',
+      'get',
+      'deployment',
+      'trial-lorenz',
+      '-o',
+      'name',
+    );
+    expect(deployment.stdout.trim()).toBe('deployment.apps/trial-lorenz');
+    await helm('uninstall', 'trial', '--namespace', 'lorenz-trial');
+  });
+
+  it('stores the samples, validated by the CRDs', async () => {
+    await kubectl(
+      'apply',
+      '--server-side',
+      '--field-manager=lorenz-test',
+      '-n',
+      'default',
+      '-k',
+      join(root, 'config', 'samples'),
+    );
+    const { stdout } = await kubectl('-n', 'default', 'get', 'workflows,issueruns', '-o', 'name');
+    expect(stdout.trim().split('\n').sort()).toEqual([
+      'issuerun.lorenz.dev/demo-1',
+      'workflow.lorenz.dev/demo',
+      'workflow.lorenz.dev/demo-from-configmap',
+    ]);
+  });
+});
