@@ -22,6 +22,8 @@ export interface ManagerOptions {
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
+    /** Release the lease on stop so a successor starts at once; default true. */
+    releaseOnCancel?: boolean;
   };
   /** `host:port`, `:port` or `0` (off); default `0`. */
   metricsBindAddress?: string;
@@ -230,7 +232,7 @@ export function createManager(options: ManagerOptions): Manager {
         if (timedOut)
           logger.warn({ timeoutMs }, 'reconciles still running at the shutdown deadline');
         // Release only after the controllers stopped writing, so the next leader never overlaps.
-        await elector?.stop({ release: true });
+        await elector?.stop({ release: options.leaderElection?.releaseOnCancel !== false });
         await Promise.all([...informers.values()].map((informer) => informer.stop()));
         await Promise.all(servers.splice(0).map((server) => server.close()));
         client.close();
