@@ -185,6 +185,7 @@ link_bin_dir() {
   dir="$CACHE_DIR/bin/$key"
   if [[ ! -d "$dir" ]]; then
     tmp="$(mktemp -d "$CACHE_DIR/bin/.tmp.XXXXXX")"
+    chmod 755 "$tmp"
     local i=0
     for tool in "${TOOLS[@]}"; do
       i=$((i + 1))

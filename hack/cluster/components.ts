@@ -57,20 +57,23 @@ export function apiserverArgs(pki: ClusterPki, ports: Ports, extra: string[] = [
  * The few kube-controller-manager loops a dev cluster cannot do without:
  * - serviceaccount: the `default` ServiceAccount in every namespace, which the ServiceAccount
  *   admission plugin requires before it admits a Pod;
- * - root-ca-cert-publisher: the kube-root-ca.crt ConfigMap that projected token volumes mount;
+ * - root-ca-certificate-publisher: the kube-root-ca.crt ConfigMap projected token volumes mount;
  * - namespace: namespace deletion would otherwise hang in Terminating;
  * - garbage-collector: ownerReference cascades (the operator owns its Pods);
- * - pv-protection / pvc-protection: remove the finalizers admission puts on volumes.
- * No scheduler, no Job/Deployment controllers: the process node binds Pods itself.
+ * - clusterrole-aggregation: aggregated ClusterRoles (admin/edit/view pick up CRD rules);
+ * - persistentvolume(claim)-protection: remove the finalizers admission puts on volumes.
+ * No scheduler, no workload controllers: the process node binds Pods itself, and the
+ * benchmark runs its own Job controller.
  */
 export const DEFAULT_CONTROLLERS = [
-  'serviceaccount',
-  'serviceaccount-token',
-  'root-ca-cert-publisher',
-  'namespace',
-  'garbage-collector',
-  'pv-protection',
-  'pvc-protection',
+  'serviceaccount-controller',
+  'serviceaccount-token-controller',
+  'root-ca-certificate-publisher-controller',
+  'namespace-controller',
+  'garbage-collector-controller',
+  'clusterrole-aggregation-controller',
+  'persistentvolume-protection-controller',
+  'persistentvolumeclaim-protection-controller',
 ];
 
 export function controllerManagerArgs(

@@ -95,7 +95,7 @@ export async function startControlPlane(
           join(layout.logs, 'kube-controller-manager.log'),
         ),
       );
-      if (controllers.includes('serviceaccount')) {
+      if (controllers.includes('serviceaccount-controller')) {
         await waitForDefaultServiceAccount(adminProbe(server, pki), processes);
       }
     }

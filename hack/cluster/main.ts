@@ -9,6 +9,8 @@ export type StartProcessNode = (options: {
   controlPlane: ControlPlane;
   name?: string;
   imageMap?: Record<string, Record<string, string>>;
+  dataDir?: string;
+  log?: (line: string) => void;
 }) => Promise<{ stop(): Promise<void> }>;
 
 export interface DaemonOptions {
@@ -71,6 +73,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       node = await options.startProcessNode({
         controlPlane,
         imageMap: await readImageMap(options.imageMapPath),
+        dataDir: join(options.stateDir, 'node'),
+        log: (line) => log(`[node] ${line}`),
       });
       log('process node started');
     } else {
