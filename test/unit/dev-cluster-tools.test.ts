@@ -90,7 +90,7 @@ describe('hack/tools.sh', () => {
     });
   });
 
-  it.each([
+  it.each<{ what: string; args: string[]; env: Record<string, string>; message: string }>([
     {
       what: 'an override that is not executable',
       args: ['path', 'etcd'],
