@@ -195,4 +195,27 @@ describe('Lorenz CRDs on a real apiserver', () => {
       expect(result.stderr, JSON.stringify(spec)).toContain(message);
     }
   });
+
+  it('grant the controller service account what config/rbac lists, and nothing more', async () => {
+    expect((await kubectl(['create', 'namespace', 'lorenz-system'])).code).toBe(0);
+    const applied = await kubectl(['apply', '-k', join(root, 'config/rbac'), '-n', 'lorenz-system']);
+    expect(applied.stderr).toBe('');
+    const as = 'system:serviceaccount:lorenz-system:lorenz-controller';
+    const cases: Array<[string[], boolean]> = [
+      [['create', 'pods', '-n', 'team-a'], true],
+      [['get', 'pods', '--subresource=log', '-n', 'team-a'], true],
+      [['patch', 'issueruns.lorenz.dev', '--subresource=status', '-n', 'team-a'], true],
+      [['create', 'events.events.k8s.io', '-n', 'team-a'], true],
+      [['update', 'leases.coordination.k8s.io', '-n', 'lorenz-system'], true],
+      [['update', 'leases.coordination.k8s.io', '-n', 'team-a'], false],
+      [['create', 'issueruns.lorenz.dev', '-n', 'team-a'], false],
+      [['get', 'secrets', '-n', 'team-a'], false],
+      [['update', 'pods', '-n', 'team-a'], false],
+      [['create', 'pods', '--subresource=exec', '-n', 'team-a'], false],
+    ];
+    for (const [args, allowed] of cases) {
+      const result = await kubectl(['auth', 'can-i', ...args, `--as=${as}`]);
+      expect(result.stdout.trim(), args.join(' ')).toBe(allowed ? 'yes' : 'no');
+    }
+  });
 });
