@@ -11,6 +11,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           testTimeout: 30_000,
+          globalSetup: ['test/unit/global-setup.ts'],
         },
       },
       {

@@ -1,10 +1,12 @@
-// Bundles the CLI (and with it the in-pod runner) into one ESM file: fast start-up for
-// `lorenz run`, and a single file for the init container to copy into run Pods.
+// Two builds of the same CLI:
+// - dist/lorenz.js: ONE self-contained file. The operator image ships it at /lorenz/lorenz.js
+//   and the run Pod's init container copies that single file in (`lorenz runner`).
+// - dist/cli/lorenz.js (the package's bin): split into chunks so that `lorenz run` loads
+//   only the engine, never the Kubernetes client: start-up is what is left to win over
+//   the login shells of four hooks.
 import { build } from 'esbuild';
 
-await build({
-  entryPoints: ['src/cli.ts'],
-  outfile: 'dist/lorenz.js',
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -14,6 +16,17 @@ await build({
     js: "#!/usr/bin/env node\nimport { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
+};
+
+await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/lorenz.js' });
+
+await build({
+  ...common,
+  entryPoints: { lorenz: 'src/cli.ts' },
+  outdir: 'dist/cli',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  // The banner's `require` shim is needed by bundled CommonJS, in the entry and in chunks.
 });
 
 // The scripted ACP agent: a bridge command for demos and samples that needs no API key.

@@ -1,8 +1,79 @@
-// The `lorenz` command. Subcommands are wired in as the layers below them land.
-const [command] = process.argv.slice(2);
-if (command === '--version') {
-  process.stdout.write('lorenz 0.1.0\n');
-} else {
-  process.stderr.write('usage: lorenz <workflow|prompt|hook|run|runner|controller> ...\n');
-  process.exitCode = 2;
+import { isLorenzError } from './workflow/errors.js';
+import { UsageError, USAGE } from './cli/usage.js';
+
+/**
+ * The `lorenz` command. Each subcommand is imported on demand, so `lorenz run` never loads
+ * the Kubernetes client and starts in a few tens of milliseconds.
+ */
+type Command = (
+  args: string[],
+  out: (s: string) => void,
+  err: (s: string) => void,
+) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  'workflow validate': async () => (await import('./cli/workflow-commands.js')).validateCommand,
+  'prompt render': async () => (await import('./cli/workflow-commands.js')).promptRenderCommand,
+  'hook render': async () => (await import('./cli/workflow-commands.js')).hookRenderCommand,
+  run: async () => (await import('./cli/run-command.js')).runCommand,
+  runner: async () => (await import('./cli/operator-commands.js')).runnerCommand,
+  controller: async () => (await import('./cli/operator-commands.js')).controllerCommand,
+};
+
+/** Exit codes: 2 for usage and for invalid workflows/issues, 1 for anything else that failed. */
+const INPUT_ERROR_CODES = new Set([
+  'missing_workflow_file',
+  'workflow_parse_error',
+  'workflow_front_matter_not_a_map',
+  'invalid_workflow_config',
+  'template_parse_error',
+  'invalid_issue',
+]);
+
+function findCommand(argv: string[]): { load: () => Promise<Command>; rest: string[] } | null {
+  const two = argv.slice(0, 2).join(' ');
+  if (COMMANDS[two]) return { load: COMMANDS[two], rest: argv.slice(2) };
+  const one = argv[0] ?? '';
+  if (COMMANDS[one]) return { load: COMMANDS[one], rest: argv.slice(1) };
+  return null;
 }
+
+export async function main(argv: string[]): Promise<number> {
+  const out = (s: string): void => void process.stdout.write(s);
+  const err = (s: string): void => void process.stderr.write(s);
+  if (argv[0] === '--version') {
+    out('lorenz 0.1.0\n');
+    return 0;
+  }
+  if (argv[0] === '--help' || argv[0] === 'help' || argv.length === 0) {
+    (argv.length === 0 ? err : out)(`${USAGE}\n`);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const found = findCommand(argv);
+  if (!found) {
+    err(`lorenz: unknown command '${argv.slice(0, 2).join(' ')}'\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    const command = await found.load();
+    return await command(found.rest, out, err);
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
+      err(`lorenz: ${(error as Error).message}\n${USAGE}\n`);
+      return 2;
+    }
+    if (isLorenzError(error)) {
+      err(`lorenz: ${error.code}: ${error.message}\n`);
+      return INPUT_ERROR_CODES.has(error.code) ? 2 : 1;
+    }
+    err(`lorenz: ${(error as Error).stack ?? String(error)}\n`);
+    return 1;
+  }
+}
+
+const exitCode = await main(process.argv.slice(2));
+// Let stdout drain before exiting; the run command has already waited for every child.
+process.exitCode = exitCode;

@@ -1,0 +1,12 @@
+// `lorenz runner` (inside a run Pod) and `lorenz controller` (the operator). Each loads its
+// layer only when called, so the other subcommands never pay for the Kubernetes client.
+
+export async function runnerCommand(args: string[]): Promise<number> {
+  const { runRunnerCommand } = await import('../runner/index.js');
+  return runRunnerCommand(args);
+}
+
+export async function controllerCommand(args: string[]): Promise<number> {
+  const { runControllerCommand } = await import('../controller/main.js');
+  return runControllerCommand(args);
+}

@@ -1,0 +1,97 @@
+import { parseArgs } from 'node:util';
+import { createAcpAgentStep } from '../agent/index.js';
+import { createLocalExecutor } from '../executor/local.js';
+import { renderPrompt } from '../template/prompt.js';
+import { ensembleContext } from '../template/ensemble.js';
+import type { AgentStep } from '../workspace/agent-step.js';
+import { runIssueLifecycle } from '../workspace/lifecycle.js';
+import type { WorkflowConfig } from '../workflow/config.js';
+import type { LorenzEvent } from '../workflow/events.js';
+import type { Issue } from '../workflow/issue.js';
+import { loadWorkflowFile } from '../workflow/load.js';
+import { readIssueFile } from './issue-file.js';
+import { integerOption, requireOption } from './usage.js';
+
+type Output = (text: string) => void;
+
+/** Active means: in one of tracker.active_states and in none of tracker.terminal_states. */
+export function isActiveState(state: string | null, config: WorkflowConfig): boolean {
+  if (state === null) return false;
+  const key = state.trim().toLowerCase();
+  const among = (states: string[]) => states.some((s) => s.trim().toLowerCase() === key);
+  return among(config.tracker.activeStates) && !among(config.tracker.terminalStates);
+}
+
+/**
+ * `lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]`: the whole lifecycle of
+ * one issue on this machine, every update printed as one JSON line on stdout.
+ */
+export async function runCommand(args: string[], out: Output, err: Output): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      workflow: { type: 'string' },
+      issue: { type: 'string' },
+      'no-agent': { type: 'boolean', default: false },
+      attempt: { type: 'string' },
+    },
+  });
+  const workflowPath = requireOption(values.workflow, '--workflow');
+  const issuePath = requireOption(values.issue, '--issue');
+  const workflow = await loadWorkflowFile(workflowPath);
+  for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
+  const issue = await readIssueFile(issuePath);
+  const attempt = integerOption(values.attempt, '--attempt') ?? null;
+  const executor = createLocalExecutor();
+
+  const emit = (event: LorenzEvent): void => {
+    out(`${JSON.stringify(event)}\n`);
+    if (event.type === 'stderr' && typeof event.message === 'string') err(`${event.message}\n`);
+  };
+
+  const agent: AgentStep | undefined = values['no-agent']
+    ? undefined
+    : createAcpAgentStep({
+        config: workflow.config,
+        executor,
+        env: process.env,
+        renderPrompt: (context) =>
+          renderPrompt(workflow.promptTemplate, {
+            issue: context.issue,
+            attempt: context.attempt,
+            ensemble: ensembleContext(context.slot, context.ensembleSize),
+          }),
+        // The issue file is the tracker of `lorenz run`: editing its state ends the turn loop.
+        isIssueActive: async () => {
+          const current: Issue = await readIssueFile(issuePath).catch(() => issue);
+          return isActiveState(current.state, workflow.config);
+        },
+      });
+
+  // Ctrl-C / SIGTERM: stop the agent, let after_run and cleanup run, then exit.
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const summary = await runIssueLifecycle({
+      config: workflow.config,
+      issue,
+      executor,
+      emit,
+      attempt,
+      env: process.env,
+      signal: abort.signal,
+      ...(agent ? { agent } : {}),
+    });
+    for (const slot of summary.slots) {
+      if (!slot.succeeded)
+        err(`slot ${slot.slot} failed: ${slot.errorCode ?? 'error'}: ${slot.error ?? ''}\n`);
+    }
+    return summary.succeeded ? 0 : 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

@@ -1,0 +1,34 @@
+/** Thrown for bad command-line usage; the CLI prints the message and exits 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export const USAGE = `usage:
+  lorenz workflow validate FILE
+  lorenz prompt render --workflow FILE --issue ISSUE [--attempt N] [--slot I --size N]
+  lorenz hook render --workflow FILE --hook NAME --issue ISSUE
+  lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]
+  lorenz runner --inputs DIR --slot N --workspace DIR      (inside a run Pod)
+  lorenz controller [--kubeconfig F] [--namespace NS] [--leader-elect]
+                    [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+
+ISSUE is a YAML or JSON file holding one issue with the reference's snake_case keys
+(identifier and title required).
+
+exit codes: 0 success, 1 the run failed, 2 bad usage or an invalid workflow or issue`;
+
+/** Parse a non-negative integer option, naming the flag when it is not one. */
+export function integerOption(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`${flag} must be a non-negative integer, got '${value}'`);
+  return Number(value);
+}
+
+export function requireOption(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new UsageError(`missing required option ${flag}`);
+  return value;
+}
