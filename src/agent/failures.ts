@@ -69,11 +69,23 @@ export function bridgeEnded(
 
 /** The bridge answered a request with a JSON-RPC error. */
 export function bridgeRefused(command: string, method: string, error: unknown): AgentFailure {
-  const text = error instanceof Error ? error.message : String(error);
   return new AgentFailure(
     'agent_protocol_error',
-    `agent bridge ${command} refused ${method}: ${JSON.stringify(text)}`,
+    `agent bridge ${command} refused ${method}: ${quoteError(error)}`,
   );
+}
+
+/**
+ * A JSON-RPC error as `"message"`, with its data when the bridge sent any: a bare
+ * "Internal error" says nothing, the data usually says what went wrong.
+ */
+export function quoteError(error: unknown): string {
+  const text = JSON.stringify(error instanceof Error ? error.message : String(error));
+  const data =
+    typeof error === 'object' && error !== null ? (error as { data?: unknown }).data : undefined;
+  if (data === undefined || data === null) return text;
+  const detail = typeof data === 'string' ? data : JSON.stringify(data);
+  return `${text} (${detail.length > 500 ? `${detail.slice(0, 500)}…` : detail})`;
 }
 
 export function bridgeSilent(command: string, method: string, timeoutMs: number): AgentFailure {

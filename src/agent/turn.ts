@@ -1,6 +1,6 @@
 import type { Bridge, BridgeExit } from './bridge.js';
 import type { acp } from './client.js';
-import { AgentFailure, bridgeEnded, cancelledByCaller } from './failures.js';
+import { AgentFailure, bridgeEnded, cancelledByCaller, quoteError } from './failures.js';
 import { EXIT_SETTLE_MS, type ActiveTurn } from './session.js';
 import { within } from './timing.js';
 
@@ -142,10 +142,9 @@ async function judge(
           usage: undefined,
         };
       }
-      const text = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
       const failure = new AgentFailure(
         'acp_turn_failed',
-        `acp_turn_failed: agent bridge ${bridge.command} answered session/prompt with an error: ${JSON.stringify(text)}`,
+        `acp_turn_failed: agent bridge ${bridge.command} answered session/prompt with an error: ${quoteError(outcome.error)}`,
       );
       return { ok: false, failure, usage: undefined };
     }

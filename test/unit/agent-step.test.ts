@@ -193,6 +193,15 @@ describe('agent step against the scripted ACP agent', () => {
     await expectNoBridgeLeft(harness);
   });
 
+  it('fails the turn with turn_input_required when the agent asks for user input', async () => {
+    const { result, harness } = await run({ prompt: '@ask Which database?' });
+    expect(result).toMatchObject({ ok: false, code: 'turn_input_required', turns: 1 });
+    expect(harness.messages('turn_input_required')).toEqual([
+      { turn: 1, message: 'Which database?' },
+    ]);
+    await expectNoBridgeLeft(harness);
+  });
+
   it('cancels a turn that runs past turn_timeout_ms', async () => {
     const { result, elapsedMs, harness } = await run({
       prompt: '@sleep 20000',
