@@ -5,11 +5,12 @@
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 
-const LEVELS = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO ', 40: 'WARN ', 50: 'ERROR', 60: 'FATAL' };
+// pino writes numeric levels by default; the controller's logger writes their labels.
+const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 const HIDDEN = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'v']);
 const color = process.stdout.isTTY && !process.env.NO_COLOR;
 const paint = (code, text) => (color ? `\u001b[${code}m${text}\u001b[0m` : text);
-const LEVEL_COLORS = { 40: 33, 50: 31, 60: 31 };
+const LEVEL_COLORS = { warn: 33, error: 31, fatal: 31 };
 
 function formatValue(value) {
   if (typeof value === 'string') return /[\s"=]/.test(value) ? JSON.stringify(value) : value;
@@ -28,11 +29,12 @@ export function formatLine(line) {
   }
   const time = new Date(typeof record.time === 'number' ? record.time : Date.now());
   const clock = time.toISOString().slice(11, 23);
-  const level = LEVELS[record.level] ?? String(record.level ?? '').padEnd(5);
+  const label = LEVELS[record.level] ?? String(record.level ?? '');
+  const level = label.toUpperCase().padEnd(5);
   const fields = Object.entries(record)
     .filter(([key]) => !HIDDEN.has(key))
     .map(([key, value]) => `${paint(2, key + '=')}${formatValue(value)}`);
-  const head = `${paint(2, clock)} ${paint(LEVEL_COLORS[record.level] ?? 36, level)} ${record.msg ?? ''}`;
+  const head = `${paint(2, clock)} ${paint(LEVEL_COLORS[label] ?? 36, level)} ${record.msg ?? ''}`;
   return [head, ...fields].join(' ');
 }
 

@@ -65,5 +65,5 @@ controller_command() {
     --metrics-bind-address "${LORENZ_METRICS_ADDR:-127.0.0.1:18080}"
     --health-probe-bind-address "${LORENZ_HEALTH_ADDR:-127.0.0.1:18081}"
   )
-  export LORENZ_RUNNER_IMAGE="$OPERATOR_IMAGE"
+  export LORENZ_OPERATOR_IMAGE="$OPERATOR_IMAGE"
 }

@@ -155,7 +155,7 @@ describe('helm template', () => {
       '--metrics-bind-address=:8080',
       '--health-probe-bind-address=:8081',
     ]);
-    expect(container.env.find((e) => e.name === 'LORENZ_RUNNER_IMAGE')?.value).toBe(
+    expect(container.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
       'ghcr.io/lorenz-dev/lorenz:0.1.0',
     );
     expect(container.securityContext).toEqual({
@@ -177,7 +177,12 @@ describe('helm template', () => {
   });
 
   it.each([
-    [['replicaCount=2'], (m: Manifest[]) => controllerOf(m).args.includes('--leader-elect')],
+    [
+      ['replicaCount=2'],
+      (m: Manifest[]) =>
+        controllerOf(m).args.includes('--leader-elect') &&
+        controllerOf(m).args.includes(`--leader-election-namespace=${RELEASE_NAMESPACE}`),
+    ],
     [
       ['leaderElection.enabled=true'],
       (m: Manifest[]) => controllerOf(m).args.includes('--leader-elect'),
@@ -202,7 +207,7 @@ describe('helm template', () => {
       ['runnerImage=registry.example/lorenz:9.9.9'],
       (m: Manifest[]) =>
         controllerOf(m).env.some(
-          (e) => e.name === 'LORENZ_RUNNER_IMAGE' && e.value === 'registry.example/lorenz:9.9.9',
+          (e) => e.name === 'LORENZ_OPERATOR_IMAGE' && e.value === 'registry.example/lorenz:9.9.9',
         ),
     ],
     [

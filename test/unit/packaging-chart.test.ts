@@ -95,17 +95,25 @@ describe('image names and versions', () => {
         template: {
           spec: {
             serviceAccountName: string;
-            containers: { image: string; env: { name: string; value?: string }[] }[];
+            containers: {
+              image: string;
+              args: string[];
+              env: { name: string; value?: string }[];
+            }[];
           };
         };
       };
     };
     const pod = deployment.spec.template.spec;
     expect(pod.containers[0]!.image).toBe(DEFAULT_OPERATOR_IMAGE);
-    expect(pod.containers[0]!.env.find((e) => e.name === 'LORENZ_RUNNER_IMAGE')?.value).toBe(
+    expect(pod.containers[0]!.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
       DEFAULT_OPERATOR_IMAGE,
     );
     expect(pod.serviceAccountName).toBe(DEFAULT_RBAC.serviceAccountName);
+    // The Lease lives where config/rbac grants the leader election Role.
+    expect(pod.containers[0]!.args).toContain(
+      `--leader-election-namespace=${DEFAULT_RBAC.namespace}`,
+    );
     expect(deployment.metadata.namespace).toBe(DEFAULT_RBAC.namespace);
     const kustomization = parse(read('config/default/kustomization.yaml')) as {
       namespace: string;

@@ -157,7 +157,7 @@ describe('hack/log-format.mjs', () => {
       }),
       'a line that is not JSON',
       JSON.stringify({
-        level: 50,
+        level: 'error',
         time: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
         msg: 'patch failed',
         err: { message: 'conflict' },
