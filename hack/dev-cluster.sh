@@ -33,9 +33,11 @@ daemon_pid() {
 }
 
 print_exports() {
+  # shellcheck disable=SC2034 # ready.env also carries SERVER and PROCESS_NODE
   local SERVER KUBECONFIG_PATH BIN_DIR PROCESS_NODE
   # shellcheck disable=SC1090
   source "$READY_FILE"
+  # shellcheck disable=SC2016 # $PATH is for the caller's shell to expand
   printf 'export PATH=%q:"$PATH"\n' "$BIN_DIR"
   printf 'export KUBECONFIG=%q\n' "$KUBECONFIG_PATH"
 }
@@ -110,7 +112,7 @@ down() {
       sleep 0.2
       waited=$((waited + 1))
     done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
   fi
   # A daemon killed hard takes its children along (parent-death signal); this catches any
   # that were started without it.

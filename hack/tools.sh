@@ -14,7 +14,7 @@
 set -euo pipefail
 
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-# shellcheck source=versions.env
+# shellcheck source=hack/versions.env
 source "$HACK_DIR/versions.env"
 
 CACHE_DIR="${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}"
