@@ -40,23 +40,35 @@ export interface RunningController {
   manager: Manager;
   /** Kubernetes API writes made by the reconcilers (creates, patches, deletes, Events). */
   writes(): number;
+  /** The last writes as `METHOD path` (at most 1000), for accounting. */
+  writeLog(): string[];
   stop(): Promise<void>;
   readonly done: Promise<ManagerExitReason>;
 }
 
 /** Counts the reconcilers' writes (for the API-writes target) without changing them. */
-function countingClient(client: KubeClient): { client: KubeClient; writes: () => number } {
+function countingClient(client: KubeClient): {
+  client: KubeClient;
+  writes: () => number;
+  writeLog: () => string[];
+} {
   let writes = 0;
+  const log: string[] = [];
   return {
     client: {
       request<T>(options: RequestOptions): Promise<T> {
-        if ((options.method ?? 'GET') !== 'GET') writes += 1;
+        if ((options.method ?? 'GET') !== 'GET') {
+          writes += 1;
+          log.push(`${options.method} ${options.path}`);
+          if (log.length > 1000) log.shift();
+        }
         return client.request<T>(options);
       },
       stream: (options) => client.stream(options),
       close: () => client.close(),
     },
     writes: () => writes,
+    writeLog: () => [...log],
   };
 }
 
@@ -83,7 +95,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     logger,
     handleSignals: options.handleSignals ?? true,
   });
-  const { client, writes } = countingClient(manager.client);
+  const { client, writes, writeLog } = countingClient(manager.client);
   const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
   const workflows = manager.informer<Workflow>(WORKFLOWS);
   const pods = manager.informer<PodObject>(PODS, {
@@ -202,6 +214,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   return {
     manager,
     writes,
+    writeLog,
     done: manager.done,
     async stop() {
       followers.stopAll();

@@ -22,6 +22,7 @@ import type { LogFollowers } from './log-follower.js';
 import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
 import { runState, runStatus, runStateFromSlots, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
+import { canonicalJson, createStatusWriter } from './status-writer.js';
 
 export type PodObject = V1Pod & KubeObject;
 export const ISSUERUNS = { group: GROUP, version: VERSION, plural: ISSUERUN_PLURAL };
@@ -67,12 +68,15 @@ const stable = (status: IssueRunStatus | undefined): string => JSON.stringify(st
  * only when it changed, and for a running run at most once per progress interval.
  */
 export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
-  const lastWrite = new Map<string, number>();
+  const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
   const progressInterval = deps.progressIntervalMs ?? 5000;
+  /** Pods created but maybe not in the cache yet (controller-runtime's "expectations"). */
+  const expectedPods = new Map<string, { names: string[]; until: number }>();
   const podStatusOptions = { ...DEFAULT_POD_STATUS_OPTIONS, ...deps.podStatus };
 
   function forgetRun(key: string, pods: readonly PodObject[]): void {
-    lastWrite.delete(key);
+    statuses.forget(key);
+    expectedPods.delete(key);
     for (const pod of pods)
       deps.followers.forget(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
   }
@@ -83,18 +87,12 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     next: IssueRunStatus,
     urgent: boolean,
   ): Promise<Result> {
-    if (stable(next) === stable(run.status)) return;
+    if (canonicalJson(next) === canonicalJson(run.status ?? {})) return;
     const now = deps.now().getTime();
-    const since = now - (lastWrite.get(key) ?? 0);
+    const since = now - statuses.lastWriteAt(key);
     if (!urgent && since < progressInterval) return { requeueAfter: progressInterval - since };
     const { namespace = '', name } = splitKey(key);
-    await deps.client.request({
-      method: 'PATCH',
-      path: resourcePath(ISSUERUNS, namespace, name, 'status'),
-      patchType: 'merge',
-      body: { status: next },
-    });
-    lastWrite.set(key, now);
+    await statuses.write(key, namespace, name, next, now);
   }
 
   async function finishedRun(
@@ -159,6 +157,15 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
     const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
     const existing = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
+    const expected = expectedPods.get(key);
+    if (
+      expected &&
+      expected.until > deps.now().getTime() &&
+      expected.names.some((name) => !existing.has(name))
+    ) {
+      // Created a moment ago; the Pod informer has not caught up yet. Never create twice.
+      return { requeueAfter: 1000 };
+    }
     const ensured = await ensureRunObjects({
       client: deps.client,
       run,
@@ -167,6 +174,12 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       operatorImage: deps.operatorImage,
       existingPods: existing,
     });
+    if (ensured.ok) {
+      expectedPods.set(key, {
+        names: ensured.slots.map((entry) => entry.podName),
+        until: deps.now().getTime() + 30_000,
+      });
+    }
     if (!ensured.ok) {
       const state: RunState = {
         kind: 'finished',
@@ -292,11 +305,17 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
 
   return async function reconcileIssueRun(key: string): Promise<Result> {
     const { namespace = '', name } = splitKey(key);
-    const run = deps.issueRuns.get(namespace, name);
-    if (!run || run.metadata.deletionTimestamp) {
-      lastWrite.delete(key);
+    const cachedRun = deps.issueRuns.get(namespace, name);
+    if (!cachedRun || cachedRun.metadata.deletionTimestamp) {
+      statuses.forget(key);
       return;
     }
+    // The cache may not have our last status write yet: reason from the freshest status.
+    const cached = {
+      resourceVersion: cachedRun.metadata.resourceVersion,
+      status: cachedRun.status,
+    };
+    const run: IssueRun = { ...cachedRun, status: statuses.freshest(key, cached) };
     const pods = runPods(deps.pods.list(namespace), run);
     if (findCondition(run.status?.conditions, FINISHED)?.status === 'True')
       return finishedRun(key, run, pods);
@@ -327,7 +346,9 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       state,
       now: deps.now(),
     });
-    const urgent = state.kind === 'finished' || next.phase !== run.status?.phase;
+    // Only the end is written at once; progress (Pending → Running, hook results, turns)
+    // waits out the interval, so that a short run costs few writes.
+    const urgent = state.kind === 'finished';
     const result = await patchStatus(key, run, next, urgent);
     if (state.kind === 'finished') {
       forgetRun(key, pods);

@@ -26,6 +26,7 @@ import { splitKey } from '../runtime/informer.js';
 import { podTemplateProblems } from '../issuerun/pod-template-check.js';
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { snapshotConfigMap, workflowDigest } from './snapshot.js';
+import { createStatusWriter } from '../issuerun/status-writer.js';
 
 /** A ConfigMap as the JSON client reads it. */
 export type ConfigMapObject = KubeObject & { data?: Record<string, string> };
@@ -95,26 +96,26 @@ export function runCounts(runs: readonly IssueRun[], workflow: string): Workflow
   return counts;
 }
 
-const stable = (status: WorkflowStatus | undefined): string => JSON.stringify(status ?? {});
-
 /**
  * Workflow reconciler: read WORKFLOW.md (inline or from a ConfigMap), validate it, keep the
  * last good text as an immutable snapshot ConfigMap, and report Ready / ConfigValid and the
  * counts of its runs. A bad reload leaves the last good snapshot in place and says why.
  */
 export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
-  const lastWrite = new Map<string, number>();
-  const countsInterval = deps.countsIntervalMs ?? 5000;
+  const statuses = createStatusWriter<WorkflowStatus>(deps.client, WORKFLOWS);
+  const countsInterval = deps.countsIntervalMs ?? 10_000;
+  const pendingCounts = new Map<string, number>();
 
   return async function reconcileWorkflow(key: string): Promise<{ requeueAfter?: number } | void> {
     const { namespace = '', name } = splitKey(key);
     const workflow = deps.workflows.get(namespace, name);
     if (!workflow || workflow.metadata.deletionTimestamp) {
-      lastWrite.delete(key);
+      statuses.forget(key);
       return;
     }
     const now = deps.now();
-    const current = workflow.status;
+    const cached = { resourceVersion: workflow.metadata.resourceVersion, status: workflow.status };
+    const current = statuses.freshest(key, cached);
     const generation = workflow.metadata.generation ?? 0;
     let conditions: Condition[] = [...(current?.conditions ?? [])];
     const set = (
@@ -200,17 +201,16 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     next.message = problem ? problem.message : 'ready';
     next.runs = runCounts(deps.issueRuns.list(namespace), name);
 
-    if (stable(next) === stable(current)) return;
-    // Counts follow every run; batch them so that a burst of runs costs one write.
-    const countsOnly = stable({ ...next, runs: current?.runs }) === stable(current);
-    const since = now.getTime() - (lastWrite.get(key) ?? 0);
-    if (countsOnly && since < countsInterval) return { requeueAfter: countsInterval - since };
-    await deps.client.request({
-      method: 'PATCH',
-      path: resourcePath(WORKFLOWS, namespace, name, 'status'),
-      patchType: 'merge',
-      body: { status: next },
-    });
-    lastWrite.set(key, now.getTime());
+    if (!statuses.changed(key, cached, next)) return;
+    // Counts follow every run: a change of counts alone waits for the interval, so that a
+    // burst of runs (or one short run, start to end) costs one write.
+    const countsOnly = !statuses.changed(key, cached, { ...next, runs: current?.runs });
+    if (countsOnly) {
+      const wait = pendingCounts.get(key) ?? now.getTime() + countsInterval;
+      pendingCounts.set(key, wait);
+      if (now.getTime() < wait) return { requeueAfter: wait - now.getTime() };
+    }
+    pendingCounts.delete(key);
+    await statuses.write(key, namespace, name, next, now.getTime());
   };
 }

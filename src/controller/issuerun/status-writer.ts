@@ -1,0 +1,88 @@
+import type { KubeClient, ResourceRef } from '../runtime/client.js';
+import { resourcePath } from '../runtime/client.js';
+
+interface Written<S> {
+  resourceVersion: string;
+  status: string;
+  value: S;
+  at: number;
+}
+
+/**
+ * JSON with object keys sorted and undefined dropped: the apiserver returns custom
+ * resources with their keys in its own order, so equal statuses must compare equal
+ * whatever order they were built in.
+ */
+export function canonicalJson(value: unknown): string {
+  const normalize = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(normalize);
+    if (node === null || typeof node !== 'object') return node;
+    const entries = Object.entries(node as Record<string, unknown>)
+      .filter(([, child]) => child !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return Object.fromEntries(entries.map(([key, child]) => [key, normalize(child)]));
+  };
+  return JSON.stringify(normalize(value));
+}
+
+export interface Cached<S> {
+  resourceVersion?: string | undefined;
+  status: S | undefined;
+}
+
+const olderThan = (a: string | undefined, b: string): boolean => {
+  // resourceVersions are opaque, but etcd's are integers: compare them when they are.
+  if (a === undefined) return true;
+  return /^\d+$/.test(a) && /^\d+$/.test(b) ? BigInt(a) < BigInt(b) : false;
+};
+
+/**
+ * Status writes through the status subresource, and the memory of the last one: an
+ * informer's cache lags a write by a watch event, so a reconcile that runs in between
+ * would see the old status and write the same change again. Comparing with the last write
+ * (while the cache is older than it) makes that a no-op.
+ */
+export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef) {
+  const written = new Map<string, Written<S>>();
+  const json = (status: S | undefined): string => canonicalJson(status ?? {});
+  const freshest = (key: string, cached: Cached<S>): S | undefined => {
+    const last = written.get(key);
+    return last && olderThan(cached.resourceVersion, last.resourceVersion)
+      ? last.value
+      : cached.status;
+  };
+  return {
+    freshest,
+    /** Whether `next` differs from the freshest known status (cache or last write). */
+    changed(key: string, cached: Cached<S>, next: S): boolean {
+      return json(next) !== json(freshest(key, cached));
+    },
+    /** When this controller last wrote the key's status (0 when never). */
+    lastWriteAt(key: string): number {
+      return written.get(key)?.at ?? 0;
+    },
+    async write(
+      key: string,
+      namespace: string,
+      name: string,
+      status: S,
+      now: number,
+    ): Promise<void> {
+      const object = await client.request<{ metadata?: { resourceVersion?: string } }>({
+        method: 'PATCH',
+        path: resourcePath(resource, namespace, name, 'status'),
+        patchType: 'merge',
+        body: { status },
+      });
+      written.set(key, {
+        resourceVersion: object.metadata?.resourceVersion ?? '',
+        status: json(status),
+        value: status,
+        at: now,
+      });
+    },
+    forget(key: string): void {
+      written.delete(key);
+    },
+  };
+}

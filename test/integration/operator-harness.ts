@@ -1,0 +1,285 @@
+// Shared set-up for the operator integration files: one control plane + process node per
+// file, the CRDs and config/rbac installed, the controller run in-process as its
+// ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { build } from 'esbuild';
+import {
+  installCrds,
+  startControlPlane,
+  type ControlPlane,
+} from '../../hack/cluster/control-plane.js';
+import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
+import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
+import {
+  DEFAULT_OPERATOR_IMAGE,
+  OPERATOR_IMAGE_BUNDLE_PATH,
+} from '../../src/controller/issuerun/constants.js';
+import { startController, type RunningController } from '../../src/controller/main.js';
+import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
+import { createLogger } from '../../src/controller/runtime/logger.js';
+import type { IssueRun } from '../../src/api/index.js';
+
+const exec = promisify(execFile);
+export const root = join(import.meta.dirname, '..', '..');
+export const NAMESPACE = 'default';
+export const CONTROLLER_USER = 'system:serviceaccount:lorenz-system:lorenz-controller';
+const NODE_BIN = join(root, 'node_modules', 'node', 'bin');
+
+export interface OperatorEnv {
+  cp: ControlPlane;
+  node: ProcessNode;
+  admin: KubeClient;
+  controllerConfig: KubeConfig;
+  scriptedAgent: string;
+  controller: RunningController | undefined;
+  startController(): Promise<RunningController>;
+  kubectl(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** The runner bundle the operator image would carry, built from src (no `npm run build`). */
+async function buildRunnerBundle(dir: string): Promise<string> {
+  const entry = join(dir, 'entry.ts');
+  await writeFile(
+    entry,
+    `import { runRunnerCommand } from ${JSON.stringify(join(root, 'src/runner/main.ts'))};\n` +
+      'process.exitCode = await runRunnerCommand(process.argv.slice(3));\n',
+  );
+  const outfile = join(dir, 'lorenz.js');
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'warning',
+    banner: {
+      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    },
+  });
+  return outfile;
+}
+
+export async function startOperatorEnv(): Promise<OperatorEnv> {
+  const cp = await startControlPlane({ controllers: [] });
+  const kubectl = async (...args: string[]) =>
+    (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
+  await installCrds(cp, [
+    join(root, 'crds/lorenz.dev_workflows.yaml'),
+    join(root, 'crds/lorenz.dev_issueruns.yaml'),
+  ]);
+  await kubectl('create', 'namespace', 'lorenz-system');
+  // No serviceaccount controller runs here: ServiceAccount admission needs the default one.
+  await kubectl('-n', NAMESPACE, 'create', 'serviceaccount', 'default');
+  const rbac = (await readdir(join(root, 'config/rbac'))).filter(
+    (file) => file !== 'kustomization.yaml',
+  );
+  await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(root, 'config/rbac', file)]));
+
+  // Run Pods run as uid 65532: what they read must be readable by others.
+  const bundleDir = await mkdtemp(join(tmpdir(), 'lorenz-operator-it-'));
+  await chmod(bundleDir, 0o755);
+  const runner = await buildRunnerBundle(bundleDir);
+  const scriptedAgent = await buildScriptedAgent();
+  await chmod(dirname(scriptedAgent), 0o755);
+  const node = await startProcessNode({
+    controlPlane: cp,
+    imageMap: { [DEFAULT_OPERATOR_IMAGE]: { [OPERATOR_IMAGE_BUNDLE_PATH]: runner } },
+  });
+
+  const admin = createKubeClient(cp.kubeConfig);
+  const controllerConfig = new KubeConfig();
+  controllerConfig.loadFromFile(cp.kubeconfigPath);
+  const user = controllerConfig.getCurrentUser();
+  if (!user) throw new Error('no user in the admin kubeconfig');
+  controllerConfig.loadFromOptions({
+    clusters: controllerConfig.clusters,
+    contexts: controllerConfig.contexts,
+    currentContext: controllerConfig.currentContext,
+    users: controllerConfig.users.map((entry) =>
+      entry.name === user.name ? { ...entry, impersonateUser: CONTROLLER_USER } : entry,
+    ),
+  });
+
+  const env: OperatorEnv = {
+    cp,
+    node,
+    admin,
+    controllerConfig,
+    scriptedAgent,
+    controller: undefined,
+    kubectl,
+    async startController() {
+      env.controller = await startController({
+        kubeConfig: controllerConfig,
+        namespace: NAMESPACE,
+        handleSignals: false,
+        identity: 'it-controller',
+        logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
+      });
+      return env.controller;
+    },
+    async stop() {
+      await env.controller?.stop();
+      await node.stop();
+      admin.close();
+      await cp.stop();
+      await rm(bundleDir, { recursive: true, force: true });
+      await rm(dirname(scriptedAgent), { recursive: true, force: true });
+    },
+  };
+  return env;
+}
+
+export interface WorkflowOptions {
+  hooks?: Record<string, string | number>;
+  prompt?: string;
+  agent?: Record<string, unknown>;
+}
+
+/** A WORKFLOW.md with the scripted agent as the bridge. */
+export function workflowText(env: OperatorEnv, options: WorkflowOptions = {}): string {
+  const hooks = Object.entries(options.hooks ?? {})
+    .map(([key, value]) => `  ${key}: ${JSON.stringify(value)}`)
+    .join('\n');
+  return `---
+tracker:
+  kind: memory
+agent:
+  kind: scripted
+  max_turns: 1
+agents:
+  scripted:
+    bridge_command: ${join(NODE_BIN, 'node')} ${env.scriptedAgent}
+hooks:
+${hooks || '  timeout_ms: 60000'}
+---
+${options.prompt ?? 'Work on {{ issue.identifier }}.\n@write done.txt ok'}`;
+}
+
+export const podTemplate = {
+  spec: {
+    containers: [
+      {
+        name: 'agent',
+        image: 'lorenz-test/agent:1',
+        env: [{ name: 'PATH', value: `${NODE_BIN}:/usr/local/bin:/usr/bin:/bin` }],
+      },
+    ],
+  },
+};
+
+export const path = {
+  workflows: (name = '') =>
+    `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows${name ? `/${name}` : ''}`,
+  issueRuns: (name = '') =>
+    `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/issueruns${name ? `/${name}` : ''}`,
+  pods: `/api/v1/namespaces/${NAMESPACE}/pods`,
+  configMaps: (name = '') => `/api/v1/namespaces/${NAMESPACE}/configmaps${name ? `/${name}` : ''}`,
+  events: `/apis/events.k8s.io/v1/namespaces/${NAMESPACE}/events`,
+};
+
+export async function createWorkflow(
+  env: OperatorEnv,
+  name: string,
+  text: string,
+  extra: object = {},
+): Promise<void> {
+  await env.admin.request({
+    method: 'POST',
+    path: path.workflows(),
+    body: {
+      apiVersion: 'lorenz.dev/v1alpha1',
+      kind: 'Workflow',
+      metadata: { name },
+      spec: { workflow: text, podTemplate, ...extra },
+    },
+  });
+}
+
+export async function createIssueRun(
+  env: OperatorEnv,
+  name: string,
+  workflow: string,
+  issue: object,
+): Promise<void> {
+  await env.admin.request({
+    method: 'POST',
+    path: path.issueRuns(),
+    body: {
+      apiVersion: 'lorenz.dev/v1alpha1',
+      kind: 'IssueRun',
+      metadata: { name },
+      spec: { workflowRef: { name: workflow }, issue: { state: 'Todo', ...issue } },
+    },
+  });
+}
+
+export const getRun = (env: OperatorEnv, name: string) =>
+  env.admin.request<IssueRun>({ path: path.issueRuns(name) });
+
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  ms = 90_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Waits until the run is Finished and returns it. */
+export const finished = (env: OperatorEnv, name: string, ms?: number) =>
+  until(
+    `IssueRun ${name} to finish`,
+    async () => {
+      const run = await getRun(env, name);
+      return run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')
+        ? run
+        : undefined;
+    },
+    ms,
+  );
+
+export interface EventView {
+  metadata: { name: string };
+  reason: string;
+  note: string;
+  regarding: { name: string };
+}
+
+export async function hookEvents(env: OperatorEnv, run: string): Promise<EventView[]> {
+  const list = await env.admin.request<{ items: EventView[] }>({ path: path.events });
+  return list.items
+    .filter((event) => event.regarding.name === run)
+    .sort(
+      (a, b) =>
+        Number(a.metadata.name.split('-').at(-1)) - Number(b.metadata.name.split('-').at(-1)),
+    );
+}
+
+export async function runPodNames(env: OperatorEnv, run: string): Promise<string[]> {
+  const list = await env.admin.request<{
+    items: { metadata: { name: string; labels?: Record<string, string> } }[];
+  }>({
+    path: path.pods,
+    query: { labelSelector: `lorenz.dev/issuerun=${run}` },
+  });
+  return list.items.map((pod) => pod.metadata.name);
+}

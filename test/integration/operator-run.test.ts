@@ -1,0 +1,92 @@
+import type { Workflow } from '../../src/api/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createIssueRun,
+  createWorkflow,
+  finished,
+  hookEvents,
+  path,
+  runPodNames,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+const FOUR_HOOKS = {
+  after_create: 'echo cloned {{ issue.identifier }}',
+  before_run: 'echo preparing',
+  after_run: 'echo finished',
+  before_remove: 'echo removing',
+};
+
+describe('IssueRun → Pod on the process node', () => {
+  let env: OperatorEnv;
+  beforeAll(async () => {
+    env = await startOperatorEnv();
+    await env.startController();
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('runs a Workflow with four hooks to Succeeded=True with the hook Events', async () => {
+    await createWorkflow(env, 'happy', workflowText(env, { hooks: FOUR_HOOKS }));
+    await until('the Workflow to be ready', async () => {
+      const workflow = await env.admin.request<Workflow>({ path: path.workflows('happy') });
+      return workflow.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+    });
+    const writesBefore = env.controller?.writes() ?? 0;
+    await createIssueRun(env, 'happy-1', 'happy', { identifier: 'ENG-1', title: 'Fix the bug' });
+    const run = await finished(env, 'happy-1');
+    // The Workflow's run counts are batched: wait for the write that reports this run.
+    await until('the Workflow to count the run', async () => {
+      const workflow = await env.admin.request<Workflow>({ path: path.workflows('happy') });
+      return workflow.status?.runs?.succeeded === 1 ? true : undefined;
+    });
+    const writes = (env.controller?.writes() ?? 0) - writesBefore;
+    expect(run.status?.phase, JSON.stringify(run.status, null, 2)).toBe('Succeeded');
+    expect(run.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({
+      status: 'True',
+      reason: 'Succeeded',
+    });
+    expect(run.status?.hooks?.map((hook) => [hook.name, hook.status, hook.exitCode])).toEqual([
+      ['after_create', 'completed', 0],
+      ['before_run', 'completed', 0],
+      ['after_run', 'completed', 0],
+      ['before_remove', 'completed', 0],
+    ]);
+    expect(run.status?.hooks?.[0]?.output).toBe('cloned ENG-1\n');
+    expect(run.status?.turn).toBe(1);
+    const events = await hookEvents(env, 'happy-1');
+    expect(events.map((event) => event.reason)).toEqual([
+      'HookStarted',
+      'HookSucceeded',
+      'HookStarted',
+      'HookSucceeded',
+      'HookStarted',
+      'HookSucceeded',
+      'HookStarted',
+      'HookSucceeded',
+    ]);
+    expect(events[1]?.note).toContain('after_create completed in slot 0 (exit 0');
+    expect(await runPodNames(env, 'happy-1')).toEqual(['happy-1-0-1']);
+    const log = env.controller?.writeLog().slice(-writes) ?? [];
+    process.stderr.write(
+      `[operator] API writes for one single-slot run with four hooks: ${writes}\n${log.join('\n')}\n`,
+    );
+    expect(writes).toBeLessThanOrEqual(14);
+  });
+
+  it('fails with TemplateError before any Pod exists', async () => {
+    await createWorkflow(env, 'typo', workflowText(env, { prompt: 'Hello {{ issue.titel }}' }));
+    await createIssueRun(env, 'typo-1', 'typo', { identifier: 'ENG-2', title: 'x' });
+    const run = await finished(env, 'typo-1');
+    expect(run.status?.reason).toBe('TemplateError');
+    expect(run.status?.message).toContain('issue.titel');
+    expect(await runPodNames(env, 'typo-1')).toEqual([]);
+    await expect(env.admin.request({ path: path.configMaps('typo-1-inputs') })).rejects.toThrow(
+      /404/,
+    );
+  });
+});
