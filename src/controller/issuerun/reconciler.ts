@@ -60,8 +60,6 @@ const agentStarted = (pod: PodObject): boolean => {
   return Boolean(state?.running || state?.terminated);
 };
 
-const stable = (status: IssueRunStatus | undefined): string => JSON.stringify(status ?? {});
-
 /**
  * The IssueRun reconciler, kubebuilder's ladder: fetch → guards (gone, finished,
  * cancelled) → ensure inputs and Pods → follow logs → compute conditions → patch status,
