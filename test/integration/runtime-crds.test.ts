@@ -198,7 +198,13 @@ describe('Lorenz CRDs on a real apiserver', () => {
 
   it('grant the controller service account what config/rbac lists, and nothing more', async () => {
     expect((await kubectl(['create', 'namespace', 'lorenz-system'])).code).toBe(0);
-    const applied = await kubectl(['apply', '-k', join(root, 'config/rbac'), '-n', 'lorenz-system']);
+    const applied = await kubectl([
+      'apply',
+      '-k',
+      join(root, 'config/rbac'),
+      '-n',
+      'lorenz-system',
+    ]);
     expect(applied.stderr).toBe('');
     const as = 'system:serviceaccount:lorenz-system:lorenz-controller';
     const cases: Array<[string[], boolean]> = [
