@@ -7,10 +7,13 @@ SAMPLE_RUN="${SAMPLE_RUN:-demo-1}"
 HOOKS=(after_create before_run after_run before_remove)
 
 # Applies config/samples in namespace $1. A previous run of the same name is deleted
-# first, so every demo starts from a fresh IssueRun (an IssueRun's spec is immutable).
+# first, with its Events, so every demo starts from a fresh IssueRun (an IssueRun's spec is
+# immutable) and shows only its own Events.
 apply_samples() {
   local namespace="$1"
   kubectl -n "$namespace" delete issuerun "$SAMPLE_RUN" --ignore-not-found --wait=true >/dev/null
+  kubectl -n "$namespace" delete events --ignore-not-found \
+    --field-selector "involvedObject.kind=IssueRun,involvedObject.name=$SAMPLE_RUN" >/dev/null
   kubectl -n "$namespace" apply -k "$ROOT/config/samples"
 }
 
@@ -27,10 +30,13 @@ sample_succeeded() {
     -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}'
 }
 
-# The hook Events of the sample IssueRun: "<reason> <note>" lines, oldest first.
+# The hook Events of the sample IssueRun (this one: by uid): "<reason> <note>" lines,
+# oldest first.
 sample_hook_events() {
+  local uid
+  uid="$(kubectl -n "$1" get issuerun "$SAMPLE_RUN" -o jsonpath='{.metadata.uid}')"
   kubectl -n "$1" get events \
-    --field-selector "involvedObject.kind=IssueRun,involvedObject.name=$SAMPLE_RUN" \
+    --field-selector "involvedObject.kind=IssueRun,involvedObject.name=$SAMPLE_RUN,involvedObject.uid=$uid" \
     --sort-by=.metadata.creationTimestamp \
     -o jsonpath='{range .items[*]}{.reason}{" "}{.message}{"\n"}{end}' | grep '^Hook' || true
 }
