@@ -56,8 +56,10 @@ build_bundle() {
   fi
   mkdir -p "$ROOT/dist"
   (cd "$ROOT" && echo "$entry" | esbuild --bundle --platform=node --format=esm --target=node22 \
-    --sourcefile=dev-cluster-entry.ts --loader=ts --log-level=warning --outfile="$BUNDLE" \
+    --sourcefile=dev-cluster-entry.ts --loader=ts --log-level=warning --outfile="$BUNDLE.$$.tmp" \
     "--banner:js=import { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);")
+  # Renamed into place: a daemon starting from another checkout's `up` never reads half a file.
+  mv -f "$BUNDLE.$$.tmp" "$BUNDLE"
 }
 
 wait_until_ready() {

@@ -206,3 +206,53 @@ describe('control plane', () => {
     }
   });
 });
+
+describe('hack/dev-cluster.sh', () => {
+  const script = join(process.cwd(), 'hack/dev-cluster.sh');
+  let stateDir: string;
+
+  beforeAll(async () => {
+    stateDir = await mkdtemp(join(tmpdir(), 'lorenz-dev-cluster-test-'));
+  });
+
+  afterAll(async () => {
+    await run(['down']);
+    await rm(stateDir, { recursive: true, force: true });
+  });
+
+  function run(args: string[]) {
+    return execFileAsync('bash', [script, ...args], {
+      env: { ...process.env, LORENZ_DEV_CLUSTER_DIR: stateDir },
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+  }
+
+  it('brings a cluster up with eval-able lines, reports status, and goes down without leftovers', async () => {
+    const up = await run(['up']);
+    expect(up.code).toBe(0);
+    const lines = up.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^export PATH=\S+:"\$PATH"$/);
+    expect(lines[1]).toBe(`export KUBECONFIG=${join(stateDir, 'cluster', 'kubeconfig')}`);
+
+    const readyz = await execFileAsync('bash', ['-c', `${up.stdout}\nkubectl get --raw /readyz`]);
+    expect(readyz.stdout).toBe('ok');
+    expect(await run(['up'])).toEqual(up);
+    expect((await run(['status'])).stdout).toMatch(/^up https:\/\/127\.0\.0\.1:\d+\n$/);
+
+    const daemonPid = Number(await readFile(join(stateDir, 'daemon.pid'), 'utf8'));
+    const pids = (await readFile(join(stateDir, 'cluster', 'pids'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => Number(line.split(' ')[1]));
+    expect((await run(['down'])).code).toBe(0);
+    expect(await run(['status'])).toEqual({ code: 1, stdout: 'down\n' });
+    expect(existsSync(stateDir)).toBe(false);
+    expect(isAlive(daemonPid)).toBe(false);
+    // Children are reaped by init once their parent is gone; give it a moment.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(pids.filter(isAlive)).toEqual([]);
+  });
+});
