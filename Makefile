@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 
 NPM ?= npm
 
-.PHONY: help deps build test lint
+.PHONY: help deps build test lint tools
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -21,7 +21,10 @@ build: deps ## Compile and bundle the lorenz CLI and the in-pod runner into dist
 lint: deps ## eslint, prettier, tsc --noEmit
 	$(NPM) run lint
 
-test: build lint ## Every test tier that runs on this machine (unit + integration)
+tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm: cached, else built from the Go proxy
+	hack/tools.sh > /dev/null
+
+test: build lint tools ## Every test tier that runs on this machine (unit + integration)
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.

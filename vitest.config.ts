@@ -21,6 +21,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 600_000,
           fileParallelism: false,
+          globalSetup: ['test/integration/global-setup.ts'],
         },
       },
     ],
