@@ -1,0 +1,181 @@
+// The newcomer's path on a real apiserver and the process-backed node: `helm install` the
+// chart, run the controller as the chart's ServiceAccount (impersonated, so the chart's RBAC
+// is what it gets), apply config/samples, and see issuerun/demo-1 Succeed with a
+// HookSucceeded Event for each of the four hooks.
+//
+// The controller runs in-process in place of the chart's Deployment (nothing here runs
+// images). The process node runs "images" from the host filesystem, with the operator
+// image's /lorenz/lorenz.js mapped to a bundle of src/cli.ts and the samples' Node image
+// given the project's Node 24.
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  installCrds,
+  startControlPlane,
+  type ControlPlane,
+} from '../../hack/cluster/control-plane.js';
+import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/issuerun/constants.js';
+import { startController, type RunningController } from '../../src/controller/main.js';
+import { createLogger } from '../../src/controller/runtime/logger.js';
+import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
+
+const exec = promisify(execFile);
+const root = join(import.meta.dirname, '..', '..');
+const RELEASE_NAMESPACE = 'lorenz-system';
+const SAMPLE_AGENT_IMAGE = 'node:24.21.0-bookworm-slim';
+const HOOKS = ['after_create', 'before_run', 'after_run', 'before_remove'];
+
+let cp: ControlPlane;
+let node: ProcessNode | undefined;
+let controller: RunningController | undefined;
+let scratch: string;
+let scriptedAgent: string;
+
+const kubectl = async (...args: string[]) =>
+  (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
+
+/** The admin kubeconfig, impersonating `user`: the apiserver authorizes as that user. */
+function impersonating(user: string): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromFile(cp.kubeconfigPath);
+  const current = config.getCurrentUser()!;
+  config.loadFromOptions({
+    clusters: config.clusters,
+    contexts: config.contexts,
+    currentContext: config.currentContext,
+    users: config.users.map((entry) =>
+      entry.name === current.name ? { ...entry, impersonateUser: user } : entry,
+    ),
+  });
+  return config;
+}
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'lorenz-chart-samples-'));
+  // Run Pods run as uid 65532: what they read from the host must be readable by others.
+  await chmod(scratch, 0o755);
+  const runner = join(scratch, 'lorenz.js');
+  await build({
+    entryPoints: [join(root, 'src/cli.ts')],
+    outfile: runner,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'warning',
+    banner: {
+      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+    },
+  });
+  scriptedAgent = await buildScriptedAgent();
+  await chmod(dirname(scriptedAgent), 0o755);
+
+  cp = await startControlPlane({ controllers: [] });
+  await installCrds(cp, [
+    join(root, 'charts/lorenz/crds/lorenz.dev_workflows.yaml'),
+    join(root, 'charts/lorenz/crds/lorenz.dev_issueruns.yaml'),
+  ]);
+  // No serviceaccount controller runs here: ServiceAccount admission needs the default one.
+  await kubectl('-n', 'default', 'create', 'serviceaccount', 'default');
+  node = await startProcessNode({
+    controlPlane: cp,
+    imageMap: {
+      [DEFAULT_OPERATOR_IMAGE]: { '/lorenz/lorenz.js': runner },
+      [SAMPLE_AGENT_IMAGE]: {
+        '/usr/bin/node': await realpath(join(root, 'node_modules/.bin/node')),
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await node?.stop();
+  await cp?.stop();
+  if (scriptedAgent) await rm(dirname(scriptedAgent), { recursive: true, force: true });
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe('helm install, then the samples', () => {
+  it('installs the chart for real', async () => {
+    const { stdout } = await exec(cp.tools.helm, [
+      '--kubeconfig',
+      cp.kubeconfigPath,
+      'install',
+      'lorenz',
+      join(root, 'charts/lorenz'),
+      '--namespace',
+      RELEASE_NAMESPACE,
+      '--create-namespace',
+    ]);
+    expect(stdout).toContain('STATUS: deployed');
+  });
+
+  it("runs issuerun/demo-1 to Succeeded with the chart's RBAC, an Event for each hook", async () => {
+    controller = await startController({
+      kubeConfig: impersonating(`system:serviceaccount:${RELEASE_NAMESPACE}:lorenz`),
+      handleSignals: false,
+      identity: 'chart-samples',
+      operatorImage: DEFAULT_OPERATOR_IMAGE,
+      logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
+    });
+    // The sample's bridge is /lorenz-bin/scripted-agent.mjs, which the run Pod gets from the
+    // operator image; here the host filesystem is the agent's image, so the bridge is the
+    // scripted agent built for this test. Everything else is config/samples as shipped.
+    const rendered = await kubectl('kustomize', join(root, 'config/samples'));
+    const samples = join(scratch, 'samples.yaml');
+    await writeFile(samples, rendered.replaceAll('/lorenz-bin/scripted-agent.mjs', scriptedAgent));
+    expect(await readFile(samples, 'utf8')).toContain(`node ${scriptedAgent}`);
+    await kubectl('-n', 'default', 'apply', '--server-side', '-f', samples);
+    await kubectl(
+      '-n',
+      'default',
+      'wait',
+      '--for=condition=Finished',
+      'issuerun/demo-1',
+      '--timeout=90s',
+    );
+
+    const succeeded = await kubectl(
+      '-n',
+      'default',
+      'get',
+      'issuerun',
+      'demo-1',
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="Succeeded")].status}',
+    );
+    expect(succeeded, await kubectl('-n', 'default', 'describe', 'issuerun', 'demo-1')).toBe(
+      'True',
+    );
+    const events = await kubectl(
+      '-n',
+      'default',
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.kind=IssueRun,involvedObject.name=demo-1,reason=HookSucceeded',
+      '-o',
+      'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
+    );
+    for (const hook of HOOKS) expect(events).toMatch(new RegExp(`^${hook} completed`, 'm'));
+    const afterRun = await kubectl(
+      '-n',
+      'default',
+      'get',
+      'issuerun',
+      'demo-1',
+      '-o',
+      'jsonpath={.status.hooks[?(@.name=="after_run")].output}',
+    );
+    // after_run prints what the scripted agent wrote, following the sample's prompt.
+    expect(afterRun).toContain('Read the issue DEMO-1 and wrote this note.');
+  });
+});
