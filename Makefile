@@ -8,7 +8,7 @@ NPM ?= npm
 .PHONY: help deps build test lint tools
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 node_modules/.package-lock.json: package.json package-lock.json
 	$(NPM) ci --no-audit --no-fund

@@ -28,33 +28,72 @@ export const DEFAULT_BRIDGE_COMMANDS: Readonly<Record<string, string>> = {
 };
 
 export const trackerSection = z.object({
-  kind: nonEmptyString().default('memory'),
-  active_states: stringList().default(() => [...DEFAULT_ACTIVE_STATES]),
-  terminal_states: stringList().default(() => [...DEFAULT_TERMINAL_STATES]),
-  endpoint: nullableString().default(null),
-  api_key: nullableString().default(null),
-  project_slug: nullableString().default(null),
-  assignee: nullableString().default(null),
-  repository: nullableString().default(null),
+  kind: nonEmptyString()
+    .default('memory')
+    .describe(
+      'Tracker adapter: `memory` (issues listed inline, for tests and demos); `linear` and `github` come with the tracker adapters.',
+    ),
+  active_states: stringList()
+    .default(() => [...DEFAULT_ACTIVE_STATES])
+    .describe(
+      'States in which an issue is worked; continuation turns go on while the issue stays in one.',
+    ),
+  terminal_states: stringList()
+    .default(() => [...DEFAULT_TERMINAL_STATES])
+    .describe('States that end work on an issue and clean its workspace.'),
+  endpoint: nullableString()
+    .default(null)
+    .describe('Tracker API endpoint (Linear: https://api.linear.app/graphql).'),
+  api_key: nullableString()
+    .default(null)
+    .describe('Tracker API key (Linear falls back to LINEAR_API_KEY). Never reaches the agent.'),
+  project_slug: nullableString().default(null).describe('Tracker project to poll.'),
+  assignee: nullableString()
+    .default(null)
+    .describe("Only issues assigned to this user (`me`: the key's own user)."),
+  repository: nullableString().default(null).describe('GitHub Issues: owner/name.'),
   // Each entry is normalized with normalizeIssue afterwards, for its own error paths.
-  issues: z.array(z.unknown(), { error: 'must be a list of issues' }).default(() => []),
+  issues: z
+    .array(z.unknown(), { error: 'must be a list of issues' })
+    .default(() => [])
+    .describe("The `memory` tracker's issues, each with the snake_case issue keys."),
 });
 
 export const pollingSection = z.object({
-  interval_ms: positiveInteger().default(30_000),
+  interval_ms: positiveInteger().default(30_000).describe('How often the tracker is polled.'),
 });
 
 export const workspaceSection = z.object({
-  root: nullableString().default(null),
-  isolation: oneOf(['per-agent', 'none']).default('per-agent'),
+  root: nullableString()
+    .default(null)
+    .describe(
+      'Workspace root; LORENZ_WORKSPACE_ROOT wins; default `<tmpdir>/lorenz_workspaces`. `~`, `~/…` and a whole-value `$VAR` are expanded.',
+    ),
+  isolation: oneOf(['per-agent', 'none'])
+    .default('per-agent')
+    .describe(
+      '`per-agent`: a directory per issue (and slot); `none`: every issue in the root itself, no hooks.',
+    ),
 });
 
 export const hooksSection = z.object({
-  after_create: hookCommand().default(null),
-  before_run: hookCommand().default(null),
-  after_run: hookCommand().default(null),
-  before_remove: hookCommand().default(null),
-  timeout_ms: positiveInteger(MAX_HOOK_TIMEOUT_MS).default(60_000),
+  after_create: hookCommand()
+    .default(null)
+    .describe('Runs once when the workspace directory is new (fail-fast). Alias afterCreate.'),
+  before_run: hookCommand()
+    .default(null)
+    .describe("Runs before each attempt's agent session (fail-fast). Alias beforeRun."),
+  after_run: hookCommand()
+    .default(null)
+    .describe('Runs after each attempt, whatever its outcome (best-effort). Alias afterRun.'),
+  before_remove: hookCommand()
+    .default(null)
+    .describe('Runs before the workspace is removed (best-effort). Alias beforeRemove.'),
+  timeout_ms: positiveInteger(MAX_HOOK_TIMEOUT_MS)
+    .default(60_000)
+    .describe(
+      'Bound on every hook (≤ 604800000): SIGTERM to the group, SIGKILL 5000 ms later. Alias timeoutMs.',
+    ),
 });
 
 /** The only aliases in the whole front matter: camelCase spellings of the hooks keys. */
@@ -67,26 +106,44 @@ export const HOOK_KEY_ALIASES: Readonly<Record<string, keyof z.input<typeof hook
 };
 
 export const agentSection = z.object({
-  kind: nonEmptyString().default('codex'),
-  max_concurrent_agents: positiveInteger().default(10),
-  max_turns: positiveInteger().default(20),
-  max_retry_backoff_ms: positiveInteger().default(300_000),
-  ensemble_size: integerBetween(1, 100).default(1),
-  skills: stringList().default(() => []),
+  kind: nonEmptyString().default('codex').describe('Which `agents.<kind>` bridge runs the agent.'),
+  max_concurrent_agents: positiveInteger()
+    .default(10)
+    .describe('Runs at once across the workflow; ensemble slots count.'),
+  max_turns: positiveInteger()
+    .default(20)
+    .describe('Turns per attempt: the first gets the prompt, later ones the continuation prompt.'),
+  max_retry_backoff_ms: positiveInteger()
+    .default(300_000)
+    .describe('Cap on the retry backoff after a failure.'),
+  ensemble_size: integerBetween(1, 100)
+    .default(1)
+    .describe('Slots per issue unless an `ensemble:<n>` label says otherwise.'),
+  skills: stringList()
+    .default(() => [])
+    .describe('Directories copied into each workspace at `.lorenz/skills/<basename>`.'),
 });
 
 /** The fixed keys of `agents`; every other key under it is an agent kind. */
 export const agentsSection = z.object({
-  turn_timeout_ms: positiveInteger().default(3_600_000),
-  stall_timeout_ms: integer().default(300_000),
-  response_timeout_ms: positiveInteger().default(60_000),
+  turn_timeout_ms: positiveInteger().default(3_600_000).describe('Hard bound on one agent turn.'),
+  stall_timeout_ms: integer()
+    .default(300_000)
+    .describe('Cancel a turn after this much silence from the agent; ≤ 0 disables.'),
+  response_timeout_ms: positiveInteger()
+    .default(60_000)
+    .describe("Bound on the bridge's answer to any request other than a prompt."),
 });
 
 function makeBridgeSection(defaultCommand: string | undefined) {
   return z.object({
-    bridge_command:
-      defaultCommand === undefined ? nonEmptyString() : nonEmptyString().default(defaultCommand),
-    env: environment().default(() => ({})),
+    bridge_command: (defaultCommand === undefined
+      ? nonEmptyString()
+      : nonEmptyString().default(defaultCommand)
+    ).describe('Command that starts the ACP bridge, run with `bash -lc` in the workspace.'),
+    env: environment()
+      .default(() => ({}))
+      .describe('Extra environment for the bridge.'),
   });
 }
 
@@ -104,8 +161,12 @@ export function bridgeSection(defaultCommand: string | undefined) {
 }
 
 export const workerSection = z.object({
-  ssh_hosts: stringList().default(() => []),
-  ssh_timeout_ms: positiveInteger().default(60_000),
+  ssh_hosts: stringList()
+    .default(() => [])
+    .describe('SSH workers (later).'),
+  ssh_timeout_ms: positiveInteger()
+    .default(60_000)
+    .describe('Bound on SSH operations; a positive integer.'),
 });
 
 export const TOP_LEVEL_SECTIONS = [
