@@ -69,13 +69,19 @@ describe('process-backed node', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'lorenz-pn-test-'));
     cp = await startControlPlane();
     core = cp.kubeConfig.makeApiClient(CoreV1Api);
-    node = await startProcessNode({ controlPlane: cp, dataDir });
+    node = await startProcessNode({
+      controlPlane: cp,
+      dataDir,
+      log: (l) => process.stderr.write(`[node] ${l}\n`),
+    });
   });
 
   afterAll(async () => {
     await node?.stop();
     await cp?.stop();
     await rm(dataDir, { recursive: true, force: true });
+    // Mount points the containers created on the shared root (empty once they are gone).
+    await rm(MARK, { recursive: true, force: true });
   });
 
   it('registers a Ready node with the kubelet endpoint on 127.0.0.1', async () => {
@@ -172,7 +178,7 @@ describe('process-backed node', () => {
     await until('out.txt in the emptyDir', async () =>
       existsSync(join(work, 'out.txt')) ? true : undefined,
     );
-    expect(await readFile(join(work, 'out.txt'), 'utf8')).toBe('hello\n');
+    expect(await readFile(join(work, 'out.txt'), 'utf8')).toBe('hello');
     // The mountPath exists only inside the containers' private mount namespaces.
     expect(existsSync(`${MARK}/work/out.txt`)).toBe(false);
 

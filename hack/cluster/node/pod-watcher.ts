@@ -88,8 +88,7 @@ export async function watchPods(
           .deleteNamespacedPod({
             namespace,
             name,
-            gracePeriodSeconds: 0,
-            body: { preconditions: { uid } },
+            body: { gracePeriodSeconds: 0, preconditions: { uid } },
           })
           .catch((err) => log(`delete ${namespace}/${name}: ${describeError(err)}`));
       }

@@ -65,7 +65,8 @@ export function startPodWorker(deps: WorkerDeps, initial: V1Pod): PodWorker {
   const hasInit = (spec.initContainers ?? []).length > 0;
   const model: PodModel = {
     phase: 'Pending',
-    startTime: String(initial.status?.startTime ?? new Date().toISOString()),
+    // Listed objects carry Dates, watched ones strings: normalize either.
+    startTime: new Date(initial.status?.startTime ?? Date.now()).toISOString(),
     initContainers: (spec.initContainers ?? []).map((c) =>
       newRecord(c.name, c.image, 'PodInitializing'),
     ),
@@ -107,6 +108,8 @@ export function startPodWorker(deps: WorkerDeps, initial: V1Pod): PodWorker {
   /** SIGTERM now, SIGKILL after the grace period; a later, shorter grace wins. */
   const beginStop = (next: Stop, graceSeconds: number) => {
     if (!stop) {
+      if (!silent)
+        log(`${namespace}/${name}: stopping (${next.reason ?? 'deleted'}, grace ${graceSeconds}s)`);
       stop = next;
       killAll('SIGTERM');
       wake();
@@ -253,16 +256,17 @@ export function startPodWorker(deps: WorkerDeps, initial: V1Pod): PodWorker {
   };
 
   const deleteNow = async () => {
+    log(`${namespace}/${name}: terminated; deleting the Pod object`);
     try {
+      // With a body the apiserver reads the options from it alone, not from the query.
       await core.deleteNamespacedPod({
         namespace,
         name,
-        gracePeriodSeconds: 0,
-        body: { preconditions: { uid } },
+        body: { gracePeriodSeconds: 0, preconditions: { uid } },
       });
     } catch (err) {
       const code = httpStatus(err);
-      if (code !== 404 && code !== 409) log(`${namespace}/${name}: delete: ${describeError(err)}`);
+      if (code !== 404) log(`${namespace}/${name}: delete: ${code} ${describeError(err)}`);
     }
   };
 
