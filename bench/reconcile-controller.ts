@@ -1,0 +1,42 @@
+// The Lorenz controller as a child process of the benchmark, so that its RSS is its own:
+// bundled on its own (bench/reconcile-env.ts), started with fork(), answers over IPC.
+//   argv: <kubeconfig> <namespace>
+import { KubeConfig } from '@kubernetes/client-node';
+import { startController } from '../src/controller/main.js';
+import { createLogger } from '../src/controller/runtime/logger.js';
+
+export type ControllerRequest = { type: 'writes' } | { type: 'stop' };
+export type ControllerReply =
+  { type: 'started' } | { type: 'writes'; writes: number; log: string[] } | { type: 'stopped' };
+
+const [kubeconfigPath, namespace] = process.argv.slice(2);
+if (!kubeconfigPath || !namespace) throw new Error('usage: <kubeconfig> <namespace>');
+const send = (reply: ControllerReply) => process.send?.(reply);
+
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromFile(kubeconfigPath);
+const running = await startController({
+  kubeConfig,
+  namespace,
+  handleSignals: false,
+  identity: 'bench-controller',
+  logger: createLogger({ level: process.env.BENCH_LOG ?? 'silent' }),
+});
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await running.stop();
+  send({ type: 'stopped' });
+  process.exit(0);
+};
+process.on('message', (request: ControllerRequest) => {
+  if (request.type === 'writes') {
+    send({ type: 'writes', writes: running.writes(), log: running.writeLog() });
+  } else if (request.type === 'stop') void stop();
+});
+// The benchmark went away (crashed or killed): never outlive it.
+process.on('disconnect', () => void stop());
+process.on('SIGTERM', () => void stop());
+send({ type: 'started' });

@@ -1,0 +1,336 @@
+// The benchmark's measurements, one function per figure family. Each phase works in a
+// namespace of its own and starts (and stops) the controller it measures.
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { IssueRun, Workflow } from '../src/api/index.js';
+import {
+  DEFAULT_OPERATOR_IMAGE,
+  OPERATOR_IMAGE_BUNDLE_PATH,
+} from '../src/controller/issuerun/constants.js';
+import { startProcessNode } from '../hack/cluster/node/index.js';
+import {
+  auditMark,
+  countWrites,
+  CONTROLLER_USER,
+  JOB_CONTROLLER_USER,
+  type WriteCount,
+} from './reconcile-audit.js';
+import {
+  collection,
+  createNamespace,
+  createWorkflow,
+  issueRunBody,
+  jobBody,
+  memoryOf,
+  startControllerChild,
+  startJobController,
+  until,
+  workflowText,
+  type BenchCluster,
+} from './reconcile-env.js';
+import {
+  createAndWaitForPods,
+  inPool,
+  sequenceNames,
+  watchPodOwners,
+  type LoadFigures,
+} from './reconcile-load.js';
+
+export interface Bundles {
+  controller: string;
+  runner: string;
+  scriptedAgent: string;
+}
+
+export interface LoadSettings {
+  count: number;
+  concurrency: number;
+  timeoutMs: number;
+}
+
+const condition =
+  (object: { status?: { conditions?: { type: string; status: string }[] } }) => (type: string) =>
+    object.status?.conditions?.find((c) => c.type === type)?.status;
+
+async function workflowReady(
+  cluster: BenchCluster,
+  ns: string,
+  name: string,
+  type = 'Ready',
+): Promise<void> {
+  await until(
+    `Workflow ${ns}/${name} to be ${type}`,
+    async () => {
+      const workflow = await cluster.admin.request<Workflow>({
+        path: `${collection.workflows(ns)}/${name}`,
+      });
+      return condition(workflow)(type) === 'True' ? true : undefined;
+    },
+    60_000,
+  );
+}
+
+export interface WritesFigures {
+  audit: WriteCount;
+  counted: number;
+  countedLog: string[];
+  outcome: string;
+}
+
+/** Step 4: one single-slot run with four hooks to Succeeded on the process node. */
+export async function measureWritesPerRun(
+  cluster: BenchCluster,
+  bundles: Bundles,
+): Promise<WritesFigures> {
+  const ns = 'bench-writes';
+  const { admin } = cluster;
+  await createNamespace(admin, ns);
+  const node = await startProcessNode({
+    controlPlane: cluster.cp,
+    imageMap: { [DEFAULT_OPERATOR_IMAGE]: { [OPERATOR_IMAGE_BUNDLE_PATH]: bundles.runner } },
+  });
+  const controller = await startControllerChild(
+    bundles.controller,
+    cluster.controllerKubeconfig,
+    ns,
+  );
+  try {
+    await createWorkflow(admin, ns, 'bench', workflowText(bundles.scriptedAgent));
+    await workflowReady(cluster, ns, 'bench');
+    const mark = await auditMark(cluster.auditLog);
+    const before = (await controller.writes()).writes;
+    await admin.request({
+      method: 'POST',
+      path: collection.issueRuns(ns),
+      body: issueRunBody('bench')('single-1'),
+    });
+    const run = await until(
+      'IssueRun single-1 to finish',
+      async () => {
+        const current = await admin.request<IssueRun>({
+          path: `${collection.issueRuns(ns)}/single-1`,
+        });
+        return condition(current)('Finished') === 'True' ? current : undefined;
+      },
+      180_000,
+    );
+    // The Workflow's run counts are written in batches: wait for the one that counts this run.
+    await until(
+      'the Workflow to count the run',
+      async () => {
+        const workflow = await admin.request<Workflow>({
+          path: `${collection.workflows(ns)}/bench`,
+        });
+        const runs = workflow.status?.runs as Record<string, number> | undefined;
+        return (runs?.succeeded ?? 0) + (runs?.failed ?? 0) >= 1 ? true : undefined;
+      },
+      30_000,
+    ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
+    await sleep(1500);
+    const after = await controller.writes();
+    const counted = after.writes - before;
+    return {
+      audit: await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark),
+      counted,
+      countedLog: counted > 0 ? after.log.slice(-counted) : [],
+      outcome: `${run.status?.phase ?? '?'}${run.status?.reason ? ` (${run.status.reason})` : ''}`,
+    };
+  } finally {
+    await controller.stop();
+    await node.stop();
+  }
+}
+
+export interface LoadRound {
+  figures: LoadFigures;
+  rssMiB: number;
+  peakMiB: number;
+  writes: WriteCount;
+}
+
+/** Step 2: N IssueRuns at once through the Lorenz controller; IssueRun → Pod exists. */
+export async function lorenzLoad(
+  cluster: BenchCluster,
+  bundles: Bundles,
+  settings: LoadSettings,
+  round: number,
+): Promise<LoadRound> {
+  const ns = `bench-lorenz-${round}`;
+  const { admin } = cluster;
+  await createNamespace(admin, ns);
+  const controller = await startControllerChild(
+    bundles.controller,
+    cluster.controllerKubeconfig,
+    ns,
+  );
+  const watch = await watchPodOwners(admin, ns);
+  try {
+    await createWorkflow(admin, ns, 'bench', workflowText(bundles.scriptedAgent));
+    await workflowReady(cluster, ns, 'bench');
+    // One run first, so that connections and caches are warm on both sides alike.
+    await admin.request({
+      method: 'POST',
+      path: collection.issueRuns(ns),
+      body: issueRunBody('bench')('warmup'),
+    });
+    if ((await watch.waitForAll(['warmup'], 60_000)).length > 0)
+      throw new Error('the warm-up IssueRun got no Pod within 60 s');
+    const mark = await auditMark(cluster.auditLog);
+    const figures = await createAndWaitForPods({
+      client: admin,
+      watch,
+      path: collection.issueRuns(ns),
+      names: sequenceNames('run', settings.count),
+      make: issueRunBody('bench'),
+      concurrency: settings.concurrency,
+      timeoutMs: settings.timeoutMs,
+    });
+    const memory = await memoryOf(controller.pid);
+    await sleep(2000); // let the status writes that follow the Pods land
+    const writes = await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark);
+    return { figures, ...memory, writes };
+  } finally {
+    watch.stop();
+    await controller.stop();
+  }
+}
+
+/** Step 3: N Jobs at once through kube-controller-manager's Job loop; Job → Pod exists. */
+export async function jobLoad(
+  cluster: BenchCluster,
+  settings: LoadSettings,
+  round: number,
+  rate: { qps: number; burst: number },
+): Promise<LoadRound> {
+  const ns = `bench-jobs-${round}-qps${rate.qps}`;
+  const { admin } = cluster;
+  await createNamespace(admin, ns);
+  const manager = startJobController(cluster, rate.qps, rate.burst);
+  const watch = await watchPodOwners(admin, ns);
+  try {
+    await admin.request({ method: 'POST', path: collection.jobs(ns), body: jobBody('warmup') });
+    if ((await watch.waitForAll(['warmup'], 90_000)).length > 0)
+      throw new Error(`the warm-up Job got no Pod within 90 s (log: ${manager.logPath})`);
+    const mark = await auditMark(cluster.auditLog);
+    const figures = await createAndWaitForPods({
+      client: admin,
+      watch,
+      path: collection.jobs(ns),
+      names: sequenceNames('job', settings.count),
+      make: jobBody,
+      concurrency: settings.concurrency,
+      timeoutMs: settings.timeoutMs,
+    });
+    const memory = await memoryOf(manager.pid);
+    await sleep(2000);
+    const writes = await countWrites(cluster.auditLog, JOB_CONTROLLER_USER, ns, mark);
+    await removeJobs(cluster, ns);
+    return { figures, ...memory, writes };
+  } finally {
+    watch.stop();
+    await manager.stop();
+  }
+}
+
+/**
+ * Deletes the phase's Jobs and Pods while their controller still runs: Job Pods carry a
+ * tracking finalizer only the Job controller removes, and a later Job controller would
+ * otherwise spend its start-up on them.
+ */
+async function removeJobs(cluster: BenchCluster, ns: string): Promise<void> {
+  const { admin } = cluster;
+  await admin.request({
+    method: 'DELETE',
+    path: collection.jobs(ns),
+    body: { propagationPolicy: 'Background' },
+  });
+  await admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}/pods` });
+  await until(
+    `the Pods in ${ns} to be gone`,
+    async () => {
+      const pods = await admin.request<{ items: unknown[] }>({
+        path: `/api/v1/namespaces/${ns}/pods`,
+      });
+      return pods.items.length === 0 ? true : undefined;
+    },
+    120_000,
+  ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
+}
+
+export interface CacheFigures {
+  count: number;
+  live: { rssMiB: number; peakMiB: number };
+  restarted: { rssMiB: number; peakMiB: number };
+  statusWrites: number;
+}
+
+/** CPU seconds a process has used (utime + stime), from /proc/<pid>/stat. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Waits until the process is (nearly) idle: under 2 % of a core over one second. */
+async function settled(pid: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await cpuSeconds(pid);
+  while (Date.now() < deadline) {
+    await sleep(1000);
+    const now = await cpuSeconds(pid);
+    if (now - last < 0.02) return;
+    last = now;
+  }
+}
+
+/**
+ * Step 5: RSS with N IssueRuns in the controller's cache. Their Workflow is suspended, so
+ * each run gets one status write (Pending, WorkflowSuspended) and no Pod. Measured twice:
+ * after the runs arrived one by one, and in a fresh controller that lists them all at start.
+ */
+export async function cacheRss(
+  cluster: BenchCluster,
+  bundles: Bundles,
+  count: number,
+  concurrency: number,
+): Promise<CacheFigures> {
+  const ns = 'bench-cache';
+  const { admin } = cluster;
+  await createNamespace(admin, ns);
+  await createWorkflow(admin, ns, 'parked', workflowText(bundles.scriptedAgent), {
+    suspend: true,
+  });
+  const start = () => startControllerChild(bundles.controller, cluster.controllerKubeconfig, ns);
+  const first = await start();
+  let statusWrites: number;
+  let live;
+  try {
+    // A suspended Workflow is not Ready; its configuration is still checked.
+    await workflowReady(cluster, ns, 'parked', 'ConfigValid');
+    const base = (await first.writes()).writes;
+    const body = issueRunBody('parked');
+    await inPool(sequenceNames('parked', count), concurrency, async (name) => {
+      await admin.request({ method: 'POST', path: collection.issueRuns(ns), body: body(name) });
+    });
+    await until(
+      `the controller to write the status of ${count} parked runs`,
+      async () => {
+        const done = (await first.writes()).writes - base;
+        return done >= count ? done : undefined;
+      },
+      300_000,
+    ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
+    await settled(first.pid, 60_000);
+    statusWrites = (await first.writes()).writes - base;
+    live = await memoryOf(first.pid);
+  } finally {
+    await first.stop();
+  }
+  const second = await start();
+  try {
+    await settled(second.pid, 120_000);
+    return { count, live, restarted: await memoryOf(second.pid), statusWrites };
+  } finally {
+    await second.stop();
+  }
+}

@@ -1,0 +1,209 @@
+// `npm run bench:reconcile`: the operator against its targets (DESIGN.md, "Targets").
+// A benchmark, not a test: it prints figures and ratios side by side, never fails on them.
+//
+//   BENCH_COUNT        objects created at once per load phase            (500)
+//   BENCH_RUNS         rounds of the two load phases, pooled             (1)
+//   BENCH_CACHE_COUNT  IssueRuns in the cache for the RSS figure          (10000)
+//   BENCH_CONCURRENCY  create calls in flight                            (50)
+//   BENCH_KCM_QPS      Job controller client rates, comma-separated      (20,200)
+//                      (20 is kube-controller-manager's default; burst = 1.5 × qps)
+//   BENCH_LOG          the controller's log level                        (silent)
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { esbuildBundle, repo, startBenchCluster, type BenchCluster } from './reconcile-env.js';
+import { percentile, type LoadFigures } from './reconcile-load.js';
+import {
+  cacheRss,
+  jobLoad,
+  lorenzLoad,
+  measureWritesPerRun,
+  type Bundles,
+  type LoadRound,
+} from './reconcile-phases.js';
+import { buildRunnerBundle } from './reconcile-env.js';
+
+const envNumber = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isFinite(value) || value < 1) throw new Error(`${name} must be a positive number`);
+  return Math.floor(value);
+};
+
+const settings = {
+  count: envNumber('BENCH_COUNT', 500),
+  rounds: envNumber('BENCH_RUNS', 1),
+  cacheCount: envNumber('BENCH_CACHE_COUNT', 10_000),
+  concurrency: envNumber('BENCH_CONCURRENCY', 50),
+  rates: (process.env.BENCH_KCM_QPS ?? '20,200')
+    .split(',')
+    .map((qps) => Number(qps.trim()))
+    .filter((qps) => qps > 0)
+    .map((qps) => ({ qps, burst: Math.ceil(qps * 1.5) })),
+};
+const load = { count: settings.count, concurrency: settings.concurrency, timeoutMs: 300_000 };
+
+const since = performance.now();
+const say = (line: string) =>
+  process.stderr.write(`[bench ${((performance.now() - since) / 1000).toFixed(0)}s] ${line}\n`);
+const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : '—');
+const mib = (value: number) => `${value.toFixed(0)} MiB`;
+const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : '—');
+
+/** Pools the rounds: all latencies together, the median round's total. */
+function pooled(rounds: LoadRound[]): LoadFigures & { rssMiB: number; writesPerObject: number } {
+  const latencies = rounds.flatMap((r) => r.figures.latencies).sort((a, b) => a - b);
+  const totals = rounds.map((r) => r.figures.totalMs).sort((a, b) => a - b);
+  const count = rounds.reduce((sum, r) => sum + r.figures.count, 0);
+  return {
+    count,
+    latencies,
+    totalMs: totals[Math.floor(totals.length / 2)] ?? Number.NaN,
+    missing: rounds.reduce((sum, r) => sum + r.figures.missing, 0),
+    rssMiB: Math.max(...rounds.map((r) => r.rssMiB)),
+    writesPerObject: rounds.reduce((sum, r) => sum + r.writes.total, 0) / count,
+  };
+}
+
+function printTable(rows: string[][]): void {
+  const widths =
+    rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
+  for (const [index, row] of rows.entries()) {
+    console.log(
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
+    if (index === 0) console.log(widths.map((width) => '-'.repeat(width)).join('  '));
+  }
+}
+
+async function buildBundles(cluster: BenchCluster): Promise<Bundles> {
+  const [controller, runner, scriptedAgent] = await Promise.all([
+    esbuildBundle(
+      join(repo, 'bench/reconcile-controller.ts'),
+      join(cluster.scratch, 'controller.mjs'),
+    ),
+    buildRunnerBundle(cluster.scratch),
+    esbuildBundle(
+      join(repo, 'test/fixtures/scripted-agent/main.ts'),
+      join(cluster.scratch, 'scripted-agent.mjs'),
+    ),
+  ]);
+  return { controller, runner, scriptedAgent };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  say(
+    `starting a control plane (count ${settings.count}, rounds ${settings.rounds}, cache ${settings.cacheCount})`,
+  );
+  const cluster = await startBenchCluster();
+  const stopOnSignal = () => void cluster.stop().finally(() => process.exit(130));
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  try {
+    const bundles = await buildBundles(cluster);
+    say('step 4: one run to Succeeded on the process node (API writes)');
+    const writes = await measureWritesPerRun(cluster, bundles);
+    const lorenzRounds: LoadRound[] = [];
+    const jobRounds = new Map<number, LoadRound[]>(settings.rates.map((rate) => [rate.qps, []]));
+    for (let round = 1; round <= settings.rounds; round++) {
+      say(`round ${round}: ${settings.count} IssueRuns through the Lorenz controller`);
+      lorenzRounds.push(await lorenzLoad(cluster, bundles, load, round));
+      for (const rate of settings.rates) {
+        say(`round ${round}: ${settings.count} Jobs through the Job controller (qps ${rate.qps})`);
+        jobRounds.get(rate.qps)?.push(await jobLoad(cluster, load, round, rate));
+      }
+    }
+    say(`step 5: ${settings.cacheCount} IssueRuns in the controller's cache`);
+    const cache = await cacheRss(cluster, bundles, settings.cacheCount, settings.concurrency);
+
+    const lorenz = pooled(lorenzRounds);
+    const baselines = settings.rates.map((rate) => ({
+      rate,
+      figures: pooled(jobRounds.get(rate.qps) ?? []),
+    }));
+    const header = ['figure', 'Lorenz'];
+    for (const { rate } of baselines) header.push(`Job qps ${rate.qps}`, 'ratio');
+    header.push('target');
+    const row = (
+      figure: string,
+      mine: number,
+      theirs: (b: (typeof baselines)[number]['figures']) => number,
+      format: (value: number) => string,
+      target: string,
+    ) => [
+      figure,
+      format(mine),
+      ...baselines.flatMap(({ figures }) => [
+        format(theirs(figures)),
+        ratio(mine, theirs(figures)),
+      ]),
+      target,
+    ];
+    const none = baselines.flatMap(() => ['—', '—']);
+    const n = settings.count;
+    console.log('');
+    console.log(
+      `Reconcile benchmark: ${n} objects at once (${settings.concurrency} in flight), ` +
+        `${settings.rounds} round(s), one apiserver, no scheduler (Pods stay Pending)`,
+    );
+    printTable([
+      header,
+      row(
+        `create→Pod p50 (${n} at once)`,
+        percentile(lorenz.latencies, 50),
+        (b) => percentile(b.latencies, 50),
+        ms,
+        '',
+      ),
+      row(
+        `create→Pod p99 (${n} at once)`,
+        percentile(lorenz.latencies, 99),
+        (b) => percentile(b.latencies, 99),
+        ms,
+        '≤ Job controller',
+      ),
+      row(`until every Pod exists`, lorenz.totalMs, (b) => b.totalMs, ms, ''),
+      row(
+        'writes per object during the load',
+        lorenz.writesPerObject,
+        (b) => b.writesPerObject,
+        (v) => v.toFixed(2),
+        '',
+      ),
+      row('controller RSS after the load', lorenz.rssMiB, (b) => b.rssMiB, mib, ''),
+      ['API writes per successful run (audit)', String(writes.audit.total), ...none, '≤ 14'],
+      ['API writes per successful run (writes())', String(writes.counted), ...none, '≤ 14'],
+      [`RSS, ${cache.count} IssueRuns cached (live)`, mib(cache.live.rssMiB), ...none, '≤ 200 MiB'],
+      [
+        `RSS, ${cache.count} IssueRuns cached (restart)`,
+        mib(cache.restarted.rssMiB),
+        ...none,
+        '≤ 200 MiB',
+      ],
+      [
+        `peak RSS, ${cache.count} cached (live/restart)`,
+        `${mib(cache.live.peakMiB)} / ${mib(cache.restarted.peakMiB)}`,
+        ...none,
+        '',
+      ],
+    ]);
+    console.log('');
+    const missing = [lorenz, ...baselines.map((b) => b.figures)].reduce(
+      (sum, f) => sum + f.missing,
+      0,
+    );
+    if (missing > 0)
+      console.log(`WARNING: ${missing} object(s) never got a Pod within the timeout`);
+    console.log(`single run: ${writes.outcome}; writes by verb, resource, code (audit log):`);
+    for (const [what, count] of [...writes.audit.breakdown].sort())
+      console.log(`  ${count}  ${what}`);
+    console.log(`parked runs' status writes: ${cache.statusWrites} for ${cache.count} runs`);
+    console.log(`took ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    await cluster.stop();
+  }
+}
+
+await main();
