@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,7 +18,9 @@ import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/inde
 const run = promisify(execFile);
 const namespace = 'default';
 // Every container command carries this marker, so the last test can look for leftovers.
-const MARK = '/pn-test';
+// It is unique per run: mount points are made on the shared root, and another run of this
+// file (another developer's `npm test`) must neither see our processes nor lose its paths.
+const MARK = `/pn-test-${process.pid}-run`;
 
 describe('process-backed node', () => {
   let cp: ControlPlane;
@@ -67,11 +69,15 @@ describe('process-backed node', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'lorenz-pn-test-'));
+    const imageDir = join(dataDir, 'image-content');
+    await mkdir(imageDir);
+    await writeFile(join(imageDir, 'bundle.txt'), 'from the image map\n');
     cp = await startControlPlane();
     core = cp.kubeConfig.makeApiClient(CoreV1Api);
     node = await startProcessNode({
       controlPlane: cp,
       dataDir,
+      imageMap: { 'example.com/pn-image': { [`${MARK}/opt`]: imageDir } },
       log: (l) => process.stderr.write(`[node] ${l}\n`),
     });
   });
@@ -339,6 +345,62 @@ describe('process-backed node', () => {
     expect(elapsed).toBeLessThan(15_000);
   });
 
+  it('mounts the service-account token, projected sources and image-map paths', async () => {
+    const pod = await createPod(
+      'pn-projected',
+      {
+        automountServiceAccountToken: true,
+        volumes: [
+          {
+            name: 'bundle',
+            projected: {
+              sources: [
+                { configMap: { name: 'pn-config', items: [{ key: 'mode', path: 'mode' }] } },
+                { secret: { name: 'pn-secret' } },
+                {
+                  downwardAPI: {
+                    items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+        containers: [
+          {
+            name: 'main',
+            image: 'example.com/pn-image:v1@sha256:' + '0'.repeat(64),
+            ...sh(
+              [
+                'ls /var/run/secrets/kubernetes.io/serviceaccount',
+                'cut -c1-3 /var/run/secrets/kubernetes.io/serviceaccount/token',
+                `cat ${MARK}/b/mode; echo; cat ${MARK}/b/token; echo; cat ${MARK}/b/labels; echo`,
+                `cat ${MARK}/opt/bundle.txt`,
+              ].join('; '),
+            ),
+            volumeMounts: [{ name: 'bundle', mountPath: `${MARK}/b` }],
+          },
+        ],
+      },
+      { labels: { team: 'x' } },
+    );
+    expect(pod.spec?.volumes?.some((v) => v.name.startsWith('kube-api-access-'))).toBe(true);
+    await podWhere('pn-projected', phaseIs('Succeeded'));
+    expect(await kubectl('logs', 'pn-projected')).toBe(
+      [
+        'ca.crt',
+        'namespace',
+        'token',
+        'eyJ',
+        'fast',
+        's3cret',
+        'team="x"',
+        'from the image map',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('activeDeadlineSeconds fails the pod with DeadlineExceeded', async () => {
     await createPod('pn-deadline', {
       activeDeadlineSeconds: 2,
@@ -405,7 +467,9 @@ describe('process-backed node', () => {
     });
     await podWhere('pn-long', phaseIs('Running'));
     const leftovers = async () =>
-      (await run('ps', ['-eo', 'args'])).stdout.split('\n').filter((l) => l.includes(MARK));
+      (await run('ps', ['-eo', 'pid,ppid,pgid,stat,etimes,args'])).stdout
+        .split('\n')
+        .filter((l) => l.includes(MARK));
     expect((await leftovers()).length).toBeGreaterThan(0);
     await node.stop();
     expect(await leftovers()).toEqual([]);
