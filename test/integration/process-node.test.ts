@@ -273,7 +273,7 @@ describe('process-backed node', () => {
     });
     await createPod('pn-user', {
       securityContext: { runAsUser: 1234, runAsNonRoot: true },
-      containers: [{ name: 'main', image: 'busybox', ...sh('id -u') }],
+      containers: [{ name: 'main', image: 'busybox', ...sh('id -u; echo $HOME') }],
     });
     const failed = await podWhere('pn-fail', phaseIs('Failed'));
     expect(status(failed, 'main')?.state?.terminated).toMatchObject({
@@ -285,7 +285,7 @@ describe('process-backed node', () => {
     expect(status(retried, 'main')?.restartCount).toBe(1);
     expect(status(retried, 'main')?.lastState?.terminated?.exitCode).toBe(1);
     await podWhere('pn-user', phaseIs('Succeeded'));
-    expect(await kubectl('logs', 'pn-user')).toBe('1234\n');
+    expect(await kubectl('logs', 'pn-user')).toBe('1234\n/\n');
   });
 
   it('deletion sends SIGTERM, honours the grace period, then SIGKILLs; a PVC dir survives', async () => {

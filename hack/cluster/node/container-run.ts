@@ -66,7 +66,9 @@ export async function startAttempt(
   container: V1Container,
   attempt: number,
 ): Promise<Attempt> {
-  const vars = await resolveEnv(ctx.pod, container, ctx.objects, baseEnv(ctx.pod, ctx.apiServer));
+  const runAs = runAsFor(container, ctx.pod.spec?.securityContext);
+  const base = baseEnv(ctx.pod, ctx.apiServer, runAs?.uid);
+  const vars = await resolveEnv(ctx.pod, container, ctx.objects, base);
   if (!container.command?.length) {
     throw new PodConfigError(
       'ContainerCannotRun',
@@ -102,7 +104,7 @@ export async function startAttempt(
         path: container.terminationMessagePath || '/dev/termination-log',
       },
       workingDir: container.workingDir,
-      runAs: runAsFor(container, ctx.pod.spec?.securityContext),
+      runAs,
     }),
   );
   const logDir = join(ctx.podDir, 'logs', container.name);

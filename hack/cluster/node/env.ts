@@ -1,16 +1,34 @@
+import { readFileSync } from 'node:fs';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { resolveFieldPath, resolveResourceField } from './field-ref.js';
 import type { ObjectSource } from './objects.js';
 import { PodConfigError } from './types.js';
 
+/**
+ * HOME as a runtime derives it: the user's entry in the "image's" (here the host's)
+ * /etc/passwd, else "/".
+ */
+export function homeFor(uid: number | undefined): string {
+  const id = uid ?? 0;
+  try {
+    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
+      const fields = line.split(':');
+      if (fields[2] === String(id) && fields[5]) return fields[5];
+    }
+  } catch {
+    // No passwd file: fall through to the runtime default.
+  }
+  return id === 0 ? '/root' : '/';
+}
+
 /** What every container sees before its own env: the host fs has no image ENV. */
-export function baseEnv(pod: V1Pod, apiServer: string): Map<string, string> {
+export function baseEnv(pod: V1Pod, apiServer: string, uid?: number): Map<string, string> {
   const url = new URL(apiServer);
   const port = url.port || '443';
   return new Map([
     ['PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
     ['HOSTNAME', pod.spec?.hostname ?? pod.metadata?.name ?? ''],
-    ['HOME', '/root'],
+    ['HOME', homeFor(uid)],
     ['KUBERNETES_SERVICE_HOST', url.hostname],
     ['KUBERNETES_SERVICE_PORT', port],
     ['KUBERNETES_SERVICE_PORT_HTTPS', port],
