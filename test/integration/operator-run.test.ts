@@ -1,4 +1,5 @@
 import type { Workflow } from '../../src/api/index.js';
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createIssueRun,
@@ -88,5 +89,54 @@ describe('IssueRun → Pod on the process node', () => {
     await expect(env.admin.request({ path: path.configMaps('typo-1-inputs') })).rejects.toThrow(
       /404/,
     );
+  });
+
+  it('fails with HookFailed when after_create fails, and runs no agent', async () => {
+    const hooks = { after_create: 'echo broken >&2; exit 7', before_run: 'echo never' };
+    await createWorkflow(env, 'broken', workflowText(env, { hooks }));
+    await createIssueRun(env, 'broken-1', 'broken', { identifier: 'ENG-3', title: 'x' });
+    const run = await finished(env, 'broken-1');
+    expect(run.status?.phase).toBe('Failed');
+    expect(run.status?.reason).toBe('HookFailed');
+    expect(run.status?.message).toContain('hook failed with status 7: broken');
+    expect(run.status?.hooks).toEqual([
+      expect.objectContaining({
+        name: 'after_create',
+        status: 'failed',
+        exitCode: 7,
+        output: 'broken\n',
+      }),
+    ]);
+    expect(run.status?.turn).toBe(0);
+    const events = await hookEvents(env, 'broken-1');
+    expect(events.map((event) => event.reason)).toEqual(['HookStarted', 'HookFailed']);
+  });
+
+  it('fails with HookTimedOut when a hook outlives hooks.timeout_ms', async () => {
+    const hooks = { timeout_ms: 1000, before_run: 'sleep 30' };
+    await createWorkflow(env, 'slow', workflowText(env, { hooks }));
+    await createIssueRun(env, 'slow-1', 'slow', { identifier: 'ENG-4', title: 'x' });
+    const run = await finished(env, 'slow-1');
+    expect(run.status?.reason).toBe('HookTimedOut');
+    expect(run.status?.message).toContain('hook timed out after 1000ms');
+    expect(run.status?.hooks?.find((hook) => hook.name === 'before_run')).toMatchObject({
+      status: 'failed',
+      exitCode: null,
+    });
+    expect((await hookEvents(env, 'slow-1')).map((event) => event.reason)).toContain(
+      'HookTimedOut',
+    );
+  });
+
+  it('passes a hostile issue title through hooks as one inert word', async () => {
+    const marker = `/tmp/lorenz-pwned-${process.pid}`;
+    const title = `it's "$(touch ${marker})" \`touch ${marker}\`; touch ${marker} {{ issue.identifier }} %}\nline2`;
+    const hooks = { after_create: 'printf %s {{ issue.title }}' };
+    await createWorkflow(env, 'hostile', workflowText(env, { hooks }));
+    await createIssueRun(env, 'hostile-1', 'hostile', { identifier: 'ENG-5', title });
+    const run = await finished(env, 'hostile-1');
+    expect(run.status?.phase, run.status?.message).toBe('Succeeded');
+    expect(run.status?.hooks?.[0]?.output).toBe(title);
+    expect(existsSync(marker)).toBe(false);
   });
 });

@@ -42,6 +42,8 @@ export interface LogFollowers {
    */
   ensure(target: FollowTarget, follow: boolean): PodLogState;
   get(namespace: string, podName: string): PodLogState | undefined;
+  /** Every Pod log state of a run (also of Pods already deleted). */
+  ofRun(runKey: string): PodLogState[];
   forget(namespace: string, podName: string): void;
   stopAll(): void;
 }
@@ -172,6 +174,9 @@ export function createLogFollowers(options: {
     },
     get(namespace, podName) {
       return states.get(keyOf(namespace, podName));
+    },
+    ofRun(runKey) {
+      return [...states.values()].filter((state) => state.runKey === runKey);
     },
     forget(namespace, podName) {
       const key = keyOf(namespace, podName);

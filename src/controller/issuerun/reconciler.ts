@@ -19,7 +19,12 @@ import { splitKey } from '../runtime/informer.js';
 import { AGENT_CONTAINER_NAME, ANNOTATION_ISSUE_STATE, LABEL_SLOT } from './constants.js';
 import { ensureRunObjects } from './ensure.js';
 import type { LogFollowers } from './log-follower.js';
-import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
+import {
+  DEFAULT_POD_STATUS_OPTIONS,
+  mapPodStatus,
+  type PodOutcome,
+  type PodStatusOptions,
+} from './pod-status.js';
 import { runState, runStatus, runStateFromSlots, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
 import { canonicalJson, createStatusWriter } from './status-writer.js';
@@ -73,7 +78,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const podStatusOptions = { ...DEFAULT_POD_STATUS_OPTIONS, ...deps.podStatus };
 
   function forgetRun(key: string, pods: readonly PodObject[]): void {
-    statuses.forget(key);
+    // The status memory stays: the cache may still lag the final write.
     expectedPods.delete(key);
     for (const pod of pods)
       deps.followers.forget(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
@@ -252,6 +257,19 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       (pod) => pod.status?.phase === 'Running' || pod.status?.phase === 'Pending',
     );
     const views = slotViews(pods);
+    // Deleted Pods are gone from the cache, but what their logs said (after_run) is not.
+    for (const log of deps.followers.ofRun(key)) {
+      if (views.some((view) => view.podName === log.podName)) continue;
+      const outcome: PodOutcome = {
+        phase: 'Failed',
+        reason: 'Cancelled',
+        message: 'the Pod was deleted',
+        finished: true,
+        summary: null,
+      };
+      views.push({ slot: log.slot, podName: log.podName, outcome, log });
+    }
+    views.sort((a, b) => a.slot - b.slot);
     if (live.length > 0 || views.some((view) => view.log?.streaming)) return { requeueAfter: 1000 };
     await Promise.all(views.map((view) => view.log?.flushed));
     const next = runStatus({
@@ -267,9 +285,9 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       },
       now: deps.now(),
     });
-    if (views.length === 0) delete next.hooks;
     const result = await patchStatus(key, run, next, true);
     forgetRun(key, pods);
+    for (const view of views) deps.followers.forget(run.metadata.namespace ?? '', view.podName);
     return result;
   }
 

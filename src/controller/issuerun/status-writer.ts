@@ -3,8 +3,9 @@ import { resourcePath } from '../runtime/client.js';
 
 interface Written<S> {
   resourceVersion: string;
+  /** The status written, until the cache has it (then dropped to save memory). */
   status: string;
-  value: S;
+  value: S | undefined;
   at: number;
 }
 
@@ -47,9 +48,12 @@ export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef)
   const json = (status: S | undefined): string => canonicalJson(status ?? {});
   const freshest = (key: string, cached: Cached<S>): S | undefined => {
     const last = written.get(key);
-    return last && olderThan(cached.resourceVersion, last.resourceVersion)
-      ? last.value
-      : cached.status;
+    if (!last) return cached.status;
+    if (olderThan(cached.resourceVersion, last.resourceVersion)) return last.value;
+    // The cache has caught up with the write: it is the truth again; keep no copy.
+    last.value = undefined;
+    last.status = '';
+    return cached.status;
   };
   return {
     freshest,
@@ -71,8 +75,10 @@ export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef)
       const object = await client.request<{ metadata?: { resourceVersion?: string } }>({
         method: 'PATCH',
         path: resourcePath(resource, namespace, name, 'status'),
-        patchType: 'merge',
-        body: { status },
+        // A JSON patch replacing the whole status: a merge patch would drop every null
+        // (exitCode: null of a killed hook means "deleted" in merge-patch semantics).
+        patchType: 'json',
+        body: [{ op: 'add', path: '/status', value: status }],
       });
       written.set(key, {
         resourceVersion: object.metadata?.resourceVersion ?? '',
