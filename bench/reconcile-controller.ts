@@ -5,9 +5,12 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startController } from '../src/controller/main.js';
 import { createLogger } from '../src/controller/runtime/logger.js';
 
-export type ControllerRequest = { type: 'writes' } | { type: 'stop' };
+export type ControllerRequest = { type: 'writes' } | { type: 'memory' } | { type: 'stop' };
 export type ControllerReply =
-  { type: 'started' } | { type: 'writes'; writes: number; log: string[] } | { type: 'stopped' };
+  | { type: 'started' }
+  | { type: 'writes'; writes: number; log: string[] }
+  | { type: 'memory'; heapUsedMiB: number; rssMiB: number }
+  | { type: 'stopped' };
 
 const [kubeconfigPath, namespace] = process.argv.slice(2);
 if (!kubeconfigPath || !namespace) throw new Error('usage: <kubeconfig> <namespace>');
@@ -34,6 +37,11 @@ const stop = async () => {
 process.on('message', (request: ControllerRequest) => {
   if (request.type === 'writes') {
     send({ type: 'writes', writes: running.writes(), log: running.writeLog() });
+  } else if (request.type === 'memory') {
+    // Forked with --expose-gc: what stays after a full collection is what the cache holds.
+    (globalThis as { gc?: () => void }).gc?.();
+    const usage = process.memoryUsage();
+    send({ type: 'memory', heapUsedMiB: usage.heapUsed / 2 ** 20, rssMiB: usage.rss / 2 ** 20 });
   } else if (request.type === 'stop') void stop();
 });
 // The benchmark went away (crashed or killed): never outlive it.

@@ -219,6 +219,8 @@ export async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: 
 export interface ControllerChild {
   pid: number;
   writes(): Promise<{ writes: number; log: string[] }>;
+  /** After a full GC in the child: V8 heap in use and the RSS that is left. */
+  collected(): Promise<{ heapUsedMiB: number; rssMiB: number }>;
   stop(): Promise<void>;
 }
 
@@ -233,6 +235,7 @@ export async function startControllerChild(
 ): Promise<ControllerChild> {
   const child = fork(bundle, [kubeconfig, namespace], {
     execPath: process.execPath,
+    execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const next = (type: ControllerReply['type']) =>
@@ -259,6 +262,12 @@ export async function startControllerChild(
       ask({ type: 'writes' });
       const answer = await reply;
       return answer.type === 'writes' ? answer : { writes: 0, log: [] };
+    },
+    async collected() {
+      const reply = next('memory');
+      ask({ type: 'memory' });
+      const answer = await reply;
+      return answer.type === 'memory' ? answer : { heapUsedMiB: NaN, rssMiB: NaN };
     },
     async stop() {
       if (child.exitCode !== null) return;

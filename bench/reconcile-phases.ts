@@ -27,6 +27,7 @@ import {
   until,
   workflowText,
   type BenchCluster,
+  type ControllerChild,
 } from './reconcile-env.js';
 import {
   createAndWaitForPods,
@@ -145,6 +146,10 @@ export interface LoadRound {
   figures: LoadFigures;
   rssMiB: number;
   peakMiB: number;
+  /** RSS after the warm-up object, before the load. */
+  idleRssMiB: number;
+  /** CPU seconds the controller used from the first create until every Pod existed. */
+  cpuSeconds: number;
   writes: WriteCount;
 }
 
@@ -176,6 +181,8 @@ export async function lorenzLoad(
     if ((await watch.waitForAll(['warmup'], 60_000)).length > 0)
       throw new Error('the warm-up IssueRun got no Pod within 60 s');
     const mark = await auditMark(cluster.auditLog);
+    const idle = await memoryOf(controller.pid);
+    const cpuBefore = await cpuSeconds(controller.pid);
     const figures = await createAndWaitForPods({
       client: admin,
       watch,
@@ -185,10 +192,11 @@ export async function lorenzLoad(
       concurrency: settings.concurrency,
       timeoutMs: settings.timeoutMs,
     });
+    const cpu = (await cpuSeconds(controller.pid)) - cpuBefore;
     const memory = await memoryOf(controller.pid);
     await sleep(2000); // let the status writes that follow the Pods land
     const writes = await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark);
-    return { figures, ...memory, writes };
+    return { figures, ...memory, idleRssMiB: idle.rssMiB, cpuSeconds: cpu, writes };
   } finally {
     watch.stop();
     await controller.stop();
@@ -212,6 +220,8 @@ export async function jobLoad(
     if ((await watch.waitForAll(['warmup'], 90_000)).length > 0)
       throw new Error(`the warm-up Job got no Pod within 90 s (log: ${manager.logPath})`);
     const mark = await auditMark(cluster.auditLog);
+    const idle = await memoryOf(manager.pid);
+    const cpuBefore = await cpuSeconds(manager.pid);
     const figures = await createAndWaitForPods({
       client: admin,
       watch,
@@ -221,11 +231,12 @@ export async function jobLoad(
       concurrency: settings.concurrency,
       timeoutMs: settings.timeoutMs,
     });
+    const cpu = (await cpuSeconds(manager.pid)) - cpuBefore;
     const memory = await memoryOf(manager.pid);
     await sleep(2000);
     const writes = await countWrites(cluster.auditLog, JOB_CONTROLLER_USER, ns, mark);
     await removeJobs(cluster, ns);
-    return { figures, ...memory, writes };
+    return { figures, ...memory, idleRssMiB: idle.rssMiB, cpuSeconds: cpu, writes };
   } finally {
     watch.stop();
     await manager.stop();
@@ -257,11 +268,25 @@ async function removeJobs(cluster: BenchCluster, ns: string): Promise<void> {
   ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
 }
 
+interface CacheMemory {
+  rssMiB: number;
+  peakMiB: number;
+  /** After a full GC: the V8 heap still in use, and the RSS left. */
+  heapUsedMiB: number;
+  rssAfterGcMiB: number;
+}
+
 export interface CacheFigures {
   count: number;
-  live: { rssMiB: number; peakMiB: number };
-  restarted: { rssMiB: number; peakMiB: number };
+  live: CacheMemory;
+  restarted: CacheMemory;
   statusWrites: number;
+}
+
+async function cacheMemory(controller: ControllerChild): Promise<CacheMemory> {
+  const before = await memoryOf(controller.pid);
+  const collected = await controller.collected();
+  return { ...before, heapUsedMiB: collected.heapUsedMiB, rssAfterGcMiB: collected.rssMiB };
 }
 
 /** CPU seconds a process has used (utime + stime), from /proc/<pid>/stat. */
@@ -322,14 +347,14 @@ export async function cacheRss(
     ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
     await settled(first.pid, 60_000);
     statusWrites = (await first.writes()).writes - base;
-    live = await memoryOf(first.pid);
+    live = await cacheMemory(first);
   } finally {
     await first.stop();
   }
   const second = await start();
   try {
     await settled(second.pid, 120_000);
-    return { count, live, restarted: await memoryOf(second.pid), statusWrites };
+    return { count, live, restarted: await cacheMemory(second), statusWrites };
   } finally {
     await second.stop();
   }

@@ -46,10 +46,16 @@ const say = (line: string) =>
   process.stderr.write(`[bench ${((performance.now() - since) / 1000).toFixed(0)}s] ${line}\n`);
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)} ms` : '—');
 const mib = (value: number) => `${value.toFixed(0)} MiB`;
+const cpu = (value: number) => `${value.toFixed(1)} s`;
 const ratio = (a: number, b: number) => (b > 0 ? `${(a / b).toFixed(2)}×` : '—');
 
 /** Pools the rounds: all latencies together, the median round's total. */
-function pooled(rounds: LoadRound[]): LoadFigures & { rssMiB: number; writesPerObject: number } {
+function pooled(rounds: LoadRound[]): LoadFigures & {
+  rssMiB: number;
+  idleRssMiB: number;
+  cpuSeconds: number;
+  writesPerObject: number;
+} {
   const latencies = rounds.flatMap((r) => r.figures.latencies).sort((a, b) => a - b);
   const totals = rounds.map((r) => r.figures.totalMs).sort((a, b) => a - b);
   const count = rounds.reduce((sum, r) => sum + r.figures.count, 0);
@@ -59,6 +65,8 @@ function pooled(rounds: LoadRound[]): LoadFigures & { rssMiB: number; writesPerO
     totalMs: totals[Math.floor(totals.length / 2)] ?? Number.NaN,
     missing: rounds.reduce((sum, r) => sum + r.figures.missing, 0),
     rssMiB: Math.max(...rounds.map((r) => r.rssMiB)),
+    idleRssMiB: Math.max(...rounds.map((r) => r.idleRssMiB)),
+    cpuSeconds: rounds.reduce((sum, r) => sum + r.cpuSeconds, 0) / rounds.length,
     writesPerObject: rounds.reduce((sum, r) => sum + r.writes.total, 0) / count,
   };
 }
@@ -172,22 +180,25 @@ async function main(): Promise<void> {
         (v) => v.toFixed(2),
         '',
       ),
+      row('controller RSS before the load', lorenz.idleRssMiB, (b) => b.idleRssMiB, mib, ''),
       row('controller RSS after the load', lorenz.rssMiB, (b) => b.rssMiB, mib, ''),
+      row('controller CPU during the load', lorenz.cpuSeconds, (b) => b.cpuSeconds, cpu, ''),
       ['API writes per successful run (audit)', String(writes.audit.total), ...none, '≤ 14'],
       ['API writes per successful run (writes())', String(writes.counted), ...none, '≤ 14'],
-      [`RSS, ${cache.count} IssueRuns cached (live)`, mib(cache.live.rssMiB), ...none, '≤ 200 MiB'],
-      [
-        `RSS, ${cache.count} IssueRuns cached (restart)`,
-        mib(cache.restarted.rssMiB),
-        ...none,
-        '≤ 200 MiB',
-      ],
-      [
-        `peak RSS, ${cache.count} cached (live/restart)`,
-        `${mib(cache.live.peakMiB)} / ${mib(cache.restarted.peakMiB)}`,
-        ...none,
-        '',
-      ],
+      ...(['live', 'restarted'] as const).flatMap((when) => {
+        const memory = cache[when];
+        const label = `${cache.count} IssueRuns cached, ${when}`;
+        return [
+          [`RSS, ${label}`, mib(memory.rssMiB), ...none, '≤ 200 MiB'],
+          [
+            `  peak RSS / RSS after full GC`,
+            `${mib(memory.peakMiB)} / ${mib(memory.rssAfterGcMiB)}`,
+            ...none,
+            '',
+          ],
+          [`  V8 heap in use after full GC`, mib(memory.heapUsedMiB), ...none, ''],
+        ];
+      }),
     ]);
     console.log('');
     const missing = [lorenz, ...baselines.map((b) => b.figures)].reduce(
