@@ -183,7 +183,14 @@ describe('runIssueLifecycle', () => {
     async (name, command, code, error) => {
       let agentRan = false;
       const { events, options } = setup(
-        { hooks: { ...ALL_HOOKS, [name]: command, timeout_ms: 200 } },
+        // Only the sleeping hook should time out: a login shell under load can take 300 ms.
+        {
+          hooks: {
+            ...ALL_HOOKS,
+            [name]: command,
+            timeout_ms: code === 'hook_timed_out' ? 200 : 30_000,
+          },
+        },
         [],
         { agent: async () => ((agentRan = true), { ok: true, turns: 1 }), hookKillGraceMs: 500 },
       );
