@@ -91,6 +91,8 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
     }
     return summary.succeeded ? 0 : 1;
   } finally {
+    // Nothing this run started may outlive it: daemons hooks left behind end here.
+    await executor.shutdown();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

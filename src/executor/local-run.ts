@@ -64,6 +64,7 @@ export async function runLocalCommand(
   } catch (error) {
     return notStarted((error as Error).message, started);
   }
+  if (child.pid !== undefined) options.onStart?.(child.pid);
   let spawnError: string | undefined;
   child.once('error', (error) => {
     spawnError = `cannot start bash in ${options.cwd}: ${error.message}`;

@@ -1,6 +1,7 @@
 import { cp, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import type { Executor } from './types.js';
+import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
 import { runLocalCommand, spawnLocalProcess } from './local-run.js';
 
 /**
@@ -9,8 +10,18 @@ import { runLocalCommand, spawnLocalProcess } from './local-run.js';
  * helpers are thin wrappers over node:fs so the lifecycle can stay executor-agnostic.
  */
 export function createLocalExecutor(): Executor {
+  // Every group a command started: a hook may leave a daemon behind on purpose (a dev
+  // server for the agent), which lives until the run ends and `shutdown` ends it.
+  const groups = new Set<number>();
   return {
-    runCommand: runLocalCommand,
+    runCommand: (command, options) =>
+      runLocalCommand(command, {
+        ...options,
+        onStart: (group) => {
+          groups.add(group);
+          options.onStart?.(group);
+        },
+      }),
     spawn: spawnLocalProcess,
     ensureDirectory,
     realpath: (path) => realpath(path),
@@ -19,6 +30,15 @@ export function createLocalExecutor(): Executor {
     copyTree,
     writeFile: (path, content) => writeFile(path, content, 'utf8'),
     homeDirectory: async () => process.env.HOME || process.env.USERPROFILE || homedir(),
+    shutdown: async (graceMs = DEFAULT_KILL_GRACE_MS) => {
+      const alive = [...groups];
+      groups.clear();
+      await Promise.all(
+        alive.map(async (group) => {
+          if (await groupAlive(group)) await terminateGroup(group, graceMs);
+        }),
+      );
+    },
   };
 }
 

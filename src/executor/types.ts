@@ -13,6 +13,8 @@ export interface RunCommandOptions {
   env?: NodeJS.ProcessEnv;
   /** Aborting behaves like a timeout that fires now (used for cancellation). */
   signal?: AbortSignal;
+  /** Told the process group id once the command has started (for end-of-run cleanup). */
+  onStart?: (processGroup: number) => void;
 }
 
 export interface CommandResult {
@@ -53,4 +55,10 @@ export interface Executor {
   copyTree(from: string, to: string): Promise<void>;
   writeFile(path: string, content: string): Promise<void>;
   readonly homeDirectory: () => Promise<string>;
+  /**
+   * End every process group this executor started that is still alive (a daemon a hook left
+   * behind): SIGTERM, then SIGKILL after the grace. A one-shot command calls it before exiting
+   * so that nothing it started outlives it.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }

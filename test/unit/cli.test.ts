@@ -206,4 +206,18 @@ describe('lorenz run --no-agent', () => {
       .sort();
     expect(slots).toEqual([0, 1, 2].map((slot) => join(dir, 'ws', 'ENG-9', String(slot))));
   });
+
+  it('leaves no process alive: a daemon a hook started ends with the run', () => {
+    const marker = `lorenz-daemon-${process.pid}-${Date.now()}`;
+    const path = workflow(
+      'daemon.md',
+      `hooks:\n  before_run: "(exec -a ${marker} sleep 600 > /dev/null 2>&1 &) ; echo started"\n  after_run: "pgrep -f ${marker} > /dev/null && echo daemon-alive"\n`,
+    );
+    const result = lorenz('run', '--workflow', path, '--issue', issue, '--no-agent');
+    expect(result.code).toBe(0);
+    // The daemon lived through the run (after_run saw it) …
+    expect(result.stdout).toContain('daemon-alive');
+    // … and is gone once `lorenz run` has exited.
+    expect(spawnSync('pgrep', ['-f', marker]).status).toBe(1);
+  });
 });
