@@ -140,7 +140,8 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
 export interface WorkflowOptions {
   hooks?: Record<string, string | number>;
   prompt?: string;
-  agent?: Record<string, unknown>;
+  /** agent.max_turns (1 unless given). */
+  maxTurns?: number;
 }
 
 /** A WORKFLOW.md with the scripted agent as the bridge. */
@@ -153,7 +154,7 @@ tracker:
   kind: memory
 agent:
   kind: scripted
-  max_turns: 1
+  max_turns: ${options.maxTurns ?? 1}
 agents:
   scripted:
     bridge_command: ${join(NODE_BIN, 'node')} ${env.scriptedAgent}

@@ -80,6 +80,33 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
     );
   });
 
+  it('ends a multi-turn run after the current turn when spec.issue.state turns terminal', async () => {
+    const maxTurns = 5;
+    const sleeps = ['@sleep 3000', '@turn 2: @sleep 3000', '@turn 3: @sleep 3000'];
+    await createWorkflow(
+      env,
+      'state',
+      workflowText(env, { hooks: HOOKS, prompt: sleeps.join('\n'), maxTurns }),
+    );
+    await createIssueRun(env, 'state-1', 'state', { identifier: 'ENG-12', title: 'Done soon' });
+    await agentRunning(env, 'state-1');
+    await env.admin.request({
+      method: 'PATCH',
+      path: path.issueRuns('state-1'),
+      patchType: 'merge',
+      body: { spec: { issue: { state: 'Done' } } },
+    });
+    const run = await finished(env, 'state-1');
+    expect(run.status?.phase, run.status?.message).toBe('Succeeded');
+    expect(run.status?.turn).toBeGreaterThanOrEqual(1);
+    expect(run.status?.turn).toBeLessThan(maxTurns);
+    // The controller (impersonated, config/rbac only) patched the annotation the runner read.
+    const pod = await env.admin.request<{ metadata: { annotations?: Record<string, string> } }>({
+      path: `${path.pods}/state-1-0-1`,
+    });
+    expect(pod.metadata.annotations?.['lorenz.dev/issue-state']).toBe('Done');
+  });
+
   it('survives a controller restart mid-run: one Pod, every hook record once', async () => {
     await createWorkflow(
       env,

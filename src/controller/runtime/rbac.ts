@@ -33,7 +33,8 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
     resources: [`${ISSUERUN_PLURAL}/finalizers`, `${WORKFLOW_PLURAL}/finalizers`],
     verbs: ['update'],
   },
-  { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'delete'] },
+  // patch: the issue-state annotation the downward API projects into run Pods.
+  { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
   { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'delete'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: [...READ, 'create', 'delete'] },
