@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
 import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
+import {
+  automountTokenSchema,
+  containerNameSchema,
+  containerSecurityContextSchema,
+  hostNamespaceSchema,
+  podSecurityContextSchema,
+  volumeMountSchema,
+  volumeSchema,
+} from './pod-security.js';
 
 const nameSchema = z.string().min(1).max(253);
 
@@ -32,13 +41,9 @@ export const envFromSourceSchema = z
 
 export const containerSchema = z
   .object({
-    name: z
-      .string()
-      .min(1)
-      .max(63)
-      .describe(
-        'Container name. The container named `agent` gives the image, env, envFrom and resources of the run container; the controller adds the runner, volumes and security defaults.',
-      ),
+    name: containerNameSchema.describe(
+      'Container name. The container named `agent` gives the image, env, envFrom and resources of the run container; the controller adds the runner, volumes and security defaults.',
+    ),
     image: z
       .string()
       .optional()
@@ -59,6 +64,12 @@ export const containerSchema = z
     resources: upstreamObject(
       'Compute resources (core/v1 ResourceRequirements: requests, limits, claims), kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created.',
     ).optional(),
+    securityContext: containerSecurityContextSchema.optional(),
+    volumeMounts: z
+      .array(volumeMountSchema)
+      .max(64)
+      .optional()
+      .describe('Mounts of volumes of the template (the controller adds its own after them).'),
   })
   .describe('A container of the run Pod template.');
 
@@ -100,6 +111,24 @@ export const podTemplateSchema = z
           .array(z.object({ name: nameSchema.describe('Name of the Secret.') }))
           .optional()
           .describe('Secrets used to pull the agent image.'),
+        securityContext: podSecurityContextSchema.optional(),
+        volumes: z
+          .array(volumeSchema)
+          .max(64)
+          .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
+          .optional()
+          .describe('Volumes for the agent container to mount (the controller adds its own).'),
+        hostNetwork: hostNamespaceSchema('hostNetwork').optional(),
+        hostPID: hostNamespaceSchema('hostPID').optional(),
+        hostIPC: hostNamespaceSchema('hostIPC').optional(),
+        automountServiceAccountToken: automountTokenSchema.optional(),
+        terminationGracePeriodSeconds: z
+          .int()
+          .min(0)
+          .optional()
+          .describe(
+            'Grace period of a run Pod on deletion; the controller raises it to what after_run and before_remove need.',
+          ),
       })
       .optional()
       .describe('The parts of a Pod spec that a Workflow may set.'),

@@ -5,6 +5,7 @@ import {
   createIssueRun,
   createWorkflow,
   finished,
+  getRun,
   hookEvents,
   path,
   runPodNames,
@@ -186,5 +187,115 @@ describe('IssueRun → Pod on the process node', () => {
     expect(condition(bad, 'ConfigValid')?.message).toContain('hooks.timeout_ms');
     expect(condition(bad, 'Ready')?.status).toBe('True');
     expect(bad.status?.lastGoodConfigMap).toBe(good.status?.lastGoodConfigMap);
+  });
+
+  const agent = podTemplate.spec.containers[0]!;
+  const templateWith = (spec: object, container: object = {}) => ({
+    spec: { ...spec, containers: [{ ...agent, ...container }] },
+  });
+  it.each<[string, object, string, RegExp]>([
+    [
+      'hostNetwork',
+      templateWith({ hostNetwork: true }),
+      'spec.hostNetwork',
+      /hostNetwork must not be true/,
+    ],
+    ['hostPID', templateWith({ hostPID: true }), 'spec.hostPID', /hostPID must not be true/],
+    ['hostIPC', templateWith({ hostIPC: true }), 'spec.hostIPC', /hostIPC must not be true/],
+    [
+      'an API token',
+      templateWith({ automountServiceAccountToken: true }),
+      'spec.automountServiceAccountToken',
+      /the agent gets no Kubernetes credentials/,
+    ],
+    [
+      'a privileged container',
+      templateWith({}, { securityContext: { privileged: true } }),
+      'spec.containers[0].securityContext.privileged',
+      /privileged containers are refused/,
+    ],
+    [
+      'privilege escalation',
+      templateWith({}, { securityContext: { allowPrivilegeEscalation: true } }),
+      'spec.containers[0].securityContext.allowPrivilegeEscalation',
+      /allowPrivilegeEscalation must not be true/,
+    ],
+    [
+      'a hostPath volume',
+      templateWith({ volumes: [{ name: 'node-root', hostPath: { path: '/' } }] }),
+      'spec.volumes[0]',
+      /hostPath volumes are refused/,
+    ],
+    [
+      'a reserved volume name',
+      templateWith({ volumes: [{ name: 'lorenz-bin', emptyDir: {} }] }),
+      'spec.volumes[0].name',
+      /the volume name is reserved by Lorenz/,
+    ],
+    [
+      'the runner container name',
+      { spec: { containers: [agent, { name: 'install-runner', image: 'x' }] } },
+      'spec.containers[1].name',
+      /"install-runner" is reserved for the Lorenz runner/,
+    ],
+  ])(
+    'refuses a Workflow with %s at admission, naming the field',
+    async (_case, template, field, why) => {
+      const error = await env.admin
+        .request({
+          method: 'POST',
+          path: path.workflows(),
+          body: {
+            apiVersion: 'lorenz.dev/v1alpha1',
+            kind: 'Workflow',
+            metadata: { name: 'unsafe' },
+            spec: { workflow: workflowText(env), podTemplate: template },
+          },
+        })
+        .then(
+          () => undefined,
+          (rejected: unknown) => rejected as Error,
+        );
+      expect(error?.message).toMatch(/ 422 /);
+      expect(error?.message).toContain(`spec.podTemplate.${field}`);
+      expect(error?.message).toMatch(why);
+    },
+  );
+
+  it('keeps safe security fields, and reports a template problem that admission lets through', async () => {
+    const kept = templateWith(
+      { securityContext: { runAsUser: 1000 }, volumes: [{ name: 'cache', emptyDir: {} }] },
+      {
+        securityContext: { readOnlyRootFilesystem: true },
+        volumeMounts: [{ name: 'cache', mountPath: '/workspace' }],
+      },
+    );
+    await env.admin.request({
+      method: 'POST',
+      path: path.workflows(),
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name: 'clash' },
+        spec: { workflow: workflowText(env), podTemplate: kept },
+      },
+    });
+    const stored = await env.admin.request<Workflow>({ path: path.workflows('clash') });
+    expect(stored.spec.podTemplate).toEqual(kept);
+    const invalid = await until('the Workflow to report the clash', async () => {
+      const workflow = await env.admin.request<Workflow>({ path: path.workflows('clash') });
+      return workflow.status?.conditions?.find(
+        (c) => c.type === 'ConfigValid' && c.status === 'False',
+      );
+    });
+    expect(invalid.reason).toBe('WorkflowInvalid');
+    expect(invalid.message).toContain('the mount path /workspace is reserved by Lorenz');
+    await createIssueRun(env, 'clash-1', 'clash', { identifier: 'ENG-6', title: 'x' });
+    const run = await until('the IssueRun to report the clash', async () => {
+      const current = await getRun(env, 'clash-1');
+      return current.status?.reason === 'WorkflowInvalid' ? current : undefined;
+    });
+    expect(run.status?.message).toContain('the mount path /workspace is reserved by Lorenz');
+    expect(await runPodNames(env, 'clash-1')).toEqual([]);
   });
 });

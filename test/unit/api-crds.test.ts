@@ -62,9 +62,53 @@ describe('CRD schemas', () => {
         'workflows.spec.podTemplate.spec.containers[].env[].valueFrom',
         'workflows.spec.podTemplate.spec.containers[].resources',
         'workflows.spec.podTemplate.spec.tolerations[]',
+        'workflows.spec.podTemplate.spec.volumes[]',
         'workflows.spec.workspace.volumeClaimTemplate.spec',
       ].sort(),
     );
+  });
+
+  it('declares the unsafe pod template fields and refuses them with CEL on the field itself', () => {
+    const workflow = crds.find((crd) => crd.spec.names.kind === 'Workflow')!;
+    const rules = new Map(
+      [...nodes(workflow.spec.versions[0]!.schema.openAPIV3Schema)]
+        .filter(([path]) => path.startsWith('.spec.podTemplate.spec'))
+        .flatMap(([path, node]) =>
+          ((node['x-kubernetes-validations'] ?? []) as { rule: string }[]).map(
+            (rule) => [path.slice('.spec.podTemplate.spec'.length), rule.rule] as const,
+          ),
+        ),
+    );
+    expect(Object.fromEntries(rules)).toMatchObject({
+      '.hostNetwork': '!self',
+      '.hostPID': '!self',
+      '.hostIPC': '!self',
+      '.automountServiceAccountToken': '!self',
+      '.securityContext.runAsUser': 'self != 0',
+      '.volumes[]': '!has(self.hostPath)',
+      '.volumes[].name':
+        "!(self in ['lorenz-bin', 'lorenz-inputs', 'lorenz-podinfo', 'workspace'])",
+      '.containers[].name': "self != 'install-runner'",
+      '.containers[].securityContext.privileged': '!self',
+      '.containers[].securityContext.allowPrivilegeEscalation': '!self',
+      '.containers[].securityContext.capabilities.add': 'size(self) == 0',
+    });
+    const parsed = workflowSchema.parse({
+      metadata: { name: 'w' },
+      spec: {
+        workflow: 'x',
+        podTemplate: {
+          spec: {
+            volumes: [{ name: 'cache', emptyDir: { medium: 'Memory' } }],
+            containers: [{ name: 'agent', volumeMounts: [{ name: 'cache', mountPath: '/c' }] }],
+          },
+        },
+      },
+    });
+    expect(parsed.spec.podTemplate?.spec?.volumes?.[0]).toEqual({
+      name: 'cache',
+      emptyDir: { medium: 'Memory' },
+    });
   });
 
   it('keys conditions by type and turns nullable into nullable: true', () => {

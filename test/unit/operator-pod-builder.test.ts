@@ -190,6 +190,51 @@ describe('run pod builder', () => {
       { spec: { hostNetwork: true, containers: [{ name: 'agent', image: 'x' }] } },
       /host namespaces are refused/,
     ],
+    [
+      'host PID',
+      { spec: { hostPID: true, containers: [{ name: 'agent', image: 'x' }] } },
+      /hostPID: host namespaces are refused/,
+    ],
+    [
+      'host IPC',
+      { spec: { hostIPC: true, containers: [{ name: 'agent', image: 'x' }] } },
+      /hostIPC: host namespaces are refused/,
+    ],
+    [
+      'privilege escalation',
+      agentWith({ securityContext: { allowPrivilegeEscalation: true } }),
+      /allowPrivilegeEscalation must not be true/,
+    ],
+    [
+      'added capabilities',
+      agentWith({ securityContext: { capabilities: { add: ['NET_ADMIN'] } } }),
+      /adding capabilities is refused/,
+    ],
+    [
+      'a root pod security context',
+      {
+        spec: {
+          securityContext: { runAsNonRoot: false },
+          containers: [{ name: 'agent', image: 'x' }],
+        },
+      },
+      /securityContext: run Pods must not run as root/,
+    ],
+    [
+      'our volume name',
+      {
+        spec: {
+          containers: [{ name: 'agent', image: 'x' }],
+          volumes: [{ name: 'lorenz-inputs', emptyDir: {} }],
+        },
+      },
+      /volumes\[lorenz-inputs\]: the name is reserved by Lorenz/,
+    ],
+    [
+      'a mount on our mount path',
+      agentWith({ volumeMounts: [{ name: 'cache', mountPath: '/workspace/' }] }),
+      /volumeMounts\[cache\]: the mount path \/workspace\/ is reserved/,
+    ],
   ])('refuses a template with %s, saying why', (_case, podTemplate, reason) => {
     expect(podTemplateProblems(podTemplate).join('; ')).toMatch(reason);
     try {
@@ -199,5 +244,34 @@ describe('run pod builder', () => {
       expect(isLorenzError(error) && error.code).toBe('invalid_pod_template');
       expect((error as Error).message).toMatch(reason);
     }
+  });
+
+  it('accepts safe security settings, volumes and mounts, and keeps them in the Pod', () => {
+    const safe: V1PodTemplateSpec = {
+      spec: {
+        hostNetwork: false,
+        automountServiceAccountToken: false,
+        securityContext: { runAsUser: 1000, fsGroup: 2000 },
+        volumes: [{ name: 'cache', emptyDir: {} }],
+        containers: [
+          {
+            name: 'agent',
+            image: 'x',
+            securityContext: { readOnlyRootFilesystem: true, allowPrivilegeEscalation: false },
+            volumeMounts: [{ name: 'cache', mountPath: '/cache' }],
+          },
+        ],
+      },
+    };
+    expect(podTemplateProblems(safe)).toEqual([]);
+    const pod = buildRunPod({ ...base, podTemplate: safe });
+    expect(pod.spec?.securityContext).toMatchObject({ runAsUser: 1000, fsGroup: 2000 });
+    expect(pod.spec?.volumes?.[0]).toEqual({ name: 'cache', emptyDir: {} });
+    const agent = pod.spec?.containers[0];
+    expect(agent?.volumeMounts?.[0]).toEqual({ name: 'cache', mountPath: '/cache' });
+    expect(agent?.securityContext).toMatchObject({
+      readOnlyRootFilesystem: true,
+      privileged: false,
+    });
   });
 });

@@ -1,3 +1,5 @@
+import { RUNNER_INIT_CONTAINER_NAME, RUN_POD_VOLUME_NAMES } from '../../api/constants.js';
+
 /**
  * Names shared by the pod builder, the reconcilers, the runner and the tests. One place, so
  * that the image the integration tests map on the process node is the image the pod builder
@@ -25,7 +27,7 @@ export const ANNOTATION_ISSUE_STATE = 'lorenz.dev/issue-state';
 /** sha256 of the inputs manifest, so a Pod records which inputs it ran. */
 export const ANNOTATION_INPUTS_DIGEST = 'lorenz.dev/inputs-digest';
 
-export const INIT_CONTAINER_NAME = 'install-runner';
+export const INIT_CONTAINER_NAME = RUNNER_INIT_CONTAINER_NAME;
 export const AGENT_CONTAINER_NAME = 'agent';
 
 /** Mount points inside run Pods. */
@@ -36,10 +38,10 @@ export const ISSUE_STATE_FILE = 'issue-state';
 export const WORKSPACE_DIR = '/workspace';
 export const TERMINATION_LOG_PATH = '/dev/termination-log';
 
-export const VOLUME_RUNNER_BIN = 'lorenz-bin';
-export const VOLUME_INPUTS = 'lorenz-inputs';
-export const VOLUME_PODINFO = 'lorenz-podinfo';
-export const VOLUME_WORKSPACE = 'workspace';
+export const VOLUME_RUNNER_BIN = RUN_POD_VOLUME_NAMES.runnerBin;
+export const VOLUME_INPUTS = RUN_POD_VOLUME_NAMES.inputs;
+export const VOLUME_PODINFO = RUN_POD_VOLUME_NAMES.podinfo;
+export const VOLUME_WORKSPACE = RUN_POD_VOLUME_NAMES.workspace;
 
 /** The non-root uid run Pods use unless the template picks one (distroless "nonroot"). */
 export const DEFAULT_RUN_AS_USER = 65532;

@@ -2,18 +2,33 @@ import type { V1Container, V1PodTemplateSpec } from '@kubernetes/client-node';
 import {
   AGENT_CONTAINER_NAME,
   INIT_CONTAINER_NAME,
+  INPUTS_DIR,
+  PODINFO_DIR,
+  RUNNER_BIN_DIR,
   VOLUME_INPUTS,
   VOLUME_PODINFO,
   VOLUME_RUNNER_BIN,
   VOLUME_WORKSPACE,
+  WORKSPACE_DIR,
 } from './constants.js';
 
-const RESERVED_VOLUMES = new Set([
+const RESERVED_VOLUMES = new Set<string>([
   VOLUME_INPUTS,
   VOLUME_PODINFO,
   VOLUME_RUNNER_BIN,
   VOLUME_WORKSPACE,
 ]);
+/** Where the controller mounts its own volumes: a template mount there would clash. */
+const RESERVED_MOUNT_PATHS = new Set<string>([RUNNER_BIN_DIR, INPUTS_DIR, PODINFO_DIR, WORKSPACE_DIR]);
+
+function mountProblems(container: V1Container, where: string): string[] {
+  return (container.volumeMounts ?? [])
+    .filter((mount) => RESERVED_MOUNT_PATHS.has(mount.mountPath.replace(/\/+$/, '')))
+    .map(
+      (mount) =>
+        `${where}.volumeMounts[${mount.name}]: the mount path ${mount.mountPath} is reserved by Lorenz`,
+    );
+}
 
 function containerProblems(container: V1Container, where: string): string[] {
   const problems: string[] = [];
@@ -56,7 +71,7 @@ export function podTemplateProblems(template: V1PodTemplateSpec | undefined): st
     } else if (container.name !== AGENT_CONTAINER_NAME) {
       problems.push(`${where}: only the container named "${AGENT_CONTAINER_NAME}" is supported`);
     }
-    problems.push(...containerProblems(container, where));
+    problems.push(...containerProblems(container, where), ...mountProblems(container, where));
   }
   if ((spec?.initContainers ?? []).length > 0) {
     problems.push('podTemplate.spec.initContainers: not supported (the runner installs itself)');
