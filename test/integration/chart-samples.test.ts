@@ -8,7 +8,7 @@
 // image's /lorenz/lorenz.js mapped to a bundle of src/cli.ts and the samples' Node image
 // given the project's Node 24.
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,7 +21,11 @@ import {
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
 import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
-import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/issuerun/constants.js';
+import {
+  DEFAULT_OPERATOR_IMAGE,
+  OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
+} from '../../src/controller/issuerun/constants.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
@@ -87,7 +91,10 @@ beforeAll(async () => {
   node = await startProcessNode({
     controlPlane: cp,
     imageMap: {
-      [DEFAULT_OPERATOR_IMAGE]: { '/lorenz/lorenz.js': runner },
+      [DEFAULT_OPERATOR_IMAGE]: {
+        [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
+        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
+      },
       [SAMPLE_AGENT_IMAGE]: {
         '/usr/bin/node': await realpath(join(root, 'node_modules/.bin/node')),
       },
@@ -126,14 +133,9 @@ describe('helm install, then the samples', () => {
       operatorImage: DEFAULT_OPERATOR_IMAGE,
       logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
     });
-    // The sample's bridge is /lorenz-bin/scripted-agent.mjs, which the run Pod gets from the
-    // operator image; here the host filesystem is the agent's image, so the bridge is the
-    // scripted agent built for this test. Everything else is config/samples as shipped.
-    const rendered = await kubectl('kustomize', join(root, 'config/samples'));
-    const samples = join(scratch, 'samples.yaml');
-    await writeFile(samples, rendered.replaceAll('/lorenz-bin/scripted-agent.mjs', scriptedAgent));
-    expect(await readFile(samples, 'utf8')).toContain(`node ${scriptedAgent}`);
-    await kubectl('-n', 'default', 'apply', '--server-side', '-f', samples);
+    // config/samples as shipped: the bridge is /lorenz-bin/scripted-agent.mjs, which the init
+    // container copies from the operator image (mapped above) into the run Pod.
+    await kubectl('-n', 'default', 'apply', '--server-side', '-k', join(root, 'config/samples'));
     await kubectl(
       '-n',
       'default',

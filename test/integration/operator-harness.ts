@@ -18,6 +18,8 @@ import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
+  RUNNER_BIN_DIR,
 } from '../../src/controller/issuerun/constants.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
@@ -90,7 +92,13 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
   await chmod(dirname(scriptedAgent), 0o755);
   const node = await startProcessNode({
     controlPlane: cp,
-    imageMap: { [DEFAULT_OPERATOR_IMAGE]: { [OPERATOR_IMAGE_BUNDLE_PATH]: runner } },
+    // The operator image as the Dockerfile builds it: the runner and the scripted agent.
+    imageMap: {
+      [DEFAULT_OPERATOR_IMAGE]: {
+        [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
+        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
+      },
+    },
   });
 
   const admin = createKubeClient(cp.kubeConfig);
@@ -144,7 +152,7 @@ export interface WorkflowOptions {
   maxTurns?: number;
 }
 
-/** A WORKFLOW.md with the scripted agent as the bridge. */
+/** A WORKFLOW.md with the scripted agent, as the init container installs it, as the bridge. */
 export function workflowText(env: OperatorEnv, options: WorkflowOptions = {}): string {
   const hooks = Object.entries(options.hooks ?? {})
     .map(([key, value]) => `  ${key}: ${JSON.stringify(value)}`)
@@ -157,7 +165,7 @@ agent:
   max_turns: ${options.maxTurns ?? 1}
 agents:
   scripted:
-    bridge_command: ${join(NODE_BIN, 'node')} ${env.scriptedAgent}
+    bridge_command: ${join(NODE_BIN, 'node')} ${RUNNER_BIN_DIR}/scripted-agent.mjs
 hooks:
 ${hooks || '  timeout_ms: 60000'}
 ---

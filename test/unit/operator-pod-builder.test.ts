@@ -70,7 +70,8 @@ describe('run pod builder', () => {
     expect(spec.initContainers?.[0]?.command).toEqual([
       'cp',
       '/lorenz/lorenz.js',
-      '/lorenz-bin/lorenz.js',
+      '/lorenz/scripted-agent.mjs',
+      '/lorenz-bin/',
     ]);
     expect(agent.image).toBe('node:24');
     expect(agent.command?.slice(0, 9)).toEqual([

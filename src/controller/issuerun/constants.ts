@@ -12,6 +12,8 @@ export const OPERATOR_IMAGE_TAG = '0.1.0';
 export const DEFAULT_OPERATOR_IMAGE = `${OPERATOR_IMAGE_REPOSITORY}:${OPERATOR_IMAGE_TAG}`;
 /** Where the bundled CLI lives inside the operator image. */
 export const OPERATOR_IMAGE_BUNDLE_PATH = '/lorenz/lorenz.js';
+/** The scripted ACP agent beside it (the samples' and the demo's agent, no model needed). */
+export const OPERATOR_IMAGE_SCRIPTED_AGENT_PATH = '/lorenz/scripted-agent.mjs';
 
 export const LABEL_ISSUERUN = 'lorenz.dev/issuerun';
 export const LABEL_WORKFLOW = 'lorenz.dev/workflow';

@@ -24,6 +24,7 @@ import {
   LABEL_WORKFLOW,
   MANAGED_BY,
   OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
   PODINFO_DIR,
   RUNNER_BIN_DIR,
   TERMINATION_LOG_PATH,
@@ -126,7 +127,13 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
   const installRunner: V1Container = {
     name: INIT_CONTAINER_NAME,
     image: options.operatorImage,
-    command: ['cp', OPERATOR_IMAGE_BUNDLE_PATH, `${RUNNER_BIN_DIR}/lorenz.js`],
+    // The scripted agent too, so `node /lorenz-bin/scripted-agent.mjs` works in any image.
+    command: [
+      'cp',
+      OPERATOR_IMAGE_BUNDLE_PATH,
+      OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
+      `${RUNNER_BIN_DIR}/`,
+    ],
     volumeMounts: [{ name: VOLUME_RUNNER_BIN, mountPath: RUNNER_BIN_DIR }],
     securityContext: restrictedContainer(undefined),
     terminationMessagePolicy: 'File',
