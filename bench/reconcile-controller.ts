@@ -9,7 +9,13 @@ export type ControllerRequest = { type: 'writes' } | { type: 'memory' } | { type
 export type ControllerReply =
   | { type: 'started' }
   | { type: 'writes'; writes: number; log: string[] }
-  | { type: 'memory'; heapUsedMiB: number; rssMiB: number }
+  | {
+      type: 'memory';
+      heapUsedMiB: number;
+      heapTotalMiB: number;
+      externalMiB: number;
+      rssMiB: number;
+    }
   | { type: 'stopped' };
 
 const [kubeconfigPath, namespace] = process.argv.slice(2);
@@ -41,7 +47,14 @@ process.on('message', (request: ControllerRequest) => {
     // Forked with --expose-gc: what stays after a full collection is what the cache holds.
     (globalThis as { gc?: () => void }).gc?.();
     const usage = process.memoryUsage();
-    send({ type: 'memory', heapUsedMiB: usage.heapUsed / 2 ** 20, rssMiB: usage.rss / 2 ** 20 });
+    const mib = (bytes: number) => bytes / 2 ** 20;
+    send({
+      type: 'memory',
+      heapUsedMiB: mib(usage.heapUsed),
+      heapTotalMiB: mib(usage.heapTotal),
+      externalMiB: mib(usage.external),
+      rssMiB: mib(usage.rss),
+    });
   } else if (request.type === 'stop') void stop();
 });
 // The benchmark went away (crashed or killed): never outlive it.

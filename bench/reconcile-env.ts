@@ -208,19 +208,30 @@ export async function esbuildBundle(entry: string, outfile: string): Promise<str
   return outfile;
 }
 
-/** VmRSS and VmHWM (peak) of a process, in MiB. */
-export async function memoryOf(pid: number): Promise<{ rssMiB: number; peakMiB: number }> {
+/** VmRSS, VmHWM (peak) and RssAnon (heap and native memory, no mapped files), in MiB. */
+export async function memoryOf(
+  pid: number,
+): Promise<{ rssMiB: number; peakMiB: number; anonMiB: number }> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-  return { rssMiB: kib('VmRSS') / 1024, peakMiB: kib('VmHWM') / 1024 };
+  return {
+    rssMiB: kib('VmRSS') / 1024,
+    peakMiB: kib('VmHWM') / 1024,
+    anonMiB: kib('RssAnon') / 1024,
+  };
 }
 
 export interface ControllerChild {
   pid: number;
   writes(): Promise<{ writes: number; log: string[] }>;
   /** After a full GC in the child: V8 heap in use and the RSS that is left. */
-  collected(): Promise<{ heapUsedMiB: number; rssMiB: number }>;
+  collected(): Promise<{
+    heapUsedMiB: number;
+    heapTotalMiB: number;
+    externalMiB: number;
+    rssMiB: number;
+  }>;
   stop(): Promise<void>;
 }
 
@@ -267,7 +278,8 @@ export async function startControllerChild(
       const reply = next('memory');
       ask({ type: 'memory' });
       const answer = await reply;
-      return answer.type === 'memory' ? answer : { heapUsedMiB: NaN, rssMiB: NaN };
+      if (answer.type !== 'memory') throw new Error('the controller answered out of turn');
+      return answer;
     },
     async stop() {
       if (child.exitCode !== null) return;

@@ -271,8 +271,12 @@ async function removeJobs(cluster: BenchCluster, ns: string): Promise<void> {
 interface CacheMemory {
   rssMiB: number;
   peakMiB: number;
+  anonMiB: number;
   /** After a full GC: the V8 heap still in use, and the RSS left. */
   heapUsedMiB: number;
+  /** V8 heap reserved, and memory outside it (Buffers, strings held by C++), after GC. */
+  heapTotalMiB: number;
+  externalMiB: number;
   rssAfterGcMiB: number;
 }
 
@@ -286,7 +290,13 @@ export interface CacheFigures {
 async function cacheMemory(controller: ControllerChild): Promise<CacheMemory> {
   const before = await memoryOf(controller.pid);
   const collected = await controller.collected();
-  return { ...before, heapUsedMiB: collected.heapUsedMiB, rssAfterGcMiB: collected.rssMiB };
+  return {
+    ...before,
+    heapUsedMiB: collected.heapUsedMiB,
+    heapTotalMiB: collected.heapTotalMiB,
+    externalMiB: collected.externalMiB,
+    rssAfterGcMiB: collected.rssMiB,
+  };
 }
 
 /** CPU seconds a process has used (utime + stime), from /proc/<pid>/stat. */

@@ -191,12 +191,17 @@ async function main(): Promise<void> {
         return [
           [`RSS, ${label}`, mib(memory.rssMiB), ...none, '≤ 200 MiB'],
           [
-            `  peak RSS / RSS after full GC`,
-            `${mib(memory.peakMiB)} / ${mib(memory.rssAfterGcMiB)}`,
+            `  peak RSS / RSS after full GC / anonymous`,
+            `${mib(memory.peakMiB)} / ${mib(memory.rssAfterGcMiB)} / ${mib(memory.anonMiB)}`,
             ...none,
             '',
           ],
-          [`  V8 heap in use after full GC`, mib(memory.heapUsedMiB), ...none, ''],
+          [
+            `  after full GC: V8 heap used / reserved, external`,
+            `${mib(memory.heapUsedMiB)} / ${mib(memory.heapTotalMiB)}, ${mib(memory.externalMiB)}`,
+            ...none,
+            '',
+          ],
         ];
       }),
     ]);
