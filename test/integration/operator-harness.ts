@@ -69,7 +69,8 @@ async function buildRunnerBundle(dir: string): Promise<string> {
 }
 
 export async function startOperatorEnv(): Promise<OperatorEnv> {
-  const cp = await startControlPlane({ controllers: [] });
+  // The garbage collector: owner references cascade (a deleted IssueRun takes its Pods).
+  const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
   const kubectl = async (...args: string[]) =>
     (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
   await installCrds(cp, [
@@ -270,13 +271,18 @@ export interface EventView {
   metadata: { name: string };
   reason: string;
   note: string;
-  regarding: { name: string };
+  regarding: { name: string; uid?: string };
 }
 
-export async function hookEvents(env: OperatorEnv, run: string): Promise<EventView[]> {
+/** The hook Events of a run in record order; with `uid`, only those of that run object. */
+export async function hookEvents(
+  env: OperatorEnv,
+  run: string,
+  uid?: string,
+): Promise<EventView[]> {
   const list = await env.admin.request<{ items: EventView[] }>({ path: path.events });
   return list.items
-    .filter((event) => event.regarding.name === run)
+    .filter((event) => event.regarding.name === run && (!uid || event.regarding.uid === uid))
     .sort(
       (a, b) =>
         Number(a.metadata.name.split('-').at(-1)) - Number(b.metadata.name.split('-').at(-1)),

@@ -81,6 +81,35 @@ describe('IssueRun → Pod on the process node', () => {
     expect(writes, log.join('\n')).toBeLessThanOrEqual(14);
   });
 
+  it('gives an IssueRun deleted and re-created under the same name Events of its own', async () => {
+    await createWorkflow(env, 'again', workflowText(env, { hooks: FOUR_HOOKS }));
+    await createIssueRun(env, 'again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
+    const first = await finished(env, 'again-1');
+    await env.admin.request({ method: 'DELETE', path: path.issueRuns('again-1') });
+    await until('the first run and its Pod to be gone', async () => {
+      const gone = await getRun(env, 'again-1').then(
+        () => false,
+        (error: unknown) => /404/.test(String(error)),
+      );
+      return gone && (await runPodNames(env, 'again-1')).length === 0 ? true : undefined;
+    });
+    await createIssueRun(env, 'again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
+    const second = await finished(env, 'again-1');
+    expect(second.metadata.uid).not.toBe(first.metadata.uid);
+    expect(second.status?.phase, second.status?.message).toBe('Succeeded');
+    const [before, after] = await Promise.all([
+      hookEvents(env, 'again-1', first.metadata.uid),
+      hookEvents(env, 'again-1', second.metadata.uid),
+    ]);
+    expect(before).toHaveLength(8);
+    expect(after.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual(
+      before.map((event) => `${event.reason}:${event.note.split(' ')[0]}`),
+    );
+    const fragment = (uid = '') => uid.replaceAll('-', '').slice(0, 8);
+    for (const event of after)
+      expect(event.metadata.name).toMatch(`again-1.${fragment(second.metadata.uid)}.0-1-`);
+  });
+
   it('fails with TemplateError before any Pod exists', async () => {
     await createWorkflow(env, 'typo', workflowText(env, { prompt: 'Hello {{ issue.titel }}' }));
     await createIssueRun(env, 'typo-1', 'typo', { identifier: 'ENG-2', title: 'x' });

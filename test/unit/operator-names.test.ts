@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { boundedName, hookEventName, runPodName } from '../../src/controller/issuerun/names.js';
+import {
+  boundedName,
+  hookEventName,
+  runPodName,
+  uidFragment,
+} from '../../src/controller/issuerun/names.js';
 
 describe('object names', () => {
   it.each([
@@ -24,7 +29,25 @@ describe('object names', () => {
     expect(name).toMatch(/^a+-[0-9a-f]{8}-0-1$/);
   });
 
-  it('names hook events <run>.<slot>-<attempt>-<seq>', () => {
-    expect(hookEventName('eng-1', 0, 1, 7)).toBe('eng-1.0-1-7');
+  const uid = '3f2b9c1e-5d4a-4b7e-9a21-0c8d7e6f5a4b';
+  it('names hook events <run>.<uid8>.<slot>-<attempt>-<seq>, the same on a replay', () => {
+    expect(hookEventName({ name: 'eng-1', uid }, 0, 1, 7)).toBe('eng-1.3f2b9c1e.0-1-7');
+    expect(hookEventName({ name: 'eng-1', uid }, 0, 1, 7)).toBe(
+      hookEventName({ name: 'eng-1', uid }, 0, 1, 7),
+    );
+  });
+
+  it('gives a re-created run of the same name other Event names', () => {
+    const again = '9e8d7c6b-0000-4000-8000-000000000000';
+    expect(hookEventName({ name: 'eng-1', uid: again }, 0, 1, 7)).toBe('eng-1.9e8d7c6b.0-1-7');
+    expect(uidFragment('')).toBe('0');
+  });
+
+  it('keeps Event names of the longest run names within 253 characters', () => {
+    const longest = `${'r'.repeat(252)}a`;
+    const name = hookEventName({ name: longest, uid }, 1234, 99, 100_000);
+    expect(name.length).toBeLessThanOrEqual(253);
+    expect(name).toMatch(/^r+-[0-9a-f]{8}\.3f2b9c1e\.1234-99-100000$/);
+    expect(hookEventName({ name: longest, uid }, 1234, 99, 100_000)).toBe(name);
   });
 });

@@ -30,7 +30,7 @@ export interface EventRecorder {
 
 /**
  * hook_execution records become events.k8s.io/v1 Events on the IssueRun. Each has a name
- * derived from the run, slot, attempt and record number, so replaying a Pod's log after a
+ * derived from the run (name and uid), slot, attempt and record number, so replaying a Pod's log after a
  * controller restart meets 409 AlreadyExists instead of duplicating the history.
  */
 export function createEventRecorder(options: {
@@ -44,7 +44,7 @@ export function createEventRecorder(options: {
         apiVersion: 'events.k8s.io/v1',
         kind: 'Event',
         metadata: {
-          name: hookEventName(input.run.name, input.slot, input.attempt, input.seq),
+          name: hookEventName(input.run, input.slot, input.attempt, input.seq),
           namespace: input.run.namespace,
         },
         eventTime: microTime(input.now),

@@ -33,9 +33,27 @@ export const inputsConfigMapName = (run: string): string => boundedName(run, '-i
 export const configSnapshotName = (workflow: string, digest: string): string =>
   boundedName(workflow, `-config-${digest.slice(0, 8)}`, 253);
 
-/** Event names: `<run>.<slot>-<attempt>-<seq>`, stable so a replay creates nothing twice. */
-export const hookEventName = (run: string, slot: number, attempt: number, seq: number): string =>
-  boundedName(run, `.${slot}-${attempt}-${seq}`, 253);
+/** The first 8 alphanumerics of an object's uid: tells apart objects that share a name. */
+export function uidFragment(uid: string): string {
+  return (
+    uid
+      .replace(/[^0-9a-zA-Z]/g, '')
+      .slice(0, 8)
+      .toLowerCase() || '0'
+  );
+}
+
+/**
+ * Event names: `<run>.<uid8>.<slot>-<attempt>-<seq>`. Stable for one run object, so a replay
+ * creates nothing twice; the uid fragment gives a run deleted and re-created under the same
+ * name its own Events (Events outlive their run until their TTL).
+ */
+export const hookEventName = (
+  run: { name: string; uid: string },
+  slot: number,
+  attempt: number,
+  seq: number,
+): string => boundedName(run.name, `.${uidFragment(run.uid)}.${slot}-${attempt}-${seq}`, 253);
 
 /** Label values are limited to 63 characters: long names are shortened the same way. */
 export const labelValue = (name: string): string => boundedName(name, '');
