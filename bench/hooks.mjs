@@ -20,11 +20,20 @@ function bareBash() {
   });
 }
 
-async function sample(fn) {
-  const times = [];
-  await fn(); // warm-up
-  for (let i = 0; i < runs; i += 1) times.push(await fn());
-  return median(times);
+/**
+ * Interleaved sampling: each round runs every variant once, in turn, so that drift in the
+ * machine's load (other processes, the login profile's caches) hits all variants alike.
+ * Returns the median of each variant and the median of each variant's per-round excess over
+ * the first (the baseline).
+ */
+async function interleaved(variants) {
+  const times = variants.map(() => []);
+  for (const fn of variants) await fn(); // warm-up
+  for (let round = 0; round < runs; round += 1) {
+    for (const [i, fn] of variants.entries()) times[i].push(await fn());
+  }
+  const excess = times.map((series) => median(series.map((t, round) => t - times[0][round])));
+  return { medians: times.map(median), excess };
 }
 
 const { createLocalExecutor } = await import(join(repo, 'dist/tsc/executor/local.js'));
@@ -35,27 +44,29 @@ const cwd = join(root, 'ENG-1');
 spawnSync('mkdir', ['-p', cwd]);
 
 // 1. One hook through the engine (render, containment check, events) vs bare `bash -lc true`.
-const bare = await sample(bareBash);
-const viaExecutor = await sample(async () => {
+const timed = (fn) => async () => {
   const start = performance.now();
-  await executor.runCommand('true', { cwd, timeoutMs: 60_000 });
+  await fn();
   return performance.now() - start;
-});
-const viaHook = await sample(async () => {
-  const start = performance.now();
-  await runHook({
-    executor,
-    root,
-    workspace: cwd,
-    hookName: 'before_run',
-    command: 'true',
-    issue: null,
-    timeoutMs: 60_000,
-    slot: 0,
-    emit: () => {},
-  });
-  return performance.now() - start;
-});
+};
+const hooks = await interleaved([
+  bareBash,
+  timed(() => executor.runCommand('true', { cwd, timeoutMs: 60_000 })),
+  timed(() =>
+    runHook({
+      executor,
+      root,
+      workspace: cwd,
+      hookName: 'before_run',
+      command: 'true',
+      issue: null,
+      timeoutMs: 60_000,
+      slot: 0,
+      emit: () => {},
+    }),
+  ),
+]);
+const [bare, viaExecutor, viaHook] = hooks.medians;
 
 // 2. A whole `lorenz run --no-agent` with four trivial hooks vs four bare `bash -lc true`.
 const workflow = join(root, 'WORKFLOW.md');
@@ -67,12 +78,12 @@ const issue = join(root, 'issue.yaml');
 writeFileSync(issue, 'identifier: ENG-1\ntitle: bench\nstate: Todo\n');
 const node = join(repo, 'node_modules/.bin/node');
 const cli = join(repo, 'dist/cli/lorenz.js');
-const fourBare = await sample(async () => {
-  let total = 0;
-  for (let i = 0; i < 4; i += 1) total += await bareBash();
-  return total;
-});
-const wholeRun = await sample(
+const whole = await interleaved([
+  async () => {
+    let total = 0;
+    for (let i = 0; i < 4; i += 1) total += await bareBash();
+    return total;
+  },
   () =>
     new Promise((resolve, reject) => {
       const start = performance.now();
@@ -90,13 +101,18 @@ const wholeRun = await sample(
           : reject(new Error(`lorenz run exited ${code}`)),
       );
     }),
-);
+]);
+const [fourBare, wholeRun] = whole.medians;
 rmSync(root, { recursive: true, force: true });
 
 const rows = [
   ['bare bash -lc true', ms(bare), ''],
-  ['executor.runCommand(true)', ms(viaExecutor), `+${ms(viaExecutor - bare)} (target ≤ 10 ms)`],
-  ['runHook(true) with events', ms(viaHook), `+${ms(viaHook - bare)} (target ≤ 10 ms)`],
+  [
+    'executor.runCommand(true)',
+    ms(viaExecutor),
+    `+${ms(hooks.excess[1])} per round (target ≤ 10 ms)`,
+  ],
+  ['runHook(true) with events', ms(viaHook), `+${ms(hooks.excess[2])} per round (target ≤ 10 ms)`],
   ['4 × bare bash -lc true', ms(fourBare), ''],
   [
     'lorenz run --no-agent, 4 hooks',
@@ -104,6 +120,6 @@ const rows = [
     `${(wholeRun / fourBare).toFixed(3)}× (target ≤ 1.10×; reference Lorenz 1.24×)`,
   ],
 ];
-console.log(`medians of ${runs} runs each`);
+console.log(`medians of ${runs} interleaved rounds (BENCH_RUNS)`);
 for (const [name, value, note] of rows)
   console.log(`${name.padEnd(34)} ${value.padStart(10)}   ${note}`);

@@ -26,6 +26,10 @@ await build({
   outdir: 'dist/cli',
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
+  // V8's on-disk code cache (Node ≥ 22.1) saves ~20 ms of compiling per start.
+  banner: {
+    js: `${common.banner.js}\nimport * as __lorenzModule from 'node:module'; try { __lorenzModule.enableCompileCache?.(); } catch {}`,
+  },
   // The banner's `require` shim is needed by bundled CommonJS, in the entry and in chunks.
 });
 
