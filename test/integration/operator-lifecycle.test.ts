@@ -3,6 +3,7 @@ import {
   createIssueRun,
   createWorkflow,
   finished,
+  getRun,
   hookEvents,
   path,
   runPodNames,
@@ -105,6 +106,29 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
       path: `${path.pods}/state-1-0-1`,
     });
     expect(pod.metadata.annotations?.['lorenz.dev/issue-state']).toBe('Done');
+  });
+
+  it('deletes a finished IssueRun after ttlSecondsAfterFinished, its Pod and ConfigMap with it', async () => {
+    await createWorkflow(env, 'ttl', workflowText(env), { ttlSecondsAfterFinished: 1 });
+    await createIssueRun(env, 'ttl-1', 'ttl', { identifier: 'ENG-13', title: 'Short-lived' });
+    const seen = await until('the run to finish (or be deleted already)', async () => {
+      const run = await getRun(env, 'ttl-1').catch(() => undefined);
+      if (!run) return 'gone';
+      return run.status?.completionTime ? 'finished' : undefined;
+    });
+    expect(['finished', 'gone']).toContain(seen);
+    await until('the run, its Pod and its inputs ConfigMap to be deleted', async () => {
+      const run = await getRun(env, 'ttl-1').then(
+        () => true,
+        (error: unknown) => !/404/.test(String(error)),
+      );
+      const configMap = await env.admin.request({ path: path.configMaps('ttl-1-inputs') }).then(
+        () => true,
+        (error: unknown) => !/404/.test(String(error)),
+      );
+      const pods = await runPodNames(env, 'ttl-1');
+      return !run && !configMap && pods.length === 0 ? true : undefined;
+    });
   });
 
   it('survives a controller restart mid-run: one Pod, every hook record once', async () => {

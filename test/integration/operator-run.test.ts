@@ -110,6 +110,32 @@ describe('IssueRun → Pod on the process node', () => {
       expect(event.metadata.name).toMatch(`again-1.${fragment(second.metadata.uid)}.0-1-`);
   });
 
+  it('runs an ensemble:2 issue as two Pods and succeeds when one slot does', async () => {
+    const prompt =
+      'Work on {{ issue.identifier }}.\n' +
+      '{% if ensemble.slot_index == 1 %}@stop refusal{% endif %}\n@write done.txt ok';
+    await createWorkflow(env, 'ensemble', workflowText(env, { prompt }));
+    await createIssueRun(env, 'ensemble-1', 'ensemble', {
+      identifier: 'ENG-8',
+      title: 'Two tries',
+      labels: ['ensemble:2'],
+    });
+    const run = await finished(env, 'ensemble-1');
+    expect(run.status?.phase, run.status?.message).toBe('Succeeded');
+    expect(run.status?.message).toBe('slot 0: the run succeeded');
+    expect((await runPodNames(env, 'ensemble-1')).sort()).toEqual([
+      'ensemble-1-0-1',
+      'ensemble-1-1-1',
+    ]);
+    const slots = run.status?.slots ?? [];
+    expect(slots.map((slot) => [slot.slot, slot.phase, slot.podName])).toEqual([
+      [0, 'Succeeded', 'ensemble-1-0-1'],
+      [1, 'Failed', 'ensemble-1-1-1'],
+    ]);
+    expect(slots[1]?.reason).toBe('AgentFailed');
+    expect(slots[1]?.message).toContain('refusal');
+  });
+
   it('fails with TemplateError before any Pod exists', async () => {
     await createWorkflow(env, 'typo', workflowText(env, { prompt: 'Hello {{ issue.titel }}' }));
     await createIssueRun(env, 'typo-1', 'typo', { identifier: 'ENG-2', title: 'x' });
