@@ -21,6 +21,8 @@ BUNDLE="$ROOT/dist/dev-cluster.mjs"
 export PATH="$ROOT/node_modules/.bin:$PATH"
 
 say() { echo "[dev-cluster] $*" >&2; }
+# shellcheck source=hack/lib/local-cluster.sh
+source "$ROOT/hack/lib/local-cluster.sh" # write_image_map, ensure_built
 
 daemon_pid() {
   local pid
@@ -95,6 +97,13 @@ up() {
   "$ROOT/hack/tools.sh" --print-env >/dev/null
   say "bundling the cluster daemon…"
   build_bundle
+  # Unless told otherwise, the process node maps the operator's image to this checkout's
+  # bundles, so `lorenz controller` started against this cluster runs IssueRuns end to end.
+  if [[ -z "${LORENZ_IMAGE_MAP:-}" ]]; then
+    ensure_built >&2
+    write_image_map "$STATE/image-map.json"
+    export LORENZ_IMAGE_MAP="$STATE/image-map.json"
+  fi
   say "starting the cluster daemon (log: $LOG_FILE)…"
   # setsid: the daemon outlives this shell and the terminal it ran in.
   LORENZ_TOOLS_SCRIPT="$ROOT/hack/tools.sh" LORENZ_REPO_ROOT="$ROOT" \

@@ -241,6 +241,15 @@ describe('hack/dev-cluster.sh', () => {
     expect(readyz.stdout).toBe('ok');
     expect(await run(['up'])).toEqual(up);
     expect((await run(['status'])).stdout).toMatch(/^up https:\/\/127\.0\.0\.1:\d+\n$/);
+    // The process node maps the operator image to this checkout's bundles by default, so a
+    // `lorenz controller` started against this cluster runs IssueRuns end to end.
+    const imageMap = JSON.parse(await readFile(join(stateDir, 'image-map.json'), 'utf8')) as Record<
+      string,
+      Record<string, string>
+    >;
+    expect(imageMap['ghcr.io/lorenz-dev/lorenz:0.1.0']?.['/lorenz/lorenz.js']).toMatch(
+      /\/dist\/lorenz\.js$/,
+    );
 
     const daemonPid = Number(await readFile(join(stateDir, 'daemon.pid'), 'utf8'));
     const pids = (await readFile(join(stateDir, 'cluster', 'pids'), 'utf8'))
