@@ -1,4 +1,4 @@
-import type { LorenzErrorCode } from '../workflow/errors.js';
+import { LorenzError, type LorenzErrorCode } from '../workflow/errors.js';
 import type { BridgeExit } from './bridge.js';
 
 /**
@@ -20,13 +20,13 @@ export type AgentFailureCode = Extract<
   | 'issue_state_unavailable'
 >;
 
-export class AgentFailure extends Error {
-  readonly code: AgentFailureCode;
+/** A LorenzError whose code is one of the agent's: the type says which codes can occur. */
+export class AgentFailure extends LorenzError {
+  declare readonly code: AgentFailureCode;
 
   constructor(code: AgentFailureCode, message: string) {
-    super(message);
+    super(code, message);
     this.name = 'AgentFailure';
-    this.code = code;
   }
 }
 
