@@ -54,8 +54,12 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
   });
 
   let stallTimer: NodeJS.Timeout | undefined;
+  // Updates already in the pipe are still delivered after the turn has settled (a cancelled
+  // turn's last chunks): they must not arm a new stall timer, which nothing would clear and
+  // which would keep the process alive for stall_timeout_ms (a runner that never exits).
+  let settledTurn = false;
   const armStallTimer = (): void => {
-    if (limits.stallTimeoutMs <= 0) return;
+    if (settledTurn || limits.stallTimeoutMs <= 0) return;
     clearTimeout(stallTimer);
     stallTimer = setTimeout(
       () =>
@@ -101,6 +105,7 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       interrupted.then((failure) => ({ kind: 'interrupted', failure })),
     ]);
   } finally {
+    settledTurn = true;
     clearTimeout(turnTimer);
     clearTimeout(stallTimer);
     input.signal.removeEventListener('abort', onAbort);
