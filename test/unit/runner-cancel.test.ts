@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runTurn, type TurnInput } from '../../src/agent/turn.js';
 import type { ActiveTurn } from '../../src/agent/session.js';
+import { AgentFailure, type AgentFailureCode } from '../../src/agent/failures.js';
 
 /**
  * A cancelled run Pod must exit: nothing of a settled turn may keep the runner's event loop
@@ -35,7 +36,7 @@ describe('a settled turn leaves no timer behind', () => {
     onStart,
   });
 
-  it.each([
+  it.each<[string, AgentFailureCode]>([
     ['cancelled by the caller', 'turn_cancelled'],
     ['interrupted by the turn itself', 'turn_input_required'],
   ])('%s: late activity arms no stall timer', async (_case, code) => {
@@ -47,10 +48,7 @@ describe('a settled turn leaves no timer behind', () => {
       }),
     );
     if (code === 'turn_cancelled') controller.abort();
-    else {
-      const { AgentFailure } = await import('../../src/agent/failures.js');
-      turn?.interrupt(new AgentFailure(code, 'asked for input'));
-    }
+    else turn?.interrupt(new AgentFailure(code, 'asked for input'));
     const settled = await result;
     expect(settled.ok === false && settled.failure.code).toBe(code);
 
