@@ -1,6 +1,7 @@
 // The Lorenz controller as a child process of the benchmark, so that its RSS is its own:
 // bundled on its own (bench/reconcile-env.ts), started with fork(), answers over IPC.
 //   argv: <kubeconfig> <namespace>
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startController } from '../src/controller/main.js';
 import { createLogger } from '../src/controller/runtime/logger.js';
@@ -15,6 +16,8 @@ export type ControllerReply =
       heapTotalMiB: number;
       externalMiB: number;
       rssMiB: number;
+      /** V8 heap spaces: physical size (used) in MiB, for telling young from old. */
+      spaces: string;
     }
   | { type: 'stopped' };
 
@@ -54,7 +57,19 @@ process.on('message', (request: ControllerRequest) => {
       heapTotalMiB: mib(usage.heapTotal),
       externalMiB: mib(usage.external),
       rssMiB: mib(usage.rss),
+      spaces: getHeapSpaceStatistics()
+        .map(
+          (space) =>
+            `${space.space_name.replace(/_space$/, '')} ${mib(space.physical_space_size).toFixed(1)}` +
+            ` (${mib(space.space_used_size).toFixed(1)})`,
+        )
+        .join(', '),
     });
+    // BENCH_HEAP_SNAPSHOT=<dir>: after the figures, a snapshot, to see what the heap holds.
+    if (process.env.BENCH_HEAP_SNAPSHOT)
+      writeHeapSnapshot(
+        `${process.env.BENCH_HEAP_SNAPSHOT}/controller-${process.pid}.heapsnapshot`,
+      );
   } else if (request.type === 'stop') void stop();
 });
 // The benchmark went away (crashed or killed): never outlive it.

@@ -231,6 +231,7 @@ export interface ControllerChild {
     heapTotalMiB: number;
     externalMiB: number;
     rssMiB: number;
+    spaces: string;
   }>;
   stop(): Promise<void>;
 }
@@ -246,7 +247,9 @@ export async function startControllerChild(
 ): Promise<ControllerChild> {
   const child = fork(bundle, [kubeconfig, namespace], {
     execPath: process.execPath,
-    execArgv: ['--expose-gc'],
+    // BENCH_NODE_FLAGS: extra Node/V8 flags for the controller (e.g. --max-semi-space-size=8),
+    // to measure a flag before it goes into the image.
+    execArgv: ['--expose-gc', ...(process.env.BENCH_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean)],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const next = (type: ControllerReply['type']) =>

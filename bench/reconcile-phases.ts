@@ -290,6 +290,11 @@ export interface CacheFigures {
 async function cacheMemory(controller: ControllerChild): Promise<CacheMemory> {
   const before = await memoryOf(controller.pid);
   const collected = await controller.collected();
+  // The breakdown behind the figures, for finding where memory goes.
+  process.stderr.write(
+    `[bench] heap spaces after GC, MiB physical (used): ${collected.spaces}\n` +
+      `[bench] ${await anonymousBreakdown(controller.pid)}\n`,
+  );
   return {
     ...before,
     heapUsedMiB: collected.heapUsedMiB,
@@ -297,6 +302,42 @@ async function cacheMemory(controller: ControllerChild): Promise<CacheMemory> {
     externalMiB: collected.externalMiB,
     rssAfterGcMiB: collected.rssMiB,
   };
+}
+
+/**
+ * smaps in brief: anonymous RSS and LazyFree (pages given back with MADV_FREE that the kernel
+ * has not reclaimed yet: counted in RSS, free for the taking), and the largest anonymous
+ * mappings by resident size.
+ */
+async function anonymousBreakdown(pid: number): Promise<string> {
+  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '');
+  const mappings: { name: string; rssKiB: number; anonKiB: number; lazyKiB: number }[] = [];
+  for (const block of smaps.split(/\n(?=[0-9a-f]+-[0-9a-f]+ )/)) {
+    const header = block.slice(0, block.indexOf('\n'));
+    const field = (name: string) =>
+      Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(block)?.[1] ?? 0);
+    const [range, , , , , name = ''] = header.split(/\s+/);
+    const [from = '0', to = '0'] = (range ?? '').split('-');
+    const sizeMiB = (parseInt(to, 16) - parseInt(from, 16)) / 2 ** 20;
+    mappings.push({
+      name: `${name || 'anon'}(${sizeMiB < 1 ? `${(sizeMiB * 1024).toFixed(0)}K` : `${sizeMiB.toFixed(0)}M`})`,
+      rssKiB: field('Rss'),
+      anonKiB: field('Anonymous'),
+      lazyKiB: field('LazyFree'),
+    });
+  }
+  const sum = (key: 'rssKiB' | 'anonKiB' | 'lazyKiB') =>
+    (mappings.reduce((total, m) => total + m[key], 0) / 1024).toFixed(0);
+  // Grouped by mapping name and size: V8 pages are many equal mappings, malloc arenas few.
+  const groups = new Map<string, number>();
+  for (const m of mappings) groups.set(m.name, (groups.get(m.name) ?? 0) + m.anonKiB);
+  const largest = [...groups]
+    .filter(([, anonKiB]) => anonKiB > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([name, anonKiB]) => `${name} ${(anonKiB / 1024).toFixed(1)}`)
+    .join(', ');
+  return `smaps: Rss ${sum('rssKiB')} MiB, Anonymous ${sum('anonKiB')} MiB, LazyFree ${sum('lazyKiB')} MiB; largest anonymous (MiB): ${largest}`;
 }
 
 /** CPU seconds a process has used (utime + stime), from /proc/<pid>/stat. */

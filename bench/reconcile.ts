@@ -8,6 +8,9 @@
 //   BENCH_KCM_QPS      Job controller client rates, comma-separated      (20,200)
 //                      (20 is kube-controller-manager's default; burst = 1.5 × qps)
 //   BENCH_LOG          the controller's log level                        (silent)
+//   BENCH_NODE_FLAGS   extra Node/V8 flags for the Lorenz controller      (none)
+//   BENCH_PHASES       which steps run, comma-separated: writes,load,cache (all three)
+//                      (e.g. BENCH_PHASES=cache measures only the RSS with a full cache)
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { esbuildBundle, repo, startBenchCluster, type BenchCluster } from './reconcile-env.js';
@@ -38,6 +41,9 @@ const settings = {
     .map((qps) => Number(qps.trim()))
     .filter((qps) => qps > 0)
     .map((qps) => ({ qps, burst: Math.ceil(qps * 1.5) })),
+  phases: new Set(
+    (process.env.BENCH_PHASES ?? 'writes,load,cache').split(',').map((phase) => phase.trim()),
+  ),
 };
 const load = { count: settings.count, concurrency: settings.concurrency, timeoutMs: 300_000 };
 
@@ -111,11 +117,14 @@ async function main(): Promise<void> {
   process.once('SIGTERM', stopOnSignal);
   try {
     const bundles = await buildBundles(cluster);
-    say('step 4: one run to Succeeded on the process node (API writes)');
-    const writes = await measureWritesPerRun(cluster, bundles);
+    const writes = settings.phases.has('writes')
+      ? (say('step 4: one run to Succeeded on the process node (API writes)'),
+        await measureWritesPerRun(cluster, bundles))
+      : undefined;
     const lorenzRounds: LoadRound[] = [];
     const jobRounds = new Map<number, LoadRound[]>(settings.rates.map((rate) => [rate.qps, []]));
-    for (let round = 1; round <= settings.rounds; round++) {
+    const loadRounds = settings.phases.has('load') ? settings.rounds : 0;
+    for (let round = 1; round <= loadRounds; round++) {
       say(`round ${round}: ${settings.count} IssueRuns through the Lorenz controller`);
       lorenzRounds.push(await lorenzLoad(cluster, bundles, load, round));
       for (const rate of settings.rates) {
@@ -123,8 +132,10 @@ async function main(): Promise<void> {
         jobRounds.get(rate.qps)?.push(await jobLoad(cluster, load, round, rate));
       }
     }
-    say(`step 5: ${settings.cacheCount} IssueRuns in the controller's cache`);
-    const cache = await cacheRss(cluster, bundles, settings.cacheCount, settings.concurrency);
+    const cache = settings.phases.has('cache')
+      ? (say(`step 5: ${settings.cacheCount} IssueRuns in the controller's cache`),
+        await cacheRss(cluster, bundles, settings.cacheCount, settings.concurrency))
+      : undefined;
 
     const lorenz = pooled(lorenzRounds);
     const baselines = settings.rates.map((rate) => ({
@@ -158,34 +169,43 @@ async function main(): Promise<void> {
     );
     printTable([
       header,
-      row(
-        `create→Pod p50 (${n} at once)`,
-        percentile(lorenz.latencies, 50),
-        (b) => percentile(b.latencies, 50),
-        ms,
-        '',
-      ),
-      row(
-        `create→Pod p99 (${n} at once)`,
-        percentile(lorenz.latencies, 99),
-        (b) => percentile(b.latencies, 99),
-        ms,
-        '≤ Job controller',
-      ),
-      row(`until every Pod exists`, lorenz.totalMs, (b) => b.totalMs, ms, ''),
-      row(
-        'writes per object during the load',
-        lorenz.writesPerObject,
-        (b) => b.writesPerObject,
-        (v) => v.toFixed(2),
-        '',
-      ),
-      row('controller RSS before the load', lorenz.idleRssMiB, (b) => b.idleRssMiB, mib, ''),
-      row('controller RSS after the load', lorenz.rssMiB, (b) => b.rssMiB, mib, ''),
-      row('controller CPU during the load', lorenz.cpuSeconds, (b) => b.cpuSeconds, cpu, ''),
-      ['API writes per successful run (audit)', String(writes.audit.total), ...none, '≤ 14'],
-      ['API writes per successful run (writes())', String(writes.counted), ...none, '≤ 14'],
+      ...(lorenzRounds.length > 0
+        ? [
+            row(
+              `create→Pod p50 (${n} at once)`,
+              percentile(lorenz.latencies, 50),
+              (b) => percentile(b.latencies, 50),
+              ms,
+              '',
+            ),
+            row(
+              `create→Pod p99 (${n} at once)`,
+              percentile(lorenz.latencies, 99),
+              (b) => percentile(b.latencies, 99),
+              ms,
+              '≤ Job controller',
+            ),
+            row(`until every Pod exists`, lorenz.totalMs, (b) => b.totalMs, ms, ''),
+            row(
+              'writes per object during the load',
+              lorenz.writesPerObject,
+              (b) => b.writesPerObject,
+              (v) => v.toFixed(2),
+              '',
+            ),
+            row('controller RSS before the load', lorenz.idleRssMiB, (b) => b.idleRssMiB, mib, ''),
+            row('controller RSS after the load', lorenz.rssMiB, (b) => b.rssMiB, mib, ''),
+            row('controller CPU during the load', lorenz.cpuSeconds, (b) => b.cpuSeconds, cpu, ''),
+          ]
+        : []),
+      ...(writes
+        ? [
+            ['API writes per successful run (audit)', String(writes.audit.total), ...none, '≤ 14'],
+            ['API writes per successful run (writes())', String(writes.counted), ...none, '≤ 14'],
+          ]
+        : []),
       ...(['live', 'restarted'] as const).flatMap((when) => {
+        if (!cache) return [];
         const memory = cache[when];
         const label = `${cache.count} IssueRuns cached, ${when}`;
         return [
@@ -212,10 +232,13 @@ async function main(): Promise<void> {
     );
     if (missing > 0)
       console.log(`WARNING: ${missing} object(s) never got a Pod within the timeout`);
-    console.log(`single run: ${writes.outcome}; writes by verb, resource, code (audit log):`);
-    for (const [what, count] of [...writes.audit.breakdown].sort())
-      console.log(`  ${count}  ${what}`);
-    console.log(`parked runs' status writes: ${cache.statusWrites} for ${cache.count} runs`);
+    if (writes) {
+      console.log(`single run: ${writes.outcome}; writes by verb, resource, code (audit log):`);
+      for (const [what, count] of [...writes.audit.breakdown].sort())
+        console.log(`  ${count}  ${what}`);
+    }
+    if (cache)
+      console.log(`parked runs' status writes: ${cache.statusWrites} for ${cache.count} runs`);
     console.log(`took ${((performance.now() - started) / 1000).toFixed(0)} s`);
   } finally {
     await cluster.stop();

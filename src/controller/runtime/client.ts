@@ -115,12 +115,73 @@ const PATCH_TYPES = {
   apply: 'application/apply-patch+yaml',
 } as const;
 
+/** What every request carries: TLS material for the agent, and the auth headers. */
+interface Credentials {
+  tls: https.RequestOptions;
+  headers: Record<string, string>;
+  basicAuth: string | undefined;
+}
+
+/**
+ * How long auth headers from an exec plugin or auth provider (e.g. the in-cluster token
+ * file) are reused. They rotate, so they are looked up again, but not per request: each
+ * lookup re-reads the CA, certificate and key files and builds an https.Agent, which under
+ * load costs CPU and malloc churn. A 401 answer forces a fresh lookup.
+ */
+const DYNAMIC_AUTH_REUSE_MS = 1000;
+
+async function loadCredentials(kubeConfig: KubeConfig): Promise<Credentials> {
+  const options: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options);
+  const headers: Record<string, string> = {};
+  for (const [key, value] of Object.entries(options.headers ?? {})) {
+    if (typeof value === 'string') headers[key] = value;
+  }
+  return { tls: options, headers, basicAuth: options.auth ?? undefined };
+}
+
 export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');
   const server = new URL(cluster.server);
   const secure = server.protocol === 'https:';
+  const user = kubeConfig.getCurrentUser();
+  // Static credentials (certificates, a fixed token) are read once; rotating ones are
+  // refreshed at most every DYNAMIC_AUTH_REUSE_MS.
+  const rotating = Boolean(user?.exec || user?.authProvider);
   let agent: http.Agent | undefined;
+  let credentials: { value: Promise<Credentials>; at: number } | undefined;
+
+  function currentCredentials(): Promise<Credentials> {
+    const now = performance.now();
+    if (!credentials || (rotating && now - credentials.at > DYNAMIC_AUTH_REUSE_MS)) {
+      const value = loadCredentials(kubeConfig);
+      credentials = { value, at: now };
+      // A failed lookup is not kept: the next request tries again.
+      value.catch(() => {
+        if (credentials?.value === value) credentials = undefined;
+      });
+    }
+    return credentials.value;
+  }
+
+  function agentFor(tls: https.RequestOptions): http.Agent {
+    agent ??= secure
+      ? new https.Agent({
+          keepAlive: true,
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          pfx: tls.pfx,
+          passphrase: tls.passphrase,
+          servername: tls.servername,
+          ...(tls.rejectUnauthorized !== undefined
+            ? { rejectUnauthorized: tls.rejectUnauthorized }
+            : {}),
+        })
+      : new http.Agent({ keepAlive: true });
+    return agent;
+  }
 
   async function open(options: RequestOptions): Promise<http.IncomingMessage> {
     const method = options.method ?? 'GET';
@@ -128,27 +189,8 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const auth: https.RequestOptions = {};
-    // Per request, so rotating tokens (exec plugins, token files) are picked up.
-    await kubeConfig.applyToHTTPSOptions(auth);
-    agent ??= secure
-      ? new https.Agent({
-          keepAlive: true,
-          ca: auth.ca,
-          cert: auth.cert,
-          key: auth.key,
-          pfx: auth.pfx,
-          passphrase: auth.passphrase,
-          servername: auth.servername,
-          ...(auth.rejectUnauthorized !== undefined
-            ? { rejectUnauthorized: auth.rejectUnauthorized }
-            : {}),
-        })
-      : new http.Agent({ keepAlive: true });
-    const headers: Record<string, string> = { Accept: 'application/json' };
-    for (const [key, value] of Object.entries(auth.headers ?? {})) {
-      if (typeof value === 'string') headers[key] = value;
-    }
+    const auth = await currentCredentials();
+    const headers: Record<string, string> = { Accept: 'application/json', ...auth.headers };
     let payload: string | undefined;
     if (options.body !== undefined) {
       payload = JSON.stringify(options.body);
@@ -157,24 +199,32 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
     const transport = secure ? https : http;
-    return new Promise((resolve, reject) => {
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const request = transport.request(url, {
         method,
-        agent,
+        agent: agentFor(auth.tls),
         headers,
-        ...(auth.auth ? { auth: auth.auth } : {}),
+        ...(auth.basicAuth ? { auth: auth.basicAuth } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
       });
       request.on('response', resolve);
       request.on('error', reject);
       request.end(payload);
     });
+    if (response.statusCode === 401 && rotating) credentials = undefined;
+    return response;
   }
 
+  /**
+   * The body as one string, decoded chunk by chunk into V8 strings: concatenating the raw
+   * Buffers first would malloc one block as large as a whole list page (megabytes), which
+   * glibc keeps in its heap long after the page was parsed.
+   */
   async function readAll(response: http.IncomingMessage): Promise<string> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of response) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    response.setEncoding('utf8');
+    let text = '';
+    for await (const chunk of response) text += chunk as string;
+    return text;
   }
 
   function parse(text: string): unknown {
