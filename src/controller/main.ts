@@ -128,7 +128,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   });
   const issueRunController = manager.controller({
     name: 'issuerun',
-    concurrency: 8,
+    concurrency: 32,
     reconcile: createIssueRunReconciler({
       client,
       issueRuns,
