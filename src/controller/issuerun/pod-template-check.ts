@@ -19,7 +19,12 @@ const RESERVED_VOLUMES = new Set<string>([
   VOLUME_WORKSPACE,
 ]);
 /** Where the controller mounts its own volumes: a template mount there would clash. */
-const RESERVED_MOUNT_PATHS = new Set<string>([RUNNER_BIN_DIR, INPUTS_DIR, PODINFO_DIR, WORKSPACE_DIR]);
+const RESERVED_MOUNT_PATHS = new Set<string>([
+  RUNNER_BIN_DIR,
+  INPUTS_DIR,
+  PODINFO_DIR,
+  WORKSPACE_DIR,
+]);
 
 function mountProblems(container: V1Container, where: string): string[] {
   return (container.volumeMounts ?? [])
