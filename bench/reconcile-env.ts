@@ -2,6 +2,7 @@
 // as a child process, kube-controller-manager with only its Job loop, and the objects both
 // are fed (Workflow, IssueRun, Job) in namespaces of their own.
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +22,12 @@ import type { ControllerReply, ControllerRequest } from './reconcile-controller.
 /** The repository, whether this runs from source or from a bundle written next to it. */
 export const repo = fileURLToPath(new URL('..', import.meta.url));
 const NODE_BIN = join(repo, 'node_modules', 'node', 'bin');
-/** The Node flags the Dockerfile's ENTRYPOINT gives the controller. */
-const IMAGE_NODE_FLAGS = '--max-semi-space-size=16';
+/** The Node flags the Dockerfile's ENTRYPOINT gives the controller, read from it. */
+const IMAGE_NODE_FLAGS = (() => {
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(readFileSync(join(repo, 'Dockerfile'), 'utf8'));
+  const words = entrypoint ? (JSON.parse(entrypoint[1] as string) as string[]) : [];
+  return words.filter((word) => word.startsWith('--')).join(' ');
+})();
 const REQUIRE_SHIM =
   "import { createRequire as __benchRequire } from 'node:module'; const require = __benchRequire(import.meta.url);";
 

@@ -8,7 +8,7 @@
 //   BENCH_KCM_QPS      Job controller client rates, comma-separated      (20,200)
 //                      (20 is kube-controller-manager's default; burst = 1.5 × qps)
 //   BENCH_LOG          the controller's log level                        (silent)
-//   BENCH_NODE_FLAGS   Node/V8 flags of the Lorenz controller  (the image's: --max-semi-space-size=16)
+//   BENCH_NODE_FLAGS   Node/V8 flags of the Lorenz controller  (default: the flags of the Dockerfile's ENTRYPOINT)
 //   BENCH_PHASES       which steps run, comma-separated: writes,load,cache (all three)
 //                      (e.g. BENCH_PHASES=cache measures only the RSS with a full cache)
 import { join } from 'node:path';

@@ -221,7 +221,7 @@ describe('the operator image', () => {
   it('runs the bundled CLI from /lorenz/lorenz.js as uid 65532, the controller by default', () => {
     // A capped young generation keeps the controller's RSS within its target (DESIGN.md).
     expect(final.find((i) => i.keyword === 'ENTRYPOINT')?.args).toBe(
-      '["node", "--max-semi-space-size=16", "/lorenz/lorenz.js"]',
+      '["node", "--max-semi-space-size=16", "--optimize-for-size", "/lorenz/lorenz.js"]',
     );
     expect(final.find((i) => i.keyword === 'CMD')?.args).toBe('["controller"]');
     expect(final.filter((i) => i.keyword === 'USER').at(-1)?.args).toBe('65532:65532');

@@ -122,37 +122,49 @@ export async function ensureRunObjects(options: {
       owner: issueRunOwnerReference(identity),
       inputs,
     });
-    const created = await createIgnoringConflict(
-      client,
-      resourcePath(CONFIGMAPS, identity.namespace),
-      configMap,
-    );
-    if (!created) {
-      // Rendered earlier (perhaps from an older config): the Pods run what is stored.
-      const existing = await client.request<{
-        metadata?: { annotations?: Record<string, string> };
-      }>({
-        path: resourcePath(CONFIGMAPS, identity.namespace, configMapName),
-      });
-      inputsDigest = existing.metadata?.annotations?.[ANNOTATION_INPUTS_DIGEST] ?? inputsDigest;
-      for (const pod of pods) {
-        if (pod.metadata?.annotations)
-          pod.metadata.annotations[ANNOTATION_INPUTS_DIGEST] = inputsDigest;
-      }
-    }
-    for (const entry of missing) {
-      if (claimSpec) {
-        const claim = workspaceClaim({
-          run: identity,
-          workflowName: workflow.metadata.name ?? '',
-          slot: entry.slot,
-          spec: claimSpec,
+    const createConfigMap = () =>
+      createIgnoringConflict(client, resourcePath(CONFIGMAPS, identity.namespace), configMap);
+    const createRest = () =>
+      Promise.all([
+        ...(claimSpec
+          ? missing.map((entry) =>
+              createIgnoringConflict(
+                client,
+                resourcePath(PVCS, identity.namespace),
+                workspaceClaim({
+                  run: identity,
+                  workflowName: workflow.metadata.name ?? '',
+                  slot: entry.slot,
+                  spec: claimSpec,
+                }),
+              ),
+            )
+          : []),
+        ...pods.map((pod) =>
+          createIgnoringConflict(client, resourcePath(PODS, identity.namespace), pod),
+        ),
+      ]);
+    if (!run.status?.inputsConfigMap && attempt === 1) {
+      // A run seen for the first time: nothing was rendered for it before, so the Pods can be
+      // created beside their inputs instead of after them (one API round trip less before
+      // the Pod exists; a kubelet waits for a ConfigMap volume that is not there yet).
+      await Promise.all([createConfigMap(), createRest()]);
+    } else {
+      if (!(await createConfigMap())) {
+        // Rendered earlier (perhaps from an older config): the Pods run what is stored.
+        const existing = await client.request<{
+          metadata?: { annotations?: Record<string, string> };
+        }>({
+          path: resourcePath(CONFIGMAPS, identity.namespace, configMapName),
         });
-        await createIgnoringConflict(client, resourcePath(PVCS, identity.namespace), claim);
+        inputsDigest = existing.metadata?.annotations?.[ANNOTATION_INPUTS_DIGEST] ?? inputsDigest;
+        for (const pod of pods) {
+          if (pod.metadata?.annotations)
+            pod.metadata.annotations[ANNOTATION_INPUTS_DIGEST] = inputsDigest;
+        }
       }
+      await createRest();
     }
-    for (const pod of pods)
-      await createIgnoringConflict(client, resourcePath(PODS, identity.namespace), pod);
   }
   return { ok: true, slots, inputsConfigMap: configMapName, configDigest: runnable.digest };
 }
