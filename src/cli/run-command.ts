@@ -5,22 +5,14 @@ import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
-import type { WorkflowConfig } from '../workflow/config.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { loadWorkflowFile } from '../workflow/load.js';
+import { isActiveState } from '../workflow/states.js';
 import { readIssueFile } from './issue-file.js';
 import { integerOption, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
-
-/** Active means: in one of tracker.active_states and in none of tracker.terminal_states. */
-export function isActiveState(state: string | null, config: WorkflowConfig): boolean {
-  if (state === null) return false;
-  const key = state.trim().toLowerCase();
-  const among = (states: string[]) => states.some((s) => s.trim().toLowerCase() === key);
-  return among(config.tracker.activeStates) && !among(config.tracker.terminalStates);
-}
 
 /**
  * `lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]`: the whole lifecycle of
@@ -65,7 +57,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
         // The issue file is the tracker of `lorenz run`: editing its state ends the turn loop.
         isIssueActive: async () => {
           const current: Issue = await readIssueFile(issuePath).catch(() => issue);
-          return isActiveState(current.state, workflow.config);
+          return isActiveState(current.state, workflow.config.tracker);
         },
       });
 

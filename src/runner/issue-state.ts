@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { isActiveState } from '../workflow/states.js';
 
 /**
  * Whether the issue is still active, read before each continuation turn. The controller
@@ -12,9 +13,6 @@ export function createIssueStateCheck(options: {
   activeStates: readonly string[];
   terminalStates: readonly string[];
 }): () => Promise<boolean> {
-  const normalize = (state: string): string => state.trim().toLowerCase();
-  const active = new Set(options.activeStates.map(normalize));
-  const terminal = new Set(options.terminalStates.map(normalize));
   return async () => {
     let state: string | null = options.fallbackState;
     try {
@@ -22,8 +20,6 @@ export function createIssueStateCheck(options: {
     } catch {
       // No projected file (a run outside a Pod): the snapshot's state stands.
     }
-    if (state === null || state.trim() === '') return false;
-    const key = normalize(state);
-    return active.has(key) && !terminal.has(key);
+    return isActiveState(state, options);
   };
 }
