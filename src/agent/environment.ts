@@ -9,7 +9,7 @@ export const TRACKER_CREDENTIAL_VARIABLES: readonly string[] = ['LINEAR_API_KEY'
 
 export interface BridgeEnvironmentOptions {
   base: NodeJS.ProcessEnv;
-  /** The tracker's resolved API key: any variable holding this value is dropped too. */
+  /** The tracker's resolved API key: every variable holding this value is dropped too. */
   trackerApiKey: string | null;
   /** Variable names the controller keeps for itself. */
   controllerOnly: readonly string[];
