@@ -6,7 +6,7 @@ import type { IssueRun, Workflow } from '../src/api/index.js';
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
-} from '../src/controller/issuerun/constants.js';
+} from '../src/controller/shared/constants.js';
 import { startProcessNode } from '../hack/cluster/node/index.js';
 import {
   auditMark,

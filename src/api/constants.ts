@@ -14,16 +14,3 @@ export const ISSUERUN_SHORT_NAMES: readonly string[] = ['ir'];
 
 /** `kubectl get lorenz` lists both kinds. */
 export const CATEGORIES: readonly string[] = ['lorenz'];
-
-/**
- * Names the controller gives to what it adds to run Pods. A Workflow's podTemplate may not
- * use them: the CRD refuses them at admission, the controller again at reconcile.
- */
-export const RUNNER_INIT_CONTAINER_NAME = 'install-runner';
-export const RUN_POD_VOLUME_NAMES = {
-  runnerBin: 'lorenz-bin',
-  inputs: 'lorenz-inputs',
-  podinfo: 'lorenz-podinfo',
-  workspace: 'workspace',
-} as const;
-export const RESERVED_VOLUME_NAMES: readonly string[] = Object.values(RUN_POD_VOLUME_NAMES);

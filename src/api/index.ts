@@ -1,4 +1,5 @@
 export * from './constants.js';
+export * from './run-pod.js';
 export * from './conditions.js';
 export * from './meta.js';
 export * from './workflow.js';

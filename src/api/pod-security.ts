@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RESERVED_VOLUME_NAMES, RUNNER_INIT_CONTAINER_NAME } from './constants.js';
+import { RESERVED_VOLUME_NAMES, RUNNER_INIT_CONTAINER_NAME } from './run-pod.js';
 
 /**
  * The security-relevant parts of a run Pod template: declared in the CRD so the apiserver

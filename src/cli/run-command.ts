@@ -7,7 +7,7 @@ import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
-import { loadWorkflowFile } from '../workflow/load.js';
+import { loadWorkflowFile } from '../template/load-workflow.js';
 import { isActiveState } from '../workflow/states.js';
 import { readIssueFile } from './issue-file.js';
 import { integerOption, requireOption } from './usage.js';

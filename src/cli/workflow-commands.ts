@@ -4,7 +4,7 @@ import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
 import { type HookName, HOOK_NAMES } from '../workflow/events.js';
 import type { WorkflowConfig } from '../workflow/config.js';
-import { type LoadedWorkflow, loadWorkflowFile } from '../workflow/load.js';
+import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
 import { readIssueFile } from './issue-file.js';
 import { UsageError, integerOption, requireOption } from './usage.js';
 

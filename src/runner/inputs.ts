@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { INPUT_FILES, INPUT_MANIFEST_VERSION, inputDigest } from '../api/run-pod.js';
 import { LorenzError, errorMessage } from '../workflow/errors.js';
 
 /**
@@ -9,14 +9,11 @@ import { LorenzError, errorMessage } from '../workflow/errors.js';
  * before the first hook runs, so a Pod never acts on inputs other than the ones the
  * controller rendered and recorded.
  */
-export const MANIFEST_FILE = 'manifest.json';
+const MANIFEST_FILE = INPUT_FILES.manifest;
 
 export interface VerifiedInputs {
   files: Record<string, string>;
 }
-
-const sha256 = (text: string): string =>
-  `sha256:${createHash('sha256').update(text).digest('hex')}`;
 
 const mismatch = (message: string, file?: string): LorenzError =>
   new LorenzError(
@@ -35,7 +32,11 @@ export async function readVerifiedInputs(dir: string): Promise<VerifiedInputs> {
   let listed: Record<string, unknown>;
   try {
     const manifest = JSON.parse(manifestText) as { version?: unknown; files?: unknown };
-    if (manifest.version !== 1 || typeof manifest.files !== 'object' || manifest.files === null) {
+    if (
+      manifest.version !== INPUT_MANIFEST_VERSION ||
+      typeof manifest.files !== 'object' ||
+      manifest.files === null
+    ) {
       throw new Error('unsupported manifest');
     }
     listed = manifest.files as Record<string, unknown>;
@@ -55,7 +56,7 @@ export async function readVerifiedInputs(dir: string): Promise<VerifiedInputs> {
     } catch (error) {
       throw mismatch(`${name} is missing: ${errorMessage(error)}`, name);
     }
-    const actual = sha256(text);
+    const actual = inputDigest(text);
     if (actual !== digest) {
       throw mismatch(`${name} has digest ${actual}, the manifest says ${String(digest)}`, name);
     }

@@ -1,13 +1,21 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createAcpAgentStep } from '../agent/index.js';
+import {
+  INPUT_FILES,
+  ISSUE_STATE_PATH,
+  RUNNER_FLAGS,
+  RUN_POD_PATHS,
+  promptInputFile,
+  type RunDescriptor,
+} from '../api/run-pod.js';
 import { createLocalExecutor } from '../executor/local.js';
 import type { Executor } from '../executor/types.js';
 import type { WorkflowConfig } from '../workflow/config.js';
 import { LorenzError, errorMessage, isLorenzError } from '../workflow/errors.js';
 import type { HookExecutionMessage, LorenzEvent, RunSummary } from '../workflow/events.js';
 import { normalizeIssue, type Issue } from '../workflow/issue.js';
-import { loadWorkflowText } from '../workflow/load.js';
+import { loadWorkflowText } from '../template/load-workflow.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
@@ -47,11 +55,12 @@ export interface RunnerOptions {
   }) => AgentStep;
 }
 
+/** Where the controller puts everything (the run-Pod contract), so the flags are optional. */
 export const RUNNER_DEFAULTS = {
-  inputsDir: '/lorenz/inputs',
-  workspaceRoot: '/workspace',
-  issueStateFile: '/lorenz/podinfo/issue-state',
-  terminationLogPath: '/dev/termination-log',
+  inputsDir: RUN_POD_PATHS.inputs,
+  workspaceRoot: RUN_POD_PATHS.workspace,
+  issueStateFile: ISSUE_STATE_PATH,
+  terminationLogPath: RUN_POD_PATHS.terminationLog,
 } as const;
 
 export function parseRunnerArgs(
@@ -60,28 +69,32 @@ export function parseRunnerArgs(
   const { values } = parseArgs({
     args: argv,
     options: {
-      inputs: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
-      slot: { type: 'string', default: '0' },
-      workspace: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
-      'issue-state-file': { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
-      'termination-log': { type: 'string', default: RUNNER_DEFAULTS.terminationLogPath },
-      'keep-workspace': { type: 'boolean', default: false },
-      'no-agent': { type: 'boolean', default: false },
+      [RUNNER_FLAGS.inputs]: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
+      [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
+      [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
+      [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
+      [RUNNER_FLAGS.terminationLog]: {
+        type: 'string',
+        default: RUNNER_DEFAULTS.terminationLogPath,
+      },
+      [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
+      [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
   });
-  const slot = Number(values.slot);
+  const slotText = values[RUNNER_FLAGS.slot];
+  const slot = Number(slotText);
   if (!Number.isInteger(slot) || slot < 0)
-    throw new Error(`--slot: not a slot number: ${values.slot}`);
+    throw new Error(`--${RUNNER_FLAGS.slot}: not a slot number: ${slotText}`);
   return {
-    inputsDir: values.inputs,
+    inputsDir: values[RUNNER_FLAGS.inputs],
     slot,
-    workspaceRoot: values.workspace,
-    issueStateFile: values['issue-state-file'],
-    terminationLogPath: values['termination-log'],
-    keepWorkspace: values['keep-workspace'],
-    noAgent: values['no-agent'],
+    workspaceRoot: values[RUNNER_FLAGS.workspace],
+    issueStateFile: values[RUNNER_FLAGS.issueStateFile],
+    terminationLogPath: values[RUNNER_FLAGS.terminationLog],
+    keepWorkspace: values[RUNNER_FLAGS.keepWorkspace],
+    noAgent: values[RUNNER_FLAGS.noAgent],
   };
 }
 
@@ -94,21 +107,27 @@ interface RunPlan {
 
 async function planRun(options: RunnerOptions): Promise<RunPlan> {
   const inputs = await readVerifiedInputs(options.inputsDir);
-  const loaded = loadWorkflowText(requireInput(inputs, 'workflow.md'), 'inputs/workflow.md');
-  const issue = normalizeIssue(JSON.parse(requireInput(inputs, 'issue.json')), 'inputs/issue.json');
-  const run = JSON.parse(requireInput(inputs, 'run.json')) as { attempt?: number | null };
-  const prompt = requireInput(inputs, `prompt-${options.slot}.md`);
+  const loaded = loadWorkflowText(
+    requireInput(inputs, INPUT_FILES.workflow),
+    `inputs/${INPUT_FILES.workflow}`,
+  );
+  const issue = normalizeIssue(
+    JSON.parse(requireInput(inputs, INPUT_FILES.issue)),
+    `inputs/${INPUT_FILES.issue}`,
+  );
+  const run = JSON.parse(requireInput(inputs, INPUT_FILES.run)) as Partial<RunDescriptor>;
+  const prompt = requireInput(inputs, promptInputFile(options.slot));
   const config: WorkflowConfig = {
     ...loaded.config,
     workspace: { ...loaded.config.workspace, root: options.workspaceRoot },
   };
   // The engine renders the hooks again as it runs them; it must be what the controller
   // rendered and recorded, or this runner and that controller disagree on the engine.
-  const expected = JSON.parse(requireInput(inputs, 'hooks.json')) as unknown;
+  const expected = JSON.parse(requireInput(inputs, INPUT_FILES.hooks)) as unknown;
   if (JSON.stringify(renderHooks(config, issue)) !== JSON.stringify(expected)) {
     throw new LorenzError(
       'input_digest_mismatch',
-      'input_digest_mismatch: the hooks rendered in the Pod differ from hooks.json',
+      `input_digest_mismatch: the hooks rendered in the Pod differ from ${INPUT_FILES.hooks}`,
     );
   }
   return { config, issue, attempt: run.attempt ?? null, prompt };

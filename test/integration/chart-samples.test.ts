@@ -25,7 +25,7 @@ import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-} from '../../src/controller/issuerun/constants.js';
+} from '../../src/controller/shared/constants.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';

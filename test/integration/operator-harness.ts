@@ -19,8 +19,8 @@ import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-  RUNNER_BIN_DIR,
-} from '../../src/controller/issuerun/constants.js';
+} from '../../src/controller/shared/constants.js';
+import { RUN_POD_PATHS } from '../../src/api/run-pod.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
@@ -166,7 +166,7 @@ agent:
   max_turns: ${options.maxTurns ?? 1}
 agents:
   scripted:
-    bridge_command: ${join(NODE_BIN, 'node')} ${RUNNER_BIN_DIR}/scripted-agent.mjs
+    bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/scripted-agent.mjs
 hooks:
 ${hooks || '  timeout_ms: 60000'}
 ---

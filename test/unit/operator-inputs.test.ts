@@ -1,9 +1,9 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/workflow/config.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { isLorenzError } from '../../src/workflow/errors.js';
 import { inputsConfigMap, renderRunInputs } from '../../src/controller/issuerun/inputs.js';
-import { sha256Hex } from '../../src/controller/issuerun/names.js';
 
 const issue = normalizeIssue({ identifier: 'ENG-1', title: "it's $(rm -rf /) `x`", state: 'Todo' });
 
@@ -17,6 +17,8 @@ function inputsFor(hooks: Record<string, unknown>, promptTemplate: string, size 
     run: { run: 'eng-1', identifier: 'ENG-1', attempt: null, ensembleSize: size },
   });
 }
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 describe('run inputs', () => {
   it('renders the prompt per slot and the hooks, with a manifest of sha256 digests', () => {
@@ -32,10 +34,10 @@ describe('run inputs', () => {
     expect(hooks.before_run).toBe('echo plain {{ x }}');
     expect(hooks.after_run).toBeNull();
     for (const [name, digest] of Object.entries(inputs.manifest.files)) {
-      expect(digest).toBe(`sha256:${sha256Hex(inputs.files[name] ?? '')}`);
+      expect(digest).toBe(`sha256:${sha256(inputs.files[name] ?? '')}`);
     }
     expect(Object.keys(inputs.manifest.files)).not.toContain('manifest.json');
-    expect(inputs.digest).toBe(`sha256:${sha256Hex(inputs.files['manifest.json'] ?? '')}`);
+    expect(inputs.digest).toBe(`sha256:${sha256(inputs.files['manifest.json'] ?? '')}`);
   });
 
   it('is deterministic, so a re-created ConfigMap is identical', () => {

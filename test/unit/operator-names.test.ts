@@ -4,7 +4,7 @@ import {
   hookEventName,
   runPodName,
   uidFragment,
-} from '../../src/controller/issuerun/names.js';
+} from '../../src/controller/shared/names.js';
 
 describe('object names', () => {
   it.each([

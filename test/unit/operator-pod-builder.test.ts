@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { buildRunPod, workspaceClaim } from '../../src/controller/issuerun/pod-builder.js';
-import { podTemplateProblems } from '../../src/controller/issuerun/pod-template-check.js';
-import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/issuerun/constants.js';
+import { podTemplateProblems } from '../../src/controller/shared/pod-template-check.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/shared/constants.js';
 import { isLorenzError } from '../../src/workflow/errors.js';
 
 const template: V1PodTemplateSpec = {

@@ -5,7 +5,7 @@ import {
   runStateFromSlots,
   type SlotView,
 } from '../../src/controller/issuerun/status.js';
-import { canonicalJson } from '../../src/controller/issuerun/status-writer.js';
+import { canonicalJson } from '../../src/controller/shared/status-writer.js';
 import type { PodOutcome } from '../../src/controller/issuerun/pod-status.js';
 import type { PodLogState } from '../../src/controller/issuerun/log-follower.js';
 

@@ -11,7 +11,7 @@ import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_REPOSITORY,
   OPERATOR_IMAGE_TAG,
-} from '../../src/controller/issuerun/constants.js';
+} from '../../src/controller/shared/constants.js';
 import {
   CONTROLLER_RULES,
   DEFAULT_RBAC,

@@ -9,11 +9,11 @@ import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { issueRunSchema, workflowSchema } from '../../src/api/index.js';
-import { podTemplateProblems } from '../../src/controller/issuerun/pod-template-check.js';
+import { podTemplateProblems } from '../../src/controller/shared/pod-template-check.js';
 import { renderHookCommand } from '../../src/template/hook.js';
 import { renderPrompt, soloEnsemble } from '../../src/template/prompt.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
-import { loadWorkflowText } from '../../src/workflow/load.js';
+import { loadWorkflowText } from '../../src/template/load-workflow.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const samplesDir = join(root, 'config', 'samples');

@@ -8,7 +8,7 @@ import { readVerifiedInputs } from '../../src/runner/inputs.js';
 import { createIssueStateCheck } from '../../src/runner/issue-state.js';
 import { parseTerminationSummary } from '../../src/runner/summary.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
-import { loadWorkflowText } from '../../src/workflow/load.js';
+import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import type { LorenzEvent } from '../../src/workflow/events.js';
 import type { AgentStep } from '../../src/workspace/agent-step.js';
 

@@ -10,7 +10,7 @@ import {
 import { LorenzError } from '../../src/workflow/errors.js';
 import { DEFAULT_PROMPT_TEMPLATE } from '../../src/workflow/front-matter.js';
 import { type Issue, normalizeIssue } from '../../src/workflow/issue.js';
-import { loadWorkflowFile } from '../../src/workflow/load.js';
+import { loadWorkflowFile } from '../../src/template/load-workflow.js';
 
 const issue = normalizeIssue({ identifier: 'ENG-7', title: 'Fix login' });
 const solo = { issue, attempt: null, ensemble: soloEnsemble() };

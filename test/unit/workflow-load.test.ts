@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LorenzError } from '../../src/workflow/errors.js';
 import { DEFAULT_PROMPT_TEMPLATE } from '../../src/workflow/front-matter.js';
-import { loadWorkflowFile, loadWorkflowText } from '../../src/workflow/load.js';
+import { loadWorkflowFile, loadWorkflowText } from '../../src/template/load-workflow.js';
 
 const fixtures = join(import.meta.dirname, '../fixtures/workflows');
 

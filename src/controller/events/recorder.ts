@@ -2,8 +2,8 @@ import type { KubeClient } from '../runtime/client.js';
 import { isConflict } from '../runtime/client.js';
 import type { HookExecutionMessage } from '../../workflow/events.js';
 import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
-import { hookEventName } from '../issuerun/names.js';
-import type { ObjectIdentity } from '../issuerun/owner.js';
+import { hookEventName } from '../shared/names.js';
+import type { ObjectIdentity } from '../shared/owner.js';
 import { hookEventNote, hookEventReason } from './records.js';
 
 export const REPORTING_CONTROLLER = 'lorenz.dev/controller';

@@ -5,10 +5,10 @@ import { normalizeIssue } from '../../workflow/issue.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, PODS, PVCS, isConflict, resourcePath } from '../runtime/client.js';
-import { ANNOTATION_INPUTS_DIGEST } from './constants.js';
+import { ANNOTATION_INPUTS_DIGEST } from '../shared/constants.js';
 import { inputsConfigMap, renderRunInputs } from './inputs.js';
-import { inputsConfigMapName, runPodName } from './names.js';
-import { issueRunOwnerReference, type ObjectIdentity } from './owner.js';
+import { inputsConfigMapName, runPodName } from '../shared/names.js';
+import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { buildRunPod, workspaceClaim } from './pod-builder.js';
 import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-config.js';
 

@@ -4,32 +4,22 @@ import type { Issue } from '../../workflow/issue.js';
 import { ensembleContext, renderPrompt } from '../../template/prompt.js';
 import { renderHooks } from '../../runner/rendered-hooks.js';
 import {
-  INPUT_HOOKS,
-  INPUT_ISSUE,
-  INPUT_MANIFEST,
-  INPUT_RUN,
-  INPUT_WORKFLOW,
+  INPUT_FILES,
+  inputDigest,
+  inputManifest,
+  inputManifestText,
+  promptInputFile,
+  type InputManifest,
+  type RunDescriptor,
+} from '../../api/run-pod.js';
+import {
+  ANNOTATION_INPUTS_DIGEST,
   LABEL_COMPONENT,
   LABEL_ISSUERUN,
   LABEL_MANAGED_BY,
   MANAGED_BY,
-  promptInputKey,
-} from './constants.js';
-import { inputsConfigMapName, labelValue, sha256Hex } from './names.js';
-
-/** What the runner needs besides the files: which run, which attempt, how many slots. */
-export interface RunDescriptor {
-  run: string;
-  identifier: string;
-  attempt: number | null;
-  ensembleSize: number;
-}
-
-export interface InputManifest {
-  version: 1;
-  /** File name → `sha256:<hex>` of its exact text. */
-  files: Record<string, string>;
-}
+} from '../shared/constants.js';
+import { inputsConfigMapName, labelValue } from '../shared/names.js';
 
 export interface RunInputs {
   /** Every file the runner reads, manifest.json included. */
@@ -38,8 +28,6 @@ export interface RunInputs {
   /** sha256 of manifest.json: one value naming the whole input set. */
   digest: string;
 }
-
-export const digestOf = (text: string): string => `sha256:${sha256Hex(text)}`;
 
 /**
  * Renders the prompt for each slot and the hook commands, and lays them out as the files
@@ -57,25 +45,22 @@ export function renderRunInputs(options: {
   const { workflowText, config, promptTemplate, issue, run } = options;
   const hooks = renderHooks(config, issue);
   const files: Record<string, string> = {
-    [INPUT_WORKFLOW]: workflowText,
-    [INPUT_ISSUE]: `${JSON.stringify(issue, null, 2)}\n`,
-    [INPUT_HOOKS]: `${JSON.stringify(hooks, null, 2)}\n`,
-    [INPUT_RUN]: `${JSON.stringify(run, null, 2)}\n`,
+    [INPUT_FILES.workflow]: workflowText,
+    [INPUT_FILES.issue]: `${JSON.stringify(issue, null, 2)}\n`,
+    [INPUT_FILES.hooks]: `${JSON.stringify(hooks, null, 2)}\n`,
+    [INPUT_FILES.run]: `${JSON.stringify(run, null, 2)}\n`,
   };
   for (let slot = 0; slot < run.ensembleSize; slot += 1) {
-    files[promptInputKey(slot)] = renderPrompt(promptTemplate, {
+    files[promptInputFile(slot)] = renderPrompt(promptTemplate, {
       issue,
       attempt: run.attempt,
       ensemble: ensembleContext(slot, run.ensembleSize),
     });
   }
-  const manifest: InputManifest = { version: 1, files: {} };
-  for (const name of Object.keys(files).sort()) {
-    manifest.files[name] = digestOf(files[name] ?? '');
-  }
-  const manifestText = `${JSON.stringify(manifest, null, 2)}\n`;
-  files[INPUT_MANIFEST] = manifestText;
-  return { files, manifest, digest: digestOf(manifestText) };
+  const manifest = inputManifest(files);
+  const manifestText = inputManifestText(manifest);
+  files[INPUT_FILES.manifest] = manifestText;
+  return { files, manifest, digest: inputDigest(manifestText) };
 }
 
 /** The immutable ConfigMap `<run>-inputs`, owned by the IssueRun. */
@@ -96,7 +81,7 @@ export function inputsConfigMap(options: {
         [LABEL_COMPONENT]: 'run-inputs',
         [LABEL_ISSUERUN]: labelValue(options.run),
       },
-      annotations: { 'lorenz.dev/inputs-digest': options.inputs.digest },
+      annotations: { [ANNOTATION_INPUTS_DIGEST]: options.inputs.digest },
       ownerReferences: [options.owner],
     },
     immutable: true,

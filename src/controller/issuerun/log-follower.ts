@@ -4,7 +4,7 @@ import { PODS, resourcePath } from '../runtime/client.js';
 import type { TokenUsage } from '../../workflow/events.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser, type HookRecord } from '../events/records.js';
-import { AGENT_CONTAINER_NAME } from './constants.js';
+import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 
 export interface FollowTarget {
   namespace: string;

@@ -11,12 +11,17 @@ import type {
 import { LorenzError } from '../../workflow/errors.js';
 import {
   AGENT_CONTAINER_NAME,
+  ISSUE_STATE_FILE,
+  ISSUE_STATE_PATH,
+  RUNNER_BUNDLE_FILE,
+  RUNNER_FLAGS,
+  RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
+  RUN_POD_PATHS,
+  RUN_POD_VOLUME_NAMES,
+} from '../../api/run-pod.js';
+import {
   ANNOTATION_INPUTS_DIGEST,
   ANNOTATION_ISSUE_STATE,
-  DEFAULT_RUN_AS_USER,
-  INIT_CONTAINER_NAME,
-  INPUTS_DIR,
-  ISSUE_STATE_FILE,
   LABEL_ATTEMPT,
   LABEL_ISSUERUN,
   LABEL_MANAGED_BY,
@@ -25,18 +30,27 @@ import {
   MANAGED_BY,
   OPERATOR_IMAGE_BUNDLE_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-  PODINFO_DIR,
-  RUNNER_BIN_DIR,
-  TERMINATION_LOG_PATH,
-  VOLUME_INPUTS,
-  VOLUME_PODINFO,
-  VOLUME_RUNNER_BIN,
-  VOLUME_WORKSPACE,
-  WORKSPACE_DIR,
-} from './constants.js';
-import { labelValue, runPodName, workspaceClaimName } from './names.js';
-import { issueRunOwnerReference, type ObjectIdentity } from './owner.js';
-import { podTemplateProblems } from './pod-template-check.js';
+} from '../shared/constants.js';
+import { labelValue, runPodName, workspaceClaimName } from '../shared/names.js';
+import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
+import { podTemplateProblems } from '../shared/pod-template-check.js';
+
+/** The non-root uid run Pods use unless the template picks one (distroless "nonroot"). */
+export const DEFAULT_RUN_AS_USER = 65532;
+
+const {
+  runnerBin: RUNNER_BIN_DIR,
+  inputs: INPUTS_DIR,
+  podinfo: PODINFO_DIR,
+  workspace: WORKSPACE_DIR,
+  terminationLog: TERMINATION_LOG_PATH,
+} = RUN_POD_PATHS;
+const {
+  runnerBin: VOLUME_RUNNER_BIN,
+  inputs: VOLUME_INPUTS,
+  podinfo: VOLUME_PODINFO,
+  workspace: VOLUME_WORKSPACE,
+} = RUN_POD_VOLUME_NAMES;
 
 export interface RunPodOptions {
   run: ObjectIdentity;
@@ -144,18 +158,18 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     imagePullPolicy: agentTemplate.imagePullPolicy,
     command: [
       'node',
-      `${RUNNER_BIN_DIR}/lorenz.js`,
+      `${RUNNER_BIN_DIR}/${RUNNER_BUNDLE_FILE}`,
       'runner',
-      '--inputs',
+      `--${RUNNER_FLAGS.inputs}`,
       INPUTS_DIR,
-      '--slot',
+      `--${RUNNER_FLAGS.slot}`,
       String(options.slot),
-      '--workspace',
+      `--${RUNNER_FLAGS.workspace}`,
       WORKSPACE_DIR,
-      '--issue-state-file',
-      `${PODINFO_DIR}/${ISSUE_STATE_FILE}`,
+      `--${RUNNER_FLAGS.issueStateFile}`,
+      ISSUE_STATE_PATH,
       // A claim outlives the Pod: keep the tree for the next attempt.
-      ...(options.volumeClaimSpec ? ['--keep-workspace'] : []),
+      ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
     ],
     workingDir: WORKSPACE_DIR,
     env: agentEnv(agentTemplate),

@@ -1,6 +1,6 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { parseTerminationSummary, type TerminationSummary } from '../../runner/summary.js';
-import { AGENT_CONTAINER_NAME } from './constants.js';
+import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
 

@@ -1,11 +1,7 @@
-import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import {
   FINISHED,
-  GROUP,
-  ISSUERUN_PLURAL,
   Reasons,
-  VERSION,
   findCondition,
   type IssueRun,
   type IssueRunStatus,
@@ -14,23 +10,19 @@ import {
 import { errorMessage } from '../../workflow/errors.js';
 import type { KubeClient } from '../runtime/client.js';
 import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
-import type { Informer, KubeObject } from '../runtime/informer.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
-import { AGENT_CONTAINER_NAME, ANNOTATION_ISSUE_STATE, LABEL_SLOT } from './constants.js';
+import { ANNOTATION_ISSUE_STATE } from '../shared/constants.js';
+import { ISSUERUNS, type PodObject } from '../shared/resources.js';
+import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { ensureRunObjects } from './ensure.js';
+import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
-import {
-  DEFAULT_POD_STATUS_OPTIONS,
-  mapPodStatus,
-  type PodOutcome,
-  type PodStatusOptions,
-} from './pod-status.js';
-import { runState, runStatus, runStateFromSlots, type RunState, type SlotView } from './status.js';
+import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
+import { cancelledSlots, logsPending, observeSlots, runPods } from './slot-views.js';
+import { runState, runStateFromSlots, runStatus, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
-import { canonicalJson, createStatusWriter } from './status-writer.js';
-
-export type PodObject = V1Pod & KubeObject;
-export const ISSUERUNS = { group: GROUP, version: VERSION, plural: ISSUERUN_PLURAL };
 
 export interface IssueRunReconcilerDeps {
   client: KubeClient;
@@ -42,54 +34,75 @@ export interface IssueRunReconcilerDeps {
   operatorImage: string;
   now: () => Date;
   logger?: Logger;
-  podStatus?: Omit<PodStatusOptions, 'now'>;
+  podStatus?: Partial<Omit<PodStatusOptions, 'now'>>;
   /** Least time between two status writes of a running run (terminal ones go at once). */
   progressIntervalMs?: number;
 }
 
-type Result = { requeueAfter?: number } | void;
+/** Least time between two progress writes of one run, unless the deps say otherwise. */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
 
-/** The Pods the run owns, by its uid (labels may be shortened; ownership is exact). */
-export function runPods(pods: readonly PodObject[], run: IssueRun): PodObject[] {
-  return pods.filter((pod) =>
-    (pod.metadata?.ownerReferences ?? []).some(
-      (owner) => owner.uid === run.metadata.uid && owner.controller,
-    ),
-  );
-}
+/** When to look again, by what is awaited. */
+export const REQUEUE_MS = {
+  /** Pods created a moment ago are not in the informer's cache yet. */
+  podsNotCached: 1000,
+  /** A cancelled run's Pods are terminating, or their logs are still streaming. */
+  cancelling: 1000,
+  /** A finished run's logs are still being read: its verdict waits for every record. */
+  logsDraining: 500,
+} as const;
 
-const agentStarted = (pod: PodObject): boolean => {
-  const state = pod.status?.containerStatuses?.find(
-    (status) => status.name === AGENT_CONTAINER_NAME,
-  )?.state;
-  return Boolean(state?.running || state?.terminated);
+const cancelledState: RunState = {
+  kind: 'finished',
+  succeeded: false,
+  reason: Reasons.Cancelled,
+  message: 'cancelled: spec.cancelRequested is true',
 };
+
+const isLive = (pod: PodObject): boolean =>
+  pod.status?.phase === 'Running' || pod.status?.phase === 'Pending';
 
 /**
  * The IssueRun reconciler, kubebuilder's ladder: fetch → guards (gone, finished,
- * cancelled) → ensure inputs and Pods → follow logs → compute conditions → patch status,
- * only when it changed, and for a running run at most once per progress interval.
+ * cancelled, objects missing) → ensure inputs and Pods → follow logs → compute conditions →
+ * patch status, only when it changed, and for a running run at most once per progress
+ * interval.
  */
 export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
-  const progressInterval = deps.progressIntervalMs ?? 5000;
-  /** Pods created but maybe not in the cache yet (controller-runtime's "expectations"). */
-  const expectedPods = new Map<string, { names: string[]; until: number }>();
-  const podStatusOptions = { ...DEFAULT_POD_STATUS_OPTIONS, ...deps.podStatus };
+  const progressInterval = deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  const expectations = createPodExpectations();
+  const podStatusOptions = (): PodStatusOptions => ({
+    ...DEFAULT_POD_STATUS_OPTIONS,
+    ...deps.podStatus,
+    now: deps.now(),
+  });
 
-  function forgetRun(key: string, pods: readonly PodObject[]): void {
-    // The status memory stays: the cache may still lag the final write.
-    expectedPods.delete(key);
-    for (const pod of pods)
-      deps.followers.forget(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '');
+  /** The one place a run's status is built. */
+  function statusOf(
+    run: IssueRun,
+    slots: readonly SlotView[],
+    state: RunState,
+    created?: { configDigest: string; inputsConfigMap: string },
+  ): IssueRunStatus {
+    return runStatus({
+      current: run.status,
+      generation: run.metadata.generation,
+      attempt: run.spec.attempt ?? 1,
+      slots,
+      state,
+      now: deps.now(),
+      ...created,
+    });
   }
 
+  /** Writes the status when it changed; progress (not urgent) waits out the interval. */
   async function patchStatus(
     key: string,
     run: IssueRun,
     next: IssueRunStatus,
     urgent: boolean,
-  ): Promise<Result> {
+  ): Promise<ReconcileResult> {
     if (canonicalJson(next) === canonicalJson(run.status ?? {})) return;
     const now = deps.now().getTime();
     const since = now - statuses.lastWriteAt(key);
@@ -98,12 +111,24 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     await statuses.write(key, namespace, name, next, now);
   }
 
-  async function finishedRun(
-    key: string,
-    run: IssueRun,
-    pods: readonly PodObject[],
-  ): Promise<Result> {
-    forgetRun(key, pods);
+  /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
+  const writePodless = (key: string, run: IssueRun, state: RunState) =>
+    patchStatus(key, run, statusOf(run, [], state), true);
+
+  function forgetRun(key: string, podNames: readonly { namespace: string; name: string }[]) {
+    // The status memory stays: the cache may still lag the final write.
+    expectations.forget(key);
+    for (const pod of podNames) deps.followers.forget(pod.namespace, pod.name);
+  }
+  const podNamesOf = (pods: readonly PodObject[]) =>
+    pods.map((pod) => ({
+      namespace: pod.metadata?.namespace ?? '',
+      name: pod.metadata?.name ?? '',
+    }));
+
+  /** Finished: nothing more to do but delete the run once its Workflow's TTL has passed. */
+  async function finishedRun(key: string, run: IssueRun, pods: readonly PodObject[]) {
+    forgetRun(key, podNamesOf(pods));
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
     const ttl = workflow?.spec.ttlSecondsAfterFinished;
     const completed = run.status?.completionTime;
@@ -121,94 +146,90 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
   }
 
-  /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
-  function podlessStatus(run: IssueRun, state: RunState): IssueRunStatus {
-    return runStatus({
-      current: run.status,
-      generation: run.metadata.generation,
-      attempt: run.spec.attempt ?? 1,
-      slots: [],
-      state,
-      now: deps.now(),
-    });
+  /** Cancelled: delete live Pods (their grace period runs after_run), then write the end. */
+  async function cancelRun(
+    key: string,
+    run: IssueRun,
+    pods: readonly PodObject[],
+  ): Promise<ReconcileResult> {
+    for (const pod of pods) {
+      if (pod.metadata?.deletionTimestamp || !isLive(pod)) continue;
+      try {
+        await deps.client.request({
+          method: 'DELETE',
+          path: resourcePath(PODS, pod.metadata?.namespace, pod.metadata?.name),
+        });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    const views = cancelledSlots(key, pods, deps.followers, podStatusOptions());
+    if (pods.some(isLive) || views.some((view) => view.log?.streaming)) {
+      return { requeueAfter: REQUEUE_MS.cancelling };
+    }
+    await Promise.all(views.map((view) => view.log?.flushed));
+    const result = await patchStatus(key, run, statusOf(run, views, cancelledState), true);
+    const namespace = run.metadata.namespace ?? '';
+    forgetRun(key, [
+      ...podNamesOf(pods),
+      ...views.map((view) => ({ namespace, name: view.podName })),
+    ]);
+    return result;
   }
 
-  async function startRun(key: string, run: IssueRun, pods: readonly PodObject[]): Promise<Result> {
+  /** No Pods yet (or fewer than the status lists): check the Workflow, then create them. */
+  async function startRun(
+    key: string,
+    run: IssueRun,
+    pods: readonly PodObject[],
+  ): Promise<ReconcileResult> {
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
-    const stalled = (reason: string, message: string) =>
-      patchStatus(key, run, podlessStatus(run, { kind: 'stalled', reason, message }), true);
-    if (!workflow)
-      return stalled(Reasons.WorkflowNotFound, `Workflow ${run.spec.workflowRef.name} not found`);
+    if (!workflow) {
+      const message = `Workflow ${run.spec.workflowRef.name} not found`;
+      return writePodless(key, run, {
+        kind: 'stalled',
+        reason: Reasons.WorkflowNotFound,
+        message,
+      });
+    }
     if (workflow.spec.suspend && pods.length === 0) {
-      return patchStatus(
-        key,
-        run,
-        podlessStatus(
-          run,
-          runState('Pending', Reasons.WorkflowSuspended, 'the Workflow is suspended'),
-        ),
-        true,
-      );
+      const state = runState('Pending', Reasons.WorkflowSuspended, 'the Workflow is suspended');
+      return writePodless(key, run, state);
     }
     const snapshot = workflow.status?.lastGoodConfigMap;
     if (!snapshot) {
       const why = workflow.status?.message ?? 'not reconciled yet';
-      return stalled(
-        Reasons.WorkflowInvalid,
-        `Workflow ${workflow.metadata.name} has no valid configuration: ${why}`,
-      );
+      const message = `Workflow ${workflow.metadata.name} has no valid configuration: ${why}`;
+      return writePodless(key, run, { kind: 'stalled', reason: Reasons.WorkflowInvalid, message });
     }
-    const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
-    const existing = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
-    const expected = expectedPods.get(key);
-    if (
-      expected &&
-      expected.until > deps.now().getTime() &&
-      expected.names.some((name) => !existing.has(name))
-    ) {
-      // Created a moment ago; the Pod informer has not caught up yet. Never create twice.
-      return { requeueAfter: 1000 };
+    const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
+    // Created a moment ago and not in the cache yet: never create twice.
+    if (expectations.unmet(key, cachedPods, deps.now().getTime())) {
+      return { requeueAfter: REQUEUE_MS.podsNotCached };
     }
     const ensured = await ensureRunObjects({
       client: deps.client,
       run,
       workflow,
-      runnable,
+      runnable: await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot),
       operatorImage: deps.operatorImage,
-      existingPods: existing,
+      existingPods: cachedPods,
     });
-    if (ensured.ok) {
-      expectedPods.set(key, {
-        names: ensured.slots.map((entry) => entry.podName),
-        until: deps.now().getTime() + 30_000,
-      });
-    }
     if (!ensured.ok) {
-      const state: RunState = {
-        kind: 'finished',
-        succeeded: false,
-        reason: ensured.reason,
-        message: ensured.message,
-      };
-      return patchStatus(key, run, podlessStatus(run, state), true);
+      const { reason, message } = ensured;
+      return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
     }
+    expectations.expect(
+      key,
+      ensured.slots.map((entry) => entry.podName),
+      deps.now().getTime(),
+    );
     const views: SlotView[] = ensured.slots.map((entry) => {
       const pod = pods.find((candidate) => candidate.metadata?.name === entry.podName);
-      return {
-        ...entry,
-        outcome: pod ? mapPodStatus(pod, { ...podStatusOptions, now: deps.now() }) : null,
-      };
+      return { ...entry, outcome: pod ? mapPodStatus(pod, podStatusOptions()) : null };
     });
-    const next = runStatus({
-      current: run.status,
-      generation: run.metadata.generation,
-      attempt: run.spec.attempt ?? 1,
-      slots: views,
-      state: runStateFromSlots(views),
-      configDigest: ensured.configDigest,
-      inputsConfigMap: ensured.inputsConfigMap,
-      now: deps.now(),
-    });
+    const { configDigest, inputsConfigMap } = ensured;
+    const next = statusOf(run, views, runStateFromSlots(views), { configDigest, inputsConfigMap });
     return patchStatus(key, run, next, true);
   }
 
@@ -216,11 +237,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   async function syncIssueState(run: IssueRun, pods: readonly PodObject[]): Promise<void> {
     const state = run.spec.issue.state ?? '';
     for (const pod of pods) {
-      if (
-        pod.metadata?.deletionTimestamp ||
-        pod.metadata?.annotations?.[ANNOTATION_ISSUE_STATE] === state
-      )
-        continue;
+      if (pod.metadata?.deletionTimestamp) continue;
+      if (pod.metadata?.annotations?.[ANNOTATION_ISSUE_STATE] === state) continue;
       try {
         await deps.client.request({
           method: 'PATCH',
@@ -237,89 +255,34 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
   }
 
-  async function cancel(key: string, run: IssueRun, pods: readonly PodObject[]): Promise<Result> {
-    for (const pod of pods) {
-      if (
-        pod.metadata?.deletionTimestamp ||
-        (pod.status?.phase !== 'Running' && pod.status?.phase !== 'Pending')
-      )
-        continue;
-      try {
-        await deps.client.request({
-          method: 'DELETE',
-          path: resourcePath(PODS, pod.metadata?.namespace, pod.metadata?.name),
-        });
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
+  /** Running: map the Pods and logs to a status; the end is written at once. */
+  async function observeRun(
+    key: string,
+    run: IssueRun,
+    pods: readonly PodObject[],
+  ): Promise<ReconcileResult> {
+    await syncIssueState(run, pods);
+    const views = observeSlots(pods, deps.followers, podStatusOptions());
+    const state = runStateFromSlots(views);
+    if (state.kind === 'finished') {
+      // Every record of every Pod must be in before the verdict: wait for the log reads.
+      if (logsPending(views)) return { requeueAfter: REQUEUE_MS.logsDraining };
+      await Promise.all(views.map((view) => view.log?.flushed));
+      const result = await patchStatus(key, run, statusOf(run, views, state), true);
+      forgetRun(key, podNamesOf(pods));
+      return result;
     }
-    const live = pods.filter(
-      (pod) => pod.status?.phase === 'Running' || pod.status?.phase === 'Pending',
-    );
-    const views = slotViews(pods);
-    // Deleted Pods are gone from the cache, but what their logs said (after_run) is not.
-    for (const log of deps.followers.ofRun(key)) {
-      if (views.some((view) => view.podName === log.podName)) continue;
-      const outcome: PodOutcome = {
-        phase: 'Failed',
-        reason: 'Cancelled',
-        message: 'the Pod was deleted',
-        finished: true,
-        summary: null,
-      };
-      views.push({ slot: log.slot, podName: log.podName, outcome, log });
-    }
-    views.sort((a, b) => a.slot - b.slot);
-    if (live.length > 0 || views.some((view) => view.log?.streaming)) return { requeueAfter: 1000 };
-    await Promise.all(views.map((view) => view.log?.flushed));
-    const next = runStatus({
-      current: run.status,
-      generation: run.metadata.generation,
-      attempt: run.spec.attempt ?? 1,
-      slots: views,
-      state: {
-        kind: 'finished',
-        succeeded: false,
-        reason: Reasons.Cancelled,
-        message: 'cancelled: spec.cancelRequested is true',
-      },
-      now: deps.now(),
-    });
-    const result = await patchStatus(key, run, next, true);
-    forgetRun(key, pods);
-    for (const view of views) deps.followers.forget(run.metadata.namespace ?? '', view.podName);
-    return result;
+    // Progress (Pending → Running, hook results, turns) waits out the interval, so that a
+    // short run costs few writes; a Pod status that changes with time asks to be seen again.
+    const result = await patchStatus(key, run, statusOf(run, views, state), false);
+    const recheck = views
+      .map((view) => view.outcome?.recheckAfterMs)
+      .filter((ms): ms is number => ms !== undefined);
+    const after = Math.min(result?.requeueAfter ?? Infinity, ...recheck);
+    return Number.isFinite(after) ? { requeueAfter: after } : result;
   }
 
-  function slotViews(pods: readonly PodObject[]): SlotView[] {
-    const now = deps.now();
-    return pods
-      .map((pod) => {
-        const name = pod.metadata?.name ?? '';
-        const namespace = pod.metadata?.namespace ?? '';
-        const slot = Number(pod.metadata?.labels?.[LABEL_SLOT] ?? 0);
-        const outcome = mapPodStatus(pod, { ...podStatusOptions, now });
-        let log = deps.followers.get(namespace, name);
-        if (agentStarted(pod) || log) {
-          const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller);
-          const attempt = Number(pod.metadata?.labels?.['lorenz.dev/attempt'] ?? 1);
-          log = deps.followers.ensure(
-            {
-              namespace,
-              podName: name,
-              runKey: `${namespace}/${owner?.name ?? ''}`,
-              slot,
-              attempt,
-            },
-            !outcome.finished && !pod.metadata?.deletionTimestamp,
-          );
-        }
-        return { slot, podName: name, outcome, log };
-      })
-      .sort((a, b) => a.slot - b.slot);
-  }
-
-  return async function reconcileIssueRun(key: string): Promise<Result> {
+  return async function reconcileIssueRun(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
     const cachedRun = deps.issueRuns.get(namespace, name);
     if (!cachedRun || cachedRun.metadata.deletionTimestamp) {
@@ -333,47 +296,15 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     };
     const run: IssueRun = { ...cachedRun, status: statuses.freshest(key, cached) };
     const pods = runPods(deps.pods.list(namespace), run);
-    if (findCondition(run.status?.conditions, FINISHED)?.status === 'True')
+
+    if (findCondition(run.status?.conditions, FINISHED)?.status === 'True') {
       return finishedRun(key, run, pods);
-    if (run.spec.cancelRequested) return cancel(key, run, pods);
-    const expected = run.status?.slots?.length ?? 0;
-    if (pods.length === 0 || pods.length < expected || !run.status?.inputsConfigMap) {
+    }
+    if (run.spec.cancelRequested) return cancelRun(key, run, pods);
+    const listedSlots = run.status?.slots?.length ?? 0;
+    if (pods.length === 0 || pods.length < listedSlots || !run.status?.inputsConfigMap) {
       return startRun(key, run, pods);
     }
-    await syncIssueState(run, pods);
-    const views = slotViews(pods);
-    const state = runStateFromSlots(views);
-    if (state.kind === 'finished') {
-      // Every record of every Pod must be in before the verdict: wait for the log reads.
-      if (
-        views.some(
-          (view) => view.log?.streaming || (view.log && !view.log.completed && !view.log.drained),
-        )
-      ) {
-        return { requeueAfter: 500 };
-      }
-      await Promise.all(views.map((view) => view.log?.flushed));
-    }
-    const next = runStatus({
-      current: run.status,
-      generation: run.metadata.generation,
-      attempt: run.spec.attempt ?? 1,
-      slots: views,
-      state,
-      now: deps.now(),
-    });
-    // Only the end is written at once; progress (Pending → Running, hook results, turns)
-    // waits out the interval, so that a short run costs few writes.
-    const urgent = state.kind === 'finished';
-    const result = await patchStatus(key, run, next, urgent);
-    if (state.kind === 'finished') {
-      forgetRun(key, pods);
-      return result;
-    }
-    const recheck = views
-      .map((view) => view.outcome?.recheckAfterMs)
-      .filter((ms): ms is number => ms !== undefined);
-    const after = Math.min(result?.requeueAfter ?? Infinity, ...recheck);
-    return Number.isFinite(after) ? { requeueAfter: after } : result;
+    return observeRun(key, run, pods);
   };
 }

@@ -1,7 +1,7 @@
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, resourcePath } from '../runtime/client.js';
-import { loadWorkflowText, type LoadedWorkflow } from '../../workflow/load.js';
-import { SNAPSHOT_KEY, workflowDigest } from '../workflow/snapshot.js';
+import { loadWorkflowText, type LoadedWorkflow } from '../../template/load-workflow.js';
+import { SNAPSHOT_KEY, workflowDigest } from '../shared/config-snapshot.js';
 
 export interface RunnableWorkflow {
   text: string;

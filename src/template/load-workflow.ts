@@ -1,16 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { parsePromptTemplate } from '../template/prompt.js';
-import { type WorkflowConfig, parseConfig } from './config.js';
-import { LorenzError } from './errors.js';
-import { effectivePromptTemplate, parseWorkflowContent } from './front-matter.js';
-
-export { type ParsedConfig, type WorkflowConfig, parseConfig } from './config.js';
-export {
-  DEFAULT_PROMPT_TEMPLATE,
-  type WorkflowContent,
-  effectivePromptTemplate,
-  parseWorkflowContent,
-} from './front-matter.js';
+import { type WorkflowConfig, parseConfig } from '../workflow/config.js';
+import { LorenzError } from '../workflow/errors.js';
+import { effectivePromptTemplate, parseWorkflowContent } from '../workflow/front-matter.js';
+import { parsePromptTemplate } from './prompt.js';
 
 export interface LoadedWorkflow {
   /** Where the text came from (a path, `Workflow default/app`): for messages only. */
@@ -23,7 +15,9 @@ export interface LoadedWorkflow {
 
 /**
  * Parse and validate a WORKFLOW.md. The prompt template is parsed here as well, so a broken
- * template fails at load (`template_parse_error`) rather than at the first dispatch.
+ * template fails at load (`template_parse_error`) rather than at the first dispatch. It
+ * lives in the template layer because it needs both: src/workflow knows the file's shape
+ * and its config, this layer its templates.
  */
 export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
   const { frontMatter, body } = parseWorkflowContent(text);

@@ -1,30 +1,14 @@
 import type { V1Container, V1PodTemplateSpec } from '@kubernetes/client-node';
 import {
   AGENT_CONTAINER_NAME,
-  INIT_CONTAINER_NAME,
-  INPUTS_DIR,
-  PODINFO_DIR,
-  RUNNER_BIN_DIR,
-  VOLUME_INPUTS,
-  VOLUME_PODINFO,
-  VOLUME_RUNNER_BIN,
-  VOLUME_WORKSPACE,
-  WORKSPACE_DIR,
-} from './constants.js';
+  RESERVED_MOUNT_PATHS as RESERVED_PATHS,
+  RESERVED_VOLUME_NAMES,
+  RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
+} from '../../api/run-pod.js';
 
-const RESERVED_VOLUMES = new Set<string>([
-  VOLUME_INPUTS,
-  VOLUME_PODINFO,
-  VOLUME_RUNNER_BIN,
-  VOLUME_WORKSPACE,
-]);
+const RESERVED_VOLUMES = new Set<string>(RESERVED_VOLUME_NAMES);
 /** Where the controller mounts its own volumes: a template mount there would clash. */
-const RESERVED_MOUNT_PATHS = new Set<string>([
-  RUNNER_BIN_DIR,
-  INPUTS_DIR,
-  PODINFO_DIR,
-  WORKSPACE_DIR,
-]);
+const RESERVED_MOUNT_PATHS = new Set<string>(RESERVED_PATHS);
 
 function mountProblems(container: V1Container, where: string): string[] {
   return (container.volumeMounts ?? [])

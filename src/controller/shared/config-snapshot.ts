@@ -1,13 +1,15 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { API_VERSION, WORKFLOW_KIND } from '../../api/index.js';
+import { sha256Hex } from '../../api/run-pod.js';
 import {
+  ANNOTATION_CONFIG_DIGEST,
   LABEL_COMPONENT,
   LABEL_MANAGED_BY,
   LABEL_WORKFLOW,
   MANAGED_BY,
-} from '../issuerun/constants.js';
-import { configSnapshotName, labelValue, sha256Hex } from '../issuerun/names.js';
-import type { ObjectIdentity } from '../issuerun/owner.js';
+} from './constants.js';
+import { configSnapshotName, labelValue } from './names.js';
+import type { ObjectIdentity } from './owner.js';
 
 /**
  * The last good WORKFLOW.md of a Workflow, kept in an immutable ConfigMap named by its
@@ -31,7 +33,7 @@ export function snapshotConfigMap(workflow: ObjectIdentity, text: string): V1Con
         [LABEL_COMPONENT]: 'workflow-config',
         [LABEL_WORKFLOW]: labelValue(workflow.name),
       },
-      annotations: { 'lorenz.dev/config-digest': digest },
+      annotations: { [ANNOTATION_CONFIG_DIGEST]: digest },
       ownerReferences: [
         {
           apiVersion: API_VERSION,

@@ -1,11 +1,7 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../api/run-pod.js';
 
 /** Longest name a Pod may have and still serve as its hostname and as a label value. */
 export const MAX_LABEL_NAME = 63;
-
-export function sha256Hex(text: string | Buffer): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /**
  * `<base><suffix>` when it fits in `max` characters; otherwise the base is cut and an

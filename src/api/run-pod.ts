@@ -1,0 +1,107 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The run-Pod contract: what the controller puts into a run Pod and where, and what the
+ * runner inside reads from where. Both sides import this one module (Tekton keeps its
+ * in-Pod paths the same way), so the two can never disagree on a path, a file name or how
+ * the inputs are digested.
+ */
+
+/** Containers the controller adds. A Workflow's podTemplate may not use these names. */
+export const RUNNER_INIT_CONTAINER_NAME = 'install-runner';
+export const AGENT_CONTAINER_NAME = 'agent';
+
+/** Volumes the controller adds. A Workflow's podTemplate may not use these names. */
+export const RUN_POD_VOLUME_NAMES = {
+  runnerBin: 'lorenz-bin',
+  inputs: 'lorenz-inputs',
+  podinfo: 'lorenz-podinfo',
+  workspace: 'workspace',
+} as const;
+export const RESERVED_VOLUME_NAMES: readonly string[] = Object.values(RUN_POD_VOLUME_NAMES);
+
+/** Mount points inside a run Pod. */
+export const RUN_POD_PATHS = {
+  /** emptyDir the init container copies the runner bundle into. */
+  runnerBin: '/lorenz-bin',
+  /** The rendered inputs (read-only) with their manifest. */
+  inputs: '/lorenz/inputs',
+  /** Downward-API files (the issue's tracker state). */
+  podinfo: '/lorenz/podinfo',
+  /** The one workspace volume: the lifecycle's root. */
+  workspace: '/workspace',
+  terminationLog: '/dev/termination-log',
+} as const;
+/** Files the init container copies into the runner volume. */
+export const RUNNER_BUNDLE_FILE = 'lorenz.js';
+export const SCRIPTED_AGENT_FILE = 'scripted-agent.mjs';
+
+/** The flags of `lorenz runner`, the agent container's command. */
+export const RUNNER_FLAGS = {
+  inputs: 'inputs',
+  slot: 'slot',
+  workspace: 'workspace',
+  issueStateFile: 'issue-state-file',
+  terminationLog: 'termination-log',
+  /** A workspace claim outlives the Pod: no before_remove, no removal. */
+  keepWorkspace: 'keep-workspace',
+  noAgent: 'no-agent',
+} as const;
+
+/** Paths a podTemplate may not mount anything at, inside or above. */
+export const RESERVED_MOUNT_PATHS: readonly string[] = [
+  RUN_POD_PATHS.runnerBin,
+  RUN_POD_PATHS.inputs,
+  RUN_POD_PATHS.podinfo,
+  RUN_POD_PATHS.workspace,
+];
+
+/** The downward-API file, under the podinfo mount, that holds the issue's state. */
+export const ISSUE_STATE_FILE = 'issue-state';
+export const ISSUE_STATE_PATH = `${RUN_POD_PATHS.podinfo}/${ISSUE_STATE_FILE}`;
+
+/** File names in the inputs volume (the keys of the inputs ConfigMap). */
+export const INPUT_FILES = {
+  manifest: 'manifest.json',
+  workflow: 'workflow.md',
+  issue: 'issue.json',
+  hooks: 'hooks.json',
+  run: 'run.json',
+} as const;
+export const promptInputFile = (slot: number): string => `prompt-${slot}.md`;
+
+/** run.json: what the runner needs besides the files. */
+export interface RunDescriptor {
+  run: string;
+  identifier: string;
+  attempt: number | null;
+  ensembleSize: number;
+}
+
+export const INPUT_MANIFEST_VERSION = 1;
+
+/** manifest.json: every other input file with the digest of its exact text. */
+export interface InputManifest {
+  version: typeof INPUT_MANIFEST_VERSION;
+  /** File name → `sha256:<hex>`. */
+  files: Record<string, string>;
+}
+
+export function sha256Hex(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** How an input file is named in the manifest: `sha256:<hex>` of its exact text. */
+export const inputDigest = (text: string): string => `sha256:${sha256Hex(text)}`;
+
+/** The manifest of a set of input files, in name order. */
+export function inputManifest(files: Readonly<Record<string, string>>): InputManifest {
+  const manifest: InputManifest = { version: INPUT_MANIFEST_VERSION, files: {} };
+  for (const name of Object.keys(files).sort())
+    manifest.files[name] = inputDigest(files[name] ?? '');
+  return manifest;
+}
+
+/** manifest.json's exact text: what is written, digested, and verified. */
+export const inputManifestText = (manifest: InputManifest): string =>
+  `${JSON.stringify(manifest, null, 2)}\n`;

@@ -1,0 +1,116 @@
+import type { Logger } from 'pino';
+import type { IssueRun, Workflow } from '../../api/index.js';
+import { createEventRecorder } from '../events/recorder.js';
+import type { KubeClient } from '../runtime/client.js';
+import { PODS } from '../runtime/client.js';
+import { objectKey } from '../runtime/informer.js';
+import type { Manager } from '../runtime/manager.js';
+import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
+import { ISSUERUNS, WORKFLOWS, type PodObject } from '../shared/resources.js';
+import { createLogFollowers } from './log-follower.js';
+import type { PodStatusOptions } from './pod-status.js';
+import { createIssueRunReconciler } from './reconciler.js';
+import { createWorkflowConfigCache } from './workflow-config.js';
+
+export interface IssueRunControllerOptions {
+  /** The client the reconciler writes with (main wraps it to count writes). */
+  client: KubeClient;
+  /** Names this replica in the Events it writes. */
+  identity: string;
+  logger: Logger;
+  operatorImage: string;
+  progressIntervalMs?: number | undefined;
+  podStatus?: Partial<Omit<PodStatusOptions, 'now'>> | undefined;
+}
+
+/** Reconciles at once: many runs start together, and each waits on API round trips. */
+const CONCURRENCY = 32;
+
+/** The controller of the run Pod a Pod belongs to, as a queue key. */
+function ownerRunKey(pod: PodObject): string | undefined {
+  const owner = pod.metadata?.ownerReferences?.find(
+    (reference) => reference.controller && reference.kind === 'IssueRun',
+  );
+  return owner ? `${pod.metadata?.namespace}/${owner.name}` : undefined;
+}
+
+/**
+ * The IssueRun controller with what it watches (kubebuilder's SetupWithManager): its runs,
+ * the Pods they own (only Lorenz's, by label), and Workflows, whose changes wake the runs
+ * still waiting on them. Returns what the manager cannot stop by itself: the log streams.
+ */
+export function setupIssueRunController(
+  manager: Manager,
+  options: IssueRunControllerOptions,
+): { stop(): void } {
+  const { client, logger } = options;
+  const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
+  const workflows = manager.informer<Workflow>(WORKFLOWS);
+  const pods = manager.informer<PodObject>(PODS, {
+    labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
+  });
+
+  let enqueue: (key: string) => void = () => {};
+  const events = createEventRecorder({ client, reportingInstance: options.identity });
+  const followers = createLogFollowers({
+    client,
+    logger,
+    onHook: async (state, record) => {
+      const run = issueRuns.get(state.namespace, state.runKey.slice(state.namespace.length + 1));
+      if (!run?.metadata.uid) return;
+      await events.recordHook({
+        run: { name: run.metadata.name ?? '', namespace: state.namespace, uid: run.metadata.uid },
+        podName: state.podName,
+        slot: state.slot,
+        attempt: state.attempt,
+        seq: record.seq,
+        message: record.message,
+        now: new Date(),
+      });
+    },
+    onProgress: (state) => enqueue(state.runKey),
+  });
+  const controller = manager.controller({
+    name: 'issuerun',
+    concurrency: CONCURRENCY,
+    reconcile: createIssueRunReconciler({
+      client,
+      issueRuns,
+      workflows,
+      pods,
+      followers,
+      loadWorkflowConfig: createWorkflowConfigCache(client),
+      operatorImage: options.operatorImage,
+      now: () => new Date(),
+      logger,
+      ...(options.progressIntervalMs === undefined
+        ? {}
+        : { progressIntervalMs: options.progressIntervalMs }),
+      ...(options.podStatus ? { podStatus: options.podStatus } : {}),
+    }),
+  });
+  enqueue = (key) => controller.enqueue(key);
+
+  const onRun = (run: IssueRun) => enqueue(objectKey(run));
+  issueRuns.onAdd(onRun);
+  issueRuns.onUpdate((_old, run) => onRun(run));
+  issueRuns.onDelete(onRun);
+  const onPod = (pod: PodObject) => {
+    const key = ownerRunKey(pod);
+    if (key) enqueue(key);
+  };
+  pods.onAdd(onPod);
+  pods.onUpdate((_old, pod) => onPod(pod));
+  pods.onDelete(onPod);
+  // Runs waiting on a Workflow (not found, no valid config yet) look again when it changes.
+  const onWorkflow = (workflow: Workflow) => {
+    for (const run of issueRuns.list(workflow.metadata.namespace)) {
+      if (run.spec.workflowRef.name === workflow.metadata.name && !run.status?.podName) onRun(run);
+    }
+  };
+  workflows.onAdd(onWorkflow);
+  workflows.onUpdate((_old, workflow) => onWorkflow(workflow));
+  workflows.onDelete(onWorkflow);
+
+  return { stop: () => followers.stopAll() };
+}

@@ -1,0 +1,83 @@
+import type { IssueRun } from '../../api/index.js';
+import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
+import { LABEL_ATTEMPT, LABEL_SLOT } from '../shared/constants.js';
+import type { PodObject } from '../shared/resources.js';
+import type { LogFollowers } from './log-follower.js';
+import { mapPodStatus, type PodOutcome, type PodStatusOptions } from './pod-status.js';
+import type { SlotView } from './status.js';
+
+/** The Pods the run owns, by its uid (labels may be shortened; ownership is exact). */
+export function runPods(pods: readonly PodObject[], run: IssueRun): PodObject[] {
+  return pods.filter((pod) =>
+    (pod.metadata?.ownerReferences ?? []).some(
+      (owner) => owner.uid === run.metadata.uid && owner.controller,
+    ),
+  );
+}
+
+const agentStarted = (pod: PodObject): boolean => {
+  const state = pod.status?.containerStatuses?.find(
+    (status) => status.name === AGENT_CONTAINER_NAME,
+  )?.state;
+  return Boolean(state?.running || state?.terminated);
+};
+
+/**
+ * What each slot's Pod says, in slot order: its mapped status and, once the agent
+ * container has started, its log (followed while the Pod lives).
+ */
+export function observeSlots(
+  pods: readonly PodObject[],
+  followers: LogFollowers,
+  options: PodStatusOptions,
+): SlotView[] {
+  return pods
+    .map((pod) => {
+      const name = pod.metadata?.name ?? '';
+      const namespace = pod.metadata?.namespace ?? '';
+      const slot = Number(pod.metadata?.labels?.[LABEL_SLOT] ?? 0);
+      const outcome = mapPodStatus(pod, options);
+      let log = followers.get(namespace, name);
+      if (agentStarted(pod) || log) {
+        const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller);
+        const attempt = Number(pod.metadata?.labels?.[LABEL_ATTEMPT] ?? 1);
+        log = followers.ensure(
+          { namespace, podName: name, runKey: `${namespace}/${owner?.name ?? ''}`, slot, attempt },
+          !outcome.finished && !pod.metadata?.deletionTimestamp,
+        );
+      }
+      return { slot, podName: name, outcome, log };
+    })
+    .sort((a, b) => a.slot - b.slot);
+}
+
+/**
+ * The slots of a cancelled run: its Pods in the cache, and those already deleted whose logs
+ * were read (what after_run printed is still owed to the status).
+ */
+export function cancelledSlots(
+  runKey: string,
+  pods: readonly PodObject[],
+  followers: LogFollowers,
+  options: PodStatusOptions,
+): SlotView[] {
+  const views = observeSlots(pods, followers, options);
+  for (const log of followers.ofRun(runKey)) {
+    if (views.some((view) => view.podName === log.podName)) continue;
+    const outcome: PodOutcome = {
+      phase: 'Failed',
+      reason: 'Cancelled',
+      message: 'the Pod was deleted',
+      finished: true,
+      summary: null,
+    };
+    views.push({ slot: log.slot, podName: log.podName, outcome, log });
+  }
+  return views.sort((a, b) => a.slot - b.slot);
+}
+
+/** Whether some slot's log is still being read (its records are owed to the status). */
+export const logsPending = (views: readonly SlotView[]): boolean =>
+  views.some(
+    (view) => view.log?.streaming || (view.log && !view.log.completed && !view.log.drained),
+  );

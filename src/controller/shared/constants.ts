@@ -1,0 +1,30 @@
+/**
+ * Labels, annotations and the operator image: the names both controllers, the pod builder
+ * and the tests share. Paths and file names inside run Pods are the run-Pod contract
+ * (src/api/run-pod.ts), which the runner imports too.
+ */
+
+/** The operator image: its init container copies the runner bundle into run Pods. */
+export const OPERATOR_IMAGE_REPOSITORY = 'ghcr.io/lorenz-dev/lorenz';
+export const OPERATOR_IMAGE_TAG = '0.1.0';
+export const DEFAULT_OPERATOR_IMAGE = `${OPERATOR_IMAGE_REPOSITORY}:${OPERATOR_IMAGE_TAG}`;
+/** Where the bundled CLI lives inside the operator image. */
+export const OPERATOR_IMAGE_BUNDLE_PATH = '/lorenz/lorenz.js';
+/** The scripted ACP agent beside it (the samples' and the demo's agent, no model needed). */
+export const OPERATOR_IMAGE_SCRIPTED_AGENT_PATH = '/lorenz/scripted-agent.mjs';
+
+export const LABEL_ISSUERUN = 'lorenz.dev/issuerun';
+export const LABEL_WORKFLOW = 'lorenz.dev/workflow';
+export const LABEL_SLOT = 'lorenz.dev/slot';
+export const LABEL_ATTEMPT = 'lorenz.dev/attempt';
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const MANAGED_BY = 'lorenz';
+/** Marks ConfigMaps the controller writes (inputs, config snapshots). */
+export const LABEL_COMPONENT = 'app.kubernetes.io/component';
+
+/** Tracker state of the issue, projected into run Pods by the downward API. */
+export const ANNOTATION_ISSUE_STATE = 'lorenz.dev/issue-state';
+/** sha256 of the inputs manifest, so a Pod records which inputs it ran. */
+export const ANNOTATION_INPUTS_DIGEST = 'lorenz.dev/inputs-digest';
+/** sha256 of a config snapshot's WORKFLOW.md. */
+export const ANNOTATION_CONFIG_DIGEST = 'lorenz.dev/config-digest';

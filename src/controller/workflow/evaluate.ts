@@ -1,0 +1,79 @@
+import type { V1PodTemplateSpec } from '@kubernetes/client-node';
+import { Reasons, type Workflow } from '../../api/index.js';
+import { loadWorkflowText, type LoadedWorkflow } from '../../template/load-workflow.js';
+import { errorMessage } from '../../workflow/errors.js';
+import { workflowDigest } from '../shared/config-snapshot.js';
+import { podTemplateProblems } from '../shared/pod-template-check.js';
+import type { ConfigMapObject } from '../shared/resources.js';
+
+/** Why a Workflow's current spec cannot run: a condition reason and a message naming what. */
+export interface WorkflowProblem {
+  reason: string;
+  message: string;
+}
+
+/** A spec that loads: its WORKFLOW.md text, where it came from, and the parsed result. */
+export interface LoadedSpec {
+  text: string;
+  source: string;
+  digest: string;
+  loaded: LoadedWorkflow;
+}
+
+export type Evaluation = { ok: true; spec: LoadedSpec } | { ok: false; problem: WorkflowProblem };
+
+type Source = { ok: true; text: string; source: string } | { ok: false; problem: WorkflowProblem };
+
+/** Where WORKFLOW.md comes from: the spec inline, or a ConfigMap key. */
+export function readWorkflowSource(
+  workflow: Workflow,
+  getConfigMap: (namespace: string, name: string) => ConfigMapObject | undefined,
+): Source {
+  const name = workflow.metadata.name ?? '';
+  if (workflow.spec.workflow !== undefined) {
+    return { ok: true, text: workflow.spec.workflow, source: `Workflow ${name} spec.workflow` };
+  }
+  const ref = workflow.spec.workflowFrom?.configMapKeyRef;
+  if (!ref) {
+    const message = 'neither spec.workflow nor spec.workflowFrom is set';
+    return { ok: false, problem: { reason: Reasons.ConfigInvalid, message } };
+  }
+  const configMap = getConfigMap(workflow.metadata.namespace ?? '', ref.name);
+  if (!configMap) {
+    const message = `ConfigMap ${ref.name} not found`;
+    return { ok: false, problem: { reason: Reasons.ConfigMapNotFound, message } };
+  }
+  const text = configMap.data?.[ref.key];
+  if (text === undefined) {
+    const message = `ConfigMap ${ref.name} has no key ${ref.key}`;
+    return { ok: false, problem: { reason: Reasons.ConfigMapNotFound, message } };
+  }
+  return { ok: true, text, source: `ConfigMap ${ref.name} key ${ref.key}` };
+}
+
+/**
+ * Pure: source → load (WORKFLOW.md parses and validates, its prompt template parses) →
+ * pod template check → digest. The first step that fails is the problem.
+ */
+export function evaluateWorkflow(
+  workflow: Workflow,
+  getConfigMap: (namespace: string, name: string) => ConfigMapObject | undefined,
+): Evaluation {
+  const source = readWorkflowSource(workflow, getConfigMap);
+  if (!source.ok) return source;
+  let loaded: LoadedWorkflow;
+  try {
+    loaded = loadWorkflowText(source.text, source.source);
+  } catch (error) {
+    return { ok: false, problem: { reason: Reasons.ConfigInvalid, message: errorMessage(error) } };
+  }
+  const templateProblems = podTemplateProblems(
+    workflow.spec.podTemplate as V1PodTemplateSpec | undefined,
+  );
+  if (templateProblems.length > 0) {
+    const message = templateProblems.join('; ');
+    return { ok: false, problem: { reason: Reasons.WorkflowInvalid, message } };
+  }
+  const spec = { text: source.text, source: source.source, digest: workflowDigest(source.text) };
+  return { ok: true, spec: { ...spec, loaded } };
+}

@@ -1,0 +1,62 @@
+import type { Logger } from 'pino';
+import type { IssueRun, Workflow } from '../../api/index.js';
+import type { KubeClient } from '../runtime/client.js';
+import { CONFIGMAPS } from '../runtime/client.js';
+import { objectKey } from '../runtime/informer.js';
+import type { Manager } from '../runtime/manager.js';
+import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
+import { ISSUERUNS, WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
+import { createWorkflowReconciler } from './reconciler.js';
+
+export interface WorkflowControllerOptions {
+  client: KubeClient;
+  logger: Logger;
+}
+
+const CONCURRENCY = 2;
+
+/**
+ * The Workflow controller with what it watches: its Workflows, the ConfigMaps they read
+ * WORKFLOW.md from (users' ConfigMaps only: what Lorenz writes itself is left out by
+ * label), and IssueRuns, whose ends change the Workflow's run counts.
+ */
+export function setupWorkflowController(manager: Manager, options: WorkflowControllerOptions) {
+  const workflows = manager.informer<Workflow>(WORKFLOWS);
+  const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
+  const configMaps = manager.informer<ConfigMapObject>(CONFIGMAPS, {
+    labelSelector: `${LABEL_MANAGED_BY}!=${MANAGED_BY}`,
+  });
+  const controller = manager.controller({
+    name: 'workflow',
+    concurrency: CONCURRENCY,
+    reconcile: createWorkflowReconciler({
+      client: options.client,
+      workflows,
+      issueRuns,
+      configMaps,
+      now: () => new Date(),
+      logger: options.logger,
+    }),
+  });
+
+  const onWorkflow = (workflow: Workflow) => controller.enqueue(objectKey(workflow));
+  workflows.onAdd(onWorkflow);
+  workflows.onUpdate((_old, workflow) => onWorkflow(workflow));
+  workflows.onDelete(onWorkflow);
+  const onRun = (run: IssueRun) =>
+    controller.enqueue(`${run.metadata.namespace}/${run.spec.workflowRef.name}`);
+  issueRuns.onAdd(onRun);
+  issueRuns.onUpdate((_old, run) => onRun(run));
+  issueRuns.onDelete(onRun);
+  const onConfigMap = (configMap: ConfigMapObject) => {
+    for (const workflow of workflows.list(configMap.metadata?.namespace)) {
+      if (workflow.spec.workflowFrom?.configMapKeyRef.name === configMap.metadata?.name) {
+        onWorkflow(workflow);
+      }
+    }
+  };
+  configMaps.onAdd(onConfigMap);
+  configMaps.onUpdate((_old, configMap) => onConfigMap(configMap));
+  configMaps.onDelete(onConfigMap);
+  return controller;
+}
