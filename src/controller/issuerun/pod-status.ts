@@ -171,6 +171,7 @@ export function mapPodStatus(pod: V1Pod, options: PodStatusOptions): PodOutcome 
         finished: false,
         summary,
       };
+    case undefined: // no status yet: as Pending
     default: {
       const verdict = waitingVerdict(pod, options);
       return (
