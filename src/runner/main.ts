@@ -4,7 +4,12 @@ import { createAcpAgentStep } from '../agent/index.js';
 import { createLocalExecutor } from '../executor/local.js';
 import type { Executor } from '../executor/types.js';
 import type { WorkflowConfig } from '../workflow/config.js';
-import { LorenzError, errorMessage, isLorenzError } from '../workflow/errors.js';
+import {
+  LorenzError,
+  errorMessage,
+  isLorenzError,
+  type SlotErrorCode,
+} from '../workflow/errors.js';
 import type { HookExecutionMessage, LorenzEvent, RunSummary } from '../workflow/events.js';
 import { normalizeIssue, type Issue } from '../workflow/issue.js';
 import { loadWorkflowText } from '../workflow/load.js';
@@ -134,7 +139,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
     options.write(`${JSON.stringify(event)}\n`);
   };
   let summary: RunSummary | null = null;
-  let failure: { code: string; message: string } | undefined;
+  let failure: { code: SlotErrorCode; message: string } | undefined;
   try {
     const plan = await planRun(options);
     const executor = options.executor ?? createLocalExecutor();
