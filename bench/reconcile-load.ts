@@ -83,7 +83,9 @@ export async function watchPodOwners(client: KubeClient, namespace: string): Pro
         });
       } catch (error) {
         if (abort.signal.aborted) return;
-        process.stderr.write(`[bench] pod watch on ${namespace} broke, resuming: ${error}\n`);
+        process.stderr.write(
+          `[bench] pod watch on ${namespace} broke, resuming: ${String(error)}\n`,
+        );
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }

@@ -1,4 +1,4 @@
-import { isLorenzError } from './workflow/errors.js';
+import { isLorenzError, type LorenzErrorCode } from './workflow/errors.js';
 import { UsageError, USAGE } from './cli/usage.js';
 
 /**
@@ -20,15 +20,54 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   controller: async () => (await import('./cli/operator-commands.js')).controllerCommand,
 };
 
-/** Exit codes: 2 for usage and for invalid workflows/issues, 1 for anything else that failed. */
-const INPUT_ERROR_CODES = new Set([
-  'missing_workflow_file',
-  'workflow_parse_error',
-  'workflow_front_matter_not_a_map',
-  'invalid_workflow_config',
-  'template_parse_error',
-  'invalid_issue',
-]);
+/**
+ * Exit codes: 2 for usage and for invalid workflows/issues, 1 for anything else that failed.
+ * No default: a new code does not compile until it is placed here.
+ */
+function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
+  switch (code) {
+    case 'missing_workflow_file':
+    case 'workflow_parse_error':
+    case 'workflow_front_matter_not_a_map':
+    case 'invalid_workflow_config':
+    case 'template_parse_error':
+    case 'invalid_issue':
+      return 2;
+    case 'template_render_error':
+    case 'invalid_workspace_cwd':
+    case 'workspace_is_root':
+    case 'workspace_unsafe_symlink':
+    case 'workspace_outside_root':
+    case 'workspace_skill_source_symlink':
+    case 'workspace_skill_source_unsupported':
+    case 'workspace_skill_source_missing':
+    case 'invalid_ssh_timeout':
+    case 'hook_failed':
+    case 'hook_timed_out':
+    case 'agent_bridge_missing':
+    case 'agent_bridge_exited':
+    case 'agent_protocol_error':
+    case 'agent_response_timeout':
+    case 'acp_turn_failed':
+    case 'turn_timeout':
+    case 'turn_stalled':
+    case 'turn_cancelled':
+    case 'turn_input_required':
+    case 'approval_required':
+    case 'issue_state_unavailable':
+    case 'unsupported_tracker_kind':
+    case 'invalid_tracker_config':
+    case 'missing_tracker_secret':
+    case 'tracker_request':
+    case 'tracker_status':
+    case 'tracker_response':
+    case 'tracker_pagination':
+    case 'tracker_rate_limited':
+    case 'input_digest_mismatch':
+    case 'invalid_pod_template':
+      return 1;
+  }
+}
 
 function findCommand(argv: string[]): { load: () => Promise<Command>; rest: string[] } | null {
   const two = argv.slice(0, 2).join(' ');
@@ -67,7 +106,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (isLorenzError(error)) {
       err(`lorenz: ${error.code}: ${error.message}\n`);
-      return INPUT_ERROR_CODES.has(error.code) ? 2 : 1;
+      return exitCodeForError(error.code);
     }
     err(`lorenz: ${(error as Error).stack ?? String(error)}\n`);
     return 1;

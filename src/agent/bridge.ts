@@ -55,7 +55,7 @@ export function startBridge(
   return {
     command,
     pid: child.pid,
-    input: jsonLinesOnly(child.stdout, listeners.onMalformedLine),
+    input: jsonLinesOnly(child.stdout, (line) => listeners.onMalformedLine(line)),
     output: stdinWriter(child),
     exited,
     exit: () => exit,

@@ -5,7 +5,7 @@ import { isLorenzError } from '../workflow/errors.js';
 import type { TokenUsage } from '../workflow/events.js';
 import type { AgentStep, AgentStepContext, AgentStepResult } from '../workspace/agent-step.js';
 import { bridgeEnvironment } from './environment.js';
-import { AgentFailure, cancelledByCaller } from './failures.js';
+import { AgentFailure, cancelledByCaller, type AgentFailureCode } from './failures.js';
 import { startSession, type AgentEmit, type Session } from './session.js';
 import { runTurn, type TurnLimits } from './turn.js';
 import { addTurnUsage } from './usage.js';
@@ -130,7 +130,7 @@ async function runTurns(
     usage = addTurnUsage(usage, result.usage);
     if (!result.ok) {
       const { code, message } = result.failure;
-      emit(code === 'turn_cancelled' ? 'turn_cancelled' : 'turn_failed', {
+      emit(failureEventType(code), {
         turn: number,
         code,
         message,
@@ -162,6 +162,25 @@ async function runTurns(
     if (!active) break;
   }
   return { ok: true, turns, ...(usage ? { usage } : {}) };
+}
+
+/** The event a failed turn is reported as. No default: a new agent code must be placed here. */
+function failureEventType(code: AgentFailureCode): 'turn_cancelled' | 'turn_failed' {
+  switch (code) {
+    case 'turn_cancelled':
+      return 'turn_cancelled';
+    case 'agent_bridge_missing':
+    case 'agent_bridge_exited':
+    case 'agent_protocol_error':
+    case 'agent_response_timeout':
+    case 'acp_turn_failed':
+    case 'turn_timeout':
+    case 'turn_stalled':
+    case 'turn_input_required':
+    case 'approval_required':
+    case 'issue_state_unavailable':
+      return 'turn_failed';
+  }
 }
 
 function failed(failure: AgentFailure, turns: number, usage?: TokenUsage): AgentStepResult {

@@ -11,7 +11,7 @@ import { objectMetaSchema, usageSchema } from './meta.js';
 function immutable<T extends z.ZodType>(schema: T, path: string): T {
   return schema.meta({
     'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: `${path} is immutable` }],
-  }) as T;
+  });
 }
 
 /** A rule on the parent: the optional fields listed may be neither added nor removed. */

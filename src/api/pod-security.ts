@@ -11,7 +11,7 @@ import { RESERVED_VOLUME_NAMES, RUNNER_INIT_CONTAINER_NAME } from './run-pod.js'
 
 /** A CEL rule on the field itself, so the apiserver's error names the field's path. */
 export function refused<T extends z.ZodType>(schema: T, rule: string, message: string): T {
-  return schema.meta({ 'x-kubernetes-validations': [{ rule, message }] }) as T;
+  return schema.meta({ 'x-kubernetes-validations': [{ rule, message }] });
 }
 
 const celList = (values: readonly string[]) => `[${values.map((v) => `'${v}'`).join(', ')}]`;

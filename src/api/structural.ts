@@ -73,7 +73,7 @@ function structural(input: Record<string, unknown>, path: string): JSONSchemaPro
     if (!isObject(merged.items)) throw new Error(`${path || '<root>'}: an array needs items`);
     merged.items = structural(merged.items, `${path}[]`);
   }
-  return withLeadingKeys(merged) as JSONSchemaProps;
+  return withLeadingKeys(merged);
 }
 
 const LEADING_KEYS = ['type', 'format', 'nullable', 'description'];

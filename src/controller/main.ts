@@ -115,7 +115,13 @@ export function parseControllerArgs(
 export async function runController(options: ControllerRunOptions): Promise<number> {
   const running = await startController(options);
   const reason = await running.done;
-  return reason === 'leadership-lost' ? 1 : 0;
+  switch (reason) {
+    case 'leadership-lost':
+      return 1;
+    case 'stopped':
+    case 'signal':
+      return 0;
+  }
 }
 
 export async function runControllerCommand(argv: string[]): Promise<number> {

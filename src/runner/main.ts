@@ -12,7 +12,12 @@ import {
 import { createLocalExecutor } from '../executor/local.js';
 import type { Executor } from '../executor/types.js';
 import type { WorkflowConfig } from '../workflow/config.js';
-import { LorenzError, errorMessage, isLorenzError } from '../workflow/errors.js';
+import {
+  LorenzError,
+  errorMessage,
+  isLorenzError,
+  type SlotErrorCode,
+} from '../workflow/errors.js';
 import type { HookExecutionMessage, LorenzEvent, RunSummary } from '../workflow/events.js';
 import { normalizeIssue, type Issue } from '../workflow/issue.js';
 import { loadWorkflowText } from '../template/load-workflow.js';
@@ -153,7 +158,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
     options.write(`${JSON.stringify(event)}\n`);
   };
   let summary: RunSummary | null = null;
-  let failure: { code: string; message: string } | undefined;
+  let failure: { code: SlotErrorCode; message: string } | undefined;
   try {
     const plan = await planRun(options);
     const executor = options.executor ?? createLocalExecutor();

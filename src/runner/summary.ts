@@ -1,3 +1,4 @@
+import { isSlotErrorCode, type SlotErrorCode } from '../workflow/errors.js';
 import type { HookExecutionMessage, HookName, RunSummary, TokenUsage } from '../workflow/events.js';
 
 /**
@@ -17,7 +18,7 @@ export interface TerminationSummary {
   slot: number;
   succeeded: boolean;
   /** Stable failure code: hook_failed, hook_timed_out, acp_turn_failed, input_digest_mismatch … */
-  errorCode?: string;
+  errorCode?: SlotErrorCode;
   error?: string;
   cancelled?: boolean;
   turns: number;
@@ -51,12 +52,21 @@ export function parseTerminationSummary(text: string | undefined): TerminationSu
     if (typeof value !== 'object' || value === null) return null;
     const summary = value as Partial<TerminationSummary>;
     if (summary.v !== 1 || typeof summary.succeeded !== 'boolean') return null;
+    // A code this build does not know (from a runner of another version) reads as run_failed,
+    // and the message still names it when the summary carries no error text.
+    const code: unknown = summary.errorCode;
+    const unknownCode = typeof code === 'string' && !isSlotErrorCode(code) ? code : undefined;
+    const error = typeof summary.error === 'string' ? summary.error : undefined;
     return {
       v: 1,
       slot: typeof summary.slot === 'number' ? summary.slot : 0,
       succeeded: summary.succeeded,
-      errorCode: typeof summary.errorCode === 'string' ? summary.errorCode : undefined,
-      error: typeof summary.error === 'string' ? summary.error : undefined,
+      errorCode: isSlotErrorCode(code)
+        ? code
+        : unknownCode !== undefined
+          ? 'run_failed'
+          : undefined,
+      error: error ?? unknownCode,
       cancelled: summary.cancelled === true,
       turns: typeof summary.turns === 'number' ? summary.turns : 0,
       usage: summary.usage,
@@ -74,7 +84,7 @@ export function summarizeSlot(options: {
   summary: RunSummary | null;
   hooks: HookExecutionMessage[];
   cancelled: boolean;
-  failure?: { code: string; message: string };
+  failure?: { code: SlotErrorCode; message: string };
 }): TerminationSummary {
   const slotSummary = options.summary?.slots.find((entry) => entry.slot === options.slot);
   const last = new Map<HookName, TerminationHook>();

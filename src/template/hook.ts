@@ -11,10 +11,20 @@ export { shellEscape } from './shell-escape.js';
  * text, a list its items joined with commas (quoted afterwards as one word).
  */
 function hookText(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (Array.isArray(value)) return value.map(hookText).join(',');
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  switch (typeof value) {
+    case 'undefined':
+      return '';
+    case 'object':
+      if (value === null) return '';
+      return Array.isArray(value) ? value.map(hookText).join(',') : JSON.stringify(value);
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+    case 'symbol':
+    case 'function':
+      return String(value);
+  }
 }
 
 function quoteValue(value: unknown): string {

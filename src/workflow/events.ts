@@ -4,6 +4,8 @@
  * and Events. One definition so that every layer spells them the same way.
  */
 
+import type { SlotErrorCode } from './errors.js';
+
 export type HookName = 'after_create' | 'before_run' | 'after_run' | 'before_remove';
 export const HOOK_NAMES: readonly HookName[] = [
   'after_create',
@@ -65,7 +67,7 @@ export interface SlotSummary {
   workspace: string;
   succeeded: boolean;
   /** Stable failure code when the slot failed (hook_failed, hook_timed_out, acp_turn_failed …). */
-  errorCode?: string;
+  errorCode?: SlotErrorCode;
   error?: string;
   turns: number;
   usage?: TokenUsage;

@@ -1,3 +1,4 @@
+import type { SlotErrorCode } from '../workflow/errors.js';
 import type { Issue } from '../workflow/issue.js';
 import type { EventSink, TokenUsage } from '../workflow/events.js';
 
@@ -20,6 +21,6 @@ export interface AgentStepContext {
 
 export type AgentStepResult =
   | { ok: true; turns: number; usage?: TokenUsage }
-  | { ok: false; code: string; message: string; turns: number; usage?: TokenUsage };
+  | { ok: false; code: SlotErrorCode; message: string; turns: number; usage?: TokenUsage };
 
 export type AgentStep = (context: AgentStepContext) => Promise<AgentStepResult>;

@@ -240,16 +240,16 @@ export async function until<T>(
   ms = 90_000,
 ): Promise<T> {
   const deadline = Date.now() + ms;
-  let last: unknown;
+  let last: string | undefined;
   for (;;) {
     try {
       const value = await probe();
       if (value !== undefined) return value;
     } catch (error) {
-      last = error;
+      last = String(error);
     }
     if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }

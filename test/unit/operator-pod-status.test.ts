@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { mapPodStatus } from '../../src/controller/issuerun/pod-status.js';
 import { encodeTerminationSummary } from '../../src/runner/summary.js';
+import type { SlotErrorCode } from '../../src/workflow/errors.js';
 
 const created = new Date('2026-01-01T00:00:00Z');
 const options = (afterMs: number) => ({
@@ -45,7 +46,7 @@ const terminatedAgent = (exitCode: number, message?: string, reason = 'Error') =
     ],
   });
 
-const summary = (errorCode: string, error: string) =>
+const summary = (errorCode: SlotErrorCode, error: string) =>
   encodeTerminationSummary({
     v: 1,
     slot: 0,
@@ -175,6 +176,17 @@ describe('pod status mapping', () => {
       'Failed',
       'InputsInvalid',
       /prompt-0.md/,
+    ],
+    [
+      'a code this build does not know',
+      terminatedAgent(
+        1,
+        JSON.stringify({ v: 1, succeeded: false, errorCode: 'newer_code', hooks: [] }),
+      ),
+      0,
+      'Failed',
+      'AgentFailed',
+      /^newer_code$/,
     ],
     [
       'no summary',

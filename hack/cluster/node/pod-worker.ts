@@ -170,7 +170,7 @@ export function startPodWorker(deps: WorkerDeps, initial: V1Pod): PodWorker {
           {
             pod: current,
             podDir,
-            hosts: hosts ?? new Map(),
+            hosts: hosts ?? new Map<string, string>(),
             objects: deps.objects,
             apiServer: deps.apiServer,
             imageMap: deps.imageMap,

@@ -45,7 +45,7 @@ export function describeError(err: unknown): string {
 /** HTTP status of a client-node ApiException (or undefined for anything else). */
 export function httpStatus(err: unknown): number | undefined {
   if (typeof err === 'object' && err !== null && 'code' in err) {
-    const code = (err as { code: unknown }).code;
+    const code = err.code;
     if (typeof code === 'number') return code;
   }
   return undefined;

@@ -1,5 +1,6 @@
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { parseTerminationSummary, type TerminationSummary } from '../../runner/summary.js';
+import type { SlotErrorCode } from '../../workflow/errors.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
@@ -54,13 +55,61 @@ const allContainerStatuses = (pod: V1Pod): V1ContainerStatus[] => [
   ...(pod.status?.containerStatuses ?? []),
 ];
 
-/** Failure codes of the engine → the IssueRun reason that names them. */
-export function reasonForErrorCode(code: string | undefined): PodReason {
-  if (code === 'hook_failed') return 'HookFailed';
-  if (code === 'hook_timed_out') return 'HookTimedOut';
-  if (code === 'input_digest_mismatch') return 'InputsInvalid';
-  if (code === 'cancelled') return 'Cancelled';
-  return 'AgentFailed';
+/**
+ * Failure codes of the engine → the IssueRun reason that names them. No default: a new code
+ * does not compile until it is placed here.
+ */
+export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
+  switch (code) {
+    case 'hook_failed':
+      return 'HookFailed';
+    case 'hook_timed_out':
+      return 'HookTimedOut';
+    case 'input_digest_mismatch':
+      return 'InputsInvalid';
+    case 'cancelled':
+      return 'Cancelled';
+    case 'missing_workflow_file':
+    case 'workflow_parse_error':
+    case 'workflow_front_matter_not_a_map':
+    case 'invalid_workflow_config':
+    case 'template_parse_error':
+    case 'template_render_error':
+    case 'invalid_issue':
+    case 'invalid_workspace_cwd':
+    case 'workspace_is_root':
+    case 'workspace_unsafe_symlink':
+    case 'workspace_outside_root':
+    case 'workspace_skill_source_symlink':
+    case 'workspace_skill_source_unsupported':
+    case 'workspace_skill_source_missing':
+    case 'invalid_ssh_timeout':
+    case 'agent_bridge_missing':
+    case 'agent_bridge_exited':
+    case 'agent_protocol_error':
+    case 'agent_response_timeout':
+    case 'acp_turn_failed':
+    case 'turn_timeout':
+    case 'turn_stalled':
+    case 'turn_cancelled':
+    case 'turn_input_required':
+    case 'approval_required':
+    case 'issue_state_unavailable':
+    case 'unsupported_tracker_kind':
+    case 'invalid_tracker_config':
+    case 'missing_tracker_secret':
+    case 'tracker_request':
+    case 'tracker_status':
+    case 'tracker_response':
+    case 'tracker_pagination':
+    case 'tracker_rate_limited':
+    case 'invalid_pod_template':
+    case 'workspace_error':
+    case 'runner_failed':
+    case 'run_failed':
+    case undefined:
+      return 'AgentFailed';
+  }
 }
 
 function waitingVerdict(pod: V1Pod, options: PodStatusOptions): PodOutcome | null {
@@ -171,6 +220,7 @@ export function mapPodStatus(pod: V1Pod, options: PodStatusOptions): PodOutcome 
         finished: false,
         summary,
       };
+    case undefined: // no status yet: as Pending
     default: {
       const verdict = waitingVerdict(pod, options);
       return (

@@ -20,7 +20,7 @@ import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
 import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
-import { cancelledSlots, logsPending, observeSlots, runPods } from './slot-views.js';
+import { cancelledSlots, eventsFlushed, logsPending, observeSlots, runPods } from './slot-views.js';
 import { runState, runStateFromSlots, runStatus, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
 
@@ -167,7 +167,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (pods.some(isLive) || views.some((view) => view.log?.streaming)) {
       return { requeueAfter: REQUEUE_MS.cancelling };
     }
-    await Promise.all(views.map((view) => view.log?.flushed));
+    await eventsFlushed(views);
     const result = await patchStatus(key, run, statusOf(run, views, cancelledState), true);
     const namespace = run.metadata.namespace ?? '';
     forgetRun(key, [
@@ -267,7 +267,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (state.kind === 'finished') {
       // Every record of every Pod must be in before the verdict: wait for the log reads.
       if (logsPending(views)) return { requeueAfter: REQUEUE_MS.logsDraining };
-      await Promise.all(views.map((view) => view.log?.flushed));
+      await eventsFlushed(views);
       const result = await patchStatus(key, run, statusOf(run, views, state), true);
       forgetRun(key, podNamesOf(pods));
       return result;

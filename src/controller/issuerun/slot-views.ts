@@ -81,3 +81,8 @@ export const logsPending = (views: readonly SlotView[]): boolean =>
   views.some(
     (view) => view.log?.streaming || (view.log && !view.log.completed && !view.log.drained),
   );
+
+/** Resolves once every Event for the records read so far from the slots' logs is written. */
+export async function eventsFlushed(views: readonly SlotView[]): Promise<void> {
+  await Promise.all(views.flatMap((view) => (view.log ? [view.log.flushed] : [])));
+}

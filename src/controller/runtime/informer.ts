@@ -36,9 +36,10 @@ export interface Informer<T extends KubeObject> {
   readonly resource: ResourceRef;
   get(namespace: string | undefined, name: string): T | undefined;
   list(namespace?: string): T[];
-  onAdd(handler: (object: T) => void): void;
-  onUpdate(handler: (previous: T, object: T) => void): void;
-  onDelete(handler: (object: T) => void): void;
+  /** The on* methods do not use `this`: they may be passed around unbound. */
+  onAdd(this: void, handler: (object: T) => void): void;
+  onUpdate(this: void, handler: (previous: T, object: T) => void): void;
+  onDelete(this: void, handler: (object: T) => void): void;
   /** True once the first list has been loaded into the cache. */
   hasSynced(): boolean;
   /** Resolves when synced; rejects if the signal aborts first. */
