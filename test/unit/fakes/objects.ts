@@ -1,0 +1,262 @@
+// Builders of the objects the reconciler tests put in the fake caches, shaped as the JSON
+// client reads them from the apiserver, and summaries of what the reconcilers write.
+import { createHash } from 'node:crypto';
+import type { V1ContainerState } from '@kubernetes/client-node';
+import type {
+  Condition,
+  IssueRun,
+  IssueRunStatus,
+  Workflow,
+  WorkflowStatus,
+} from '../../../src/api/index.js';
+import type { PodObject } from '../../../src/controller/issuerun/reconciler.js';
+import { encodeTerminationSummary, type TerminationSummary } from '../../../src/runner/summary.js';
+import type { FakeKubeClient } from './controller.js';
+
+export const NS = 'ns';
+export const RUN = 'eng-1';
+export const RUN_UID = 'uid-run-1';
+export const WORKFLOW = 'wf';
+export const WORKFLOW_UID = 'uid-wf-1';
+/** The snapshot ConfigMap a reconciled Workflow points its runs at. */
+export const SNAPSHOT = 'wf-config-0123abcd';
+export const T0 = new Date('2026-03-01T10:00:00Z');
+
+/** T0 moved by `ms`, as the apiserver writes times (RFC 3339, whole seconds). */
+export const at = (ms: number): string =>
+  new Date(T0.getTime() + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** A WORKFLOW.md for the scripted agent. */
+export function workflowText(options: { prompt?: string; ensembleSize?: number } = {}): string {
+  return [
+    '---',
+    'tracker:',
+    '  kind: memory',
+    'agent:',
+    '  kind: scripted',
+    '  max_turns: 2',
+    `  ensemble_size: ${options.ensembleSize ?? 1}`,
+    'agents:',
+    '  scripted:',
+    '    bridge_command: node /lorenz-bin/scripted-agent.mjs',
+    'hooks:',
+    '  timeout_ms: 60000',
+    '---',
+    options.prompt ?? 'Work on {{ issue.identifier }}: {{ issue.title }}.',
+  ].join('\n');
+}
+
+export const podTemplate = {
+  spec: { containers: [{ name: 'agent', image: 'example.com/agent:1' }] },
+};
+
+/** A Workflow in the cache; by default reconciled, with a good snapshot (null: no status). */
+export function workflow(
+  spec: Partial<Workflow['spec']> = {},
+  status: WorkflowStatus | null = { lastGoodConfigMap: SNAPSHOT, configDigest: 'sha256:x' },
+): Workflow {
+  return {
+    apiVersion: 'lorenz.dev/v1alpha1',
+    kind: 'Workflow',
+    metadata: {
+      name: WORKFLOW,
+      namespace: NS,
+      uid: WORKFLOW_UID,
+      generation: 1,
+      resourceVersion: '7',
+    },
+    spec: { workflow: workflowText(), podTemplate, ...spec },
+    ...(status ? { status } : {}),
+  };
+}
+
+/** An IssueRun in the cache (resourceVersion older than anything the fake client returns). */
+export function issueRun(
+  options: {
+    name?: string;
+    status?: IssueRunStatus;
+    spec?: Partial<IssueRun['spec']>;
+    uid?: string;
+    labels?: string[];
+    deleting?: boolean;
+  } = {},
+): IssueRun {
+  return {
+    apiVersion: 'lorenz.dev/v1alpha1',
+    kind: 'IssueRun',
+    metadata: {
+      name: options.name ?? RUN,
+      namespace: NS,
+      uid: options.uid ?? RUN_UID,
+      generation: 1,
+      resourceVersion: '5',
+      ...(options.deleting ? { deletionTimestamp: at(-1000) } : {}),
+    },
+    spec: {
+      workflowRef: { name: WORKFLOW },
+      issue: {
+        identifier: 'ENG-1',
+        title: 'Fix the bug',
+        state: 'Todo',
+        labels: options.labels ?? [],
+      },
+      ...options.spec,
+    },
+    ...(options.status ? { status: options.status } : {}),
+  };
+}
+
+export const podName = (slot: number, attempt = 1): string => `${RUN}-${slot}-${attempt}`;
+
+export interface PodOptions {
+  slot?: number;
+  phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed';
+  /** The agent container: not started, running, or terminated with the runner's summary. */
+  agent?: 'waiting' | 'running' | TerminationSummary;
+  /** A waiting reason of the agent container (ErrImagePull …). */
+  waitingReason?: string;
+  createdAgoMs?: number;
+  deleting?: boolean;
+  issueState?: string;
+}
+
+/** A run Pod owned by the run, as the pod builder labels it. */
+export function runPod(options: PodOptions): PodObject {
+  const slot = options.slot ?? 0;
+  let state: V1ContainerState | undefined;
+  if (options.waitingReason)
+    state = { waiting: { reason: options.waitingReason, message: 'boom' } };
+  else if (options.agent === 'running')
+    state = { running: { startedAt: new Date(T0.getTime() - 5000) } };
+  else if (typeof options.agent === 'object') {
+    const exitCode = options.agent.succeeded ? 0 : 1;
+    state = {
+      terminated: {
+        exitCode,
+        reason: exitCode ? 'Error' : 'Completed',
+        message: encodeTerminationSummary(options.agent),
+      },
+    };
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: podName(slot),
+      namespace: NS,
+      resourceVersion: '9',
+      creationTimestamp: new Date(T0.getTime() - (options.createdAgoMs ?? 10_000)),
+      ...(options.deleting ? { deletionTimestamp: new Date(T0.getTime() - 1000) } : {}),
+      labels: {
+        'lorenz.dev/issuerun': RUN,
+        'lorenz.dev/slot': String(slot),
+        'lorenz.dev/attempt': '1',
+      },
+      annotations: { 'lorenz.dev/issue-state': options.issueState ?? 'Todo' },
+      ownerReferences: [
+        {
+          apiVersion: 'lorenz.dev/v1alpha1',
+          kind: 'IssueRun',
+          name: RUN,
+          uid: RUN_UID,
+          controller: true,
+        },
+      ],
+    },
+    status: {
+      phase: options.phase,
+      ...(state
+        ? {
+            containerStatuses: [
+              { name: 'agent', image: 'x', imageID: '', ready: false, restartCount: 0, state },
+            ],
+          }
+        : {}),
+    },
+  };
+}
+
+export function summary(fields: Partial<TerminationSummary> = {}): TerminationSummary {
+  return { v: 1, slot: 0, succeeded: true, turns: 0, hooks: [], records: 0, ...fields };
+}
+
+const condition = (type: string, status: Condition['status'], reason: string): Condition => ({
+  type,
+  status,
+  reason,
+  message: '',
+  observedGeneration: 1,
+  lastTransitionTime: at(-60_000),
+});
+
+/** The status of a run whose Pods were created (slots as listed, all not yet started). */
+export function startedStatus(slots = 1, phase: 'Pending' | 'Running' = 'Pending'): IssueRunStatus {
+  return {
+    observedGeneration: 1,
+    phase,
+    reason: phase,
+    message: 'waiting for the run Pod',
+    attempt: 1,
+    startTime: at(-60_000),
+    podName: podName(slots - 1),
+    inputsConfigMap: `${RUN}-inputs`,
+    configDigest: 'sha256:x',
+    slots: Array.from({ length: slots }, (_, slot) => ({
+      slot,
+      phase,
+      reason: phase,
+      message: 'the Pod is being created',
+      podName: podName(slot),
+      turns: 0,
+    })),
+    hooks: [],
+    turn: 0,
+    conditions: [
+      condition('Succeeded', 'Unknown', phase),
+      condition('Finished', 'False', phase),
+      condition('Reconciling', 'True', 'Progressing'),
+      condition('Stalled', 'False', 'Progressing'),
+    ],
+  };
+}
+
+/** The status of a run that finished `agoMs` before T0. */
+export function finishedStatus(agoMs: number): IssueRunStatus {
+  return {
+    ...startedStatus(),
+    phase: 'Succeeded',
+    reason: 'Succeeded',
+    completionTime: at(-agoMs),
+    conditions: [
+      condition('Succeeded', 'True', 'Succeeded'),
+      condition('Finished', 'True', 'Succeeded'),
+      condition('Reconciling', 'False', 'Reconciled'),
+      condition('Stalled', 'False', 'Reconciled'),
+    ],
+  };
+}
+
+/** `Type=Status/Reason` of each listed type, `Type=-` when absent: independent of list order. */
+export function conditionSummary(
+  conditions: readonly Condition[] | undefined,
+  types: readonly string[],
+): string[] {
+  return types.map((type) => {
+    const found = conditions?.find((entry) => entry.type === type);
+    return found ? `${type}=${found.status}/${found.reason}` : `${type}=-`;
+  });
+}
+
+/** The status of the last status PATCH among the actions since `from`, if any. */
+export function writtenStatus<S>(client: FakeKubeClient, from = 0): S | undefined {
+  const patch = client.actions
+    .slice(from)
+    .filter((action) => action.method === 'PATCH' && action.subresource === 'status')
+    .at(-1);
+  if (!patch) return undefined;
+  const operations = patch.body as Array<{ op: string; path: string; value: S }>;
+  const replace = operations.find((operation) => operation.path === '/status');
+  return replace?.value;
+}
