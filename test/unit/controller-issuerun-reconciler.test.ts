@@ -405,11 +405,10 @@ const rows: RunRow[] = [
 describe('IssueRun reconciler', () => {
   it.each(rows)('$name', playRun);
 
-  // BUG: the "expected Pods" memory is keyed by namespace/name and is not dropped when the
-  // IssueRun is seen gone (only the status memory is). A run deleted and re-created under the
-  // same name within 30 s of its Pods' creation is held back ("created a moment ago") until
-  // the old expectation lapses, though its own Pods were never created.
-  it.fails('starts a run re-created under the same name at once', () =>
+  // Regression: the "expected Pods" memory was keyed by namespace/name, so a run deleted and
+  // re-created under the same name within 30 s waited on Pods it never owned. It is keyed
+  // by the run's uid now.
+  it('starts a run re-created under the same name at once', () =>
     playRun({
       name: 're-created under the same name',
       run: issueRun(),
@@ -422,6 +421,5 @@ describe('IssueRun reconciler', () => {
           want: { ...fresh, status: { ...fresh.status, startTime: at(2000) } },
         },
       ],
-    }),
-  );
+    }));
 });

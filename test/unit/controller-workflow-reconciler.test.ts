@@ -3,7 +3,7 @@
 // status it wrote and the result it returned (see fakes/tables.ts).
 import { describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/api/index.js';
-import type { ConfigMapObject } from '../../src/controller/workflow/reconciler.js';
+import type { ConfigMapObject } from '../../src/controller/shared/resources.js';
 import { conflict, failWith } from './fakes/controller.js';
 import {
   NS,
@@ -234,11 +234,10 @@ const rows: WorkflowRow[] = [
 describe('Workflow reconciler', () => {
   it.each(rows)('$name', playWorkflow);
 
-  // BUG: a failed snapshot create (500, 403, a timeout) is caught with the config errors and
-  // reported as ConfigValid=False/ConfigInvalid (Stalled=True on a new Workflow) although the
-  // config is fine; and since the reconcile then returns normally, the workqueue forgets the
-  // key instead of retrying with backoff: the Workflow stays so until some other event.
-  it.fails('returns an API error of the snapshot create for a retry, writing no status', () =>
+  // Regression: a failed snapshot create (500, 403, a timeout) was reported as
+  // ConfigValid=False although the config is fine, and the key was not retried. It is an
+  // error of the reconcile now: the workqueue retries it with backoff.
+  it('returns an API error of the snapshot create for a retry, writing no status', () =>
     playWorkflow({
       name: 'snapshot create fails',
       workflow: fresh(),
@@ -246,13 +245,11 @@ describe('Workflow reconciler', () => {
         { actions: [createSnapshot(TEXT)], error: /500/ },
         { answers: [failWith('POST configmaps/*', 500)] },
       ),
-    }),
-  );
+    }));
 
-  // BUG (minor): the deadline of a pending counts-only write is not dropped when the counts
-  // go back to what was written before it lapsed. The next counts-only change, however much
-  // later, reuses that stale deadline and is written at once instead of being batched.
-  it.fails('waits the counts interval again after counts went back and changed anew', () =>
+  // Regression: the deadline of a pending counts-only write outlived counts that went back,
+  // so a much later counts-only change was written at once instead of batched.
+  it('waits the counts interval again after counts went back and changed anew', () =>
     playWorkflow({
       name: 'counts back and forth',
       workflow: fresh(),
@@ -262,6 +259,5 @@ describe('Workflow reconciler', () => {
         { advanceMs: 1000, issueRuns: [], want: nothing, configs: 1 },
         { advanceMs: 60_000, issueRuns: runs, want: requeue(COUNTS_INTERVAL_MS), configs: 1 },
       ],
-    }),
-  );
+    }));
 });

@@ -59,6 +59,12 @@ const cancelledState: RunState = {
   message: 'cancelled: spec.cancelRequested is true',
 };
 
+/**
+ * Expectations are the run object's, not its name's: a run deleted and re-created under
+ * the same name owns none of the old one's Pods and must not wait on them.
+ */
+const runUid = (run: IssueRun): string => run.metadata.uid ?? '';
+
 const isLive = (pod: PodObject): boolean =>
   pod.status?.phase === 'Running' || pod.status?.phase === 'Pending';
 
@@ -115,9 +121,9 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const writePodless = (key: string, run: IssueRun, state: RunState) =>
     patchStatus(key, run, statusOf(run, [], state), true);
 
-  function forgetRun(key: string, podNames: readonly { namespace: string; name: string }[]) {
+  function forgetRun(run: IssueRun, podNames: readonly { namespace: string; name: string }[]) {
     // The status memory stays: the cache may still lag the final write.
-    expectations.forget(key);
+    expectations.forget(runUid(run));
     for (const pod of podNames) deps.followers.forget(pod.namespace, pod.name);
   }
   const podNamesOf = (pods: readonly PodObject[]) =>
@@ -128,7 +134,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
 
   /** Finished: nothing more to do but delete the run once its Workflow's TTL has passed. */
   async function finishedRun(key: string, run: IssueRun, pods: readonly PodObject[]) {
-    forgetRun(key, podNamesOf(pods));
+    forgetRun(run, podNamesOf(pods));
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
     const ttl = workflow?.spec.ttlSecondsAfterFinished;
     const completed = run.status?.completionTime;
@@ -170,7 +176,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     await eventsFlushed(views);
     const result = await patchStatus(key, run, statusOf(run, views, cancelledState), true);
     const namespace = run.metadata.namespace ?? '';
-    forgetRun(key, [
+    forgetRun(run, [
       ...podNamesOf(pods),
       ...views.map((view) => ({ namespace, name: view.podName })),
     ]);
@@ -204,7 +210,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
     const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
     // Created a moment ago and not in the cache yet: never create twice.
-    if (expectations.unmet(key, cachedPods, deps.now().getTime())) {
+    if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {
       return { requeueAfter: REQUEUE_MS.podsNotCached };
     }
     const ensured = await ensureRunObjects({
@@ -220,7 +226,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
     }
     expectations.expect(
-      key,
+      runUid(run),
       ensured.slots.map((entry) => entry.podName),
       deps.now().getTime(),
     );
@@ -269,7 +275,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       if (logsPending(views)) return { requeueAfter: REQUEUE_MS.logsDraining };
       await eventsFlushed(views);
       const result = await patchStatus(key, run, statusOf(run, views, state), true);
-      forgetRun(key, podNamesOf(pods));
+      forgetRun(run, podNamesOf(pods));
       return result;
     }
     // Progress (Pending → Running, hook results, turns) waits out the interval, so that a

@@ -67,7 +67,11 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     next: WorkflowStatus,
     now: number,
   ): Promise<ReconcileResult> {
-    if (!statuses.changed(key, cached, next)) return;
+    if (!statuses.changed(key, cached, next)) {
+      // Nothing to write (the counts went back, say): a later change starts a new wait.
+      countsDue.delete(key);
+      return;
+    }
     const runsBefore = statuses.freshest(key, cached)?.runs;
     const countsOnly = !statuses.changed(key, cached, { ...next, runs: runsBefore });
     if (countsOnly) {

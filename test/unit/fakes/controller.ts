@@ -7,7 +7,7 @@ import type {
   PodLogState,
 } from '../../../src/controller/issuerun/log-follower.js';
 import type { RunnableWorkflow } from '../../../src/controller/issuerun/workflow-config.js';
-import { workflowDigest } from '../../../src/controller/workflow/snapshot.js';
+import { workflowDigest } from '../../../src/controller/shared/config-snapshot.js';
 import {
   KubeApiError,
   type KubeClient,
@@ -19,7 +19,7 @@ import {
   type Informer,
   type KubeObject,
 } from '../../../src/controller/runtime/informer.js';
-import { loadWorkflowText } from '../../../src/workflow/load.js';
+import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 
 /** An informer whose cache is a Map the test fills; handlers are kept but never called. */
 export class FakeInformer<T extends KubeObject> implements Informer<T> {

@@ -9,7 +9,7 @@ import type {
   Workflow,
   WorkflowStatus,
 } from '../../../src/api/index.js';
-import type { PodObject } from '../../../src/controller/issuerun/reconciler.js';
+import type { PodObject } from '../../../src/controller/shared/resources.js';
 import { encodeTerminationSummary, type TerminationSummary } from '../../../src/runner/summary.js';
 import type { FakeKubeClient } from './controller.js';
 
