@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { upstreamObject } from './meta.js';
 import { RESERVED_VOLUME_NAMES, RUNNER_INIT_CONTAINER_NAME } from './run-pod.js';
 
 /**
@@ -16,22 +17,65 @@ export function refused<T extends z.ZodType>(schema: T, rule: string, message: s
 
 const celList = (values: readonly string[]) => `[${values.map((v) => `'${v}'`).join(', ')}]`;
 
-const profileSchema = (what: string) =>
-  z
-    .object({
-      type: z.string().describe(`${what} profile type (RuntimeDefault, Localhost, Unconfined).`),
-      localhostProfile: z.string().optional().describe('Profile on the node, for Localhost.'),
-    })
-    .describe(`The ${what} profile (the controller sets RuntimeDefault for seccomp).`);
+/**
+ * The Pod Security Standards "restricted" profile, field by field, where it allows a choice.
+ * Admission refuses the rest (CEL below), the controller again at reconcile
+ * (podTemplateProblems), and the pod builder forces the defaults back.
+ */
+export const RESTRICTED = {
+  /** seccomp and AppArmor: never Unconfined. */
+  profileTypes: ['RuntimeDefault', 'Localhost'],
+  /** SELinux types a container may ask for (user and role may not be set at all). */
+  seLinuxTypes: ['container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t'],
+  /** The namespaced sysctls the baseline profile calls safe. */
+  sysctls: [
+    'kernel.shm_rmid_forced',
+    'net.ipv4.ip_local_port_range',
+    'net.ipv4.ip_unprivileged_port_start',
+    'net.ipv4.tcp_syncookies',
+    'net.ipv4.ping_group_range',
+    'net.ipv4.ip_local_reserved_ports',
+    'net.ipv4.tcp_keepalive_time',
+    'net.ipv4.tcp_fin_timeout',
+    'net.ipv4.tcp_keepalive_intvl',
+    'net.ipv4.tcp_keepalive_probes',
+  ],
+  /** Volume sources a run Pod may use. */
+  volumeSources: [
+    'configMap',
+    'csi',
+    'downwardAPI',
+    'emptyDir',
+    'ephemeral',
+    'persistentVolumeClaim',
+    'projected',
+    'secret',
+  ],
+} as const;
 
-const seLinuxOptionsSchema = z
-  .object({
-    user: z.string().optional().describe('SELinux user label.'),
-    role: z.string().optional().describe('SELinux role label.'),
-    type: z.string().optional().describe('SELinux type label.'),
+const profileSchema = (what: string) =>
+  refused(
+    z.object({
+      type: z.string().describe(`${what} profile type (RuntimeDefault or Localhost).`),
+      localhostProfile: z.string().optional().describe('Profile on the node, for Localhost.'),
+    }),
+    `self.type in ${celList(RESTRICTED.profileTypes)}`,
+    `the ${what} profile must be RuntimeDefault or Localhost: run Pods are restricted`,
+  ).describe(`The ${what} profile (the controller sets RuntimeDefault for seccomp).`);
+
+const seLinuxOptionsSchema = refused(
+  z.object({
+    user: z.string().optional().describe('SELinux user label: must not be set.'),
+    role: z.string().optional().describe('SELinux role label: must not be set.'),
+    type: z
+      .string()
+      .optional()
+      .describe(`SELinux type: ${RESTRICTED.seLinuxTypes.join(', ')}.`),
     level: z.string().optional().describe('SELinux level label.'),
-  })
-  .describe('SELinux labels (core/v1 SELinuxOptions).');
+  }),
+  `!has(self.user) && !has(self.role) && (!has(self.type) || self.type in ${celList(RESTRICTED.seLinuxTypes)})`,
+  `seLinuxOptions may set only level and a container type (${RESTRICTED.seLinuxTypes.join(', ')}): run Pods are restricted`,
+).describe('SELinux labels (core/v1 SELinuxOptions).');
 
 const runAsUserSchema = refused(
   z.int().min(0),
@@ -95,9 +139,18 @@ export const podSecurityContextSchema = z
     appArmorProfile: profileSchema('AppArmor'),
     seLinuxOptions: seLinuxOptionsSchema,
     sysctls: z
-      .array(z.object({ name: z.string().describe('Sysctl name.'), value: z.string() }))
+      .array(
+        z.object({
+          name: refused(
+            z.string().max(253),
+            `self in ${celList(RESTRICTED.sysctls)}`,
+            'only the safe namespaced sysctls of the baseline profile are allowed',
+          ).describe('Sysctl name (one of the safe set).'),
+          value: z.string().max(1024),
+        }),
+      )
       .max(64)
-      .describe('Namespaced sysctls.'),
+      .describe('Namespaced sysctls (the safe set only).'),
   })
   .partial()
   .describe('Security context of the run Pod (core/v1 PodSecurityContext).');
@@ -135,13 +188,43 @@ export const volumeSchema = refused(
         })
         .optional()
         .describe('Refused: run Pods never mount the node.'),
+      projected: refused(
+        z
+          .object({
+            sources: z
+              .array(
+                z
+                  .object({
+                    serviceAccountToken: upstreamObject(
+                      'Refused (declared, x-kubernetes-preserve-unknown-fields, so that CEL can see it): the agent gets no Kubernetes credentials.',
+                    ).optional(),
+                  })
+                  .loose()
+                  .meta({ 'x-kubernetes-preserve-unknown-fields': true })
+                  .describe(
+                    'A projection source (core/v1 VolumeProjection), kept as is (x-kubernetes-preserve-unknown-fields); serviceAccountToken is refused.',
+                  ),
+              )
+              .max(64)
+              .optional()
+              .describe('The sources; serviceAccountToken is refused.'),
+          })
+          .loose()
+          .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
+        '!has(self.sources) || self.sources.all(s, !has(s.serviceAccountToken))',
+        'serviceAccountToken projections are refused: the agent gets no Kubernetes credentials',
+      )
+        .optional()
+        .describe(
+          'A projected volume (core/v1 ProjectedVolumeSource), kept as is (x-kubernetes-preserve-unknown-fields) but for serviceAccountToken sources, which are refused.',
+        ),
     })
     .loose()
     .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
   '!has(self.hostPath)',
   'hostPath volumes are refused: run Pods never mount the node',
 ).describe(
-  'A volume of the run Pod (core/v1 Volume). The source (configMap, secret, emptyDir, persistentVolumeClaim, projected, csi, ...) is kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created; hostPath is refused.',
+  `A volume of the run Pod (core/v1 Volume). The source is kept as is (x-kubernetes-preserve-unknown-fields) and validated by the apiserver when the Pod is created. hostPath and service-account token projections are refused here; the controller allows only ${RESTRICTED.volumeSources.join(', ')}.`,
 );
 
 /** The container name the runner's init container uses. */

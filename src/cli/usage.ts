@@ -14,6 +14,7 @@ export const USAGE = `usage:
   lorenz runner --inputs DIR --slot N --workspace DIR      (inside a run Pod)
   lorenz controller [--kubeconfig F] [--namespace NS] [--leader-elect]
                     [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
+                    [--allowed-service-accounts NAME,…]
 
 ISSUE is a YAML or JSON file holding one issue with the reference's snake_case keys
 (identifier and title required).

@@ -7,6 +7,10 @@ import { createLogger, type Logger } from './runtime/logger.js';
 import { createManager, type Manager, type ManagerExitReason } from './runtime/manager.js';
 import { setupIssueRunController } from './issuerun/setup.js';
 import { DEFAULT_OPERATOR_IMAGE } from './shared/constants.js';
+import {
+  DEFAULT_POD_TEMPLATE_POLICY,
+  type PodTemplatePolicy,
+} from './shared/pod-template-check.js';
 import { setupWorkflowController } from './workflow/setup.js';
 
 export interface ControllerRunOptions {
@@ -25,6 +29,8 @@ export interface ControllerRunOptions {
   /** Least time between two status writes of a running IssueRun. */
   progressIntervalMs?: number;
   podStatus?: { imagePullGraceMs?: number; pendingTimeoutMs?: number };
+  /** Service accounts a Workflow's podTemplate may name (their tokens are never mounted). */
+  allowedServiceAccounts?: readonly string[];
 }
 
 export interface RunningController {
@@ -54,16 +60,21 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     handleSignals: options.handleSignals ?? true,
   });
   const { client, writes, writeLog } = countingClient(manager.client);
+  const podTemplatePolicy: PodTemplatePolicy = {
+    allowedServiceAccounts:
+      options.allowedServiceAccounts ?? DEFAULT_POD_TEMPLATE_POLICY.allowedServiceAccounts,
+  };
   const issueRuns = setupIssueRunController(manager, {
     client,
     identity,
     logger,
     operatorImage:
       options.operatorImage ?? process.env.LORENZ_OPERATOR_IMAGE ?? DEFAULT_OPERATOR_IMAGE,
+    podTemplatePolicy,
     progressIntervalMs: options.progressIntervalMs,
     podStatus: options.podStatus,
   });
-  setupWorkflowController(manager, { client, logger });
+  setupWorkflowController(manager, { client, logger, podTemplatePolicy });
 
   await manager.start();
   return {
@@ -78,6 +89,13 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   };
 }
 
+/** `a, b,,c` → [a, b, c]. */
+const splitList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
 export function parseControllerArgs(
   argv: string[],
 ): Omit<ControllerRunOptions, 'kubeConfig'> & { kubeconfig?: string } {
@@ -91,6 +109,7 @@ export function parseControllerArgs(
       'metrics-bind-address': { type: 'string', default: ':8080' },
       'health-probe-bind-address': { type: 'string', default: ':8081' },
       'operator-image': { type: 'string' },
+      'allowed-service-accounts': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -105,6 +124,9 @@ export function parseControllerArgs(
     metricsBindAddress: values['metrics-bind-address'],
     healthProbeBindAddress: values['health-probe-bind-address'],
     ...(values['operator-image'] ? { operatorImage: values['operator-image'] } : {}),
+    ...(values['allowed-service-accounts'] === undefined
+      ? {}
+      : { allowedServiceAccounts: splitList(values['allowed-service-accounts']) }),
   };
 }
 

@@ -63,6 +63,9 @@ describe('CRD schemas', () => {
         'workflows.spec.podTemplate.spec.containers[].resources',
         'workflows.spec.podTemplate.spec.tolerations[]',
         'workflows.spec.podTemplate.spec.volumes[]',
+        'workflows.spec.podTemplate.spec.volumes[].projected',
+        'workflows.spec.podTemplate.spec.volumes[].projected.sources[]',
+        'workflows.spec.podTemplate.spec.volumes[].projected.sources[].serviceAccountToken',
         'workflows.spec.workspace.volumeClaimTemplate.spec',
       ].sort(),
     );
@@ -92,6 +95,17 @@ describe('CRD schemas', () => {
       '.containers[].securityContext.privileged': '!self',
       '.containers[].securityContext.allowPrivilegeEscalation': '!self',
       '.containers[].securityContext.capabilities.add': 'size(self) == 0',
+      '.volumes[].projected':
+        '!has(self.sources) || self.sources.all(s, !has(s.serviceAccountToken))',
+      '.securityContext.appArmorProfile': "self.type in ['RuntimeDefault', 'Localhost']",
+      '.containers[].securityContext.seccompProfile':
+        "self.type in ['RuntimeDefault', 'Localhost']",
+      '.securityContext.sysctls[].name': expect.stringContaining(
+        "self in ['kernel.shm_rmid_forced'",
+      ),
+      '.containers[].securityContext.seLinuxOptions': expect.stringContaining(
+        "!has(self.user) && !has(self.role) && (!has(self.type) || self.type in ['container_t'",
+      ),
     });
     const parsed = workflowSchema.parse({
       metadata: { name: 'w' },

@@ -34,6 +34,8 @@ const base = {
   issueState: 'Todo',
   hooksTimeoutMs: 60_000,
   activeDeadlineSeconds: 3600,
+  // The operator was told (--allowed-service-accounts) that run Pods may use `agents`.
+  policy: { allowedServiceAccounts: ['default', 'agents'] },
 };
 
 describe('run pod builder', () => {
@@ -236,8 +238,107 @@ describe('run pod builder', () => {
       agentWith({ volumeMounts: [{ name: 'cache', mountPath: '/workspace/' }] }),
       /volumeMounts\[cache\]: the mount path \/workspace\/ is reserved/,
     ],
+    ...(
+      [
+        ['/lorenz-bin/.', '/lorenz-bin'],
+        ['//lorenz/inputs', '/lorenz/inputs'],
+        ['/lorenz/./podinfo/', '/lorenz/podinfo'],
+        ['/lorenz-bin/lorenz.js', '/lorenz-bin'],
+        ['/workspace/sub/dir', '/workspace'],
+        ['/lorenz/x/../inputs', '/lorenz/inputs'],
+        ['/lorenz', '/lorenz/inputs'],
+        ['/', '/lorenz-bin'],
+      ] as const
+    ).map(
+      ([mountPath, reserved]) =>
+        [
+          `a mount at ${mountPath}`,
+          agentWith({ volumeMounts: [{ name: 'cache', mountPath }] }),
+          new RegExp(`reserved by Lorenz \\(it is, is inside or is above ${reserved}\\)`),
+        ] as [string, V1PodTemplateSpec, RegExp],
+    ),
+    [
+      'a projected service-account token',
+      {
+        spec: {
+          containers: [{ name: 'agent', image: 'x' }],
+          volumes: [
+            {
+              name: 'token',
+              projected: {
+                sources: [
+                  { configMap: { name: 'ca' } },
+                  { serviceAccountToken: { path: 'token', audience: 'api' } },
+                ],
+              },
+            },
+          ],
+        },
+      },
+      /volumes\[token\]: serviceAccountToken projections are refused/,
+    ],
+    [
+      'a service account the operator does not allow',
+      { spec: { serviceAccountName: 'admin', containers: [{ name: 'agent', image: 'x' }] } },
+      /serviceAccountName: admin is not allowed for run Pods \(allowed: default, agents/,
+    ],
+    [
+      'an unconfined AppArmor profile on the agent',
+      agentWith({ securityContext: { appArmorProfile: { type: 'Unconfined' } } }),
+      /securityContext\.appArmorProfile: type Unconfined is refused/,
+    ],
+    [
+      'an unconfined seccomp profile on the Pod',
+      {
+        spec: {
+          securityContext: { seccompProfile: { type: 'Unconfined' } },
+          containers: [{ name: 'agent', image: 'x' }],
+        },
+      },
+      /spec\.securityContext\.seccompProfile: type Unconfined is refused/,
+    ],
+    [
+      'the spc_t SELinux type on the Pod',
+      {
+        spec: {
+          securityContext: { seLinuxOptions: { type: 'spc_t' } },
+          containers: [{ name: 'agent', image: 'x' }],
+        },
+      },
+      /seLinuxOptions\.type: spc_t is refused/,
+    ],
+    [
+      'an SELinux user on the agent',
+      agentWith({ securityContext: { seLinuxOptions: { user: 'system_u' } } }),
+      /seLinuxOptions: user and role must not be set/,
+    ],
+    [
+      'an unmasked /proc',
+      agentWith({ securityContext: { procMount: 'Unmasked' } }),
+      /procMount: must be Default/,
+    ],
+    [
+      'an unsafe sysctl',
+      {
+        spec: {
+          securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] },
+          containers: [{ name: 'agent', image: 'x' }],
+        },
+      },
+      /sysctls\[kernel\.msgmax\]: only the safe namespaced sysctls/,
+    ],
+    [
+      'an NFS volume',
+      {
+        spec: {
+          containers: [{ name: 'agent', image: 'x' }],
+          volumes: [{ name: 'n', nfs: { server: 'nfs', path: '/' } }],
+        },
+      },
+      /volumes\[n\]: nfs volumes are refused/,
+    ],
   ])('refuses a template with %s, saying why', (_case, podTemplate, reason) => {
-    expect(podTemplateProblems(podTemplate).join('; ')).toMatch(reason);
+    expect(podTemplateProblems(podTemplate, base.policy).join('; ')).toMatch(reason);
     try {
       buildRunPod({ ...base, podTemplate });
       expect.unreachable('the template should be refused');
@@ -274,5 +375,52 @@ describe('run pod builder', () => {
       readOnlyRootFilesystem: true,
       privileged: false,
     });
+  });
+
+  it('refuses a service account other than default when the operator allows none', () => {
+    const named = {
+      spec: { serviceAccountName: 'agents', containers: [{ name: 'agent', image: 'x' }] },
+    };
+    expect(podTemplateProblems(named).join('; ')).toMatch(
+      /serviceAccountName: agents is not allowed for run Pods \(allowed: default;/,
+    );
+    expect(podTemplateProblems({ spec: { ...named.spec, serviceAccountName: 'default' } })).toEqual(
+      [],
+    );
+  });
+
+  it('keeps the restricted profiles a template may choose, and nothing weaker', () => {
+    const chosen: V1PodTemplateSpec = {
+      spec: {
+        securityContext: {
+          appArmorProfile: { type: 'Localhost', localhostProfile: 'agents' },
+          seLinuxOptions: { level: 's0:c1,c2', type: 'container_t' },
+          sysctls: [{ name: 'net.ipv4.ping_group_range', value: '0 1' }],
+        },
+        volumes: [
+          { name: 'ca', projected: { sources: [{ configMap: { name: 'ca' } }] } },
+          { name: 'creds', secret: { secretName: 'creds' } },
+        ],
+        containers: [
+          {
+            name: 'agent',
+            image: 'x',
+            securityContext: { appArmorProfile: { type: 'RuntimeDefault' } },
+          },
+        ],
+      },
+    };
+    expect(podTemplateProblems(chosen)).toEqual([]);
+    const pod = buildRunPod({ ...base, podTemplate: chosen });
+    expect(pod.spec?.securityContext).toMatchObject({
+      appArmorProfile: { type: 'Localhost', localhostProfile: 'agents' },
+      seLinuxOptions: { level: 's0:c1,c2', type: 'container_t' },
+      sysctls: [{ name: 'net.ipv4.ping_group_range', value: '0 1' }],
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.spec?.containers[0]?.securityContext?.appArmorProfile).toEqual({
+      type: 'RuntimeDefault',
+    });
+    expect(pod.spec?.automountServiceAccountToken).toBe(false);
   });
 });

@@ -9,6 +9,7 @@ import { ANNOTATION_INPUTS_DIGEST } from '../shared/constants.js';
 import { inputsConfigMap, renderRunInputs } from './inputs.js';
 import { inputsConfigMapName, runPodName } from '../shared/names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
+import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { buildRunPod, workspaceClaim } from './pod-builder.js';
 import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-config.js';
 
@@ -47,6 +48,7 @@ export async function ensureRunObjects(options: {
   workflow: Workflow;
   runnable: RunnableWorkflow;
   operatorImage: string;
+  podTemplatePolicy?: PodTemplatePolicy | undefined;
   existingPods: ReadonlySet<string>;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
@@ -108,6 +110,7 @@ export async function ensureRunObjects(options: {
         issueState: issue.state,
         hooksTimeoutMs: config.hooks.timeoutMs,
         activeDeadlineSeconds: workflow.spec.runTimeoutSeconds ?? defaultRunTimeoutSeconds(config),
+        policy: options.podTemplatePolicy,
       }),
     );
   } catch (error) {

@@ -14,6 +14,7 @@ import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
 import { ANNOTATION_ISSUE_STATE } from '../shared/constants.js';
+import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, type PodObject } from '../shared/resources.js';
 import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { ensureRunObjects } from './ensure.js';
@@ -32,6 +33,8 @@ export interface IssueRunReconcilerDeps {
   followers: LogFollowers;
   loadWorkflowConfig: (namespace: string, configMap: string) => Promise<RunnableWorkflow>;
   operatorImage: string;
+  /** What run Pods may have beyond the restricted profile; the built-in policy otherwise. */
+  podTemplatePolicy?: PodTemplatePolicy;
   now: () => Date;
   logger?: Logger;
   podStatus?: Partial<Omit<PodStatusOptions, 'now'>>;
@@ -219,6 +222,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       workflow,
       runnable: await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot),
       operatorImage: deps.operatorImage,
+      podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: cachedPods,
     });
     if (!ensured.ok) {

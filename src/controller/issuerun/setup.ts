@@ -6,6 +6,7 @@ import { PODS } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
+import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, WORKFLOWS, type PodObject } from '../shared/resources.js';
 import { createLogFollowers } from './log-follower.js';
 import type { PodStatusOptions } from './pod-status.js';
@@ -19,6 +20,7 @@ export interface IssueRunControllerOptions {
   identity: string;
   logger: Logger;
   operatorImage: string;
+  podTemplatePolicy: PodTemplatePolicy;
   progressIntervalMs?: number | undefined;
   podStatus?: Partial<Omit<PodStatusOptions, 'now'>> | undefined;
 }
@@ -81,6 +83,7 @@ export function setupIssueRunController(
       followers,
       loadWorkflowConfig: createWorkflowConfigCache(client),
       operatorImage: options.operatorImage,
+      podTemplatePolicy: options.podTemplatePolicy,
       now: () => new Date(),
       logger,
       ...(options.progressIntervalMs === undefined

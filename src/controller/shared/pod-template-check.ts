@@ -1,22 +1,84 @@
-import type { V1Container, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { posix } from 'node:path';
+import type { V1Container, V1PodTemplateSpec, V1Volume } from '@kubernetes/client-node';
+import { RESTRICTED } from '../../api/pod-security.js';
 import {
   AGENT_CONTAINER_NAME,
-  RESERVED_MOUNT_PATHS as RESERVED_PATHS,
+  RESERVED_MOUNT_PATHS,
   RESERVED_VOLUME_NAMES,
   RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
 } from '../../api/run-pod.js';
 
+/** What the operator allows beyond the restricted profile (its flags say). */
+export interface PodTemplatePolicy {
+  /** Service accounts run Pods may name; their tokens are never mounted. */
+  allowedServiceAccounts: readonly string[];
+}
+
+export const DEFAULT_POD_TEMPLATE_POLICY: PodTemplatePolicy = {
+  allowedServiceAccounts: ['default'],
+};
+
 const RESERVED_VOLUMES = new Set<string>(RESERVED_VOLUME_NAMES);
-/** Where the controller mounts its own volumes: a template mount there would clash. */
-const RESERVED_MOUNT_PATHS = new Set<string>(RESERVED_PATHS);
+const PROFILE_TYPES = new Set<string>(RESTRICTED.profileTypes);
+const SELINUX_TYPES = new Set<string>(RESTRICTED.seLinuxTypes);
+const SAFE_SYSCTLS = new Set<string>(RESTRICTED.sysctls);
+const VOLUME_SOURCES = new Set<string>(RESTRICTED.volumeSources);
+
+/** `//lorenz/./inputs/` → `/lorenz/inputs`: how the kubelet will see the path. */
+export function normalizeMountPath(path: string): string {
+  const normalized = posix.normalize(`/${path}`).replace(/^\/+/, '/');
+  return normalized.length > 1 ? normalized.replace(/\/+$/, '') : normalized;
+}
+
+/** A mount equal to, inside, or above a path Lorenz mounts at would clash with it. */
+function clashesWith(path: string, reserved: string): boolean {
+  const within = (inner: string, outer: string) =>
+    outer === '/' ? true : inner === outer || inner.startsWith(`${outer}/`);
+  return within(path, reserved) || within(reserved, path);
+}
 
 function mountProblems(container: V1Container, where: string): string[] {
-  return (container.volumeMounts ?? [])
-    .filter((mount) => RESERVED_MOUNT_PATHS.has(mount.mountPath.replace(/\/+$/, '')))
-    .map(
-      (mount) =>
-        `${where}.volumeMounts[${mount.name}]: the mount path ${mount.mountPath} is reserved by Lorenz`,
+  const problems: string[] = [];
+  for (const mount of container.volumeMounts ?? []) {
+    const path = normalizeMountPath(mount.mountPath);
+    const reserved = RESERVED_MOUNT_PATHS.find((candidate) => clashesWith(path, candidate));
+    if (reserved) {
+      problems.push(
+        `${where}.volumeMounts[${mount.name}]: the mount path ${mount.mountPath} is reserved by Lorenz (it is, is inside or is above ${reserved})`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** Fields of the restricted profile shared by the Pod and the container security context. */
+function profileProblems(
+  context:
+    | {
+        seccompProfile?: { type: string };
+        appArmorProfile?: { type: string };
+        seLinuxOptions?: { user?: string; role?: string; type?: string };
+      }
+    | undefined,
+  where: string,
+): string[] {
+  const problems: string[] = [];
+  for (const field of ['seccompProfile', 'appArmorProfile'] as const) {
+    const type = context?.[field]?.type;
+    if (type !== undefined && !PROFILE_TYPES.has(type)) {
+      problems.push(`${where}.${field}: type ${type} is refused (RuntimeDefault or Localhost)`);
+    }
+  }
+  const seLinux = context?.seLinuxOptions;
+  if (seLinux?.user !== undefined || seLinux?.role !== undefined) {
+    problems.push(`${where}.seLinuxOptions: user and role must not be set`);
+  }
+  if (seLinux?.type !== undefined && !SELINUX_TYPES.has(seLinux.type)) {
+    problems.push(
+      `${where}.seLinuxOptions.type: ${seLinux.type} is refused (${RESTRICTED.seLinuxTypes.join(', ')})`,
     );
+  }
+  return problems;
 }
 
 function containerProblems(container: V1Container, where: string): string[] {
@@ -32,6 +94,29 @@ function containerProblems(container: V1Container, where: string): string[] {
   if (security?.runAsNonRoot === false || security?.runAsUser === 0) {
     problems.push(`${where}: run Pods must not run as root`);
   }
+  if (security?.procMount !== undefined && security.procMount !== 'Default') {
+    problems.push(`${where}.securityContext.procMount: must be Default`);
+  }
+  return [...problems, ...profileProblems(security, `${where}.securityContext`)];
+}
+
+function volumeProblems(volume: V1Volume): string[] {
+  const where = `podTemplate.spec.volumes[${volume.name}]`;
+  const problems: string[] = [];
+  if (RESERVED_VOLUMES.has(volume.name)) problems.push(`${where}: the name is reserved by Lorenz`);
+  if (volume.hostPath) problems.push(`${where}: hostPath volumes are refused`);
+  for (const [source, value] of Object.entries(volume)) {
+    if (value === undefined || source === 'name' || source === 'hostPath') continue;
+    if (VOLUME_SOURCES.has(source)) continue;
+    problems.push(
+      `${where}: ${source} volumes are refused (run Pods are restricted to ${RESTRICTED.volumeSources.join(', ')})`,
+    );
+  }
+  if ((volume.projected?.sources ?? []).some((source) => source.serviceAccountToken)) {
+    problems.push(
+      `${where}: serviceAccountToken projections are refused (the agent gets no Kubernetes credentials)`,
+    );
+  }
   return problems;
 }
 
@@ -39,9 +124,13 @@ function containerProblems(container: V1Container, where: string): string[] {
  * Why a Workflow's podTemplate cannot be used for run Pods, one reason per problem; empty
  * when it is fine. The controller adds the runner, the volumes and the security defaults,
  * so anything that would undo them (privilege, host access, an API token in the agent
- * container, a name clash with what we add) is refused rather than silently overridden.
+ * container, a weaker profile than "restricted", a name or path clash with what we add)
+ * is refused rather than silently overridden.
  */
-export function podTemplateProblems(template: V1PodTemplateSpec | undefined): string[] {
+export function podTemplateProblems(
+  template: V1PodTemplateSpec | undefined,
+  policy: PodTemplatePolicy = DEFAULT_POD_TEMPLATE_POLICY,
+): string[] {
   const spec = template?.spec;
   const containers = spec?.containers ?? [];
   const problems: string[] = [];
@@ -70,6 +159,12 @@ export function podTemplateProblems(template: V1PodTemplateSpec | undefined): st
       'podTemplate.spec.automountServiceAccountToken: must not be true (the agent gets no Kubernetes credentials)',
     );
   }
+  const account = spec?.serviceAccountName;
+  if (account !== undefined && !policy.allowedServiceAccounts.includes(account)) {
+    problems.push(
+      `podTemplate.spec.serviceAccountName: ${account} is not allowed for run Pods (allowed: ${policy.allowedServiceAccounts.join(', ')}; the controller's --allowed-service-accounts)`,
+    );
+  }
   for (const field of ['hostNetwork', 'hostPID', 'hostIPC'] as const) {
     if (spec?.[field] === true)
       problems.push(`podTemplate.spec.${field}: host namespaces are refused`);
@@ -78,13 +173,14 @@ export function podTemplateProblems(template: V1PodTemplateSpec | undefined): st
   if (podSecurity?.runAsNonRoot === false || podSecurity?.runAsUser === 0) {
     problems.push('podTemplate.spec.securityContext: run Pods must not run as root');
   }
-  for (const volume of spec?.volumes ?? []) {
-    if (volume.hostPath) {
-      problems.push(`podTemplate.spec.volumes[${volume.name}]: hostPath volumes are refused`);
-    }
-    if (RESERVED_VOLUMES.has(volume.name)) {
-      problems.push(`podTemplate.spec.volumes[${volume.name}]: the name is reserved by Lorenz`);
+  problems.push(...profileProblems(podSecurity, 'podTemplate.spec.securityContext'));
+  for (const sysctl of podSecurity?.sysctls ?? []) {
+    if (!SAFE_SYSCTLS.has(sysctl.name)) {
+      problems.push(
+        `podTemplate.spec.securityContext.sysctls[${sysctl.name}]: only the safe namespaced sysctls are allowed`,
+      );
     }
   }
+  for (const volume of spec?.volumes ?? []) problems.push(...volumeProblems(volume));
   return problems;
 }

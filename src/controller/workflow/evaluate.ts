@@ -3,7 +3,7 @@ import { Reasons, type Workflow } from '../../api/index.js';
 import { loadWorkflowText, type LoadedWorkflow } from '../../template/load-workflow.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { workflowDigest } from '../shared/config-snapshot.js';
-import { podTemplateProblems } from '../shared/pod-template-check.js';
+import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import type { ConfigMapObject } from '../shared/resources.js';
 
 /** Why a Workflow's current spec cannot run: a condition reason and a message naming what. */
@@ -58,6 +58,7 @@ export function readWorkflowSource(
 export function evaluateWorkflow(
   workflow: Workflow,
   getConfigMap: (namespace: string, name: string) => ConfigMapObject | undefined,
+  policy?: PodTemplatePolicy,
 ): Evaluation {
   const source = readWorkflowSource(workflow, getConfigMap);
   if (!source.ok) return source;
@@ -69,6 +70,7 @@ export function evaluateWorkflow(
   }
   const templateProblems = podTemplateProblems(
     workflow.spec.podTemplate as V1PodTemplateSpec | undefined,
+    policy,
   );
   if (templateProblems.length > 0) {
     const message = templateProblems.join('; ');

@@ -7,6 +7,7 @@ import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
 import { snapshotConfigMap } from '../shared/config-snapshot.js';
+import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
 import { createStatusWriter, type Cached } from '../shared/status-writer.js';
 import { workflowConditions } from './conditions.js';
@@ -26,6 +27,8 @@ export interface WorkflowReconcilerDeps {
   logger?: Logger;
   /** How often run counts alone may rewrite the status (they change with every run). */
   countsIntervalMs?: number;
+  /** What run Pods may have beyond the restricted profile; the built-in policy otherwise. */
+  podTemplatePolicy?: PodTemplatePolicy;
   /** Seam for tracker polling (a later issue): called with each good config. */
   onConfig?: (workflow: Workflow, loaded: LoadedWorkflow) => void;
 }
@@ -97,7 +100,11 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     const current = statuses.freshest(key, cached);
     const generation = workflow.metadata.generation ?? 0;
 
-    const evaluation = evaluateWorkflow(workflow, (ns, cm) => deps.configMaps.get(ns, cm));
+    const evaluation = evaluateWorkflow(
+      workflow,
+      (ns, cm) => deps.configMaps.get(ns, cm),
+      deps.podTemplatePolicy,
+    );
     let snapshot = { configDigest: current?.configDigest, name: current?.lastGoodConfigMap };
     if (evaluation.ok) {
       const { spec } = evaluation;

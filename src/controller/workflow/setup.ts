@@ -5,12 +5,14 @@ import { CONFIGMAPS } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
+import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
 import { createWorkflowReconciler } from './reconciler.js';
 
 export interface WorkflowControllerOptions {
   client: KubeClient;
   logger: Logger;
+  podTemplatePolicy: PodTemplatePolicy;
 }
 
 const CONCURRENCY = 2;
@@ -36,6 +38,7 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
       configMaps,
       now: () => new Date(),
       logger: options.logger,
+      podTemplatePolicy: options.podTemplatePolicy,
     }),
   });
 
