@@ -56,8 +56,12 @@ export const RESTRICTED = {
 const profileSchema = (what: string) =>
   refused(
     z.object({
-      type: z.string().describe(`${what} profile type (RuntimeDefault or Localhost).`),
-      localhostProfile: z.string().optional().describe('Profile on the node, for Localhost.'),
+      type: z.string().max(64).describe(`${what} profile type (RuntimeDefault or Localhost).`),
+      localhostProfile: z
+        .string()
+        .max(4096)
+        .optional()
+        .describe('Profile on the node, for Localhost.'),
     }),
     `self.type in ${celList(RESTRICTED.profileTypes)}`,
     `the ${what} profile must be RuntimeDefault or Localhost: run Pods are restricted`,

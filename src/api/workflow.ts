@@ -80,6 +80,7 @@ export const podTemplateSchema = z
       .object({
         containers: z
           .array(containerSchema)
+          .max(16)
           .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] })
           .optional()
           .describe('Containers; the one named `agent` configures the run container.'),

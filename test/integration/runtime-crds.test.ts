@@ -157,6 +157,60 @@ describe('Lorenz CRDs on a real apiserver', () => {
       message:
         'spec.ttlSecondsAfterFinished: Invalid value: -1: spec.ttlSecondsAfterFinished in body should be greater than or equal to 0',
     },
+    ...[
+      {
+        name: 'a pod template projecting a service-account token',
+        spec: {
+          volumes: [
+            {
+              name: 'token',
+              projected: { sources: [{ serviceAccountToken: { path: 'token' } }] },
+            },
+          ],
+        },
+        message:
+          'spec.podTemplate.spec.volumes[0].projected: Invalid value: serviceAccountToken projections are refused',
+      },
+      {
+        name: 'an unconfined AppArmor profile',
+        spec: { securityContext: { appArmorProfile: { type: 'Unconfined' } } },
+        message:
+          'spec.podTemplate.spec.securityContext.appArmorProfile: Invalid value: the AppArmor profile must be RuntimeDefault or Localhost',
+      },
+      {
+        name: 'an unconfined seccomp profile on the agent',
+        spec: {
+          containers: [
+            {
+              name: 'agent',
+              image: 'x',
+              securityContext: { seccompProfile: { type: 'Unconfined' } },
+            },
+          ],
+        },
+        message:
+          'spec.podTemplate.spec.containers[0].securityContext.seccompProfile: Invalid value: the seccomp profile must be RuntimeDefault or Localhost',
+      },
+      {
+        name: 'the spc_t SELinux type',
+        spec: { securityContext: { seLinuxOptions: { type: 'spc_t' } } },
+        message:
+          'spec.podTemplate.spec.securityContext.seLinuxOptions: Invalid value: seLinuxOptions may set only level and a container type',
+      },
+      {
+        name: 'an unsafe sysctl',
+        spec: { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } },
+        message:
+          'spec.podTemplate.spec.securityContext.sysctls[0].name: Invalid value: "kernel.msgmax": only the safe namespaced sysctls',
+      },
+    ].map(({ name, spec, message }, index) => ({
+      name,
+      manifest: workflow(`bad-pod-${index}`, {
+        workflow: 'x',
+        podTemplate: { spec: { containers: [{ name: 'agent', image: 'x' }], ...spec } },
+      }),
+      message,
+    })),
   ])('reject $name at admission with a readable message', async ({ manifest, message }) => {
     const result = await apply(manifest);
     expect(result.code).not.toBe(0);
