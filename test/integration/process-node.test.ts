@@ -13,7 +13,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
-import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
+import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 
 const run = promisify(execFile);
 const namespace = 'default';
