@@ -7,7 +7,7 @@ import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
 } from '../src/controller/shared/constants.js';
-import { startProcessNode } from '../hack/cluster/node/index.js';
+import { startProcessNode } from '../hack/process-node/index.js';
 import {
   auditMark,
   countWrites,

@@ -49,9 +49,9 @@ print_exports() {
 build_bundle() {
   local entry
   entry="import { main } from './hack/cluster/main.ts';"
-  if [[ -f "$ROOT/hack/cluster/node/index.ts" ]] &&
-    grep -Eq 'export (async )?function startProcessNode|export \{[^}]*startProcessNode' "$ROOT/hack/cluster/node/index.ts"; then
-    entry+=" import { startProcessNode } from './hack/cluster/node/index.ts';"
+  if [[ -f "$ROOT/hack/process-node/index.ts" ]] &&
+    grep -Eq 'export (async )?function startProcessNode|export \{[^}]*startProcessNode' "$ROOT/hack/process-node/index.ts"; then
+    entry+=" import { startProcessNode } from './hack/process-node/index.ts';"
     entry+=" await main(process.argv.slice(2), startProcessNode);"
   else
     entry+=" await main(process.argv.slice(2));"

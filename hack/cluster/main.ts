@@ -79,7 +79,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
       log('process node started');
     } else {
       log(
-        'no process node in this build (hack/cluster/node/index.ts missing): Pods will stay Pending',
+        'no process node in this build (hack/process-node/index.ts missing): Pods will stay Pending',
       );
     }
     const crds = await crdFiles(options.repoRoot);

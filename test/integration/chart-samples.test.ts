@@ -20,7 +20,7 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
-import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
+import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,

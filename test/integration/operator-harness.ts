@@ -13,7 +13,7 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
-import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
+import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
 import {
   DEFAULT_OPERATOR_IMAGE,

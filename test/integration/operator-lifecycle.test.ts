@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssueRun } from '../../src/api/index.js';
 import {
   createIssueRun,
   createWorkflow,
@@ -30,6 +31,62 @@ const agentRunning = (env: OperatorEnv, run: string) =>
       ? true
       : undefined;
   });
+
+interface Deletion {
+  /** The run as it was when deleted: a DELETED watch event carries the object's last state. */
+  last: IssueRun;
+  /** When the event arrived: no earlier than the deletion itself. */
+  seenAt: number;
+}
+
+/**
+ * Watches for the run's deletion. The watch starts from a list's resourceVersion before the
+ * run is created, so the DELETED event is not missed however soon after finishing the run is
+ * deleted (polling could miss the finished state altogether).
+ */
+async function watchDeletion(
+  env: OperatorEnv,
+  name: string,
+  ms = 90_000,
+): Promise<{ deleted: Promise<Deletion> }> {
+  const list = await env.admin.request<{ metadata: { resourceVersion: string } }>({
+    path: path.issueRuns(),
+  });
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deleted = new Promise<Deletion>((resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timed out waiting for IssueRun ${name} to be deleted`)),
+      ms,
+    );
+    env.admin
+      .stream({
+        path: path.issueRuns(),
+        query: {
+          watch: true,
+          resourceVersion: list.metadata.resourceVersion,
+          fieldSelector: `metadata.name=${name}`,
+        },
+        signal: abort.signal,
+        onLine: (line) => {
+          const event = JSON.parse(line) as { type: string; object: IssueRun };
+          if (event.type === 'ERROR') reject(new Error(`watch on IssueRun ${name}: ${line}`));
+          if (event.type === 'DELETED') resolve({ last: event.object, seenAt: Date.now() });
+        },
+      })
+      // The abort below ends the stream once the promise is settled; rejecting then is a no-op.
+      .then(
+        () => reject(new Error(`the watch on IssueRun ${name} ended before its deletion`)),
+        reject,
+      );
+  });
+  return {
+    deleted: deleted.finally(() => {
+      clearTimeout(timer);
+      abort.abort();
+    }),
+  };
+}
 
 describe('IssueRun lifecycle: cancellation and controller restarts', () => {
   let env: OperatorEnv;
@@ -109,14 +166,20 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
   });
 
   it('deletes a finished IssueRun after ttlSecondsAfterFinished, its Pod and ConfigMap with it', async () => {
-    await createWorkflow(env, 'ttl', workflowText(env), { ttlSecondsAfterFinished: 1 });
+    const ttlSeconds = 1;
+    await createWorkflow(env, 'ttl', workflowText(env), { ttlSecondsAfterFinished: ttlSeconds });
+    const { deleted } = await watchDeletion(env, 'ttl-1');
     await createIssueRun(env, 'ttl-1', 'ttl', { identifier: 'ENG-13', title: 'Short-lived' });
-    const seen = await until('the run to finish (or be deleted already)', async () => {
-      const run = await getRun(env, 'ttl-1').catch(() => undefined);
-      if (!run) return 'gone';
-      return run.status?.completionTime ? 'finished' : undefined;
-    });
-    expect(['finished', 'gone']).toContain(seen);
+    const { last, seenAt } = await deleted;
+    // It was deleted as a finished run: its last state has completed.
+    const finishedCondition = last.status?.conditions?.find((c) => c.type === 'Finished');
+    expect(finishedCondition?.status, JSON.stringify(last.status)).toBe('True');
+    const completionTime = last.status?.completionTime;
+    expect(completionTime).toBeDefined();
+    // And not before its ttl. completionTime is in whole seconds, rounded down, on the clock
+    // this process shares with the in-process controller, and a deletion is seen only after
+    // it happened: a deletion seen before completionTime + ttl came too early.
+    expect(seenAt).toBeGreaterThanOrEqual(Date.parse(completionTime ?? '') + ttlSeconds * 1000);
     await until('the run, its Pod and its inputs ConfigMap to be deleted', async () => {
       const run = await getRun(env, 'ttl-1').then(
         () => true,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
+  ApiException,
   CoreV1Api,
   PatchStrategy,
   setHeaderOptions,
@@ -13,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
-import { startProcessNode, type ProcessNode } from '../../hack/cluster/node/index.js';
+import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 
 const run = promisify(execFile);
 const namespace = 'default';
@@ -473,10 +474,12 @@ describe('process-backed node', () => {
     expect((await leftovers()).length).toBeGreaterThan(0);
     await node.stop();
     expect(await leftovers()).toEqual([]);
-    const gone = await core.readNode({ name: node.name }).then(
-      () => false,
-      () => true,
+    // Deregistered means the Node is not found; any other error says nothing either way.
+    const readError = await core.readNode({ name: node.name }).then(
+      () => undefined,
+      (error: unknown) => error,
     );
-    expect(gone).toBe(true);
+    expect(readError).toBeInstanceOf(ApiException);
+    expect((readError as ApiException<unknown>).code, String(readError)).toBe(404);
   });
 });

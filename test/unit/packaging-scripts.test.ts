@@ -4,7 +4,15 @@
 // failures, the assertion logic of the e2e (against a stand-in kubectl), the log formatter,
 // and the make targets.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -78,9 +86,28 @@ describe('shell scripts', () => {
   });
 });
 
+/**
+ * A directory to use as the whole PATH, holding only `tools` (symlinks to this machine's), so
+ * that what a script finds on PATH does not depend on what happens to be installed here.
+ */
+function pathWithOnly(name: string, tools: string[]): string {
+  const dir = join(scratch, name);
+  mkdirSync(dir, { recursive: true });
+  for (const tool of tools) {
+    const found = run('bash', ['-c', `command -v ${tool}`]).stdout.trim();
+    if (!found.startsWith('/')) throw new Error(`${tool} is not on PATH`);
+    symlinkSync(found, join(dir, tool));
+  }
+  return dir;
+}
+
 describe('hack/e2e-kind.sh without Docker', () => {
   it('stops at once naming what is missing: the docker command', () => {
-    const result = run('hack/e2e-kind.sh', [], { PATH: '/usr/bin:/bin' });
+    // Up to its docker check the script runs only bash (its shebang is `/usr/bin/env bash`,
+    // and env finds bash on PATH), dirname and builtins.
+    const result = run('hack/e2e-kind.sh', [], {
+      PATH: pathWithOnly('no-docker', ['bash', 'dirname']),
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('docker is not on PATH');
   });
