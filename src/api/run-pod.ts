@@ -48,6 +48,13 @@ export const RUNNER_FLAGS = {
   noAgent: 'no-agent',
 } as const;
 
+/**
+ * The agent container gets each Secret-sourced variable of its template a second time under
+ * this prefix. The runner takes those values as the text to redact from everything it
+ * reports, and removes them from the environment of hooks and the agent.
+ */
+export const REDACT_ENV_PREFIX = 'LORENZ_REDACT_';
+
 /** Paths a podTemplate may not mount anything at, inside or above. */
 export const RESERVED_MOUNT_PATHS: readonly string[] = [
   RUN_POD_PATHS.runnerBin,

@@ -184,6 +184,12 @@ export const workflowSpecSchema = z
         'Delete a finished IssueRun (and its Pods) this many seconds after it finished; kept when unset.',
       ),
     suspend: z.boolean().optional().describe('Stop starting new runs; running ones go on.'),
+    redactSecretOutput: z
+      .boolean()
+      .optional()
+      .describe(
+        "Replace the values of the agent container's Secret-sourced variables (env valueFrom.secretKeyRef, envFrom secretRef) with [redacted] in hook output, Events, status and logs; default true.",
+      ),
     runTimeoutSeconds: z
       .int()
       .min(1)

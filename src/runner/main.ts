@@ -25,6 +25,7 @@ import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { createIssueStateCheck } from './issue-state.js';
+import { createRedactor, secretsFromEnv } from './redact.js';
 import { renderHooks } from './rendered-hooks.js';
 import { encodeTerminationSummary, summarizeSlot } from './summary.js';
 
@@ -153,7 +154,12 @@ function defaultAgentStep(
 /** Runs the slot; resolves the exit code (0 success, 1 failure). */
 export async function runRunner(options: RunnerOptions): Promise<number> {
   const hooks: HookExecutionMessage[] = [];
-  const emit = (event: LorenzEvent): void => {
+  // Secret values never leave the Pod in what it reports: not in a hook's output, an agent
+  // message or an error; and hooks and the agent do not get the copies made for this.
+  const { secrets, env: visibleEnv } = secretsFromEnv(options.env);
+  const redact = createRedactor(secrets);
+  const emit = (raw: LorenzEvent): void => {
+    const event = redact.value(raw);
     if (event.type === 'hook_execution') hooks.push(event.message);
     options.write(`${JSON.stringify(event)}\n`);
   };
@@ -162,7 +168,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   try {
     const plan = await planRun(options);
     const executor = options.executor ?? createLocalExecutor();
-    const env = { ...options.env, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
+    const env = { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
     const isIssueActive = createIssueStateCheck({
       stateFile: options.issueStateFile,
       fallbackState: plan.issue.state,
@@ -188,7 +194,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   } catch (error) {
     failure = {
       code: isLorenzError(error) ? error.code : 'runner_failed',
-      message: errorMessage(error),
+      message: redact.text(errorMessage(error)),
     };
     emit({ type: 'stderr', message: `lorenz runner: ${failure.message}`, slot: options.slot });
   }
@@ -215,7 +221,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   const cancelled = options.signal?.aborted === true;
   const termination = summarizeSlot({
     slot: options.slot,
-    summary,
+    summary: redact.value(summary),
     hooks,
     cancelled,
     ...(failure ? { failure } : {}),

@@ -88,7 +88,10 @@ describe('run pod builder', () => {
       '/workspace',
     ]);
     expect(agent.env).toContainEqual({ name: 'FOO', value: 'bar' });
-    expect(agent.envFrom).toEqual([{ secretRef: { name: 'keys' } }]);
+    expect(agent.envFrom).toEqual([
+      { secretRef: { name: 'keys' } },
+      { prefix: 'LORENZ_REDACT_FROM0_', secretRef: { name: 'keys', optional: true } },
+    ]);
     expect(agent.resources).toEqual({ limits: { memory: '1Gi' } });
     expect(agent.terminationMessagePolicy).toBe('File');
   });
@@ -422,5 +425,40 @@ describe('run pod builder', () => {
       type: 'RuntimeDefault',
     });
     expect(pod.spec?.automountServiceAccountToken).toBe(false);
+  });
+
+  it('gives the runner a copy of each Secret-sourced variable to redact, unless the Workflow opts out', () => {
+    const secretRef = { name: 'keys' };
+    const withSecrets: V1PodTemplateSpec = {
+      spec: {
+        containers: [
+          {
+            name: 'agent',
+            image: 'x',
+            env: [
+              { name: 'PLAIN', value: 'v' },
+              { name: 'API_KEY', valueFrom: { secretKeyRef: { name: 'api', key: 'token' } } },
+            ],
+            envFrom: [{ configMapRef: { name: 'cfg' } }, { secretRef }],
+          },
+        ],
+      },
+    };
+    const agentOf = (redactSecrets?: boolean) =>
+      buildRunPod({ ...base, podTemplate: withSecrets, redactSecrets }).spec!.containers[0]!;
+    const redacting = agentOf();
+    expect(redacting.env).toContainEqual({
+      name: 'LORENZ_REDACT_1',
+      valueFrom: { secretKeyRef: { name: 'api', key: 'token' } },
+    });
+    expect(redacting.env?.map((variable) => variable.name)).not.toContain('LORENZ_REDACT_0');
+    expect(redacting.envFrom).toEqual([
+      { configMapRef: { name: 'cfg' } },
+      { secretRef },
+      { prefix: 'LORENZ_REDACT_FROM1_', secretRef: { name: 'keys', optional: true } },
+    ]);
+    const plain = agentOf(false);
+    expect(plain.env?.some((variable) => variable.name.startsWith('LORENZ_REDACT_'))).toBe(false);
+    expect(plain.envFrom).toEqual([{ configMapRef: { name: 'cfg' } }, { secretRef }]);
   });
 });

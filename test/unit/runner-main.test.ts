@@ -166,4 +166,25 @@ describe('lorenz runner', () => {
     });
     expect(await check()).toBe(active);
   });
+
+  it('redacts Secret-sourced values from everything it reports, and hides the copies from hooks', async () => {
+    const secret = 'sk-test-7f3a9c2e51';
+    const inputsDir = await writeInputs(
+      workflow(`  after_create: echo "key=$API_KEY copies=\${LORENZ_REDACT_0:-none}"
+  before_run: echo "$API_KEY" >&2; exit 3`),
+    );
+    const { code, events, summary } = await run(inputsDir, {
+      noAgent: true,
+      env: { ...process.env, API_KEY: secret, LORENZ_REDACT_0: secret },
+    });
+    expect(code).toBe(1);
+    const outputs = events.flatMap((event) =>
+      event.type === 'hook_execution' && event.message.output ? [event.message.output] : [],
+    );
+    expect(outputs).toContain('key=[redacted] copies=none\n');
+    expect(outputs).toContain('[redacted]\n');
+    expect(JSON.stringify(events)).not.toContain(secret);
+    expect(JSON.stringify(summary)).not.toContain(secret);
+    expect(await readFile(join(dir, 'termination-log'), 'utf8')).not.toContain(secret);
+  });
 });

@@ -111,6 +111,7 @@ export async function ensureRunObjects(options: {
         hooksTimeoutMs: config.hooks.timeoutMs,
         activeDeadlineSeconds: workflow.spec.runTimeoutSeconds ?? defaultRunTimeoutSeconds(config),
         policy: options.podTemplatePolicy,
+        redactSecrets: workflow.spec.redactSecretOutput ?? true,
       }),
     );
   } catch (error) {

@@ -1,5 +1,6 @@
 import type {
   V1Container,
+  V1EnvFromSource,
   V1EnvVar,
   V1PersistentVolumeClaim,
   V1PersistentVolumeClaimSpec,
@@ -14,6 +15,7 @@ import {
   AGENT_CONTAINER_NAME,
   ISSUE_STATE_FILE,
   ISSUE_STATE_PATH,
+  REDACT_ENV_PREFIX,
   RUNNER_BUNDLE_FILE,
   RUNNER_FLAGS,
   RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
@@ -74,6 +76,8 @@ export interface RunPodOptions {
   issueState: string | null;
   hooksTimeoutMs: number;
   activeDeadlineSeconds: number;
+  /** Copy Secret-sourced variables for the runner to redact (the Workflow's redactSecretOutput). */
+  redactSecrets?: boolean | undefined;
   /** What the operator allows beyond the restricted profile (service accounts). */
   policy?: PodTemplatePolicy | undefined;
 }
@@ -142,10 +146,39 @@ export function terminationGraceSeconds(hooksTimeoutMs: number): number {
   return 2 * Math.ceil(hooksTimeoutMs / 1000) + 15;
 }
 
-function agentEnv(template: V1Container): V1EnvVar[] {
+function agentEnv(template: V1Container, redactSecrets: boolean): V1EnvVar[] {
   const env = [...(template.env ?? [])];
   if (!env.some((variable) => variable.name === 'HOME')) env.push({ name: 'HOME', value: '/tmp' });
+  if (!redactSecrets) return env;
+  // Each Secret-sourced variable once more under the redaction prefix (see REDACT_ENV_PREFIX).
+  (template.env ?? []).forEach((variable, index) => {
+    if (variable.valueFrom?.secretKeyRef) {
+      env.push({ name: `${REDACT_ENV_PREFIX}${index}`, valueFrom: variable.valueFrom });
+    }
+  });
   return env;
+}
+
+/** The template's envFrom, plus each Secret once more under the redaction prefix. */
+function agentEnvFrom(
+  template: V1Container,
+  redactSecrets: boolean,
+): V1EnvFromSource[] | undefined {
+  const sources = template.envFrom ?? [];
+  const copies = redactSecrets
+    ? sources.flatMap((source, index) =>
+        source.secretRef
+          ? [
+              {
+                prefix: `${REDACT_ENV_PREFIX}FROM${index}_`,
+                secretRef: { ...source.secretRef, optional: true },
+              },
+            ]
+          : [],
+      )
+    : [];
+  const all = [...sources, ...copies];
+  return all.length > 0 ? all : undefined;
 }
 
 function workspaceVolume(options: RunPodOptions): V1Volume {
@@ -222,8 +255,8 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
     ],
     workingDir: WORKSPACE_DIR,
-    env: agentEnv(agentTemplate),
-    envFrom: agentTemplate.envFrom,
+    env: agentEnv(agentTemplate, options.redactSecrets ?? true),
+    envFrom: agentEnvFrom(agentTemplate, options.redactSecrets ?? true),
     resources: agentTemplate.resources,
     volumeMounts: [
       ...(agentTemplate.volumeMounts ?? []),
