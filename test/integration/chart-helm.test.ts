@@ -154,6 +154,7 @@ describe('helm template', () => {
       'controller',
       '--metrics-bind-address=:8080',
       '--health-probe-bind-address=:8081',
+      '--allowed-service-accounts=default',
     ]);
     expect(container.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
       'ghcr.io/lorenz-dev/lorenz:0.1.0',
