@@ -77,6 +77,16 @@ export const Reasons = {
   DeadlineExceeded: 'DeadlineExceeded',
   PodFailed: 'PodFailed',
   InputsInvalid: 'InputsInvalid',
+  /** The rendered inputs do not fit in a ConfigMap. */
+  InputsTooLarge: 'InputsTooLarge',
+  /** The apiserver refused the inputs ConfigMap for now (retried with backoff). */
+  InputsCreateFailed: 'InputsCreateFailed',
+  /** The apiserver refused a run Pod for now: quota, Pod Security admission (retried). */
+  PodCreateFailed: 'PodCreateFailed',
+  /** The apiserver refused a run Pod as invalid: retrying cannot help. */
+  PodInvalid: 'PodInvalid',
+  /** An object with the run's deterministic name exists and is not the run's. */
+  NameConflict: 'NameConflict',
   Progressing: 'Progressing',
   Reconciled: 'Reconciled',
   ConfigValid: 'ConfigValid',

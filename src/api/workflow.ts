@@ -138,13 +138,17 @@ export const podTemplateSchema = z
     'A PodTemplateSpec for run Pods. The controller adds the runner, the volumes and restricted security defaults, and refuses what would break them.',
   );
 
+/** Longest inline WORKFLOW.md: every run's inputs carry a copy, and a ConfigMap holds 1 MiB. */
+export const MAX_WORKFLOW_TEXT = 262_144;
+
 export const workflowSpecSchema = z
   .object({
     workflow: z
       .string()
+      .max(MAX_WORKFLOW_TEXT)
       .optional()
       .describe(
-        'The WORKFLOW.md text (YAML front matter and Liquid prompt body). Exactly one of workflow and workflowFrom.',
+        `The WORKFLOW.md text (YAML front matter and Liquid prompt body), at most ${MAX_WORKFLOW_TEXT} characters: it is copied into every run's inputs, which a ConfigMap must hold. Exactly one of workflow and workflowFrom.`,
       ),
     workflowFrom: z
       .object({

@@ -332,9 +332,13 @@ describe('process-backed node', () => {
     const started = Date.now();
     await core.deleteNamespacedPod({ namespace, name: 'pn-grace', gracePeriodSeconds: 3 });
     await until('pod gone', async () => {
+      // Only a 404 (or a new Pod of the same name) is gone: any other error is not.
       const gone = await readPod('pn-grace').then(
         (p) => p.metadata?.uid !== pod.metadata?.uid,
-        () => true,
+        (error: unknown) => {
+          if (error instanceof ApiException && error.code === 404) return true;
+          throw error;
+        },
       );
       return gone ? true : undefined;
     });

@@ -157,6 +157,11 @@ describe('Lorenz CRDs on a real apiserver', () => {
       message:
         'spec.ttlSecondsAfterFinished: Invalid value: -1: spec.ttlSecondsAfterFinished in body should be greater than or equal to 0',
     },
+    {
+      name: 'a Workflow whose WORKFLOW.md is longer than 256 KiB',
+      manifest: workflow('bad-6', { workflow: 'x'.repeat(262_145) }),
+      message: 'spec.workflow: Too long: may not be more than 262144 bytes',
+    },
     ...[
       {
         name: 'a pod template projecting a service-account token',

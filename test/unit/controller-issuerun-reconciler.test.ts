@@ -33,7 +33,7 @@ import {
 
 const { progressing, stalled, finished } = runConditions;
 const { status: STATUS, createInputs: CREATE_INPUTS, getInputs: GET_INPUTS } = runActions;
-const { createPod: CREATE_POD, storedInputs } = runActions;
+const { createPod: CREATE_POD, getPod: GET_POD, storedInputs, ownPod } = runActions;
 
 const fresh: Want<RunSummary> = {
   actions: [CREATE_INPUTS, CREATE_POD(0), STATUS],
@@ -267,8 +267,8 @@ const rows: RunRow[] = [
       {
         // 30 s on and the Pod still unseen: created again; the apiserver has both already.
         advanceMs: 30_000,
-        answers: [conflict('POST configmaps/*'), conflict('POST pods/*'), storedInputs],
-        want: { actions: [CREATE_INPUTS, GET_INPUTS, CREATE_POD(0)] },
+        answers: [conflict('POST configmaps/*'), conflict('POST pods/*'), storedInputs, ownPod(0)],
+        want: { actions: [CREATE_INPUTS, GET_INPUTS, CREATE_POD(0), GET_POD(0)] },
       },
     ],
   },

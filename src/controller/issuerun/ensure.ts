@@ -1,15 +1,20 @@
-import type { V1PersistentVolumeClaimSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
-import type { IssueRun, Workflow } from '../../api/index.js';
-import { isLorenzError } from '../../workflow/errors.js';
-import { normalizeIssue } from '../../workflow/issue.js';
+import type {
+  V1PersistentVolumeClaimSpec,
+  V1Pod,
+  V1PodTemplateSpec,
+} from '@kubernetes/client-node';
+import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
+import { errorMessage, isLorenzError } from '../../workflow/errors.js';
+import { normalizeIssue, type Issue } from '../../workflow/issue.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
-import { CONFIGMAPS, PODS, PVCS, isConflict, resourcePath } from '../runtime/client.js';
+import { CONFIGMAPS, PODS, PVCS, resourcePath } from '../runtime/client.js';
 import { ANNOTATION_INPUTS_DIGEST } from '../shared/constants.js';
-import { inputsConfigMap, renderRunInputs } from './inputs.js';
 import { inputsConfigMapName, runPodName } from '../shared/names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
+import { CreateRefused, createOwned, type CreateFailure, type CreateTarget } from './create.js';
+import { inputsConfigMap, renderRunInputs, type RunInputs } from './inputs.js';
 import { buildRunPod, workspaceClaim } from './pod-builder.js';
 import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-config.js';
 
@@ -20,27 +25,35 @@ export type EnsureResult =
       inputsConfigMap: string;
       configDigest: string;
     }
-  | { ok: false; reason: 'TemplateError' | 'WorkflowInvalid' | 'InputsInvalid'; message: string };
+  | ({ ok: false } & CreateFailure);
 
-async function createIgnoringConflict(
-  client: KubeClient,
-  path: string,
-  body: unknown,
-): Promise<boolean> {
-  try {
-    await client.request({ method: 'POST', path, body });
-    return true;
-  } catch (error) {
-    if (isConflict(error)) return false;
-    throw error;
-  }
+/**
+ * A ConfigMap holds at most 1 MiB, keys and metadata included: the rendered inputs must
+ * leave room for those.
+ */
+export const MAX_INPUTS_BYTES = 1_000_000;
+
+const final = (reason: string, message: string): EnsureResult => ({
+  ok: false,
+  final: true,
+  reason,
+  message,
+});
+
+function inputsBytes(inputs: RunInputs): number {
+  return Object.entries(inputs.files).reduce(
+    (sum, [name, text]) => sum + Buffer.byteLength(name) + Buffer.byteLength(text),
+    0,
+  );
 }
 
 /**
  * Renders the run's inputs and creates what it runs on: the inputs ConfigMap, a workspace
  * claim per slot (when the Workflow asks for one) and a Pod per slot. Every object has a
- * fixed name, so doing this twice (a retry, a restart, a stale cache) creates nothing twice.
- * Template errors come back as a reason before anything is created.
+ * fixed name and must be owned by the run, so doing this twice (a retry, a restart, a
+ * stale cache) creates nothing twice. Template errors and inputs too large to store come
+ * back as a reason before anything is created; an apiserver's refusal comes back as a
+ * reason too, final when retrying cannot help.
  */
 export async function ensureRunObjects(options: {
   client: KubeClient;
@@ -58,15 +71,15 @@ export async function ensureRunObjects(options: {
     uid: run.metadata.uid ?? '',
   };
   const config = runnable.loaded.config;
-  let issue;
+  let issue: Issue;
   try {
     issue = normalizeIssue(run.spec.issue, 'spec.issue');
   } catch (error) {
-    return { ok: false, reason: 'InputsInvalid', message: (error as Error).message };
+    return final(Reasons.InputsInvalid, errorMessage(error));
   }
   const size = ensembleSize(issue, config.agent.ensembleSize);
   const attempt = run.spec.attempt ?? 1;
-  let inputs;
+  let inputs: RunInputs;
   try {
     inputs = renderRunInputs({
       workflowText: runnable.text,
@@ -81,8 +94,15 @@ export async function ensureRunObjects(options: {
       },
     });
   } catch (error) {
-    if (isLorenzError(error)) return { ok: false, reason: 'TemplateError', message: error.message };
+    if (isLorenzError(error)) return final(Reasons.TemplateError, error.message);
     throw error;
+  }
+  const bytes = inputsBytes(inputs);
+  if (bytes > MAX_INPUTS_BYTES) {
+    return final(
+      Reasons.InputsTooLarge,
+      `the rendered inputs (WORKFLOW.md, the issue, ${size} prompt(s)) take ${bytes} bytes; a ConfigMap holds at most ${MAX_INPUTS_BYTES}: shorten the prompt, the issue description or the ensemble`,
+    );
   }
   const podTemplate = workflow.spec.podTemplate as V1PodTemplateSpec | undefined;
   const claimSpec = workflow.spec.workspace?.volumeClaimTemplate?.spec as
@@ -93,8 +113,7 @@ export async function ensureRunObjects(options: {
   }));
   const missing = slots.filter((entry) => !options.existingPods.has(entry.podName));
   const configMapName = inputsConfigMapName(identity.name);
-  let inputsDigest = inputs.digest;
-  let pods;
+  let pods: V1Pod[];
   try {
     pods = missing.map((entry) =>
       buildRunPod({
@@ -106,7 +125,7 @@ export async function ensureRunObjects(options: {
         attempt,
         operatorImage: options.operatorImage,
         inputsConfigMap: configMapName,
-        inputsDigest,
+        inputsDigest: inputs.digest,
         issueState: issue.state,
         hooksTimeoutMs: config.hooks.timeoutMs,
         activeDeadlineSeconds: workflow.spec.runTimeoutSeconds ?? defaultRunTimeoutSeconds(config),
@@ -115,60 +134,99 @@ export async function ensureRunObjects(options: {
       }),
     );
   } catch (error) {
-    if (isLorenzError(error))
-      return { ok: false, reason: 'WorkflowInvalid', message: error.message };
+    if (isLorenzError(error)) return final(Reasons.WorkflowInvalid, error.message);
     throw error;
   }
-  if (missing.length > 0) {
-    const configMap = inputsConfigMap({
+
+  const target = (
+    kind: CreateTarget['kind'],
+    collection: string,
+    body: { metadata?: { name?: string } },
+  ): CreateTarget => ({
+    kind,
+    name: body.metadata?.name ?? '',
+    namespace: identity.namespace,
+    collection,
+    body,
+    ownerUid: identity.uid,
+  });
+  const inputsTarget = target(
+    'ConfigMap',
+    resourcePath(CONFIGMAPS, identity.namespace),
+    inputsConfigMap({
       run: identity.name,
       namespace: identity.namespace,
       owner: issueRunOwnerReference(identity),
       inputs,
-    });
-    const createConfigMap = () =>
-      createIgnoringConflict(client, resourcePath(CONFIGMAPS, identity.namespace), configMap);
-    const createRest = () =>
-      Promise.all([
-        ...(claimSpec
-          ? missing.map((entry) =>
-              createIgnoringConflict(
-                client,
-                resourcePath(PVCS, identity.namespace),
-                workspaceClaim({
-                  run: identity,
-                  workflowName: workflow.metadata.name ?? '',
-                  slot: entry.slot,
-                  spec: claimSpec,
-                }),
-              ),
-            )
-          : []),
-        ...pods.map((pod) =>
-          createIgnoringConflict(client, resourcePath(PODS, identity.namespace), pod),
-        ),
-      ]);
-    if (!run.status?.inputsConfigMap && attempt === 1) {
+    }),
+  );
+  const restTargets = [
+    ...(claimSpec
+      ? missing.map((entry) =>
+          target(
+            'PersistentVolumeClaim',
+            resourcePath(PVCS, identity.namespace),
+            workspaceClaim({
+              run: identity,
+              workflowName: workflow.metadata.name ?? '',
+              slot: entry.slot,
+              spec: claimSpec,
+            }),
+          ),
+        )
+      : []),
+    ...pods.map((pod) => target('Pod', resourcePath(PODS, identity.namespace), pod)),
+  ];
+
+  try {
+    if (run.status === undefined && attempt === 1) {
       // A run seen for the first time: nothing was rendered for it before, so the Pods can be
       // created beside their inputs instead of after them (one API round trip less before
       // the Pod exists; a kubelet waits for a ConfigMap volume that is not there yet).
-      await Promise.all([createConfigMap(), createRest()]);
-    } else {
-      if (!(await createConfigMap())) {
-        // Rendered earlier (perhaps from an older config): the Pods run what is stored.
-        const existing = await client.request<{
-          metadata?: { annotations?: Record<string, string> };
-        }>({
-          path: resourcePath(CONFIGMAPS, identity.namespace, configMapName),
-        });
-        inputsDigest = existing.metadata?.annotations?.[ANNOTATION_INPUTS_DIGEST] ?? inputsDigest;
+      await settleAll([inputsTarget, ...restTargets].map((each) => createOwned(client, each)));
+    } else if (!run.status?.inputsConfigMap || missing.length > 0) {
+      // Inputs first; when they were rendered before (perhaps from an older config), the
+      // Pods run what is stored.
+      const stored = await createOwned(client, inputsTarget);
+      const digest = stored.object.metadata?.annotations?.[ANNOTATION_INPUTS_DIGEST];
+      if (stored.outcome === 'existing' && digest) {
         for (const pod of pods) {
           if (pod.metadata?.annotations)
-            pod.metadata.annotations[ANNOTATION_INPUTS_DIGEST] = inputsDigest;
+            pod.metadata.annotations[ANNOTATION_INPUTS_DIGEST] = digest;
         }
       }
-      await createRest();
+      await settleAll(restTargets.map((each) => createOwned(client, each)));
     }
+  } catch (error) {
+    if (!(error instanceof CreateRefused)) throw error;
+    // The run ends here: a Pod created beside inputs that were refused would wait forever.
+    if (error.failure.final) await deletePods(client, identity.namespace, pods);
+    return { ok: false, ...error.failure };
   }
   return { ok: true, slots, inputsConfigMap: configMapName, configDigest: runnable.digest };
+}
+
+async function deletePods(client: KubeClient, namespace: string, pods: readonly V1Pod[]) {
+  await Promise.allSettled(
+    pods.map((pod) =>
+      client.request({ method: 'DELETE', path: resourcePath(PODS, namespace, pod.metadata?.name) }),
+    ),
+  );
+}
+
+/**
+ * Waits for every create, then throws the weightiest failure: a final refusal before a
+ * retryable one before a transient error. No create is left running behind a throw.
+ */
+async function settleAll(creates: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(creates);
+  const failures = results.flatMap((result) =>
+    result.status === 'rejected' ? [result.reason as unknown] : [],
+  );
+  const refused = failures.filter(
+    (error): error is CreateRefused => error instanceof CreateRefused,
+  );
+  const first = refused.find((error) => error.failure.final) ?? refused[0] ?? failures[0];
+  if (first === undefined) return;
+  throw first instanceof Error ? first : new Error(errorMessage(first));
 }

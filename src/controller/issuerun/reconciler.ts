@@ -10,6 +10,7 @@ import {
 import { errorMessage } from '../../workflow/errors.js';
 import type { KubeClient } from '../runtime/client.js';
 import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
+import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
@@ -44,6 +45,10 @@ export interface IssueRunReconcilerDeps {
 
 /** Least time between two progress writes of one run, unless the deps say otherwise. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
+
+/** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
+export const CREATE_RETRY_BASE_MS = 1000;
+export const CREATE_RETRY_MAX_MS = 300_000;
 
 /** When to look again, by what is awaited. */
 export const REQUEUE_MS = {
@@ -81,6 +86,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
   const progressInterval = deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
   const expectations = createPodExpectations();
+  /** Refused creates in a row, per run uid: the retry delay grows with them. */
+  const createRetries = new Map<string, number>();
   const podStatusOptions = (): PodStatusOptions => ({
     ...DEFAULT_POD_STATUS_OPTIONS,
     ...deps.podStatus,
@@ -127,6 +134,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   function forgetRun(run: IssueRun, podNames: readonly { namespace: string; name: string }[]) {
     // The status memory stays: the cache may still lag the final write.
     expectations.forget(runUid(run));
+    createRetries.delete(runUid(run));
     for (const pod of podNames) deps.followers.forget(pod.namespace, pod.name);
   }
   const podNamesOf = (pods: readonly PodObject[]) =>
@@ -227,8 +235,20 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;
-      return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
+      if (ensured.final) {
+        createRetries.delete(runUid(run));
+        return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
+      }
+      // Refused for now (quota, admission, a name taken): say so at once, and try again
+      // later and later.
+      const failures = createRetries.get(runUid(run)) ?? 0;
+      createRetries.set(runUid(run), failures + 1);
+      await writePodless(key, run, { kind: 'stalled', reason, message });
+      return {
+        requeueAfter: exponentialDelay(failures, CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS),
+      };
     }
+    createRetries.delete(runUid(run));
     expectations.expect(
       runUid(run),
       ensured.slots.map((entry) => entry.podName),

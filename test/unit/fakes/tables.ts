@@ -23,6 +23,7 @@ import {
 import {
   NS,
   RUN,
+  RUN_UID,
   SNAPSHOT,
   T0,
   WORKFLOW,
@@ -168,18 +169,37 @@ export interface RunRow {
   steps: RunStep[];
 }
 
+const ownedByRun = {
+  apiVersion: 'lorenz.dev/v1alpha1',
+  kind: 'IssueRun',
+  name: RUN,
+  uid: RUN_UID,
+  controller: true,
+};
+
 /** The IssueRun reconciler's requests, as Action summaries, and the stored inputs' answer. */
 export const runActions = {
   status: `PATCH issueruns/${RUN}/status`,
   createInputs: `POST configmaps/${RUN}-inputs`,
   getInputs: `GET configmaps/${RUN}-inputs`,
   createPod: (slot: number) => `POST pods/${podName(slot)}`,
+  getPod: (slot: number) => `GET pods/${podName(slot)}`,
   storedInputs: {
     match: `GET configmaps/${RUN}-inputs`,
     answer: {
-      body: { metadata: { annotations: { 'lorenz.dev/inputs-digest': 'sha256:stored' } } },
+      body: {
+        metadata: {
+          annotations: { 'lorenz.dev/inputs-digest': 'sha256:stored' },
+          ownerReferences: [ownedByRun],
+        },
+      },
     },
   } satisfies AnswerRule,
+  /** The run's own Pod, as a GET after a 409 finds it. */
+  ownPod: (slot: number): AnswerRule => ({
+    match: `GET pods/${podName(slot)}`,
+    answer: { body: { metadata: { name: podName(slot), ownerReferences: [ownedByRun] } } },
+  }),
 };
 /** A slot as runSummary shows it. */
 export const slotSummary = (slot: number, phaseAndReason: string): string =>

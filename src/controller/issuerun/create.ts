@@ -1,0 +1,109 @@
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { Reasons } from '../../api/index.js';
+import type { KubeClient } from '../runtime/client.js';
+import { KubeApiError, isConflict } from '../runtime/client.js';
+
+/** Why the run's objects could not all be created, and whether trying again can help. */
+export interface CreateFailure {
+  /** True: the run ends with this reason. False: a stalled condition, retried with backoff. */
+  final: boolean;
+  reason: string;
+  message: string;
+}
+
+/** Thrown by createOwned for the ensure step to turn into a status. */
+export class CreateRefused extends Error {
+  constructor(readonly failure: CreateFailure) {
+    super(failure.message);
+    this.name = 'CreateRefused';
+  }
+}
+
+export interface Created {
+  /** created: by this call; existing: the run's own, made before. */
+  outcome: 'created' | 'existing';
+  object: { metadata?: V1ObjectMeta };
+}
+
+/** What is being created, for messages and reasons. */
+export interface CreateTarget {
+  kind: 'Pod' | 'ConfigMap' | 'PersistentVolumeClaim';
+  name: string;
+  namespace: string;
+  /** Path of the collection to POST to. */
+  collection: string;
+  body: object;
+  /** The run's uid: an existing object must be owned by it. */
+  ownerUid: string;
+}
+
+const INVALID_REASONS = {
+  Pod: Reasons.PodInvalid,
+  ConfigMap: Reasons.InputsInvalid,
+  PersistentVolumeClaim: Reasons.PodInvalid,
+} as const;
+const RETRY_REASONS = {
+  Pod: Reasons.PodCreateFailed,
+  ConfigMap: Reasons.InputsCreateFailed,
+  PersistentVolumeClaim: Reasons.PodCreateFailed,
+} as const;
+
+/** The apiserver's refusal as a status: invalid is final, anything else 4xx is retried. */
+function refusal(error: KubeApiError, target: CreateTarget): CreateFailure | undefined {
+  const what = `${target.kind} ${target.name}`;
+  const said = `${error.statusCode} ${error.reason ?? ''}: ${apiMessage(error)}`.replace(' :', ':');
+  if (error.statusCode === 400 || error.statusCode === 422) {
+    const message = `the apiserver refused ${what} as invalid (${said})`;
+    return { final: true, reason: INVALID_REASONS[target.kind], message };
+  }
+  if (error.statusCode >= 400 && error.statusCode < 500 && error.statusCode !== 429) {
+    const message = `the apiserver refused ${what} (${said}); retrying with backoff`;
+    return { final: false, reason: RETRY_REASONS[target.kind], message };
+  }
+  return undefined;
+}
+
+function apiMessage(error: KubeApiError): string {
+  const body = error.body as { message?: unknown } | undefined;
+  return typeof body?.message === 'string' ? body.message : error.message;
+}
+
+const ownedBy = (object: { metadata?: V1ObjectMeta }, uid: string): boolean =>
+  (object.metadata?.ownerReferences ?? []).some(
+    (owner) => owner.uid === uid && owner.controller === true,
+  );
+
+/**
+ * Creates an object the run owns under its deterministic name. 409 means it exists: when
+ * it is the run's own (made before, a cache not caught up yet) that is success; when it is
+ * not (left by `--cascade=orphan`, made by hand), the run cannot go on until it is gone.
+ * Refusals the run must hear about throw CreateRefused; transient errors (5xx, 429,
+ * network) throw as they are, for the work queue's backoff.
+ */
+export async function createOwned(client: KubeClient, target: CreateTarget): Promise<Created> {
+  try {
+    const object = await client.request<{ metadata?: V1ObjectMeta }>({
+      method: 'POST',
+      path: target.collection,
+      body: target.body,
+    });
+    return { outcome: 'created', object };
+  } catch (error) {
+    if (!isConflict(error)) {
+      const failure = error instanceof KubeApiError ? refusal(error, target) : undefined;
+      throw failure ? new CreateRefused(failure) : error;
+    }
+  }
+  const existing = await client.request<{ metadata?: V1ObjectMeta }>({
+    path: `${target.collection}/${encodeURIComponent(target.name)}`,
+  });
+  if (!ownedBy(existing, target.ownerUid)) {
+    const kubectl = `kubectl delete ${target.kind.toLowerCase()} ${target.name} -n ${target.namespace}`;
+    throw new CreateRefused({
+      final: false,
+      reason: Reasons.NameConflict,
+      message: `${target.kind} ${target.name} exists and is not this IssueRun's (not owned by uid ${target.ownerUid}); the run waits until it is gone: ${kubectl}`,
+    });
+  }
+  return { outcome: 'existing', object: existing };
+}
