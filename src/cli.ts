@@ -44,6 +44,7 @@ function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'invalid_ssh_timeout':
     case 'hook_failed':
     case 'hook_timed_out':
+    case 'hook_killed':
     case 'agent_bridge_missing':
     case 'agent_bridge_exited':
     case 'agent_protocol_error':

@@ -63,6 +63,10 @@ export const Reasons = {
   Pending: 'Pending',
   HookFailed: 'HookFailed',
   HookTimedOut: 'HookTimedOut',
+  /** A hook died of a signal, or was stopped because its run was cancelled or its Pod deleted. */
+  HookKilled: 'HookKilled',
+  /** The run Pod was deleted before it finished (not by a cancellation). */
+  PodDeleted: 'PodDeleted',
   AgentFailed: 'AgentFailed',
   ImagePullFailed: 'ImagePullFailed',
   Unschedulable: 'Unschedulable',

@@ -131,15 +131,13 @@ export function parseControllerArgs(
 }
 
 /**
- * `lorenz controller`: runs until SIGTERM/SIGINT (0) or lost leadership (1, so that the
- * process restarts clean, as controller-runtime's managers do).
+ * `lorenz controller`: runs until SIGTERM/SIGINT (0). A replica that loses its lease stays
+ * up as a candidate.
  */
 export async function runController(options: ControllerRunOptions): Promise<number> {
   const running = await startController(options);
   const reason = await running.done;
   switch (reason) {
-    case 'leadership-lost':
-      return 1;
     case 'stopped':
     case 'signal':
       return 0;

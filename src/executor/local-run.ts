@@ -36,6 +36,7 @@ function notStarted(message: string, started: number): CommandResult {
     signal: null,
     output: '',
     timedOut: false,
+    cancelled: false,
     spawnError: message,
     durationMs: Math.round(performance.now() - started),
   };
@@ -51,7 +52,14 @@ export async function runLocalCommand(
 ): Promise<CommandResult> {
   const started = performance.now();
   if (options.signal?.aborted) {
-    return { exitCode: null, signal: null, output: '', timedOut: true, durationMs: 0 };
+    return {
+      exitCode: null,
+      signal: null,
+      output: '',
+      timedOut: false,
+      cancelled: true,
+      durationMs: 0,
+    };
   }
   let child: ChildProcess;
   try {
@@ -78,16 +86,20 @@ export async function runLocalCommand(
   const closed = streamsClosed(child);
 
   let killing: Promise<void> | undefined;
-  let startKilling: () => void = () => {};
+  let killedFor: 'timeout' | 'abort' | undefined;
+  let startKilling: (why: 'timeout' | 'abort') => void = () => {};
   const killRequested = new Promise<void>((resolve) => {
-    startKilling = () => {
+    startKilling = (why) => {
       if (killing || child.pid === undefined) return;
+      killedFor = why;
       killing = terminateGroup(child.pid, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
       resolve();
     };
   });
-  const timer = setTimeout(startKilling, options.timeoutMs);
-  options.signal?.addEventListener('abort', startKilling, { once: true });
+  const onTimeout = () => startKilling('timeout');
+  const onAbort = () => startKilling('abort');
+  const timer = setTimeout(onTimeout, options.timeoutMs);
+  options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     await Promise.race([closed, killRequested]);
     if (killing) {
@@ -100,7 +112,7 @@ export async function runLocalCommand(
     }
   } finally {
     clearTimeout(timer);
-    options.signal?.removeEventListener('abort', startKilling);
+    options.signal?.removeEventListener('abort', onAbort);
   }
   const { exitCode, signal, at } = await exit;
   if (spawnError !== undefined) return notStarted(spawnError, started);
@@ -108,7 +120,8 @@ export async function runLocalCommand(
     exitCode,
     signal,
     output: chunks.join(''),
-    timedOut: killing !== undefined,
+    timedOut: killedFor === 'timeout',
+    cancelled: killedFor === 'abort',
     durationMs: Math.round(at - started),
   };
 }

@@ -23,7 +23,10 @@ export interface CommandResult {
   signal: NodeJS.Signals | null;
   /** stdout and stderr merged in arrival order, untruncated. */
   output: string;
+  /** Killed because timeoutMs passed. */
   timedOut: boolean;
+  /** Killed because the caller's signal aborted (the run was cancelled, its Pod deleted). */
+  cancelled: boolean;
   /** Set when the command could not be started at all. */
   spawnError?: string;
   durationMs: number;

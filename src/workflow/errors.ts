@@ -24,6 +24,7 @@ export type LorenzErrorCode =
   // hooks
   | 'hook_failed'
   | 'hook_timed_out'
+  | 'hook_killed'
   // agent
   | 'agent_bridge_missing'
   | 'agent_bridge_exited'
@@ -86,6 +87,7 @@ const SLOT_ERROR_CODES: Record<SlotErrorCode, true> = {
   invalid_ssh_timeout: true,
   hook_failed: true,
   hook_timed_out: true,
+  hook_killed: true,
   agent_bridge_missing: true,
   agent_bridge_exited: true,
   agent_protocol_error: true,

@@ -60,13 +60,19 @@ function failureText(
   result: Awaited<ReturnType<Executor['runCommand']>>,
   timeoutMs: number,
 ): { code: LorenzErrorCode; text: string } | null {
+  if (result.cancelled) {
+    return { code: 'hook_killed', text: 'hook killed: the run was cancelled or its Pod stopped' };
+  }
   if (result.timedOut)
     return { code: 'hook_timed_out', text: `hook timed out after ${timeoutMs}ms` };
   if (result.spawnError !== undefined) {
     return { code: 'hook_failed', text: `hook failed to start: ${result.spawnError}` };
   }
   if (result.exitCode === 0) return null;
-  const status = result.exitCode ?? result.signal ?? 'unknown';
+  if (result.exitCode === null && result.signal !== null) {
+    return { code: 'hook_killed', text: `hook killed by ${result.signal}: ${result.output}` };
+  }
+  const status = result.exitCode ?? 'unknown';
   return { code: 'hook_failed', text: `hook failed with status ${status}: ${result.output}` };
 }
 
@@ -142,7 +148,7 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
     hookName,
     command,
     cwd: workspace,
-    exitCode: result.timedOut ? null : result.exitCode,
+    exitCode: result.timedOut || result.cancelled ? null : result.exitCode,
     output: output.text,
     outputTruncated: output.truncated,
     error: error?.text ?? null,

@@ -2,7 +2,7 @@
 // in fake caches, runs one or more reconciles, and checks the API requests each made, the
 // status it wrote and the result it returned (see fakes/tables.ts).
 import { describe, expect, it } from 'vitest';
-import { conflict, failWith } from './fakes/controller.js';
+import { failWith } from './fakes/controller.js';
 import {
   RUN,
   at,
@@ -32,8 +32,7 @@ import {
 } from './fakes/tables.js';
 
 const { progressing, stalled, finished } = runConditions;
-const { status: STATUS, createInputs: CREATE_INPUTS, getInputs: GET_INPUTS } = runActions;
-const { createPod: CREATE_POD, getPod: GET_POD, storedInputs, ownPod } = runActions;
+const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 
 const fresh: Want<RunSummary> = {
   actions: [CREATE_INPUTS, CREATE_POD(0), STATUS],
@@ -259,35 +258,32 @@ const rows: RunRow[] = [
     }),
   },
   {
-    name: 'Pods created but not in the cache yet: no second create until the expectation lapses',
+    name: 'Pods created but not in the cache yet: no second create; past the expectation, deleted',
     run: issueRun(),
     steps: [
       { want: fresh },
       { advanceMs: 200, want: requeue(1000) },
       {
-        // 30 s on and the Pod still unseen: created again; the apiserver has both already.
+        // 30 s on and the Pod still unseen: it was deleted. A Pod is never created twice for
+        // one attempt; the attempt failed.
         advanceMs: 30_000,
-        answers: [conflict('POST configmaps/*'), conflict('POST pods/*'), storedInputs, ownPod(0)],
-        want: { actions: [CREATE_INPUTS, GET_INPUTS, CREATE_POD(0), GET_POD(0)] },
+        want: writes({
+          phase: 'Failed',
+          conditions: finished(false, 'PodDeleted'),
+          slots: [slot(0, 'Failed/PodDeleted')],
+        }),
       },
     ],
   },
   {
-    name: 'a Pod of a started ensemble gone: re-created beside the stored inputs',
+    name: 'a Pod of a started ensemble deleted: that slot failed PodDeleted, the other runs on',
     run: issueRun({ labels: ['ensemble:2'], status: startedStatus(2, 'Running') }),
     pods: [running],
     steps: once(
-      {
-        actions: [CREATE_INPUTS, GET_INPUTS, CREATE_POD(1), STATUS],
-        status: {
-          phase: 'Running',
-          slots: [slot(0, 'Running/Running'), slot(1, 'Pending/Pending')],
-        },
-      },
-      {
-        answers: [conflict('POST configmaps/*'), storedInputs],
-        podAnnotations: { 'lorenz.dev/inputs-digest': 'sha256:stored' },
-      },
+      writes({
+        phase: 'Running',
+        slots: [slot(0, 'Running/Running'), slot(1, 'Failed/PodDeleted')],
+      }),
     ),
   },
   {

@@ -95,7 +95,7 @@ describe('local executor: runCommand', () => {
     expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'early\nlate\n' });
   });
 
-  it('an abort signal kills the group like a timeout', async () => {
+  it('an abort signal kills the group like a timeout, and says it was cancelled', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 150);
     const result = await executor.runCommand('sleep 1000 & echo pid:$!; wait', {
@@ -105,7 +105,7 @@ describe('local executor: runCommand', () => {
       killGraceMs: 1000,
       signal: controller.signal,
     });
-    expect(result.timedOut).toBe(true);
+    expect(result).toMatchObject({ timedOut: false, cancelled: true, exitCode: null });
     await expectAllDead(printedPids(result.output));
   });
 

@@ -155,6 +155,32 @@ describe('runHook', () => {
     for (const pid of printedPids(message?.output ?? '')) expect(await isAlive(pid)).toBe(false);
   });
 
+  it('reports a hook stopped by a cancellation as killed, not timed out', async () => {
+    const controller = new AbortController();
+    const { request: hook, events } = request('after_run', 'echo started; sleep 1000', {
+      timeoutMs: 60_000,
+      killGraceMs: 300,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 200);
+    const message = await runHook(hook);
+    expect(message).toMatchObject({
+      status: 'failed',
+      exitCode: null,
+      error: 'hook killed: the run was cancelled or its Pod stopped',
+    });
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'stderr', message: expect.stringContaining('hook killed') }),
+    );
+  });
+
+  it('reports a hook whose process group is killed by a signal as killed by it', async () => {
+    const { request: hook } = request('after_run', 'echo started; kill -KILL 0');
+    const message = await runHook(hook);
+    expect(message).toMatchObject({ status: 'failed', exitCode: null });
+    expect(message?.error).toMatch(/^hook killed by SIGKILL: started/);
+  });
+
   it.each([
     [4096, 'x'.repeat(4096), false],
     [4097, `${'x'.repeat(4096)}\n[truncated 1 chars]`, true],

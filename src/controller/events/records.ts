@@ -133,12 +133,15 @@ export function mergeHookEntries(
   );
 }
 
-export type HookEventReason = 'HookStarted' | 'HookSucceeded' | 'HookFailed' | 'HookTimedOut';
+export type HookEventReason =
+  'HookStarted' | 'HookSucceeded' | 'HookFailed' | 'HookTimedOut' | 'HookKilled';
 
 export function hookEventReason(message: HookExecutionMessage): HookEventReason {
   if (message.status === 'started') return 'HookStarted';
   if (message.status === 'completed') return 'HookSucceeded';
-  return (message.error ?? '').startsWith('hook timed out') ? 'HookTimedOut' : 'HookFailed';
+  const error = message.error ?? '';
+  if (error.startsWith('hook timed out')) return 'HookTimedOut';
+  return error.startsWith('hook killed') ? 'HookKilled' : 'HookFailed';
 }
 
 export const EVENT_NOTE_LIMIT = 1024;

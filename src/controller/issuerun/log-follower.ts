@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../runtime/client.js';
-import { PODS, resourcePath } from '../runtime/client.js';
+import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
 import type { TokenUsage } from '../../workflow/events.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser, type HookRecord } from '../events/records.js';
@@ -9,8 +9,12 @@ import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 export interface FollowTarget {
   namespace: string;
   podName: string;
+  /** A Pod is known by its uid: another Pod of the same name is another log. */
+  podUid: string;
   /** namespace/name of the IssueRun. */
   runKey: string;
+  /** The run object's uid: a run re-created under the same name owns none of these logs. */
+  runUid: string;
   slot: number;
   attempt: number;
 }
@@ -27,8 +31,10 @@ export interface PodLogState extends FollowTarget {
   /** The last stream ended (EOF or error) and the Pod was not running any more. */
   drained: boolean;
   lastError?: string;
-  /** Reads that failed in a row; after a few the termination message has to do. */
+  /** Reads that failed in a row. */
   failures: number;
+  /** When the first of them failed (ms since epoch): past LOG_READ_GIVE_UP_MS, give up. */
+  failingSince?: number;
   /** No new read before this time (ms since epoch): backoff after failures. */
   retryAt: number;
   /** Resolves when every Event for the records read so far has been written. */
@@ -41,14 +47,22 @@ export interface LogFollowers {
    * log was read to its end. Records already known are skipped on a re-read, by position.
    */
   ensure(target: FollowTarget, follow: boolean): PodLogState;
-  get(namespace: string, podName: string): PodLogState | undefined;
-  /** Every Pod log state of a run (also of Pods already deleted). */
-  ofRun(runKey: string): PodLogState[];
-  forget(namespace: string, podName: string): void;
+  get(podUid: string): PodLogState | undefined;
+  /** Every Pod log state of a run, by the run's uid (also of Pods already deleted). */
+  ofRun(runUid: string): PodLogState[];
+  /** Drops (and stops reading) every log of a run. */
+  forgetRun(runUid: string): void;
   stopAll(): void;
 }
 
-const MAX_READ_FAILURES = 5;
+/**
+ * How long reads may keep failing before the log counts as read (the termination message
+ * then closes the gap). An apiserver outage is shorter: the reads resume after it, and the
+ * records read then still get their Events.
+ */
+export const LOG_READ_GIVE_UP_MS = 10 * 60_000;
+/** Longest wait between two failed reads. */
+export const LOG_READ_RETRY_MAX_MS = 5000;
 
 const numberOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;
@@ -78,10 +92,8 @@ export function createLogFollowers(options: {
 }): LogFollowers {
   const states = new Map<string, PodLogState>();
   const controllers = new Map<string, AbortController>();
-  const keyOf = (namespace: string, podName: string): string => `${namespace}/${podName}`;
-
   function read(state: PodLogState, follow: boolean): void {
-    const key = keyOf(state.namespace, state.podName);
+    const key = state.podUid;
     const abort = new AbortController();
     controllers.set(key, abort);
     state.streaming = true;
@@ -128,13 +140,20 @@ export function createLogFollowers(options: {
           // saw run_completed, proves the log was read to its end.
           state.drained = !follow || state.completed;
           state.failures = 0;
+          delete state.failingSince;
           delete state.lastError;
         },
         (error: unknown) => {
+          const now = Date.now();
           state.lastError = errorMessage(error);
           state.failures += 1;
-          if (state.failures >= MAX_READ_FAILURES) state.drained = true;
-          state.retryAt = Date.now() + Math.min(250 * 2 ** state.failures, 30_000);
+          state.failingSince ??= now;
+          // 404: the Pod (and its log) is gone; nothing more will be read. Anything else
+          // (an apiserver or kubelet away) passes: keep trying, for a while.
+          if (isNotFound(error) || now - state.failingSince > LOG_READ_GIVE_UP_MS) {
+            state.drained = true;
+          }
+          state.retryAt = now + Math.min(250 * 2 ** state.failures, LOG_READ_RETRY_MAX_MS);
           options.logger?.debug(
             { err: state.lastError, pod: state.podName, seen },
             'log stream ended',
@@ -150,7 +169,7 @@ export function createLogFollowers(options: {
 
   return {
     ensure(target, follow) {
-      const key = keyOf(target.namespace, target.podName);
+      const key = target.podUid;
       let state = states.get(key);
       if (!state) {
         state = {
@@ -172,17 +191,19 @@ export function createLogFollowers(options: {
         read(state, follow);
       return state;
     },
-    get(namespace, podName) {
-      return states.get(keyOf(namespace, podName));
+    get(podUid) {
+      return states.get(podUid);
     },
-    ofRun(runKey) {
-      return [...states.values()].filter((state) => state.runKey === runKey);
+    ofRun(runUid) {
+      return [...states.values()].filter((state) => state.runUid === runUid);
     },
-    forget(namespace, podName) {
-      const key = keyOf(namespace, podName);
-      controllers.get(key)?.abort();
-      controllers.delete(key);
-      states.delete(key);
+    forgetRun(runUid) {
+      for (const state of [...states.values()]) {
+        if (state.runUid !== runUid) continue;
+        controllers.get(state.podUid)?.abort();
+        controllers.delete(state.podUid);
+        states.delete(state.podUid);
+      }
     },
     stopAll() {
       for (const abort of controllers.values()) abort.abort();

@@ -17,6 +17,8 @@ export type PodReason =
   | 'DeadlineExceeded'
   | 'HookFailed'
   | 'HookTimedOut'
+  | 'HookKilled'
+  | 'PodDeleted'
   | 'AgentFailed'
   | 'Cancelled'
   | 'InputsInvalid'
@@ -65,6 +67,8 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'HookFailed';
     case 'hook_timed_out':
       return 'HookTimedOut';
+    case 'hook_killed':
+      return 'HookKilled';
     case 'input_digest_mismatch':
       return 'InputsInvalid';
     case 'cancelled':

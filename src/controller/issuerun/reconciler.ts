@@ -22,7 +22,14 @@ import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
 import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
-import { cancelledSlots, eventsFlushed, logsPending, observeSlots, runPods } from './slot-views.js';
+import {
+  cancelledSlots,
+  deletedSlots,
+  eventsFlushed,
+  logsPending,
+  observeSlots,
+  runPods,
+} from './slot-views.js';
 import { runState, runStateFromSlots, runStatus, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
 
@@ -131,21 +138,20 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const writePodless = (key: string, run: IssueRun, state: RunState) =>
     patchStatus(key, run, statusOf(run, [], state), true);
 
-  function forgetRun(run: IssueRun, podNames: readonly { namespace: string; name: string }[]) {
+  /** The uid of the run object last seen under each key: what to forget when it is gone. */
+  const uids = new Map<string, string>();
+
+  /** Drops what is kept in memory for a run object: it is done, or gone. */
+  function forgetRun(uid: string) {
     // The status memory stays: the cache may still lag the final write.
-    expectations.forget(runUid(run));
-    createRetries.delete(runUid(run));
-    for (const pod of podNames) deps.followers.forget(pod.namespace, pod.name);
+    expectations.forget(uid);
+    createRetries.delete(uid);
+    deps.followers.forgetRun(uid);
   }
-  const podNamesOf = (pods: readonly PodObject[]) =>
-    pods.map((pod) => ({
-      namespace: pod.metadata?.namespace ?? '',
-      name: pod.metadata?.name ?? '',
-    }));
 
   /** Finished: nothing more to do but delete the run once its Workflow's TTL has passed. */
-  async function finishedRun(key: string, run: IssueRun, pods: readonly PodObject[]) {
-    forgetRun(run, podNamesOf(pods));
+  async function finishedRun(key: string, run: IssueRun) {
+    forgetRun(runUid(run));
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
     const ttl = workflow?.spec.ttlSecondsAfterFinished;
     const completed = run.status?.completionTime;
@@ -180,17 +186,13 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
         if (!isNotFound(error)) throw error;
       }
     }
-    const views = cancelledSlots(key, pods, deps.followers, podStatusOptions());
+    const views = cancelledSlots(run, pods, deps.followers, podStatusOptions());
     if (pods.some(isLive) || views.some((view) => view.log?.streaming)) {
       return { requeueAfter: REQUEUE_MS.cancelling };
     }
     await eventsFlushed(views);
     const result = await patchStatus(key, run, statusOf(run, views, cancelledState), true);
-    const namespace = run.metadata.namespace ?? '';
-    forgetRun(run, [
-      ...podNamesOf(pods),
-      ...views.map((view) => ({ namespace, name: view.podName })),
-    ]);
+    forgetRun(runUid(run));
     return result;
   }
 
@@ -292,14 +294,17 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     pods: readonly PodObject[],
   ): Promise<ReconcileResult> {
     await syncIssueState(run, pods);
-    const views = observeSlots(pods, deps.followers, podStatusOptions());
+    const views = [
+      ...observeSlots(pods, deps.followers, podStatusOptions()),
+      ...deletedSlots(run, pods, deps.followers),
+    ].sort((a, b) => a.slot - b.slot);
     const state = runStateFromSlots(views);
     if (state.kind === 'finished') {
       // Every record of every Pod must be in before the verdict: wait for the log reads.
       if (logsPending(views)) return { requeueAfter: REQUEUE_MS.logsDraining };
       await eventsFlushed(views);
       const result = await patchStatus(key, run, statusOf(run, views, state), true);
-      forgetRun(run, podNamesOf(pods));
+      forgetRun(runUid(run));
       return result;
     }
     // Progress (Pending → Running, hook results, turns) waits out the interval, so that a
@@ -317,8 +322,12 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const cachedRun = deps.issueRuns.get(namespace, name);
     if (!cachedRun || cachedRun.metadata.deletionTimestamp) {
       statuses.forget(key);
+      const uid = uids.get(key);
+      if (uid !== undefined) forgetRun(uid);
+      uids.delete(key);
       return;
     }
+    uids.set(key, runUid(cachedRun));
     // The cache may not have our last status write yet: reason from the freshest status.
     const cached = {
       resourceVersion: cachedRun.metadata.resourceVersion,
@@ -327,13 +336,20 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const run: IssueRun = { ...cachedRun, status: statuses.freshest(key, cached) };
     const pods = runPods(deps.pods.list(namespace), run);
 
-    if (findCondition(run.status?.conditions, FINISHED)?.status === 'True') {
-      return finishedRun(key, run, pods);
+    // Finished, and its Pods agree. A status that says Finished while a run Pod still runs
+    // was not written by this controller (a hand-made patch): the Pods are the truth, and
+    // the run is followed on (its status is put right by the next write).
+    if (findCondition(run.status?.conditions, FINISHED)?.status === 'True' && !pods.some(isLive)) {
+      return finishedRun(key, run);
     }
     if (run.spec.cancelRequested) return cancelRun(key, run, pods);
-    const listedSlots = run.status?.slots?.length ?? 0;
-    if (pods.length === 0 || pods.length < listedSlots || !run.status?.inputsConfigMap) {
+    if (!run.status?.inputsConfigMap || (run.status.slots ?? []).length === 0) {
       return startRun(key, run, pods);
+    }
+    const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
+    if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {
+      // Created a moment ago and not in the cache yet: not deleted.
+      return { requeueAfter: REQUEUE_MS.podsNotCached };
     }
     return observeRun(key, run, pods);
   };

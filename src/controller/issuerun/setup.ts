@@ -59,7 +59,8 @@ export function setupIssueRunController(
     logger,
     onHook: async (state, record) => {
       const run = issueRuns.get(state.namespace, state.runKey.slice(state.namespace.length + 1));
-      if (!run?.metadata.uid) return;
+      // The Pod's own run only: one deleted and re-created under its name is another run.
+      if (!run?.metadata.uid || run.metadata.uid !== state.runUid) return;
       await events.recordHook({
         run: { name: run.metadata.name ?? '', namespace: state.namespace, uid: run.metadata.uid },
         podName: state.podName,
@@ -115,5 +116,7 @@ export function setupIssueRunController(
   workflows.onUpdate((_old, workflow) => onWorkflow(workflow));
   workflows.onDelete(onWorkflow);
 
+  // A replica that no longer leads writes no Events: the next leader reads the logs again.
+  manager.onLeadershipLost(() => followers.stopAll());
   return { stop: () => followers.stopAll() };
 }

@@ -36,13 +36,22 @@ export function observeSlots(
       const name = pod.metadata?.name ?? '';
       const namespace = pod.metadata?.namespace ?? '';
       const slot = Number(pod.metadata?.labels?.[LABEL_SLOT] ?? 0);
-      const outcome = mapPodStatus(pod, options);
-      let log = followers.get(namespace, name);
+      const outcome = deletedIsNotCancelled(pod, mapPodStatus(pod, options));
+      const podUid = pod.metadata?.uid ?? '';
+      let log = followers.get(podUid);
       if (agentStarted(pod) || log) {
         const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller);
         const attempt = Number(pod.metadata?.labels?.[LABEL_ATTEMPT] ?? 1);
         log = followers.ensure(
-          { namespace, podName: name, runKey: `${namespace}/${owner?.name ?? ''}`, slot, attempt },
+          {
+            namespace,
+            podName: name,
+            podUid,
+            runKey: `${namespace}/${owner?.name ?? ''}`,
+            runUid: owner?.uid ?? '',
+            slot,
+            attempt,
+          },
           !outcome.finished && !pod.metadata?.deletionTimestamp,
         );
       }
@@ -51,18 +60,70 @@ export function observeSlots(
     .sort((a, b) => a.slot - b.slot);
 }
 
+const DELETED_MESSAGE =
+  'the run Pod was deleted before it finished (not by a cancellation of the run); its attempt failed';
+
+/**
+ * A runner stopped by its Pod's deletion says "cancelled". Unless the run was cancelled
+ * (cancelledSlots), nobody cancelled it: the Pod was deleted, and the attempt failed so.
+ */
+function deletedIsNotCancelled(pod: PodObject, outcome: PodOutcome): PodOutcome {
+  if (!pod.metadata?.deletionTimestamp || !outcome.finished || outcome.reason !== 'Cancelled') {
+    return outcome;
+  }
+  return { ...outcome, phase: 'Failed', reason: 'PodDeleted', message: DELETED_MESSAGE };
+}
+
+/**
+ * Slots the status lists whose Pod is gone from the cache (the caller has ruled out a cache
+ * that has not caught up with a create). A Pod is never created twice for one attempt: a
+ * slot whose Pod was deleted ends PodDeleted, with what its log said, unless the status
+ * already recorded its end.
+ */
+export function deletedSlots(
+  run: IssueRun,
+  pods: readonly PodObject[],
+  followers: LogFollowers,
+): SlotView[] {
+  const present = new Set(pods.map((pod) => pod.metadata?.name));
+  const logs = followers.ofRun(run.metadata.uid ?? '');
+  return (run.status?.slots ?? [])
+    .filter((slot) => slot.podName && !present.has(slot.podName))
+    .map((slot) => {
+      const podName = slot.podName ?? '';
+      const log = logs.find((state) => state.podName === podName);
+      const ended = slot.phase === 'Succeeded' || slot.phase === 'Failed';
+      const outcome: PodOutcome = ended
+        ? {
+            phase: slot.phase === 'Succeeded' ? 'Succeeded' : 'Failed',
+            reason: (slot.reason ?? 'PodFailed') as PodOutcome['reason'],
+            message: slot.message ?? '',
+            finished: true,
+            summary: null,
+          }
+        : {
+            phase: 'Failed',
+            reason: 'PodDeleted',
+            message: DELETED_MESSAGE,
+            finished: true,
+            summary: null,
+          };
+      return { slot: slot.slot, podName, outcome, log };
+    });
+}
+
 /**
  * The slots of a cancelled run: its Pods in the cache, and those already deleted whose logs
  * were read (what after_run printed is still owed to the status).
  */
 export function cancelledSlots(
-  runKey: string,
+  run: IssueRun,
   pods: readonly PodObject[],
   followers: LogFollowers,
   options: PodStatusOptions,
 ): SlotView[] {
   const views = observeSlots(pods, followers, options);
-  for (const log of followers.ofRun(runKey)) {
+  for (const log of followers.ofRun(run.metadata.uid ?? '')) {
     if (views.some((view) => view.podName === log.podName)) continue;
     const outcome: PodOutcome = {
       phase: 'Failed',

@@ -27,9 +27,14 @@ export interface Controller {
   readonly queue: WorkQueue;
   /** Queues a key; what informer handlers call. */
   enqueue(key: string): void;
-  /** Starts the workers. */
+  /** Starts the workers, or resumes them after pause(). */
   start(): void;
-  /** Stops handing out keys, aborts the context, waits for running reconciles. */
+  /**
+   * Stops handing out keys (they stay queued), aborts the running reconciles' context and
+   * waits for them: a leader that lost its lease stops writing at once and may lead again.
+   */
+  pause(): Promise<void>;
+  /** For good: shuts the queue down, aborts the context, waits for running reconciles. */
   stop(): Promise<void>;
   readonly running: boolean;
 }
@@ -43,15 +48,21 @@ export function createController(options: ControllerOptions): Controller {
   const { name, queue, reconcile, metrics } = options;
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const logger = options.logger?.child({ controller: name });
-  const abort = new AbortController();
+  /** The context of one run of the workers (one leadership term): aborted by pause/stop. */
+  let term = new AbortController();
   let workers: Promise<void>[] = [];
   let running = false;
+  let stopped = false;
+  const inFlight = new Set<Promise<void>>();
+  /** Workers wait here while paused. */
+  let resume: () => void = () => {};
+  let gate = new Promise<void>((resolve) => (resume = resolve));
 
-  async function reconcileOne(key: string): Promise<void> {
+  async function reconcileOne(key: string, signal: AbortSignal): Promise<void> {
     const started = performance.now();
     metrics?.activeWorkers.inc({ controller: name });
     try {
-      const result = await reconcile(key, { signal: abort.signal });
+      const result = await reconcile(key, { signal });
       const requeueAfter = result?.requeueAfter;
       queue.forget(key);
       if (requeueAfter !== undefined && requeueAfter > 0) {
@@ -63,7 +74,11 @@ export function createController(options: ControllerOptions): Controller {
     } catch (error) {
       metrics?.reconcileTotal.inc({ controller: name, result: 'error' });
       metrics?.reconcileErrors.inc({ controller: name });
-      if (abort.signal.aborted) return;
+      if (signal.aborted) {
+        // Cut short by pause: whoever leads next reconciles the key again.
+        if (!queue.shuttingDown) queue.add(key);
+        return;
+      }
       logger?.error(
         { key, err: error, retries: queue.numRequeues(key) },
         `reconcile failed: ${errorMessage(error)}`,
@@ -77,11 +92,21 @@ export function createController(options: ControllerOptions): Controller {
 
   async function worker(): Promise<void> {
     for (;;) {
+      await gate;
       const key = await queue.get();
       if (key === undefined) return;
+      if (!running) {
+        // Paused while this worker waited for a key: put it back for the next term.
+        queue.done(key);
+        queue.add(key);
+        continue;
+      }
+      const work = reconcileOne(key, term.signal);
+      inFlight.add(work);
       try {
-        await reconcileOne(key);
+        await work;
       } finally {
+        inFlight.delete(work);
         queue.done(key);
       }
     }
@@ -95,17 +120,29 @@ export function createController(options: ControllerOptions): Controller {
       return running;
     },
     start() {
-      if (running || abort.signal.aborted) return;
+      if (running || stopped) return;
       running = true;
+      if (term.signal.aborted) term = new AbortController();
       metrics?.maxConcurrentReconciles.set({ controller: name }, concurrency);
-      workers = Array.from({ length: concurrency }, () => worker());
+      if (workers.length === 0) workers = Array.from({ length: concurrency }, () => worker());
+      resume();
       logger?.info({ concurrency }, 'controller started');
     },
-    async stop() {
-      abort.abort();
-      await queue.shutdown({ drain: true });
-      await Promise.all(workers);
+    async pause() {
+      if (!running) return;
       running = false;
+      gate = new Promise<void>((resolve) => (resume = resolve));
+      term.abort();
+      await Promise.all(inFlight);
+      logger?.info({ queued: queue.len() }, 'controller paused');
+    },
+    async stop() {
+      stopped = true;
+      running = false;
+      term.abort();
+      await queue.shutdown({ drain: true });
+      resume();
+      await Promise.all(workers);
       logger?.info('controller stopped');
     },
   };

@@ -72,10 +72,15 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
     : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/** Up to this much is added to each retry delay, so informers do not retry in step. */
+const RETRY_JITTER_MS = 1000;
+
 const DEFAULTS = {
   watchdogMs: 5 * 60_000,
   initialBackoffMs: 500,
-  maxBackoffMs: 30_000,
+  // Short: once an apiserver is back, watches must be too (a long cap made runs finish up to
+  // 16 s late after an outage); the jitter below keeps replicas and informers apart.
+  maxBackoffMs: 4000,
   pageSize: 500,
 };
 /** The server ends each watch after 5–10 minutes (jittered so watches do not renew in step). */
@@ -234,11 +239,9 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
           resourceVersion = '';
           continue;
         }
-        const delay = exponentialDelay(
-          failures++,
-          settings.initialBackoffMs,
-          settings.maxBackoffMs,
-        );
+        const delay =
+          exponentialDelay(failures++, settings.initialBackoffMs, settings.maxBackoffMs) +
+          Math.random() * RETRY_JITTER_MS;
         log?.warn({ err: error, retryInMs: delay }, 'list/watch failed; retrying');
         await sleep(delay, signal);
       }

@@ -9,11 +9,11 @@ export interface LeaderElectionOptions {
   namespace: string;
   name: string;
   identity: string;
-  /** How long a lease holds without renewal; default 15 s. */
+  /** How long a lease holds without renewal; default 10 s. */
   leaseDurationMs?: number;
-  /** A leader that has not renewed for this long steps down; default 10 s. */
+  /** A leader that has not renewed for this long steps down; default 7 s. */
   renewDeadlineMs?: number;
-  /** Interval between acquire/renew attempts; default 2 s. */
+  /** Interval between acquire/renew attempts; default 1.5 s. */
   retryPeriodMs?: number;
   onStartedLeading: () => void;
   onStoppedLeading: () => void;
@@ -22,7 +22,10 @@ export interface LeaderElectionOptions {
 }
 
 export interface LeaderElector {
-  /** Tries to acquire, then renews until stopped or until renewal fails (leadership lost). */
+  /**
+   * Tries to acquire, then renews; a leader that cannot renew steps down and becomes a
+   * candidate again (the process stays up). Settles once stopped.
+   */
   run(): Promise<void>;
   /** Stops; a leader releases the lease (empty holder) so a successor need not wait. */
   stop(options?: { release?: boolean }): Promise<void>;
@@ -44,6 +47,12 @@ interface Lease {
   spec: LeaseSpec;
 }
 
+export const DEFAULT_LEASE = {
+  leaseDurationMs: 10_000,
+  renewDeadlineMs: 7_000,
+  retryPeriodMs: 1_500,
+} as const;
+
 /** Lease times are metav1.MicroTime: RFC 3339 with microseconds. */
 function microTime(date: Date): string {
   return date.toISOString().replace(/Z$/, '000Z');
@@ -58,9 +67,12 @@ function microTime(date: Date): string {
  * not renewed within the renew deadline.
  */
 export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
-  const leaseDurationMs = options.leaseDurationMs ?? 15_000;
-  const renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
-  const retryPeriodMs = options.retryPeriodMs ?? 2_000;
+  // A leader killed without releasing is replaced after at most a lease duration plus a retry
+  // period or two (≈ 12 s); a live leader stops acting (renew deadline) well before anyone
+  // else may take over (lease duration), so two never act at once.
+  const leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE.leaseDurationMs;
+  const renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_LEASE.renewDeadlineMs;
+  const retryPeriodMs = options.retryPeriodMs ?? DEFAULT_LEASE.retryPeriodMs;
   const { client, namespace, name, identity, metrics } = options;
   const logger = options.logger?.child({ lease: `${namespace}/${name}`, identity });
   const path = resourcePath(LEASES, namespace, name);
@@ -153,7 +165,8 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
   /** Jitter so that candidates do not retry in lock step. */
   const jittered = () => retryPeriodMs * (1 + Math.random() * 0.2);
 
-  async function run(): Promise<void> {
+  /** One term: acquire, then renew until the renewals fail. */
+  async function term(): Promise<void> {
     setLeader(false);
     while (!stopper.signal.aborted && (await attempt()) !== 'held')
       await sleep(jittered(), stopper.signal);
@@ -170,11 +183,15 @@ export function createLeaderElector(options: LeaderElectionOptions): LeaderElect
       else if (stopper.signal.aborted) break;
       else if (outcome === 'other' || Date.now() - lastRenew >= renewDeadlineMs) {
         setLeader(false);
-        logger?.warn({ outcome }, 'leadership lost');
+        logger?.warn({ outcome }, 'leadership lost; standing as a candidate again');
         options.onStoppedLeading();
         return;
       }
     }
+  }
+
+  async function run(): Promise<void> {
+    while (!stopper.signal.aborted) await term();
   }
 
   async function release(): Promise<void> {

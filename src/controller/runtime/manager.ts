@@ -36,7 +36,7 @@ export interface ManagerOptions {
   gracefulShutdownTimeoutMs?: number;
 }
 
-export type ManagerExitReason = 'stopped' | 'signal' | 'leadership-lost';
+export type ManagerExitReason = 'stopped' | 'signal';
 
 export interface InformerRequest {
   /** Defaults to the manager's namespace. */
@@ -62,6 +62,11 @@ export interface Manager {
   ): Controller;
   addReadyCheck(name: string, check: Check): void;
   isLeader(): boolean;
+  /**
+   * Called when this replica stops leading: anything that writes outside a reconcile (log
+   * followers writing Events) must stop too. Controllers are paused by the manager.
+   */
+  onLeadershipLost(callback: () => void): void;
   /** Starts servers, informers and leader election; resolves once they are started. */
   start(): Promise<void>;
   /** Resolves once every informer has synced. */
@@ -77,9 +82,9 @@ export interface Manager {
 /**
  * Owns what a controller process runs: shared informers (every replica keeps its cache warm
  * so that a new leader starts at once), controllers (started only while leading and once the
- * caches have synced; stopped at once when leadership is lost, after which the manager stops
- * and `done` says `leadership-lost`, so the process exits and restarts clean, as
- * controller-runtime does), the Lease, and the metrics and health servers.
+ * caches have synced; paused at once when leadership is lost, their keys kept, and resumed
+ * if this replica leads again: an apiserver outage longer than the renew deadline does not
+ * end the process), the Lease, and the metrics and health servers.
  */
 export function createManager(options: ManagerOptions): Manager {
   const logger = options.logger ?? silentLogger();
@@ -90,6 +95,7 @@ export function createManager(options: ManagerOptions): Manager {
   const readyChecks = new Map<string, Check>();
   const healthChecks = new Map<string, Check>([['ping', () => undefined]]);
   const servers: BoundServer[] = [];
+  const leadershipLost: Array<() => void> = [];
   const startAbort = new AbortController();
   let elector: LeaderElector | undefined;
   let leading = !options.leaderElection;
@@ -169,6 +175,7 @@ export function createManager(options: ManagerOptions): Manager {
     },
 
     addReadyCheck: (name, check) => void readyChecks.set(name, check),
+    onLeadershipLost: (callback) => void leadershipLost.push(callback),
     isLeader: () => leading,
 
     async start() {
@@ -206,9 +213,10 @@ export function createManager(options: ManagerOptions): Manager {
         onStoppedLeading: () => {
           if (!leading) return;
           leading = false;
-          // Stop writing at once: another replica may already be leading.
-          for (const controller of controllers) void controller.stop();
-          if (!stopping) void manager.stop('leadership-lost');
+          // Stop writing at once: another replica may already be leading. Stay up and stand
+          // again: the caches stay warm and the queued keys wait for the next term.
+          for (const controller of controllers) void controller.pause();
+          for (const callback of leadershipLost) callback();
         },
       });
       void elector.run();

@@ -195,28 +195,33 @@ export class FakeLogFollowers implements LogFollowers {
   readonly ensured: Array<{ podName: string; follow: boolean }> = [];
 
   seed(target: FollowTarget, fields: LogFields = {}): void {
-    this.states.set(`${target.namespace}/${target.podName}`, this.fresh(target, fields));
+    this.states.set(target.podUid, this.fresh(target, fields));
   }
 
   ensure(target: FollowTarget, follow: boolean): PodLogState {
     this.ensured.push({ podName: target.podName, follow });
-    const key = `${target.namespace}/${target.podName}`;
+    const key = target.podUid;
     const state = this.states.get(key) ?? this.fresh(target, {});
     this.states.set(key, state);
     if (!state.streaming && !state.completed && !(state.drained && !follow)) state.streaming = true;
     return state;
   }
 
-  get(namespace: string, podName: string): PodLogState | undefined {
-    return this.states.get(`${namespace}/${podName}`);
+  get(podUid: string): PodLogState | undefined {
+    return this.states.get(podUid);
   }
 
-  ofRun(runKey: string): PodLogState[] {
-    return [...this.states.values()].filter((state) => state.runKey === runKey);
+  /** The log state of a Pod by name, for assertions. */
+  byName(podName: string): PodLogState | undefined {
+    return [...this.states.values()].find((state) => state.podName === podName);
   }
 
-  forget(namespace: string, podName: string): void {
-    this.states.delete(`${namespace}/${podName}`);
+  ofRun(runUid: string): PodLogState[] {
+    return [...this.states.values()].filter((state) => state.runUid === runUid);
+  }
+
+  forgetRun(runUid: string): void {
+    for (const state of this.ofRun(runUid)) this.states.delete(state.podUid);
   }
 
   stopAll(): void {

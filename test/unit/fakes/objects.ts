@@ -109,6 +109,7 @@ export function issueRun(
 }
 
 export const podName = (slot: number, attempt = 1): string => `${RUN}-${slot}-${attempt}`;
+export const podUid = (slot: number): string => `uid-pod-${slot}`;
 
 export interface PodOptions {
   slot?: number;
@@ -145,6 +146,7 @@ export function runPod(options: PodOptions): PodObject {
     kind: 'Pod',
     metadata: {
       name: podName(slot),
+      uid: podUid(slot),
       namespace: NS,
       resourceVersion: '9',
       creationTimestamp: new Date(T0.getTime() - (options.createdAgoMs ?? 10_000)),

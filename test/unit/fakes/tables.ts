@@ -30,6 +30,7 @@ import {
   WORKFLOW_UID,
   conditionSummary,
   podName,
+  podUid,
   sha256,
   workflow,
   workflowText,
@@ -247,7 +248,14 @@ export async function playRun(row: RunRow): Promise<void> {
     else if (step.run) issueRuns.put(step.run);
     if (step.pods) pods.replaceAll(step.pods);
     for (const { slot, ...fields } of step.logs ?? []) {
-      const target = { namespace: NS, podName: podName(slot), runKey: `${NS}/${RUN}`, slot };
+      const target = {
+        namespace: NS,
+        podName: podName(slot),
+        podUid: podUid(slot),
+        runKey: `${NS}/${RUN}`,
+        runUid: RUN_UID,
+        slot,
+      };
       followers.seed({ ...target, attempt: 1 }, fields);
     }
     client.answer(...(step.answers ?? []));
@@ -262,7 +270,7 @@ export async function playRun(row: RunRow): Promise<void> {
       expect(created.metadata?.annotations).toMatchObject(step.podAnnotations ?? {});
     }
     for (const pod of step.forgotten ?? []) {
-      expect(followers.get(NS, pod), `the log state of ${pod}`).toBeUndefined();
+      expect(followers.byName(pod), `the log state of ${pod}`).toBeUndefined();
     }
   }
 }
