@@ -21,7 +21,11 @@ import {
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
 } from '../../src/controller/shared/constants.js';
 import { RUN_POD_PATHS } from '../../src/api/run-pod.js';
-import { startController, type RunningController } from '../../src/controller/main.js';
+import {
+  startController,
+  type ControllerRunOptions,
+  type RunningController,
+} from '../../src/controller/main.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import type { IssueRun } from '../../src/api/index.js';
@@ -39,7 +43,8 @@ export interface OperatorEnv {
   controllerConfig: KubeConfig;
   scriptedAgent: string;
   controller: RunningController | undefined;
-  startController(): Promise<RunningController>;
+  /** Starts the controller as the chart runs it; `overrides` change its options. */
+  startController(overrides?: Partial<ControllerRunOptions>): Promise<RunningController>;
   kubectl(...args: string[]): Promise<string>;
   stop(): Promise<void>;
 }
@@ -124,13 +129,14 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
     scriptedAgent,
     controller: undefined,
     kubectl,
-    async startController() {
+    async startController(overrides = {}) {
       env.controller = await startController({
         kubeConfig: controllerConfig,
         namespace: NAMESPACE,
         handleSignals: false,
         identity: 'it-controller',
         logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
+        ...overrides,
       });
       return env.controller;
     },

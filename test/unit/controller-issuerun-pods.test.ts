@@ -55,7 +55,9 @@ const rows: RunRow[] = [
   },
   {
     name: 'a status patched to Finished by hand while the Pod runs: followed on, put right',
-    run: issueRun({ status: { ...finishedStatus(1000), slots: startedStatus(1).slots } }),
+    run: issueRun({
+      status: { ...finishedStatus(1000), slots: startedStatus(1, 'Running').slots },
+    }),
     pods: [running],
     steps: once(
       writes({
@@ -63,6 +65,26 @@ const rows: RunRow[] = [
         conditions: progressing('Running'),
         slots: [slot(0, 'Running/Running')],
       }),
+    ),
+  },
+  {
+    name: 'a hand-patched Finished and a Pod that has since ended: its real end is written',
+    run: issueRun({
+      status: { ...finishedStatus(1000), slots: startedStatus(1, 'Running').slots },
+    }),
+    pods: [
+      runPod({
+        phase: 'Failed',
+        agent: summary({ succeeded: false, errorCode: 'hook_failed', error: 'boom' }),
+      }),
+    ],
+    steps: once(
+      writes({
+        phase: 'Failed',
+        conditions: finished(false, 'HookFailed'),
+        slots: [slot(0, 'Failed/HookFailed')],
+      }),
+      { logs: [{ slot: 0, completed: true }] },
     ),
   },
   {

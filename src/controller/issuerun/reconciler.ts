@@ -83,6 +83,19 @@ const runUid = (run: IssueRun): string => run.metadata.uid ?? '';
 const isLive = (pod: PodObject): boolean =>
   pod.status?.phase === 'Running' || pod.status?.phase === 'Pending';
 
+const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
+
+/**
+ * Finished as this controller records it: Finished=True, every slot it lists ended, and no
+ * Pod of the run still running. A status patched Finished by hand over a live run says
+ * otherwise: the run is followed on, and its status put right by the next write.
+ */
+function hasFinished(run: IssueRun, pods: readonly PodObject[]): boolean {
+  if (findCondition(run.status?.conditions, FINISHED)?.status !== 'True') return false;
+  const slotsEnded = (run.status?.slots ?? []).every((slot) => SLOT_ENDED.has(slot.phase ?? ''));
+  return slotsEnded && !pods.some(isLive);
+}
+
 /**
  * The IssueRun reconciler, kubebuilder's ladder: fetch → guards (gone, finished,
  * cancelled, objects missing) → ensure inputs and Pods → follow logs → compute conditions →
@@ -336,12 +349,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const run: IssueRun = { ...cachedRun, status: statuses.freshest(key, cached) };
     const pods = runPods(deps.pods.list(namespace), run);
 
-    // Finished, and its Pods agree. A status that says Finished while a run Pod still runs
-    // was not written by this controller (a hand-made patch): the Pods are the truth, and
-    // the run is followed on (its status is put right by the next write).
-    if (findCondition(run.status?.conditions, FINISHED)?.status === 'True' && !pods.some(isLive)) {
-      return finishedRun(key, run);
-    }
+    if (hasFinished(run, pods)) return finishedRun(key, run);
     if (run.spec.cancelRequested) return cancelRun(key, run, pods);
     if (!run.status?.inputsConfigMap || (run.status.slots ?? []).length === 0) {
       return startRun(key, run, pods);

@@ -231,6 +231,16 @@ export function finishedStatus(agoMs: number): IssueRunStatus {
     phase: 'Succeeded',
     reason: 'Succeeded',
     completionTime: at(-agoMs),
+    slots: [
+      {
+        slot: 0,
+        phase: 'Succeeded',
+        reason: 'Succeeded',
+        message: 'the run succeeded',
+        podName: podName(0),
+        turns: 1,
+      },
+    ],
     conditions: [
       condition('Succeeded', 'True', 'Succeeded'),
       condition('Finished', 'True', 'Succeeded'),

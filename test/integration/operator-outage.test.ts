@@ -1,0 +1,152 @@
+// The controller's way to the apiserver is cut (a TCP proxy between them drops every
+// connection) for longer than the lease's renew deadline while a run's Pod works through
+// its hooks. The run must finish soon after the way is back, with every hook Event written
+// once, and the controller must still be running (it stood down and led again).
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import {
+  createIssueRun,
+  createWorkflow,
+  finished,
+  hookEvents,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+interface Cuttable {
+  url: string;
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+/** A TCP proxy to `target` that can drop every connection and refuse new ones. */
+async function cuttableProxy(target: URL): Promise<Cuttable> {
+  let open = true;
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    if (!open) return client.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+      socket.on('close', () => {
+        sockets.delete(socket);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    cut() {
+      open = false;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      open = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const HOOKS = {
+  after_create: 'echo created',
+  before_run: 'sleep 2; echo ready',
+  after_run: 'sleep 2; echo after',
+  before_remove: 'echo bye',
+};
+
+describe('an apiserver outage seen by the controller', () => {
+  let env: OperatorEnv;
+  let proxy: Cuttable;
+  beforeAll(async () => {
+    env = await startOperatorEnv();
+    const server = new URL(env.controllerConfig.getCurrentCluster()?.server ?? '');
+    proxy = await cuttableProxy(server);
+    const viaProxy = new KubeConfig();
+    viaProxy.loadFromOptions({
+      clusters: env.controllerConfig.clusters.map((cluster) => ({
+        ...cluster,
+        server: proxy.url,
+      })),
+      contexts: env.controllerConfig.contexts,
+      currentContext: env.controllerConfig.currentContext,
+      users: env.controllerConfig.users,
+    });
+    await env.startController({
+      kubeConfig: viaProxy,
+      leaderElect: true,
+      leaderElectionNamespace: 'lorenz-system',
+    });
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await proxy?.close();
+  });
+
+  it('writes every hook Event once and finishes promptly after the outage, staying up', async () => {
+    await createWorkflow(
+      env,
+      'cut',
+      workflowText(env, { hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' }),
+    );
+    await until('the controller to lead', async () =>
+      env.controller?.manager.isLeader() ? true : undefined,
+    );
+    await createIssueRun(env, 'cut-1', 'cut', { identifier: 'C-1', title: 'Through an outage' });
+    await until('after_create to be recorded', async () => {
+      const events = await hookEvents(env, 'cut-1');
+      return events.some((event) => event.note.startsWith('after_create')) ? true : undefined;
+    });
+
+    proxy.cut();
+    // Longer than the renew deadline (7 s): this replica stands down meanwhile. The Pod
+    // (run by the node, which still reaches the apiserver) finishes its hooks in the dark.
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    expect(env.controller?.manager.isLeader()).toBe(false);
+    proxy.restore();
+    const restored = Date.now();
+
+    const run = await finished(env, 'cut-1', 60_000);
+    const lateBy = Date.now() - restored;
+    expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
+    expect(lateBy).toBeLessThan(20_000);
+    await until('the Events of every hook', async () => {
+      const events = await hookEvents(env, 'cut-1');
+      return events.length >= 8 ? events : undefined;
+    });
+    const events = await hookEvents(env, 'cut-1');
+    expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
+      'HookStarted:after_create',
+      'HookSucceeded:after_create',
+      'HookStarted:before_run',
+      'HookSucceeded:before_run',
+      'HookStarted:after_run',
+      'HookSucceeded:after_run',
+      'HookStarted:before_remove',
+      'HookSucceeded:before_remove',
+    ]);
+    expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
+    // The process did not exit: the manager leads again.
+    await until('the controller to lead again', async () =>
+      env.controller?.manager.isLeader() ? true : undefined,
+    );
+    const state = await Promise.race([
+      env.controller?.done.then(() => 'exited'),
+      new Promise((resolve) => setTimeout(() => resolve('running'), 100)),
+    ]);
+    expect(state).toBe('running');
+  });
+});

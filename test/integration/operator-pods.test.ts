@@ -1,0 +1,125 @@
+// A run Pod is known by its uid and by what it says. Deleting it by hand fails the attempt
+// (PodDeleted, never a second Pod for the attempt, never a cancellation nobody asked for),
+// and a status patched Finished by hand does not stop the controller following the run.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssueRun } from '../../src/api/index.js';
+import {
+  NAMESPACE,
+  createIssueRun,
+  createWorkflow,
+  finished,
+  hookEvents,
+  path,
+  runPodNames,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+/** Resolves once the run's hook `name` has started (its Event exists). */
+const hookStarted = (env: OperatorEnv, run: string, name: string) =>
+  until(`${run}'s ${name} to start`, async () => {
+    const events = await hookEvents(env, run);
+    return events.some((event) => event.reason === 'HookStarted' && event.note.startsWith(name))
+      ? true
+      : undefined;
+  });
+
+describe('run Pods known by uid', () => {
+  let env: OperatorEnv;
+  beforeAll(async () => {
+    env = await startOperatorEnv();
+    await env.startController();
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('fails the attempt PodDeleted when its Pod is deleted, reports the stopped hook as killed, and makes no second Pod', async () => {
+    await createWorkflow(
+      env,
+      'del',
+      workflowText(env, {
+        hooks: { before_run: 'echo waiting; sleep 600', after_run: 'echo after-run-ran' },
+      }),
+    );
+    await createIssueRun(env, 'del-1', 'del', { identifier: 'D-1', title: 'Deleted under it' });
+    await hookStarted(env, 'del-1', 'before_run');
+    const [pod] = await runPodNames(env, 'del-1');
+    expect(pod).toBe('del-1-0-1');
+    await env.kubectl('delete', 'pod', 'del-1-0-1', '-n', NAMESPACE, '--wait=false');
+
+    const run: IssueRun = await finished(env, 'del-1', 120_000);
+    expect(run.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({
+      status: 'False',
+      reason: 'PodDeleted',
+    });
+    const beforeRun = run.status?.hooks?.find((hook) => hook.name === 'before_run');
+    expect(beforeRun).toMatchObject({ status: 'failed', exitCode: null });
+    expect(beforeRun?.error ?? '').toMatch(/^hook killed/);
+    const reasons = (await hookEvents(env, 'del-1')).map(
+      (event) => `${event.reason}:${event.note.split(' ')[0]}`,
+    );
+    expect(reasons).toContain('HookKilled:before_run');
+    expect(reasons.filter((reason) => reason.endsWith(':before_run'))).toHaveLength(2);
+    // Well past the old 30 s re-create: still no Pod for the attempt.
+    await new Promise((resolve) => setTimeout(resolve, 32_000));
+    expect(await runPodNames(env, 'del-1')).toEqual([]);
+    expect(
+      (await env.admin.request<IssueRun>({ path: path.issueRuns('del-1') })).status?.reason,
+    ).toBe('PodDeleted');
+  });
+
+  it('keeps following a run whose status was patched Finished by hand, and puts it right', async () => {
+    await createWorkflow(
+      env,
+      'fake',
+      workflowText(env, {
+        hooks: { after_run: 'echo after-run-ran' },
+        prompt: '@sleep 6000\n@write done.txt ok',
+      }),
+    );
+    await createIssueRun(env, 'fake-1', 'fake', { identifier: 'F-1', title: 'Not done yet' });
+    await until('fake-1 to be Running', async () => {
+      const run = await env.admin.request<IssueRun>({ path: path.issueRuns('fake-1') });
+      return run.status?.phase === 'Running' ? true : undefined;
+    });
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const forged = ['Succeeded', 'Finished'].map((type) => ({
+      type,
+      status: 'True',
+      reason: 'Succeeded',
+      message: 'patched by hand',
+      lastTransitionTime: now,
+    }));
+    await env.kubectl(
+      'patch',
+      'issuerun',
+      'fake-1',
+      '-n',
+      NAMESPACE,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { phase: 'Succeeded', conditions: forged } }),
+    );
+    const run = await until(
+      `fake-1 to finish for real`,
+      async () => {
+        const current = await env.admin.request<IssueRun>({ path: path.issueRuns('fake-1') });
+        const afterRun = current.status?.hooks?.find((hook) => hook.name === 'after_run');
+        return afterRun?.status === 'completed' ? current : undefined;
+      },
+      60_000,
+    ).catch(async (error: unknown) => {
+      const current = await env.admin.request<IssueRun>({ path: path.issueRuns('fake-1') });
+      throw new Error(`${String(error)}\n${JSON.stringify(current.status, null, 1)}`);
+    });
+    expect(run.status?.phase).toBe('Succeeded');
+    expect(run.status?.conditions?.find((c) => c.type === 'Finished')?.message).not.toBe(
+      'patched by hand',
+    );
+    expect(run.status?.turn).toBe(1);
+  });
+});
