@@ -111,8 +111,10 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     if (skills.length > 0) {
       options.emit({ type: 'skills_synced', message: { path: workspace, skills, slot } });
     }
-    await hook('before_run', hooks.beforeRun, context.signal);
+    // The attempt begins with before_run: from there on, after_run runs whatever happens
+    // (before_run failing or killed included), as the reference runs it in a finally block.
     try {
+      await hook('before_run', hooks.beforeRun, context.signal);
       await runAgent(context, workspace, summary);
     } finally {
       await hook('after_run', hooks.afterRun);

@@ -58,6 +58,11 @@ describe('run Pods known by uid', () => {
     const beforeRun = run.status?.hooks?.find((hook) => hook.name === 'before_run');
     expect(beforeRun).toMatchObject({ status: 'failed', exitCode: null });
     expect(beforeRun?.error ?? '').toMatch(/^hook killed/);
+    // after_run still ran in the grace period, and its output reached the status.
+    expect(run.status?.hooks?.find((hook) => hook.name === 'after_run')).toMatchObject({
+      status: 'completed',
+      output: 'after-run-ran\n',
+    });
     const reasons = (await hookEvents(env, 'del-1')).map(
       (event) => `${event.reason}:${event.note.split(' ')[0]}`,
     );

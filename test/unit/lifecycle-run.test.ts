@@ -179,7 +179,7 @@ describe('runIssueLifecycle', () => {
       'undefined variable: issue.nope, line:1, col:9',
     ],
   ])(
-    'a failing %s (%s) skips the agent and after_run but still cleans up',
+    'a failing %s (%s) skips the agent, runs after_run once the attempt began, and cleans up',
     async (name, command, code, error) => {
       let agentRan = false;
       const { events, options } = setup(
@@ -198,7 +198,9 @@ describe('runIssueLifecycle', () => {
       expect(summary.succeeded).toBe(false);
       expect(summary.slots[0]).toMatchObject({ errorCode: code, error, turns: 0 });
       expect(agentRan).toBe(false);
-      expect(types(events)).not.toContain('after_run:started');
+      // The attempt begins with before_run: after_run follows it even when it failed.
+      const attemptBegan = name === 'before_run';
+      expect(types(events).includes('after_run:started')).toBe(attemptBegan);
       expect(types(events).slice(-4)).toEqual([
         'before_remove:started',
         'before_remove:completed',
