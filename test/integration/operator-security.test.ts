@@ -2,7 +2,7 @@
 // put a service-account token, or the value of a Secret it was given, into its status, its
 // Events or its log. Real apiserver, real run Pod on the process node, real Secrets.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssueRun } from '../../src/api/index.js';
+import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   NAMESPACE,
   createIssueRun,
@@ -12,6 +12,7 @@ import {
   podTemplate,
   runPodNames,
   startOperatorEnv,
+  until,
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
@@ -115,6 +116,49 @@ describe('secrets in what a run reports', () => {
       expect(text, where).not.toMatch(JWT);
       expect(text, where).not.toContain(API_KEY);
       expect(text, where).not.toContain(FROM_TOKEN);
+    }
+  });
+
+  it('refuses, with the field, what admission lets through: mounts inside or above Lorenz paths, other service accounts, unrestricted volumes', async () => {
+    const [agent] = podTemplate.spec.containers;
+    await createWorkflow(env, 'sneaky', workflowText(env), {
+      podTemplate: {
+        spec: {
+          serviceAccountName: 'admin',
+          volumes: [
+            { name: 'cache', emptyDir: {} },
+            { name: 'share', nfs: { server: 'nfs.example', path: '/' } },
+          ],
+          containers: [
+            {
+              ...agent,
+              volumeMounts: [
+                { name: 'cache', mountPath: '/lorenz-bin/.' },
+                { name: 'cache', mountPath: '//lorenz/inputs' },
+                { name: 'cache', mountPath: '/lorenz' },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    const invalid = await until('the Workflow to report its pod template', async () => {
+      const workflow = await env.admin.request<Workflow>({
+        path: `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows/sneaky`,
+      });
+      return workflow.status?.conditions?.find(
+        (c) => c.type === 'ConfigValid' && c.status === 'False',
+      );
+    });
+    expect(invalid.reason).toBe('WorkflowInvalid');
+    for (const part of [
+      'the mount path /lorenz-bin/. is reserved by Lorenz',
+      'the mount path //lorenz/inputs is reserved by Lorenz',
+      'the mount path /lorenz is reserved by Lorenz (it is, is inside or is above /lorenz/inputs)',
+      'serviceAccountName: admin is not allowed for run Pods (allowed: default;',
+      'volumes[share]: nfs volumes are refused',
+    ]) {
+      expect(invalid.message).toContain(part);
     }
   });
 });
