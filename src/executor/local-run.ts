@@ -1,3 +1,4 @@
+import { createOutputCapture } from './output-capture.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,6 +36,7 @@ function notStarted(message: string, started: number): CommandResult {
     exitCode: null,
     signal: null,
     output: '',
+    outputDropped: 0,
     timedOut: false,
     cancelled: false,
     spawnError: message,
@@ -56,6 +58,7 @@ export async function runLocalCommand(
       exitCode: null,
       signal: null,
       output: '',
+      outputDropped: 0,
       timedOut: false,
       cancelled: true,
       durationMs: 0,
@@ -77,10 +80,10 @@ export async function runLocalCommand(
   child.once('error', (error) => {
     spawnError = `cannot start bash in ${options.cwd}: ${error.message}`;
   });
-  const chunks: string[] = [];
+  const capture = createOutputCapture(options.outputLimit);
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => chunks.push(chunk));
+    stream?.on('data', (chunk: string) => capture.push(chunk));
   }
   const exit = leaderExit(child);
   const closed = streamsClosed(child);
@@ -119,7 +122,8 @@ export async function runLocalCommand(
   return {
     exitCode,
     signal,
-    output: chunks.join(''),
+    output: capture.text,
+    outputDropped: capture.dropped,
     timedOut: killedFor === 'timeout',
     cancelled: killedFor === 'abort',
     durationMs: Math.round(at - started),

@@ -11,6 +11,8 @@ export interface RunCommandOptions {
   /** Grace between SIGTERM and SIGKILL; 5000 by default. */
   killGraceMs?: number;
   env?: NodeJS.ProcessEnv;
+  /** Keep at most this many characters of the output and count the rest (default: all). */
+  outputLimit?: number;
   /** Aborting behaves like a timeout that fires now (used for cancellation). */
   signal?: AbortSignal;
   /** Told the process group id once the command has started (for end-of-run cleanup). */
@@ -21,8 +23,10 @@ export interface CommandResult {
   /** null when the process was killed by a signal or never ran. */
   exitCode: number | null;
   signal: NodeJS.Signals | null;
-  /** stdout and stderr merged in arrival order, untruncated. */
+  /** stdout and stderr merged in arrival order: the first outputLimit characters. */
   output: string;
+  /** Characters of output beyond outputLimit, counted but not kept. */
+  outputDropped: number;
   /** Killed because timeoutMs passed. */
   timedOut: boolean;
   /** Killed because the caller's signal aborted (the run was cancelled, its Pod deleted). */

@@ -9,7 +9,7 @@ import {
 import type { EventSink, HookExecutionMessage, HookName } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { assertWorkspaceCwd } from './containment.js';
-import { truncateOutput } from './output.js';
+import { OUTPUT_LIMIT, truncateCaptured, truncateOutput } from './output.js';
 
 /** after_create and before_run stop the run; after_run and before_remove only report. */
 export const FAIL_FAST_HOOKS: ReadonlySet<HookName> = new Set(['after_create', 'before_run']);
@@ -59,7 +59,7 @@ function failedBeforeRunning(
 function failureText(
   result: Awaited<ReturnType<Executor['runCommand']>>,
   timeoutMs: number,
-): { code: LorenzErrorCode; text: string } | null {
+): { code: LorenzErrorCode; text: string; quotesOutput?: boolean } | null {
   if (result.cancelled) {
     return { code: 'hook_killed', text: 'hook killed: the run was cancelled or its Pod stopped' };
   }
@@ -70,10 +70,18 @@ function failureText(
   }
   if (result.exitCode === 0) return null;
   if (result.exitCode === null && result.signal !== null) {
-    return { code: 'hook_killed', text: `hook killed by ${result.signal}: ${result.output}` };
+    return {
+      code: 'hook_killed',
+      text: `hook killed by ${result.signal}: ${result.output}`,
+      quotesOutput: true,
+    };
   }
   const status = result.exitCode ?? 'unknown';
-  return { code: 'hook_failed', text: `hook failed with status ${status}: ${result.output}` };
+  return {
+    code: 'hook_failed',
+    text: `hook failed with status ${status}: ${result.output}`,
+    quotesOutput: true,
+  };
 }
 
 /**
@@ -139,10 +147,16 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
     killGraceMs: request.killGraceMs,
     env: request.env,
     signal: request.signal,
+    // Streamed: the first 4096 characters are kept, the rest only counted.
+    outputLimit: OUTPUT_LIMIT,
   });
-  const output = truncateOutput(result.output);
+  const output = truncateCaptured(result.output, result.outputDropped);
   const failure = failureText(result, request.timeoutMs);
-  const error = failure === null ? null : truncateOutput(failure.text);
+  // A failure text that quotes the output quotes what was kept; the marker counts the rest.
+  const error =
+    failure === null
+      ? null
+      : truncateCaptured(failure.text, failure.quotesOutput ? result.outputDropped : 0);
   const message: HookExecutionMessage = {
     status: failure === null ? 'completed' : 'failed',
     hookName,

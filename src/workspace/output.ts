@@ -21,3 +21,18 @@ export function truncateOutput(text: string, limit = OUTPUT_LIMIT): Truncated {
     truncated: true,
   };
 }
+
+/**
+ * truncateOutput for text captured with a limit: `dropped` characters were counted but not
+ * kept, and the marker counts them too, so the result is what truncating the whole text
+ * would have given.
+ */
+export function truncateCaptured(text: string, dropped: number, limit = OUTPUT_LIMIT): Truncated {
+  if (dropped === 0) return truncateOutput(text, limit);
+  const points = Array.from(text);
+  const over = Math.max(points.length - limit, 0);
+  return {
+    text: `${points.slice(0, limit).join('')}\n[truncated ${over + dropped} chars]`,
+    truncated: true,
+  };
+}

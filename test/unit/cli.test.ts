@@ -179,7 +179,7 @@ describe('lorenz run --no-agent', () => {
     expect(existsSync(join(dir, 'ws', 'feat_login', 'pwned'))).toBe(false);
   });
 
-  it('exits 1 when a fail-fast hook fails, and skips the rest but cleans up', () => {
+  it('exits 1 when a fail-fast hook fails, still runs after_run (the attempt began) and cleans up', () => {
     const path = workflow(
       'fail.md',
       'hooks:\n  before_run: "echo broken; exit 4"\n  after_run: "touch ../after-run-ran"\n',
@@ -187,7 +187,7 @@ describe('lorenz run --no-agent', () => {
     const result = lorenz('run', '--workflow', path, '--issue', issue, '--no-agent');
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('hook failed with status 4: broken');
-    expect(existsSync(join(dir, 'ws', 'after-run-ran'))).toBe(false);
+    expect(existsSync(join(dir, 'ws', 'after-run-ran'))).toBe(true);
     const summary = JSON.parse(result.stdout.trim().split('\n').at(-1) as string);
     expect(summary.message.succeeded).toBe(false);
   });
