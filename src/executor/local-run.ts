@@ -31,7 +31,8 @@ function streamsClosed(child: ChildProcess): Promise<void> {
   });
 }
 
-function notStarted(message: string, started: number): CommandResult {
+/** A command that produced nothing: never started, or cancelled before it could. */
+function ranNothing(started: number, how: Partial<CommandResult>): CommandResult {
   return {
     exitCode: null,
     signal: null,
@@ -39,10 +40,13 @@ function notStarted(message: string, started: number): CommandResult {
     outputDropped: 0,
     timedOut: false,
     cancelled: false,
-    spawnError: message,
     durationMs: Math.round(performance.now() - started),
+    ...how,
   };
 }
+
+const notStarted = (message: string, started: number): CommandResult =>
+  ranNothing(started, { spawnError: message });
 
 /**
  * Run one command to completion. Returns when the command's output is closed; on timeout or
@@ -53,17 +57,7 @@ export async function runLocalCommand(
   options: RunCommandOptions,
 ): Promise<CommandResult> {
   const started = performance.now();
-  if (options.signal?.aborted) {
-    return {
-      exitCode: null,
-      signal: null,
-      output: '',
-      outputDropped: 0,
-      timedOut: false,
-      cancelled: true,
-      durationMs: 0,
-    };
-  }
+  if (options.signal?.aborted) return ranNothing(started, { cancelled: true, durationMs: 0 });
   let child: ChildProcess;
   try {
     child = spawn('/bin/sh', ['-c', MERGED_OUTPUT_SCRIPT, 'sh', command], {

@@ -1,6 +1,6 @@
 // What a run does when the apiserver refuses what the controller creates for it: the
 // refusal is on the IssueRun at once, and the run goes on once the cause is gone.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import {
   NAMESPACE,
@@ -10,7 +10,7 @@ import {
   getRun,
   path,
   runPodNames,
-  startOperatorEnv,
+  useOperatorEnv,
   until,
   workflowText,
   type OperatorEnv,
@@ -28,18 +28,15 @@ const stalledWith = (env: OperatorEnv, name: string, reason: string) =>
   });
 
 describe('refused creates on a real apiserver', () => {
+  const current = useOperatorEnv();
   let env: OperatorEnv;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
+    env = current();
     await createWorkflow(
       env,
       'wf',
       workflowText(env, { prompt: '{{ issue.description }}\n@write done.txt ok' }),
     );
-  });
-  afterAll(async () => {
-    await env?.stop();
   });
 
   it('shows a Pod refused by a ResourceQuota at once, and runs when the quota allows it', async () => {

@@ -1,6 +1,7 @@
 // Shared set-up for the operator integration files: one control plane + process node per
 // file, the CRDs and config/rbac installed, the controller run in-process as its
 // ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
+import { afterAll, beforeAll } from 'vitest';
 import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -150,6 +151,25 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
     },
   };
   return env;
+}
+
+/**
+ * One operator environment for a describe block, the controller started as the chart runs
+ * it: `const env = useOperatorEnv();` then `env()` inside the tests.
+ */
+export function useOperatorEnv(): () => OperatorEnv {
+  let env: OperatorEnv | undefined;
+  beforeAll(async () => {
+    env = await startOperatorEnv();
+    await env.startController();
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+  return () => {
+    if (!env) throw new Error('the operator environment is not started');
+    return env;
+  };
 }
 
 export interface WorkflowOptions {

@@ -1,7 +1,7 @@
 // A run whose hooks print their whole environment and every file the Pod can read must not
 // put a service-account token, or the value of a Secret it was given, into its status, its
 // Events or its log. Real apiserver, real run Pod on the process node, real Secrets.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   NAMESPACE,
@@ -11,7 +11,7 @@ import {
   hookEvents,
   podTemplate,
   runPodNames,
-  startOperatorEnv,
+  useOperatorEnv,
   until,
   workflowText,
   type OperatorEnv,
@@ -35,13 +35,10 @@ const PRINT_FILES = [
 ].join('\n');
 
 describe('secrets in what a run reports', () => {
+  const current = useOperatorEnv();
   let env: OperatorEnv;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
+    env = current();
   });
 
   it('recognizes a real service-account token (the check below can fail)', async () => {
