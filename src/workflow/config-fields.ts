@@ -7,6 +7,20 @@ import { z } from 'zod';
 
 export const MAX_HOOK_TIMEOUT_MS = 604_800_000;
 
+/**
+ * The longest delay a Node timer holds (2³¹−1 ms, about 24.8 days): a longer one fires after
+ * 1 ms. Every duration in milliseconds is bounded by it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A positive duration in milliseconds that a timer can hold. */
+export const durationMs = () => positiveInteger(MAX_TIMER_MS);
+
+export function integerAtMost(max: number) {
+  const rule = `must be an integer no greater than ${max}`;
+  return z.number({ error: rule }).int({ error: rule }).max(max, { error: rule });
+}
+
 export function positiveInteger(max?: number) {
   const rule =
     max === undefined

@@ -3,12 +3,14 @@ import {
   MAX_HOOK_TIMEOUT_MS,
   environment,
   hookCommand,
-  integer,
   integerBetween,
   nonEmptyString,
   nullableString,
   oneOf,
   positiveInteger,
+  durationMs,
+  integerAtMost,
+  MAX_TIMER_MS,
   stringList,
 } from './config-fields.js';
 
@@ -60,7 +62,7 @@ export const trackerSection = z.object({
 });
 
 export const pollingSection = z.object({
-  interval_ms: positiveInteger().default(30_000).describe('How often the tracker is polled.'),
+  interval_ms: durationMs().default(30_000).describe('How often the tracker is polled.'),
 });
 
 export const workspaceSection = z.object({
@@ -113,7 +115,7 @@ export const agentSection = z.object({
   max_turns: positiveInteger()
     .default(20)
     .describe('Turns per attempt: the first gets the prompt, later ones the continuation prompt.'),
-  max_retry_backoff_ms: positiveInteger()
+  max_retry_backoff_ms: durationMs()
     .default(300_000)
     .describe('Cap on the retry backoff after a failure.'),
   ensemble_size: integerBetween(1, 100)
@@ -126,11 +128,11 @@ export const agentSection = z.object({
 
 /** The fixed keys of `agents`; every other key under it is an agent kind. */
 export const agentsSection = z.object({
-  turn_timeout_ms: positiveInteger().default(3_600_000).describe('Hard bound on one agent turn.'),
-  stall_timeout_ms: integer()
+  turn_timeout_ms: durationMs().default(3_600_000).describe('Hard bound on one agent turn.'),
+  stall_timeout_ms: integerAtMost(MAX_TIMER_MS)
     .default(300_000)
     .describe('Cancel a turn after this much silence from the agent; ≤ 0 disables.'),
-  response_timeout_ms: positiveInteger()
+  response_timeout_ms: durationMs()
     .default(60_000)
     .describe("Bound on the bridge's answer to any request other than a prompt."),
 });
@@ -164,7 +166,7 @@ export const workerSection = z.object({
   ssh_hosts: stringList()
     .default(() => [])
     .describe('SSH workers (later).'),
-  ssh_timeout_ms: positiveInteger()
+  ssh_timeout_ms: durationMs()
     .default(60_000)
     .describe('Bound on SSH operations; a positive integer.'),
 });

@@ -16,6 +16,13 @@ afterEach(async () => {
 });
 
 describe('work queue', () => {
+  it('holds a delay longer than a Node timer can (a 30-day TTL) instead of firing at once', async () => {
+    const q = queue();
+    q.addAfter('ns/ttl', 30 * 24 * 3600 * 1000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(q.len()).toBe(0);
+  });
+
   it('de-duplicates a key added many times', async () => {
     const q = queue();
     for (const key of ['a', 'b', 'a', 'a', 'b']) q.add(key);

@@ -266,6 +266,8 @@ describe('keys named like Object.prototype members', () => {
 
 describe('invalid values name the key path and the rule', () => {
   const positive = 'must be a positive integer';
+  // Durations in ms: what a Node timer can hold (2³¹−1); past it a timer fires after 1 ms.
+  const duration = 'must be a positive integer no greater than 2147483647';
   it.each([
     [{ tracker: 'linear' }, 'tracker: must be a map'],
     [{ hooks: ['a'] }, 'hooks: must be a map'],
@@ -279,8 +281,8 @@ describe('invalid values name the key path and the rule', () => {
     [{ tracker: { assignee: 1 } }, 'tracker.assignee: must be a string or null'],
     [{ tracker: { repository: true } }, 'tracker.repository: must be a string or null'],
     [{ tracker: { issues: {} } }, 'tracker.issues: must be a list of issues'],
-    [{ polling: { interval_ms: 0 } }, `polling.interval_ms: ${positive}`],
-    [{ polling: { interval_ms: '30000' } }, `polling.interval_ms: ${positive}`],
+    [{ polling: { interval_ms: 0 } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: '30000' } }, `polling.interval_ms: ${duration}`],
     [{ workspace: { root: 1 } }, 'workspace.root: must be a string or null'],
     [
       { workspace: { isolation: 'shared' } },
@@ -313,13 +315,16 @@ describe('invalid values name the key path and the rule', () => {
     ],
     [{ agent: { max_concurrent_agents: 0 } }, `agent.max_concurrent_agents: ${positive}`],
     [{ agent: { max_turns: 2.5 } }, `agent.max_turns: ${positive}`],
-    [{ agent: { max_retry_backoff_ms: -1 } }, `agent.max_retry_backoff_ms: ${positive}`],
+    [{ agent: { max_retry_backoff_ms: -1 } }, `agent.max_retry_backoff_ms: ${duration}`],
     [{ agent: { ensemble_size: 0 } }, 'agent.ensemble_size: must be an integer from 1 to 100'],
     [{ agent: { ensemble_size: 101 } }, 'agent.ensemble_size: must be an integer from 1 to 100'],
     [{ agent: { skills: 'a' } }, 'agent.skills: must be a list of strings'],
-    [{ agents: { turn_timeout_ms: 0 } }, `agents.turn_timeout_ms: ${positive}`],
-    [{ agents: { stall_timeout_ms: 0.5 } }, 'agents.stall_timeout_ms: must be an integer'],
-    [{ agents: { response_timeout_ms: 'soon' } }, `agents.response_timeout_ms: ${positive}`],
+    [{ agents: { turn_timeout_ms: 0 } }, `agents.turn_timeout_ms: ${duration}`],
+    [
+      { agents: { stall_timeout_ms: 0.5 } },
+      'agents.stall_timeout_ms: must be an integer no greater than 2147483647',
+    ],
+    [{ agents: { response_timeout_ms: 'soon' } }, `agents.response_timeout_ms: ${duration}`],
     [{ agents: { codex: 'codex-acp' } }, 'agents.codex: must be a map'],
     [
       { agents: { codex: { bridge_command: '' } } },
@@ -335,7 +340,23 @@ describe('invalid values name the key path and the rule', () => {
       'agents.claude.env.A: must be a map of names to strings',
     ],
     [{ worker: { ssh_hosts: [1] } }, 'worker.ssh_hosts[0]: must be a string'],
-    [{ worker: { ssh_timeout_ms: 0 } }, `worker.ssh_timeout_ms: ${positive}`],
+    [{ worker: { ssh_timeout_ms: 0 } }, `worker.ssh_timeout_ms: ${duration}`],
+    ...(
+      [
+        ['polling', 'interval_ms'],
+        ['agent', 'max_retry_backoff_ms'],
+        ['agents', 'turn_timeout_ms'],
+        ['agents', 'response_timeout_ms'],
+        ['worker', 'ssh_timeout_ms'],
+      ] as const
+    ).map(([section, key]): [Record<string, unknown>, string] => [
+      { [section]: { [key]: 2_147_483_648 } },
+      `${section}.${key}: ${duration}`,
+    ]),
+    [
+      { agents: { stall_timeout_ms: 2_147_483_648 } },
+      'agents.stall_timeout_ms: must be an integer no greater than 2147483647',
+    ],
     [{ tracker: { issues: [{ identifier: 'A', title: 3 }] } }, /^tracker\.issues\[0\]\.title: /],
     [{ tracker: { issues: [{ title: 'x' }] } }, /^tracker\.issues\[0\]\.identifier: /],
   ])('%j', (raw, message) => {

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../../workflow/config-fields.js';
 import { exponentialDelay } from './backoff.js';
 import type { RuntimeMetrics } from './metrics.js';
 
@@ -93,10 +94,15 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     const pending = delayed.get(key);
     if (pending && pending.at <= at) return;
     if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
-      delayed.delete(key);
-      add(key);
-    }, delayMs);
+    // A Node timer holds at most 2³¹−1 ms and fires at once past it: wake up at that bound
+    // instead (the reconcile then asks again for what is left, e.g. a 30-day TTL).
+    const timer = setTimeout(
+      () => {
+        delayed.delete(key);
+        add(key);
+      },
+      Math.min(delayMs, MAX_TIMER_MS),
+    );
     delayed.set(key, { timer, at });
   }
 
