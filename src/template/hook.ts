@@ -3,6 +3,7 @@ import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import { shellEscape } from './shell-escape.js';
+import { TEMPLATE_LIMITS } from './limits.js';
 
 export { shellEscape } from './shell-escape.js';
 
@@ -43,6 +44,7 @@ const hookEngine = new Liquid({
   ownPropertyOnly: true,
   templates: {},
   outputEscape: quoteValue,
+  ...TEMPLATE_LIMITS,
 });
 hookEngine.registerFilter('shell_escape', { handler: quoteValue, raw: true });
 

@@ -1,4 +1,5 @@
 import { LorenzError } from '../workflow/errors.js';
+import { describeLimit } from './limits.js';
 
 /**
  * Turn a liquidjs failure into a LorenzError that keeps liquidjs's own message
@@ -9,6 +10,6 @@ export function templateError(
   error: unknown,
   template: string,
 ): LorenzError {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeLimit(error instanceof Error ? error.message : String(error));
   return new LorenzError(code, message, { template });
 }

@@ -3,6 +3,7 @@ import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import type { EnsembleContext } from './ensemble.js';
+import { TEMPLATE_LIMITS } from './limits.js';
 
 export { continuationPrompt } from './continuation.js';
 export { type EnsembleContext, ensembleContext, soloEnsemble } from './ensemble.js';
@@ -25,6 +26,7 @@ const promptEngine = new Liquid({
   globals: {},
   ownPropertyOnly: true,
   templates: {},
+  ...TEMPLATE_LIMITS,
 });
 
 /** Parsed prompts keyed by template text: re-rendering across polls reuses the parse. */
