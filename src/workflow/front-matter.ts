@@ -1,4 +1,4 @@
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { parseDocument, YAMLParseError } from 'yaml';
 import { LorenzError } from './errors.js';
 
 /** The prompt used when a WORKFLOW.md body is blank (the reference's text, word for word). */
@@ -31,25 +31,40 @@ const FENCE = /^---[ \t]*$/;
 
 /**
  * Where the front matter sits: the first line that is a `---` fence (only blank lines may come
- * before it) and the next `---` line. Returns null when the file does not open with a fence.
+ * before it) and the next `---` line. Returns null when the file does not open with a fence,
+ * or when the fence is never closed: a file that opens with a Markdown rule and has no second
+ * one is all body, as the reference reads it.
  */
 function findFences(lines: string[]): { open: number; close: number } | null {
   const open = lines.findIndex((line) => line.trim() !== '');
   if (open === -1 || !FENCE.test(lines[open] ?? '')) return null;
   const close = lines.findIndex((line, index) => index > open && FENCE.test(line));
-  if (close === -1) {
-    throw new LorenzError(
-      'workflow_parse_error',
-      `front matter opened with --- at line ${open + 1} is never closed by a --- line`,
-      { line: open + 1 },
-    );
-  }
-  return { open, close };
+  return close === -1 ? null : { open, close };
 }
 
-function parseFrontMatterYaml(yaml: string, firstLine: number): unknown {
+/** What the front matter is when it is not a map, for the message. */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (value instanceof Map) return 'an ordered map (!!omap)';
+  if (value instanceof Set) return 'a set (!!set)';
+  if (value instanceof Uint8Array) return 'binary data (!!binary)';
+  if (value instanceof Date) return 'a timestamp';
+  return typeof value === 'object' ? 'a tagged value' : `a ${typeof value}`;
+}
+
+/** A plain map of settings: not null, not a list, not a tagged collection or scalar. */
+const isPlainMap = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
+
+function parseFrontMatterYaml(yaml: string, firstLine: number): { empty: boolean; value: unknown } {
   try {
-    return parseYaml(yaml);
+    // Warnings (an unknown tag, say) are not printed by the library: what matters is
+    // reported below, as an error of this file.
+    const document = parseDocument(yaml, { logLevel: 'silent', uniqueKeys: true });
+    const [error] = document.errors;
+    if (error) throw error;
+    return { empty: document.contents === null, value: document.toJS() as unknown };
   } catch (error) {
     if (!(error instanceof YAMLParseError)) throw error;
     const position = error.linePos?.[0];
@@ -70,7 +85,8 @@ function parseFrontMatterYaml(yaml: string, firstLine: number): unknown {
  * trimmed body. A file with no front matter is all body.
  */
 export function parseWorkflowContent(text: string): WorkflowContent {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
+  // U+2028 and U+2029 break lines too (a fence followed by one still ends there).
+  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n|\u2028|\u2029/);
   const fences = findFences(lines);
   if (fences === null) return { frontMatter: {}, body: lines.join('\n').trim() };
   const yaml = lines.slice(fences.open + 1, fences.close).join('\n');
@@ -78,14 +94,15 @@ export function parseWorkflowContent(text: string): WorkflowContent {
     .slice(fences.close + 1)
     .join('\n')
     .trim();
-  const value = parseFrontMatterYaml(yaml, fences.open + 2);
-  if (value === null || value === undefined) return { frontMatter: {}, body };
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    const kind = Array.isArray(value) ? 'a list' : `a ${typeof value}`;
+  const { empty, value } = parseFrontMatterYaml(yaml, fences.open + 2);
+  // Nothing (or only comments) between the fences: no settings. An explicit null (`~`) is
+  // a value, and not a map.
+  if (empty) return { frontMatter: {}, body };
+  if (!isPlainMap(value)) {
     throw new LorenzError(
       'workflow_front_matter_not_a_map',
-      `front matter must be a map of settings, not ${kind}`,
+      `front matter must be a map of settings, not ${kindOf(value)}`,
     );
   }
-  return { frontMatter: value as Record<string, unknown>, body };
+  return { frontMatter: value, body };
 }

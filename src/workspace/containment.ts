@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { Executor } from '../executor/types.js';
 import { LorenzError } from '../workflow/errors.js';
 
@@ -9,9 +9,12 @@ import { LorenzError } from '../workflow/errors.js';
  * was created is caught then.
  */
 
+/** A relative path that climbs out: `..` or `../…`. (`..foo` and `...` are names inside.) */
+const climbsOut = (rel: string): boolean => rel === '..' || rel.startsWith(`..${sep}`);
+
 function inside(parent: string, child: string): boolean {
   const rel = relative(parent, child);
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+  return rel !== '' && !climbsOut(rel) && !isAbsolute(rel);
 }
 
 function unsafeSymlink(path: string): LorenzError {
@@ -105,7 +108,7 @@ export async function createWorkspaceDirectory(
   workspace: string,
 ): Promise<boolean> {
   const rel = relative(resolve(root), resolve(workspace));
-  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) {
+  if (rel === '' || climbsOut(rel) || isAbsolute(rel)) {
     await assertWorkspaceCwd(executor, root, workspace); // throws the precise error
   }
   let current = root;

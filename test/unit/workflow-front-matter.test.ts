@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   DEFAULT_PROMPT_TEMPLATE,
   effectivePromptTemplate,
@@ -75,10 +75,41 @@ describe('parseWorkflowContent', () => {
     );
   });
 
-  it('rejects front matter that is never closed', () => {
-    const error = failure(() => parseWorkflowContent('---\nagent:\n  max_turns: 3\n'));
-    expect(error.code).toBe('workflow_parse_error');
-    expect(error.message).toMatch(/line 1 is never closed/);
+  it('reads a file that opens with --- and never closes it as all body (a Markdown rule)', () => {
+    expect(parseWorkflowContent('---\nagent:\n  max_turns: 3\n')).toEqual({
+      frontMatter: {},
+      body: '---\nagent:\n  max_turns: 3',
+    });
+  });
+
+  it('ends a fence line at U+2028 too', () => {
+    expect(parseWorkflowContent('---\nagent: {}\n---\u2028Body')).toEqual({
+      frontMatter: { agent: {} },
+      body: 'Body',
+    });
+  });
+
+  it.each([
+    ['null', '---\nnull\n---\n', /not null$/],
+    ['~', '---\n~\n---\n', /not null$/],
+    ['an ordered map', '---\n!!omap\n- a: 1\n---\n', /not an ordered map \(!!omap\)/],
+    ['a set', '---\n!!set\n? a\n---\n', /not a set \(!!set\)/],
+    ['binary data', '---\n!!binary aGVsbG8=\n---\n', /not binary data \(!!binary\)/],
+    ['a timestamp', '---\n!!timestamp 2026-11-30\n---\n', /not a timestamp/],
+    ['a value of an unknown tag', '---\n!lorenz/custom x\n---\n', /not a string/],
+  ])('rejects front matter that is %s, printing nothing', (_name, text, message) => {
+    const warn = vi.spyOn(process, 'emitWarning');
+    const consoleWarn = vi.spyOn(console, 'warn');
+    try {
+      const error = failure(() => parseWorkflowContent(text));
+      expect(error.code).toBe('workflow_front_matter_not_a_map');
+      expect(error.message).toMatch(message);
+      expect(warn).not.toHaveBeenCalled();
+      expect(consoleWarn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      consoleWarn.mockRestore();
+    }
   });
 });
 

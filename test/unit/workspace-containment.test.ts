@@ -81,6 +81,15 @@ describe('assertWorkspaceCwd', () => {
     expect((await rejection(join(root, '..', 'elsewhere'))).code).toBe('workspace_outside_root');
   });
 
+  it.each(['..foo', '...', '..'.concat('.bar')])(
+    'accepts %s: a name that starts with .. but is not .. is inside the root',
+    async (name) => {
+      const workspace = join(root, name);
+      expect(await createWorkspaceDirectory(executor, root, workspace)).toBe(true);
+      await expect(assertWorkspaceCwd(executor, root, workspace)).resolves.toBe(workspace);
+    },
+  );
+
   it('rejects a workspace that a symlink leads out of the root', async () => {
     const workspace = join(root, 'ENG-1');
     await rm(workspace, { recursive: true });
