@@ -1,4 +1,4 @@
-import { cp, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { cp, lstat, mkdir, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import type { Executor } from './types.js';
 import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
@@ -27,6 +27,11 @@ export function createLocalExecutor(): Executor {
     realpath: (path) => realpath(path),
     pathKind,
     removeTree: (path) => rm(path, { recursive: true, force: true }),
+    removeEmptyDirectory: (path) =>
+      rmdir(path).then(
+        () => true,
+        () => false,
+      ),
     copyTree,
     writeFile: (path, content) => writeFile(path, content, 'utf8'),
     homeDirectory: async () => process.env.HOME || process.env.USERPROFILE || homedir(),

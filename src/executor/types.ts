@@ -58,6 +58,8 @@ export interface Executor {
   /** lstat-like probe: 'missing' when nothing is there. */
   pathKind(path: string): Promise<'missing' | 'directory' | 'file' | 'symlink' | 'other'>;
   removeTree(path: string): Promise<void>;
+  /** rmdir: removes the directory only when it is empty; false when it was not removed. */
+  removeEmptyDirectory(path: string): Promise<boolean>;
   /** Copy a directory tree (no symlinks inside: the caller checks), replacing `to`. */
   copyTree(from: string, to: string): Promise<void>;
   writeFile(path: string, content: string): Promise<void>;

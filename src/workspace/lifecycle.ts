@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import type { Executor } from '../executor/types.js';
 import { errorMessage, isLorenzError } from '../workflow/errors.js';
 import type { EventSink, HookName, RunSummary, SlotSummary } from '../workflow/events.js';
@@ -68,6 +69,7 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
   const slots = await Promise.all(
     (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
   );
+  if (size > 1 && !context.shared && options.cleanup !== false) await removeEnsembleParent(context);
   const summary: RunSummary = {
     identifier: options.issue.identifier,
     succeeded: slots.every((slot) => slot.succeeded),
@@ -190,6 +192,21 @@ function recordFailure(context: RunContext, summary: SlotSummary, error: unknown
       ? error.code
       : 'workspace_error';
   summary.error = errorMessage(error);
+}
+
+/**
+ * An ensemble's slots live in `<root>/<identifier>/<slot>`: once they are removed, the
+ * issue's directory goes too, if nothing else is in it (a slot kept, a file of a hook's).
+ */
+async function removeEnsembleParent(context: RunContext): Promise<void> {
+  const { executor, issue } = context.options;
+  const parent = dirname(workspacePath(context.root, issue.identifier, 0, context.size));
+  try {
+    await assertWorkspaceCwd(executor, context.root, parent);
+    await executor.removeEmptyDirectory(parent);
+  } catch {
+    // Missing, or not ours to remove (a symlink, outside the root): leave it.
+  }
 }
 
 /** Re-check containment first: never remove through a symlink or the root itself. */

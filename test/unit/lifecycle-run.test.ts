@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -243,6 +244,14 @@ describe('runIssueLifecycle', () => {
         : [],
     );
     expect(slotsOfHooks.sort()).toEqual([0, 0, 0, 1, 1, 1, 2, 2, 2]);
+  });
+
+  it('removes an ensemble issue directory with its slots, leaving no empty <root>/<id>/', async () => {
+    const { options } = setup({ hooks: ALL_HOOKS }, ['ensemble:2']);
+    const summary = await runIssueLifecycle(options);
+    expect(summary.succeeded).toBe(true);
+    expect(existsSync(join(root, 'ENG_9'))).toBe(false);
+    expect(existsSync(root)).toBe(true);
   });
 
   it('runs only the requested slots', async () => {
