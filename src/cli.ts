@@ -1,4 +1,5 @@
-import { isLorenzError, type LorenzErrorCode } from './workflow/errors.js';
+import { isLorenzError } from './workflow/errors.js';
+import { exitCodeForError } from './cli/exit-codes.js';
 import { UsageError, USAGE } from './cli/usage.js';
 
 /**
@@ -19,56 +20,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runner: async () => (await import('./cli/operator-commands.js')).runnerCommand,
   controller: async () => (await import('./cli/operator-commands.js')).controllerCommand,
 };
-
-/**
- * Exit codes: 2 for usage and for invalid workflows/issues, 1 for anything else that failed.
- * No default: a new code does not compile until it is placed here.
- */
-function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
-  switch (code) {
-    case 'missing_workflow_file':
-    case 'workflow_parse_error':
-    case 'workflow_front_matter_not_a_map':
-    case 'invalid_workflow_config':
-    case 'template_parse_error':
-    case 'invalid_issue':
-      return 2;
-    case 'template_render_error':
-    case 'invalid_workspace_cwd':
-    case 'workspace_is_root':
-    case 'workspace_unsafe_symlink':
-    case 'workspace_outside_root':
-    case 'workspace_skill_source_symlink':
-    case 'workspace_skill_source_unsupported':
-    case 'workspace_skill_source_missing':
-    case 'invalid_ssh_timeout':
-    case 'hook_failed':
-    case 'hook_timed_out':
-    case 'hook_killed':
-    case 'agent_bridge_missing':
-    case 'agent_bridge_exited':
-    case 'agent_protocol_error':
-    case 'agent_response_timeout':
-    case 'acp_turn_failed':
-    case 'turn_timeout':
-    case 'turn_stalled':
-    case 'turn_cancelled':
-    case 'turn_input_required':
-    case 'approval_required':
-    case 'issue_state_unavailable':
-    case 'unsupported_tracker_kind':
-    case 'invalid_tracker_config':
-    case 'missing_tracker_secret':
-    case 'tracker_request':
-    case 'tracker_status':
-    case 'tracker_response':
-    case 'tracker_pagination':
-    case 'tracker_rate_limited':
-    case 'input_digest_mismatch':
-    case 'invalid_pod_template':
-      return 1;
-  }
-}
 
 function findCommand(argv: string[]): { load: () => Promise<Command>; rest: string[] } | null {
   const two = argv.slice(0, 2).join(' ');

@@ -74,6 +74,8 @@ export const Reasons = {
   OOMKilled: 'OOMKilled',
   Cancelled: 'Cancelled',
   TemplateError: 'TemplateError',
+  /** The workspace could not be made or used safely (containment, symlinks, skills). */
+  WorkspaceError: 'WorkspaceError',
   CreateContainerConfigError: 'CreateContainerConfigError',
   WorkflowNotFound: 'WorkflowNotFound',
   WorkflowInvalid: 'WorkflowInvalid',

@@ -68,56 +68,77 @@ export type SlotErrorCode =
   // the slot failed without a code
   | 'run_failed';
 
-/** Every SlotErrorCode once: a Record, so that one missing or unknown fails to compile. */
-const SLOT_ERROR_CODES: Record<SlotErrorCode, true> = {
-  missing_workflow_file: true,
-  workflow_parse_error: true,
-  workflow_front_matter_not_a_map: true,
-  invalid_workflow_config: true,
-  template_parse_error: true,
-  template_render_error: true,
-  invalid_issue: true,
-  invalid_workspace_cwd: true,
-  workspace_is_root: true,
-  workspace_unsafe_symlink: true,
-  workspace_outside_root: true,
-  workspace_skill_source_symlink: true,
-  workspace_skill_source_unsupported: true,
-  workspace_skill_source_missing: true,
-  invalid_ssh_timeout: true,
-  hook_failed: true,
-  hook_timed_out: true,
-  hook_killed: true,
-  agent_bridge_missing: true,
-  agent_bridge_exited: true,
-  agent_protocol_error: true,
-  agent_response_timeout: true,
-  acp_turn_failed: true,
-  turn_timeout: true,
-  turn_stalled: true,
-  turn_cancelled: true,
-  turn_input_required: true,
-  approval_required: true,
-  issue_state_unavailable: true,
-  unsupported_tracker_kind: true,
-  invalid_tracker_config: true,
-  missing_tracker_secret: true,
-  tracker_request: true,
-  tracker_status: true,
-  tracker_response: true,
-  tracker_pagination: true,
-  tracker_rate_limited: true,
-  input_digest_mismatch: true,
-  invalid_pod_template: true,
-  cancelled: true,
-  workspace_error: true,
-  runner_failed: true,
-  run_failed: true,
+/**
+ * What each code means, one line each, for people (the README's error table is generated from
+ * it). A Record, so that a code missing here, or one that is not a code, fails to compile.
+ */
+export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
+  missing_workflow_file: 'The WORKFLOW.md file does not exist.',
+  workflow_parse_error: "WORKFLOW.md's YAML front matter does not parse (line and column given).",
+  workflow_front_matter_not_a_map:
+    'The front matter is not a map of settings (a list, a scalar, null, a tagged value).',
+  invalid_workflow_config: 'A setting has the wrong type or value (its key path and rule given).',
+  template_parse_error:
+    'The prompt or a hook template does not parse, or is longer than the parse limit.',
+  template_render_error:
+    'A template fails to render: an unknown variable or filter, or a render or memory limit.',
+  invalid_issue: 'The issue is missing a required key or has one of the wrong type.',
+  invalid_workspace_cwd:
+    'The workspace path is unusable (missing, not a directory, a control character).',
+  workspace_is_root: 'A hook or the agent would run in the workspace root itself.',
+  workspace_unsafe_symlink:
+    'A symlink in the workspace path, or planted where skills go, leads elsewhere.',
+  workspace_outside_root: 'The workspace path resolves outside the workspace root.',
+  workspace_skill_source_symlink: 'An agent.skills source is, or contains, a symlink.',
+  workspace_skill_source_unsupported: 'An agent.skills source is not a directory of regular files.',
+  workspace_skill_source_missing: 'An agent.skills source does not exist.',
+  invalid_ssh_timeout: 'worker.ssh_timeout_ms is not a positive integer.',
+  hook_failed: 'A fail-fast hook (after_create, before_run) exited non-zero or could not start.',
+  hook_timed_out: 'A hook outlived hooks.timeout_ms (its process group was killed).',
+  hook_killed:
+    'A hook died of a signal, or was stopped because the run was cancelled or its Pod stopped.',
+  agent_bridge_missing: 'The ACP bridge command is not found.',
+  agent_bridge_exited: 'The ACP bridge exited during the session.',
+  agent_protocol_error: 'The ACP bridge answered outside the protocol.',
+  agent_response_timeout: 'The ACP bridge did not answer within agents.response_timeout_ms.',
+  acp_turn_failed: 'The agent ended a turn with an error.',
+  turn_timeout: 'A turn outlived agents.turn_timeout_ms.',
+  turn_stalled: 'The agent was silent for agents.stall_timeout_ms.',
+  turn_cancelled: 'The turn was cancelled (the run was cancelled).',
+  turn_input_required: 'The agent asked for user input, which a run cannot give.',
+  approval_required: 'The agent asked for an approval that policy does not grant.',
+  issue_state_unavailable: 'The issue state could not be read before a continuation turn.',
+  unsupported_tracker_kind: 'tracker.kind names no tracker adapter.',
+  invalid_tracker_config: 'The tracker settings are incomplete or wrong.',
+  missing_tracker_secret: 'The tracker credential is not set.',
+  tracker_request: 'A request to the tracker failed (network).',
+  tracker_status: 'The tracker answered with an error status.',
+  tracker_response: "The tracker's answer is not what its API promises.",
+  tracker_pagination: "The tracker's pages do not add up.",
+  tracker_rate_limited: 'The tracker rate-limited the request.',
+  input_digest_mismatch: "A run Pod's inputs differ from their manifest (tampered or torn).",
+  invalid_pod_template: "The Workflow's podTemplate asks for something run Pods may not have.",
+  cancelled: 'The run was cancelled before or while the slot ran.',
+  workspace_error: 'The lifecycle failed with an unexpected error (its message given).',
+  runner_failed: 'The runner failed with an unexpected error (its message given).',
+  run_failed: 'The slot failed without a code (a summary from another version, say).',
 };
+
+const SLOT_ONLY_CODES: ReadonlySet<string> = new Set<SlotErrorCode>([
+  'cancelled',
+  'workspace_error',
+  'runner_failed',
+  'run_failed',
+]);
+
+/** Whether a slot code is one a LorenzError carries (the others are slot outcomes). */
+export function isLorenzErrorCode(code: SlotErrorCode): code is LorenzErrorCode {
+  return !SLOT_ONLY_CODES.has(code);
+}
 
 /** For codes read back from outside the process (a termination message). */
 export function isSlotErrorCode(value: unknown): value is SlotErrorCode {
-  return typeof value === 'string' && Object.hasOwn(SLOT_ERROR_CODES, value);
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODE_MEANINGS, value);
 }
 
 export class LorenzError extends Error {

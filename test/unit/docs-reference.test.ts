@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { renderErrorCodes, withErrorCodes } from '../../hack/docs/error-codes.js';
+import { ERROR_CODE_MEANINGS } from '../../src/workflow/errors.js';
 import {
   renderWorkflowReference,
   withWorkflowReference,
@@ -26,5 +28,24 @@ describe('README WORKFLOW.md reference', () => {
     ]) {
       expect(table).toMatch(row);
     }
+  });
+});
+
+describe('README error table', () => {
+  it('is generated from the codes and up to date (npm run docs)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    expect(withErrorCodes(readme)).toBe(readme);
+  });
+
+  it('lists every code, its exit code, its reason and what it means', () => {
+    const table = renderErrorCodes();
+    for (const code of Object.keys(ERROR_CODE_MEANINGS)) {
+      expect(table).toMatch(
+        new RegExp(`^\\| \`${code}\` \\| [12] \\| \`[A-Za-z]+\` \\| .+ \\|$`, 'm'),
+      );
+    }
+    expect(table).toContain('| `invalid_issue` | 2 | ');
+    expect(table).toContain('| `input_digest_mismatch` | 1 | `InputsInvalid` |');
+    expect(table).toContain('| `hook_killed` | 1 | `HookKilled` |');
   });
 });

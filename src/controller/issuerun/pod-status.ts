@@ -22,6 +22,8 @@ export type PodReason =
   | 'AgentFailed'
   | 'Cancelled'
   | 'InputsInvalid'
+  | 'TemplateError'
+  | 'WorkspaceError'
   | 'PodFailed';
 
 export interface PodOutcome {
@@ -69,17 +71,20 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'HookTimedOut';
     case 'hook_killed':
       return 'HookKilled';
-    case 'input_digest_mismatch':
-      return 'InputsInvalid';
     case 'cancelled':
       return 'Cancelled';
+    // What the Pod was given does not hold: its inputs, the WORKFLOW.md or the issue in them.
+    case 'input_digest_mismatch':
     case 'missing_workflow_file':
     case 'workflow_parse_error':
     case 'workflow_front_matter_not_a_map':
     case 'invalid_workflow_config':
+    case 'invalid_issue':
+    case 'invalid_ssh_timeout':
+      return 'InputsInvalid';
     case 'template_parse_error':
     case 'template_render_error':
-    case 'invalid_issue':
+      return 'TemplateError';
     case 'invalid_workspace_cwd':
     case 'workspace_is_root':
     case 'workspace_unsafe_symlink':
@@ -87,7 +92,8 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     case 'workspace_skill_source_symlink':
     case 'workspace_skill_source_unsupported':
     case 'workspace_skill_source_missing':
-    case 'invalid_ssh_timeout':
+    case 'workspace_error':
+      return 'WorkspaceError';
     case 'agent_bridge_missing':
     case 'agent_bridge_exited':
     case 'agent_protocol_error':
@@ -108,7 +114,6 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     case 'tracker_pagination':
     case 'tracker_rate_limited':
     case 'invalid_pod_template':
-    case 'workspace_error':
     case 'runner_failed':
     case 'run_failed':
     case undefined:
