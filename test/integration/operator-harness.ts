@@ -21,7 +21,7 @@ import {
   OPERATOR_IMAGE_BUNDLE_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
 } from '../../src/controller/shared/constants.js';
-import { RUN_POD_PATHS } from '../../src/api/run-pod.js';
+import { RUN_POD_PATHS, SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 import {
   startController,
   type ControllerRunOptions,
@@ -192,7 +192,7 @@ agent:
   max_turns: ${options.maxTurns ?? 1}
 agents:
   scripted:
-    bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/scripted-agent.mjs
+    bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}
 hooks:
 ${hooks || '  timeout_ms: 60000'}
 ---

@@ -209,7 +209,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     return result;
   }
 
-  /** No Pods yet (or fewer than the status lists): check the Workflow, then create them. */
+  /** Objects not ensured yet (no inputs or slots recorded): check the Workflow, then create them. */
   async function startRun(
     key: string,
     run: IssueRun,

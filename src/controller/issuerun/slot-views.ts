@@ -60,6 +60,13 @@ export function observeSlots(
     .sort((a, b) => a.slot - b.slot);
 }
 
+/** The outcome of a slot whose Pod is gone from the cache: nothing about it will change. */
+const goneOutcome = (
+  phase: PodOutcome['phase'],
+  reason: PodOutcome['reason'],
+  message: string,
+): PodOutcome => ({ phase, reason, message, finished: true, summary: null });
+
 const DELETED_MESSAGE =
   'the run Pod was deleted before it finished (not by a cancellation of the run); its attempt failed';
 
@@ -93,21 +100,13 @@ export function deletedSlots(
       const podName = slot.podName ?? '';
       const log = logs.find((state) => state.podName === podName);
       const ended = slot.phase === 'Succeeded' || slot.phase === 'Failed';
-      const outcome: PodOutcome = ended
-        ? {
-            phase: slot.phase === 'Succeeded' ? 'Succeeded' : 'Failed',
-            reason: (slot.reason ?? 'PodFailed') as PodOutcome['reason'],
-            message: slot.message ?? '',
-            finished: true,
-            summary: null,
-          }
-        : {
-            phase: 'Failed',
-            reason: 'PodDeleted',
-            message: DELETED_MESSAGE,
-            finished: true,
-            summary: null,
-          };
+      const outcome = ended
+        ? goneOutcome(
+            slot.phase === 'Succeeded' ? 'Succeeded' : 'Failed',
+            (slot.reason ?? 'PodFailed') as PodOutcome['reason'],
+            slot.message ?? '',
+          )
+        : goneOutcome('Failed', 'PodDeleted', DELETED_MESSAGE);
       return { slot: slot.slot, podName, outcome, log };
     });
 }
@@ -125,13 +124,7 @@ export function cancelledSlots(
   const views = observeSlots(pods, followers, options);
   for (const log of followers.ofRun(run.metadata.uid ?? '')) {
     if (views.some((view) => view.podName === log.podName)) continue;
-    const outcome: PodOutcome = {
-      phase: 'Failed',
-      reason: 'Cancelled',
-      message: 'the Pod was deleted',
-      finished: true,
-      summary: null,
-    };
+    const outcome = goneOutcome('Failed', 'Cancelled', 'the Pod was deleted');
     views.push({ slot: log.slot, podName: log.podName, outcome, log });
   }
   return views.sort((a, b) => a.slot - b.slot);

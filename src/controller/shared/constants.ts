@@ -1,3 +1,5 @@
+import { RUNNER_BUNDLE_FILE, SCRIPTED_AGENT_FILE } from '../../api/run-pod.js';
+
 /**
  * Labels, annotations and the operator image: the names both controllers, the pod builder
  * and the tests share. Paths and file names inside run Pods are the run-Pod contract
@@ -8,10 +10,13 @@
 export const OPERATOR_IMAGE_REPOSITORY = 'ghcr.io/lorenz-dev/lorenz';
 export const OPERATOR_IMAGE_TAG = '0.1.0';
 export const DEFAULT_OPERATOR_IMAGE = `${OPERATOR_IMAGE_REPOSITORY}:${OPERATOR_IMAGE_TAG}`;
-/** Where the bundled CLI lives inside the operator image. */
-export const OPERATOR_IMAGE_BUNDLE_PATH = '/lorenz/lorenz.js';
+/**
+ * Where the bundled CLI lives inside the operator image: the init container copies it into
+ * the runner volume, keeping its name (the run-Pod contract's RUNNER_BUNDLE_FILE).
+ */
+export const OPERATOR_IMAGE_BUNDLE_PATH = `/lorenz/${RUNNER_BUNDLE_FILE}`;
 /** The scripted ACP agent beside it (the samples' and the demo's agent, no model needed). */
-export const OPERATOR_IMAGE_SCRIPTED_AGENT_PATH = '/lorenz/scripted-agent.mjs';
+export const OPERATOR_IMAGE_SCRIPTED_AGENT_PATH = `/lorenz/${SCRIPTED_AGENT_FILE}`;
 
 export const LABEL_ISSUERUN = 'lorenz.dev/issuerun';
 export const LABEL_WORKFLOW = 'lorenz.dev/workflow';

@@ -25,7 +25,7 @@ export type Evaluation = { ok: true; spec: LoadedSpec } | { ok: false; problem: 
 type Source = { ok: true; text: string; source: string } | { ok: false; problem: WorkflowProblem };
 
 /** Where WORKFLOW.md comes from: the spec inline, or a ConfigMap key. */
-export function readWorkflowSource(
+function readWorkflowSource(
   workflow: Workflow,
   getConfigMap: (namespace: string, name: string) => ConfigMapObject | undefined,
 ): Source {
