@@ -25,6 +25,8 @@ export interface ProcessNodeOptions {
 
 export interface ProcessNode {
   name: string;
+  /** Where pod volumes (`pods/<uid>/`) and logs (`pods/<uid>/logs/<container>/`) live. */
+  dataDir: string;
   /** Kills every container process group, stops serving logs, deletes the Node. */
   stop(): Promise<void>;
 }
@@ -75,6 +77,7 @@ export async function startProcessNode(options: ProcessNodeOptions): Promise<Pro
   let stopping: Promise<void> | undefined;
   return {
     name,
+    dataDir,
     stop() {
       stopping ??= (async () => {
         await watcher.stop();

@@ -68,6 +68,8 @@ export const Reasons = {
   /** The run Pod was deleted before it finished (not by a cancellation). */
   PodDeleted: 'PodDeleted',
   AgentFailed: 'AgentFailed',
+  /** A slot's attempt failed and its next attempt waits out the backoff (spec.retries). */
+  RetryScheduled: 'RetryScheduled',
   ImagePullFailed: 'ImagePullFailed',
   Unschedulable: 'Unschedulable',
   PodEvicted: 'PodEvicted',

@@ -125,10 +125,18 @@ export const issueRunSpecSchema = z
         .min(1)
         .optional()
         .describe(
-          'The attempt number (1 for the first run); set by the Workflow controller on retries.',
+          'The number of the first attempt (default 1). Later attempts, by spec.retries, count up from it.',
         ),
       'spec.attempt',
     ),
+    retries: z
+      .int()
+      .min(0)
+      .max(1000)
+      .optional()
+      .describe(
+        'How many times a failed slot is tried again, each a new Pod <run>-<slot>-<attempt> after min(10 s · 2^(attempt−1), agent.max_retry_backoff_ms). Default 0. A cancelled run is never retried.',
+      ),
     cancelRequested: z
       .boolean()
       .optional()
@@ -137,10 +145,15 @@ export const issueRunSpecSchema = z
       ),
   })
   .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
-  .describe('The desired state of an IssueRun. Immutable except cancelRequested and issue.state.');
+  .describe(
+    'The desired state of an IssueRun. Immutable except cancelRequested, retries and issue.state.',
+  );
 
 export const runPhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed']);
 export type RunPhase = z.infer<typeof runPhaseSchema>;
+
+const time = (description: string) =>
+  z.string().meta({ format: 'date-time' }).optional().describe(description);
 
 export const slotStatusSchema = z
   .object({
@@ -149,6 +162,8 @@ export const slotStatusSchema = z
     reason: z.string().optional().describe('CamelCase reason of the slot outcome.'),
     message: z.string().optional().describe('Human-readable detail.'),
     podName: z.string().optional().describe('The Pod of this slot (latest attempt).'),
+    attempt: z.int().min(1).optional().describe('The attempt of this slot running or last run.'),
+    nextAttemptTime: time('When the next attempt of this slot starts (while it waits to retry).'),
     turns: z.int().min(0).optional().describe('Agent turns run.'),
     usage: usageSchema.optional(),
   })
@@ -180,9 +195,6 @@ export const hookStatusSchema = z
   })
   .describe('The result of one hook execution.');
 
-const time = (description: string) =>
-  z.string().meta({ format: 'date-time' }).optional().describe(description);
-
 export const issueRunStatusSchema = z
   .object({
     observedGeneration: z.int().min(0).optional().describe('The generation last reconciled.'),
@@ -192,7 +204,7 @@ export const issueRunStatusSchema = z
       .optional()
       .describe('CamelCase reason of the current phase (e.g. HookFailed, Cancelled).'),
     message: z.string().optional().describe('Human-readable detail.'),
-    attempt: z.int().min(0).optional().describe('The attempt running or last run.'),
+    attempt: z.int().min(0).optional().describe('The highest attempt of any slot.'),
     startTime: time('When the first Pod of the run started.'),
     completionTime: time('When the run finished.'),
     podName: z.string().optional().describe('The latest run Pod.'),

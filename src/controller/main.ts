@@ -29,6 +29,8 @@ export interface ControllerRunOptions {
   /** Least time between two status writes of a running IssueRun. */
   progressIntervalMs?: number;
   podStatus?: { imagePullGraceMs?: number; pendingTimeoutMs?: number };
+  /** How long an ended run Pod's log may be refused before its records come from its summary. */
+  logLostAfterMs?: number;
   /** Service accounts a Workflow's podTemplate may name (their tokens are never mounted). */
   allowedServiceAccounts?: readonly string[];
 }
@@ -73,6 +75,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     podTemplatePolicy,
     progressIntervalMs: options.progressIntervalMs,
     podStatus: options.podStatus,
+    logLostAfterMs: options.logLostAfterMs,
   });
   setupWorkflowController(manager, { client, logger, podTemplatePolicy });
 

@@ -1,16 +1,28 @@
 import { isSlotErrorCode, type SlotErrorCode } from '../workflow/errors.js';
-import type { HookExecutionMessage, HookName, RunSummary, TokenUsage } from '../workflow/events.js';
+import {
+  HOOK_NAMES,
+  type HookExecutionMessage,
+  type HookName,
+  type RunSummary,
+  type TokenUsage,
+} from '../workflow/events.js';
 
 /**
  * The compact summary the runner writes to the termination message (the kubelet keeps at
  * most 4096 bytes of it). The controller reads it when a run Pod ends, so that a record
- * missed in the logs (a controller restart, a log rotated away) still reaches the status.
+ * missed in the logs (a controller restart, an outage, a log lost with its node) still
+ * reaches the status and the Events: the trail lists every hook record the runner printed,
+ * in order, without the output.
  */
-export interface TerminationHook {
+export interface TerminationRecord {
+  /** The record's position among the Pod's hook records (it names the record's Event). */
+  seq: number;
   name: HookName;
   status: HookExecutionMessage['status'];
   exitCode: number | null;
   durationMs?: number;
+  /** A failed record's error, up to its first colon ("hook timed out after 5000ms"). */
+  error?: string;
 }
 
 export interface TerminationSummary {
@@ -23,26 +35,89 @@ export interface TerminationSummary {
   cancelled?: boolean;
   turns: number;
   usage?: TokenUsage;
-  /** The last record of each hook that ran, in order. */
-  hooks: TerminationHook[];
+  /** Every hook record the runner printed, in order (empty when they did not fit). */
+  trail: TerminationRecord[];
   /** How many hook_execution records the runner printed (the controller checks it saw them all). */
   records: number;
 }
 
+/** A trail entry on the wire: [hook, status, exit code, duration ms, error head], position implied. */
+type WireRecord = [HookName, HookExecutionMessage['status'], number | null, number | null, string?];
+
+/** Longest error head a trail entry keeps: enough to tell a timeout from a kill. */
+const ERROR_HEAD_LIMIT = 60;
+
 export const TERMINATION_LIMIT_BYTES = 4096;
 
-/** Serializes the summary within the limit, shortening the error text when it must. */
+function toWire(
+  summary: TerminationSummary,
+  error: string | undefined,
+  withTrail: boolean,
+): string {
+  const { trail, ...rest } = summary;
+  const wire: WireRecord[] = withTrail
+    ? trail.map((record): WireRecord => {
+        const { name, status, exitCode } = record;
+        const durationMs = record.durationMs ?? null;
+        return record.error === undefined
+          ? [name, status, exitCode, durationMs]
+          : [name, status, exitCode, durationMs, record.error];
+      })
+    : [];
+  return JSON.stringify({ ...rest, error, trail: wire });
+}
+
+/** Serializes the summary within the limit, shortening the error text, then the trail, when it must. */
 export function encodeTerminationSummary(summary: TerminationSummary): string {
-  let text = JSON.stringify(summary);
-  let error = summary.error ?? '';
-  while (Buffer.byteLength(text) > TERMINATION_LIMIT_BYTES && error.length > 0) {
-    error = error.slice(0, Math.floor(error.length / 2));
-    text = JSON.stringify({ ...summary, error: `${error}…` });
+  const full = summary.error ?? '';
+  let kept = full.length;
+  let error = summary.error;
+  let text = toWire(summary, error, true);
+  while (Buffer.byteLength(text) > TERMINATION_LIMIT_BYTES && kept > 0) {
+    kept = Math.floor(kept / 2);
+    error = kept > 0 ? `${full.slice(0, kept)}…` : undefined;
+    text = toWire(summary, error, true);
   }
-  if (Buffer.byteLength(text) > TERMINATION_LIMIT_BYTES) {
-    text = JSON.stringify({ ...summary, error: undefined, hooks: summary.hooks.slice(-8) });
-  }
+  if (Buffer.byteLength(text) > TERMINATION_LIMIT_BYTES) text = toWire(summary, error, false);
   return text;
+}
+
+const RECORD_STATUSES: readonly string[] = ['started', 'completed', 'failed'];
+
+function parseTrail(value: unknown): TerminationRecord[] {
+  if (!Array.isArray(value)) return [];
+  const trail: TerminationRecord[] = [];
+  for (const [seq, entry] of value.entries()) {
+    if (!Array.isArray(entry)) return [];
+    const [name, status, exitCode, durationMs, error] = entry as unknown[];
+    if (
+      typeof name !== 'string' ||
+      !(HOOK_NAMES as readonly string[]).includes(name) ||
+      typeof status !== 'string' ||
+      !RECORD_STATUSES.includes(status)
+    ) {
+      return [];
+    }
+    trail.push({
+      seq,
+      name: name as HookName,
+      status: status as HookExecutionMessage['status'],
+      exitCode: typeof exitCode === 'number' ? exitCode : null,
+      ...(typeof durationMs === 'number' ? { durationMs } : {}),
+      ...(typeof error === 'string' ? { error: error.slice(0, ERROR_HEAD_LIMIT) } : {}),
+    });
+  }
+  return trail;
+}
+
+/** The last record of each hook in the trail, in the order they ran. */
+export function lastHookRecords(summary: TerminationSummary): TerminationRecord[] {
+  const last = new Map<HookName, TerminationRecord>();
+  for (const record of summary.trail) {
+    last.delete(record.name);
+    last.set(record.name, record);
+  }
+  return [...last.values()];
 }
 
 export function parseTerminationSummary(text: string | undefined): TerminationSummary | null {
@@ -50,7 +125,7 @@ export function parseTerminationSummary(text: string | undefined): TerminationSu
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null) return null;
-    const summary = value as Partial<TerminationSummary>;
+    const summary = value as Partial<Record<keyof TerminationSummary, unknown>>;
     if (summary.v !== 1 || typeof summary.succeeded !== 'boolean') return null;
     // A code this build does not know (from a runner of another version) reads as run_failed,
     // and the message still names it when the summary carries no error text.
@@ -69,8 +144,8 @@ export function parseTerminationSummary(text: string | undefined): TerminationSu
       error: error ?? unknownCode,
       cancelled: summary.cancelled === true,
       turns: typeof summary.turns === 'number' ? summary.turns : 0,
-      usage: summary.usage,
-      hooks: Array.isArray(summary.hooks) ? summary.hooks : [],
+      usage: summary.usage as TokenUsage | undefined,
+      trail: parseTrail(summary.trail),
       records: typeof summary.records === 'number' ? summary.records : 0,
     };
   } catch {
@@ -87,15 +162,16 @@ export function summarizeSlot(options: {
   failure?: { code: SlotErrorCode; message: string };
 }): TerminationSummary {
   const slotSummary = options.summary?.slots.find((entry) => entry.slot === options.slot);
-  const last = new Map<HookName, TerminationHook>();
-  for (const record of options.hooks) {
-    last.set(record.hookName, {
-      name: record.hookName,
-      status: record.status,
-      exitCode: record.exitCode ?? null,
-      ...(record.durationMs === undefined ? {} : { durationMs: record.durationMs }),
-    });
-  }
+  const trail = options.hooks.map((record, seq): TerminationRecord => ({
+    seq,
+    name: record.hookName,
+    status: record.status,
+    exitCode: record.exitCode ?? null,
+    ...(record.durationMs === undefined ? {} : { durationMs: record.durationMs }),
+    ...(record.status === 'failed' && record.error
+      ? { error: (record.error.split(':')[0] ?? '').slice(0, ERROR_HEAD_LIMIT) }
+      : {}),
+  }));
   const failure =
     options.failure ??
     (slotSummary && !slotSummary.succeeded
@@ -109,7 +185,7 @@ export function summarizeSlot(options: {
     ...(options.cancelled ? { cancelled: true } : {}),
     turns: slotSummary?.turns ?? 0,
     ...(slotSummary?.usage ? { usage: slotSummary.usage } : {}),
-    hooks: [...last.values()],
+    trail,
     records: options.hooks.length,
   };
 }

@@ -210,6 +210,8 @@ export interface WorkflowOptions {
   prompt?: string;
   /** agent.max_turns (1 unless given). */
   maxTurns?: number;
+  /** agent.max_retry_backoff_ms (the default unless given). */
+  maxRetryBackoffMs?: number;
 }
 
 /** A WORKFLOW.md with the scripted agent, as the init container installs it, as the bridge. */
@@ -222,7 +224,7 @@ tracker:
   kind: memory
 agent:
   kind: scripted
-  max_turns: ${options.maxTurns ?? 1}
+  max_turns: ${options.maxTurns ?? 1}${options.maxRetryBackoffMs === undefined ? '' : `\n  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`}
 agents:
   scripted:
     bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}
@@ -277,6 +279,7 @@ export async function createIssueRun(
   name: string,
   workflow: string,
   issue: object,
+  spec: object = {},
 ): Promise<void> {
   await env.admin.request({
     method: 'POST',
@@ -285,7 +288,7 @@ export async function createIssueRun(
       apiVersion: 'lorenz.dev/v1alpha1',
       kind: 'IssueRun',
       metadata: { name },
-      spec: { workflowRef: { name: workflow }, issue: { state: 'Todo', ...issue } },
+      spec: { workflowRef: { name: workflow }, issue: { state: 'Todo', ...issue }, ...spec },
     },
   });
 }

@@ -2,14 +2,18 @@
 // connection) for longer than the lease's renew deadline while a run's Pod works through
 // its hooks. The run must finish soon after the way is back, with every hook Event written
 // once, and the controller must still be running (it stood down and led again).
+import { rm } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   createIssueRun,
   createWorkflow,
   finished,
+  getRun,
   hookEvents,
+  path,
   startOperatorEnv,
   until,
   workflowText,
@@ -150,5 +154,85 @@ describe('an apiserver outage seen by the controller', () => {
       new Promise((resolve) => setTimeout(() => resolve('running'), 100)),
     ]);
     expect(state).toBe('running');
+  });
+});
+
+// The controller is away while a run Pod ends, and the node loses the Pod's log meanwhile
+// (a log rotated away, a node disk wiped). The apiserver answers every read of it with an
+// error. The hook Events not written before must come from the termination message: each
+// written once, none twice, and the run must finish.
+describe('a run Pod whose log is lost while the controller is away', () => {
+  let env: OperatorEnv;
+  beforeAll(async () => {
+    env = await startOperatorEnv();
+    await env.startController();
+  });
+  afterAll(async () => {
+    await env?.stop();
+  });
+
+  it('rebuilds the missing hook Events from the termination message, each once', async () => {
+    await createWorkflow(
+      env,
+      'lost',
+      workflowText(env, {
+        hooks: { ...HOOKS, before_run: 'sleep 3; echo ready' },
+        prompt: '@write done.txt ok',
+      }),
+    );
+    await createIssueRun(env, 'lost-1', 'lost', { identifier: 'L-1', title: 'Log lost' });
+    await until('after_create to be recorded', async () => {
+      const events = await hookEvents(env, 'lost-1');
+      return events.some((event) => event.reason === 'HookSucceeded') ? true : undefined;
+    });
+    const before = (await hookEvents(env, 'lost-1')).length;
+    await env.controller?.stop();
+
+    const podName = (await getRun(env, 'lost-1')).status?.podName ?? '';
+    const pod = await until('the run Pod to end', async () => {
+      const found = await env.admin.request<{
+        metadata: { uid: string };
+        status?: { phase?: string };
+      }>({ path: `${path.pods}/${podName}` });
+      return found.status?.phase === 'Succeeded' ? found : undefined;
+    });
+    await rm(join(env.node.dataDir, 'pods', pod.metadata.uid, 'logs', 'agent'), {
+      recursive: true,
+      force: true,
+    });
+
+    await env.startController({ logLostAfterMs: 2000 });
+    const run = await finished(env, 'lost-1', 60_000);
+    expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
+    const events = await until('the Events of every hook', async () => {
+      const found = await hookEvents(env, 'lost-1');
+      return found.length >= 8 ? found : undefined;
+    });
+    expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
+      'HookStarted:after_create',
+      'HookSucceeded:after_create',
+      'HookStarted:before_run',
+      'HookSucceeded:before_run',
+      'HookStarted:after_run',
+      'HookSucceeded:after_run',
+      'HookStarted:before_remove',
+      'HookSucceeded:before_remove',
+    ]);
+    expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
+    // Those written from the log keep their output; the rest say where they came from.
+    expect(before).toBeGreaterThanOrEqual(2);
+    expect(before).toBeLessThan(8);
+    expect(events.slice(0, before).every((event) => !event.note.includes('termination'))).toBe(
+      true,
+    );
+    expect(events.slice(before).every((event) => event.note.includes('termination message'))).toBe(
+      true,
+    );
+    expect(run.status?.hooks?.map((hook) => `${hook.name}:${hook.status}`)).toEqual([
+      'after_create:completed',
+      'before_run:completed',
+      'after_run:completed',
+      'before_remove:completed',
+    ]);
   });
 });

@@ -73,6 +73,60 @@ describe('run Pods known by uid', () => {
     ).toBe('PodDeleted');
   });
 
+  it('retries a deleted Pod as the next attempt when spec.retries allows, with its own Events', async () => {
+    await createWorkflow(
+      env,
+      'again',
+      workflowText(env, {
+        hooks: { before_run: 'echo waiting; sleep 6', after_run: 'echo after' },
+        maxRetryBackoffMs: 1000,
+      }),
+    );
+    await createIssueRun(
+      env,
+      'again-1',
+      'again',
+      { identifier: 'A-1', title: 'Again' },
+      {
+        retries: 1,
+      },
+    );
+    await hookStarted(env, 'again-1', 'before_run');
+    await env.kubectl('delete', 'pod', 'again-1-0-1', '-n', NAMESPACE, '--wait=false');
+    const waiting = await until('the retry to be scheduled', async () => {
+      const run = await env.admin.request<IssueRun>({ path: path.issueRuns('again-1') });
+      return run.status?.reason === 'RetryScheduled' ? run : undefined;
+    });
+    expect(waiting.status?.slots?.[0]).toMatchObject({ attempt: 1, reason: 'RetryScheduled' });
+    expect(waiting.status?.slots?.[0]?.message).toMatch(/^attempt 1 failed \(PodDeleted: /);
+
+    const run: IssueRun = await finished(env, 'again-1', 120_000);
+    expect(run.status?.phase).toBe('Succeeded');
+    expect(run.status?.attempt).toBe(2);
+    expect(run.status?.slots?.[0]).toMatchObject({ attempt: 2, podName: 'again-1-0-2' });
+    // The history of attempt 2 only: before_run completed this time.
+    expect(run.status?.hooks?.find((hook) => hook.name === 'before_run')).toMatchObject({
+      status: 'completed',
+      output: 'waiting\n',
+    });
+    expect(await runPodNames(env, 'again-1')).toEqual(['again-1-0-2']);
+    const events = await hookEvents(env, 'again-1');
+    const attemptOf = (name: string) => name.split('.').at(-1)?.split('-')[1];
+    expect(
+      events.filter((event) => attemptOf(event.metadata.name) === '1').map((e) => e.reason),
+    ).toContain('HookKilled');
+    expect(
+      events
+        .filter((event) => attemptOf(event.metadata.name) === '2')
+        .map((event) => `${event.reason}:${event.note.split(' ')[0]}`),
+    ).toEqual([
+      'HookStarted:before_run',
+      'HookSucceeded:before_run',
+      'HookStarted:after_run',
+      'HookSucceeded:after_run',
+    ]);
+  });
+
   it('keeps following a run whose status was patched Finished by hand, and puts it right', async () => {
     await createWorkflow(
       env,

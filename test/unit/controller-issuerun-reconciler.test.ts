@@ -60,8 +60,8 @@ const succeededPod = runPod({
   agent: summary({
     turns: 3,
     usage,
-    hooks: [{ name: 'after_create', status: 'completed', exitCode: 0, durationMs: 4 }],
-    records: 2,
+    trail: [{ seq: 0, name: 'after_create', status: 'completed', exitCode: 0, durationMs: 4 }],
+    records: 1,
   }),
 });
 

@@ -54,7 +54,7 @@ const summary = (errorCode: SlotErrorCode, error: string) =>
     errorCode,
     error,
     turns: 0,
-    hooks: [],
+    trail: [],
     records: 2,
   });
 

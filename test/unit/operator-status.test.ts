@@ -23,6 +23,7 @@ const outcome = (
 });
 const view = (slot: number, result: PodOutcome | null, log?: Partial<PodLogState>): SlotView => ({
   slot,
+  attempt: 1,
   podName: `run-${slot}-1`,
   outcome: result,
   log: log as PodLogState | undefined,
@@ -112,9 +113,23 @@ describe('run status', () => {
       succeeded: true,
       turns: 1,
       records: 4,
-      hooks: [
-        { name: 'after_create' as const, status: 'completed' as const, exitCode: 0, durationMs: 3 },
-        { name: 'before_run' as const, status: 'completed' as const, exitCode: 0, durationMs: 2 },
+      trail: [
+        { seq: 0, name: 'after_create' as const, status: 'started' as const, exitCode: null },
+        {
+          seq: 1,
+          name: 'after_create' as const,
+          status: 'completed' as const,
+          exitCode: 0,
+          durationMs: 3,
+        },
+        { seq: 2, name: 'before_run' as const, status: 'started' as const, exitCode: null },
+        {
+          seq: 3,
+          name: 'before_run' as const,
+          status: 'completed' as const,
+          exitCode: 0,
+          durationMs: 2,
+        },
       ],
     };
     const persisted = [

@@ -103,12 +103,19 @@ describe('lorenz runner', () => {
       records: 8,
       usage: { totalTokens: 7 },
     });
-    expect(summary?.hooks.map((hook) => [hook.name, hook.status, hook.exitCode])).toEqual([
-      ['after_create', 'completed', 0],
-      ['before_run', 'completed', 0],
-      ['after_run', 'completed', 0],
-      ['before_remove', 'completed', 0],
-    ]);
+    // The trail is every hook record, in order: the controller rebuilds lost Events from it.
+    expect(summary?.trail.map((hook) => [hook.seq, hook.name, hook.status, hook.exitCode])).toEqual(
+      [
+        [0, 'after_create', 'started', null],
+        [1, 'after_create', 'completed', 0],
+        [2, 'before_run', 'started', null],
+        [3, 'before_run', 'completed', 0],
+        [4, 'after_run', 'started', null],
+        [5, 'after_run', 'completed', 0],
+        [6, 'before_remove', 'started', null],
+        [7, 'before_remove', 'completed', 0],
+      ],
+    );
   });
 
   it('fails with the hook failure in the summary and exit code 1', async () => {

@@ -20,6 +20,8 @@ export interface HookEventInput {
   /** Position of the record in the Pod's log: names the Event. */
   seq: number;
   message: HookExecutionMessage;
+  /** Rebuilt from the termination message (see HookRecord.recovered). */
+  recovered?: boolean;
   now: Date;
 }
 
@@ -53,7 +55,7 @@ export function createEventRecorder(options: {
         action: 'RunHook',
         reason,
         type: reason === 'HookStarted' || reason === 'HookSucceeded' ? 'Normal' : 'Warning',
-        note: hookEventNote(input.message, input.slot),
+        note: hookEventNote(input.message, input.slot, input.recovered),
         regarding: {
           apiVersion: API_VERSION,
           kind: ISSUERUN_KIND,

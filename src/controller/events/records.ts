@@ -16,6 +16,11 @@ export interface HookRecord {
   /** 0-based position among the hook_execution records of this Pod's log. */
   seq: number;
   message: HookExecutionMessage;
+  /**
+   * Rebuilt from the Pod's termination message because its log could not be read: the
+   * record has no command and no output.
+   */
+  recovered?: boolean;
 }
 
 export interface HookStatusEntry {
@@ -155,22 +160,37 @@ export function truncateBytes(text: string, limit: number): string {
   return `${cut}${marker}`;
 }
 
+/** Says why a recovered record's Event shows no command or output. */
+export const RECOVERED_NOTE =
+  "recovered from the run Pod's termination message (its log could not be read); no output";
+
+function exitText(message: HookExecutionMessage): string {
+  const exit =
+    message.exitCode === null || message.exitCode === undefined
+      ? 'no exit code'
+      : `exit ${message.exitCode}`;
+  return message.durationMs === undefined ? exit : `${exit}, ${message.durationMs} ms`;
+}
+
 /** The Event note for a hook record: what ran, how it ended, and the start of its output. */
-export function hookEventNote(message: HookExecutionMessage, slot: number): string {
+export function hookEventNote(
+  message: HookExecutionMessage,
+  slot: number,
+  recovered = false,
+): string {
   const where = `slot ${message.slot ?? slot}`;
+  if (recovered) {
+    const exit = message.status === 'started' ? '' : ` (${exitText(message)})`;
+    return `${message.hookName} ${message.status} in ${where}${exit}: ${RECOVERED_NOTE}`;
+  }
   if (message.status === 'started') {
     return truncateBytes(
       `${message.hookName} started in ${where}: ${message.command}`,
       EVENT_NOTE_LIMIT,
     );
   }
-  const exit =
-    message.exitCode === null || message.exitCode === undefined
-      ? 'no exit code'
-      : `exit ${message.exitCode}`;
-  const duration = message.durationMs === undefined ? '' : `, ${message.durationMs} ms`;
   const detail =
     message.status === 'failed' ? (message.error ?? message.output ?? '') : (message.output ?? '');
-  const head = `${message.hookName} ${message.status} in ${where} (${exit}${duration})`;
+  const head = `${message.hookName} ${message.status} in ${where} (${exitText(message)})`;
   return truncateBytes(detail.trim() ? `${head}: ${detail.trim()}` : head, EVENT_NOTE_LIMIT);
 }

@@ -21,7 +21,7 @@ import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-conf
 export type EnsureResult =
   | {
       ok: true;
-      slots: { slot: number; podName: string }[];
+      slots: { slot: number; attempt: number; podName: string }[];
       inputsConfigMap: string;
       configDigest: string;
     }
@@ -63,6 +63,8 @@ export async function ensureRunObjects(options: {
   operatorImage: string;
   podTemplatePolicy?: PodTemplatePolicy | undefined;
   existingPods: ReadonlySet<string>;
+  /** A retry: the attempt to start and its slots (default: every slot's first attempt). */
+  retry?: { attempt: number; slots: readonly number[] } | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -78,7 +80,7 @@ export async function ensureRunObjects(options: {
     return final(Reasons.InputsInvalid, errorMessage(error));
   }
   const size = ensembleSize(issue, config.agent.ensembleSize);
-  const attempt = run.spec.attempt ?? 1;
+  const attempt = options.retry?.attempt ?? run.spec.attempt ?? 1;
   let inputs: RunInputs;
   try {
     inputs = renderRunInputs({
@@ -89,7 +91,8 @@ export async function ensureRunObjects(options: {
       run: {
         run: identity.name,
         identifier: issue.identifier,
-        attempt: run.spec.attempt ?? null,
+        // The templates see null on a first run, the number on a retry (as the reference).
+        attempt: options.retry ? attempt : (run.spec.attempt ?? null),
         ensembleSize: size,
       },
     });
@@ -109,10 +112,11 @@ export async function ensureRunObjects(options: {
     V1PersistentVolumeClaimSpec | undefined;
   const slots = Array.from({ length: size }, (_, slot) => ({
     slot,
+    attempt,
     podName: runPodName(identity.name, slot, attempt),
-  }));
+  })).filter((entry) => !options.retry || options.retry.slots.includes(entry.slot));
   const missing = slots.filter((entry) => !options.existingPods.has(entry.podName));
-  const configMapName = inputsConfigMapName(identity.name);
+  const configMapName = inputsConfigMapName(identity.name, options.retry ? attempt : 1);
   let pods: V1Pod[];
   try {
     pods = missing.map((entry) =>
@@ -155,6 +159,7 @@ export async function ensureRunObjects(options: {
     resourcePath(CONFIGMAPS, identity.namespace),
     inputsConfigMap({
       run: identity.name,
+      ...(options.retry ? { attempt } : {}),
       namespace: identity.namespace,
       owner: issueRunOwnerReference(identity),
       inputs,
@@ -179,12 +184,12 @@ export async function ensureRunObjects(options: {
   ];
 
   try {
-    if (run.status === undefined && attempt === 1) {
+    if (run.status === undefined && !options.retry) {
       // A run seen for the first time: nothing was rendered for it before, so the Pods can be
       // created beside their inputs instead of after them (one API round trip less before
       // the Pod exists; a kubelet waits for a ConfigMap volume that is not there yet).
       await settleAll([inputsTarget, ...restTargets].map((each) => createOwned(client, each)));
-    } else if (!run.status?.inputsConfigMap || missing.length > 0) {
+    } else if (!run.status?.inputsConfigMap || missing.length > 0 || options.retry) {
       // Inputs first; when they were rendered before (perhaps from an older config), the
       // Pods run what is stored.
       const stored = await createOwned(client, inputsTarget);

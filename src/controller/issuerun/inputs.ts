@@ -63,9 +63,11 @@ export function renderRunInputs(options: {
   return { files, manifest, digest: inputDigest(manifestText) };
 }
 
-/** The immutable ConfigMap `<run>-inputs`, owned by the IssueRun. */
+/** The immutable ConfigMap of an attempt's inputs (`<run>-inputs[-<attempt>]`), owned by the IssueRun. */
 export function inputsConfigMap(options: {
   run: string;
+  /** The attempt, when it is a retry (names its own ConfigMap). */
+  attempt?: number;
   namespace: string;
   owner: V1OwnerReference;
   inputs: RunInputs;
@@ -74,7 +76,7 @@ export function inputsConfigMap(options: {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: {
-      name: inputsConfigMapName(options.run),
+      name: inputsConfigMapName(options.run, options.attempt),
       namespace: options.namespace,
       labels: {
         [LABEL_MANAGED_BY]: MANAGED_BY,

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../runtime/client.js';
-import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
-import type { TokenUsage } from '../../workflow/events.js';
+import { KubeApiError, PODS, isNotFound, resourcePath } from '../runtime/client.js';
+import type { HookExecutionMessage, TokenUsage } from '../../workflow/events.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser, type HookRecord } from '../events/records.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
+import type { TerminationSummary } from '../../runner/summary.js';
 
 export interface FollowTarget {
   namespace: string;
@@ -35,6 +36,13 @@ export interface PodLogState extends FollowTarget {
   failures: number;
   /** When the first of them failed (ms since epoch): past LOG_READ_GIVE_UP_MS, give up. */
   failingSince?: number;
+  /**
+   * When the apiserver first answered a read of this ended Pod's log with an error (it is
+   * up, the log is not): past `logLostAfterMs` of such answers the log counts as lost.
+   */
+  refusedSince?: number;
+  /** The Pod's termination summary, once it ended: what a lost log is rebuilt from. */
+  summary?: TerminationSummary;
   /** No new read before this time (ms since epoch): backoff after failures. */
   retryAt: number;
   /** Resolves when every Event for the records read so far has been written. */
@@ -46,7 +54,7 @@ export interface LogFollowers {
    * Reads the Pod's agent log (following it while `follow`), unless a stream is open or the
    * log was read to its end. Records already known are skipped on a re-read, by position.
    */
-  ensure(target: FollowTarget, follow: boolean): PodLogState;
+  ensure(target: FollowTarget, follow: boolean, summary?: TerminationSummary | null): PodLogState;
   get(podUid: string): PodLogState | undefined;
   /** Every Pod log state of a run, by the run's uid (also of Pods already deleted). */
   ofRun(runUid: string): PodLogState[];
@@ -63,6 +71,12 @@ export interface LogFollowers {
 export const LOG_READ_GIVE_UP_MS = 10 * 60_000;
 /** Longest wait between two failed reads. */
 export const LOG_READ_RETRY_MAX_MS = 5000;
+/**
+ * How long the apiserver may answer reads of an ended Pod's log with errors (the kubelet
+ * away, the log file gone) before the log counts as lost and its records are rebuilt from
+ * the termination summary. A kubelet restart is shorter.
+ */
+export const LOG_LOST_AFTER_MS = 60_000;
 
 const numberOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;
@@ -89,8 +103,44 @@ export function createLogFollowers(options: {
   onHook: (state: PodLogState, record: HookRecord) => Promise<void>;
   onProgress: (state: PodLogState) => void;
   logger?: Logger;
+  logLostAfterMs?: number;
 }): LogFollowers {
+  const logLostAfterMs = options.logLostAfterMs ?? LOG_LOST_AFTER_MS;
   const states = new Map<string, PodLogState>();
+  const addRecord = (state: PodLogState, record: HookRecord): void => {
+    state.hooks.push(record);
+    state.flushed = state.flushed
+      .then(() => options.onHook(state, record))
+      .catch((error: unknown) => {
+        options.logger?.warn({ err: errorMessage(error), pod: state.podName }, 'hook event failed');
+      });
+    options.onProgress(state);
+  };
+  /**
+   * A log that ended before all its records were read (lost, or cut short) gets the rest from
+   * the termination summary's trail: the same positions, so the same Event names, each once.
+   */
+  const recoverFromSummary = (state: PodLogState): void => {
+    const trail = state.summary?.trail ?? [];
+    if (!state.drained || state.completed || state.hooks.length >= trail.length) return;
+    for (const entry of trail.slice(state.hooks.length)) {
+      const message: HookExecutionMessage = {
+        status: entry.status,
+        hookName: entry.name,
+        command: '',
+        cwd: '',
+        slot: state.slot,
+        ...(entry.status === 'started' ? {} : { exitCode: entry.exitCode }),
+        ...(entry.durationMs === undefined ? {} : { durationMs: entry.durationMs }),
+        ...(entry.error === undefined ? {} : { error: entry.error }),
+      };
+      addRecord(state, { seq: entry.seq, message, recovered: true });
+    }
+    options.logger?.info(
+      { pod: state.podName, recovered: trail.length, err: state.lastError },
+      'hook records recovered from the termination message',
+    );
+  };
   const controllers = new Map<string, AbortController>();
   function read(state: PodLogState, follow: boolean): void {
     const key = state.podUid;
@@ -114,16 +164,7 @@ export function createLogFollowers(options: {
       onHook(record) {
         seen += 1;
         if (record.seq < state.hooks.length) return;
-        state.hooks.push(record);
-        state.flushed = state.flushed
-          .then(() => options.onHook(state, record))
-          .catch((error: unknown) => {
-            options.logger?.warn(
-              { err: errorMessage(error), pod: state.podName },
-              'hook event failed',
-            );
-          });
-        options.onProgress(state);
+        addRecord(state, record);
       },
     });
     options.client
@@ -141,17 +182,28 @@ export function createLogFollowers(options: {
           state.drained = !follow || state.completed;
           state.failures = 0;
           delete state.failingSince;
+          delete state.refusedSince;
           delete state.lastError;
+          recoverFromSummary(state);
         },
         (error: unknown) => {
           const now = Date.now();
           state.lastError = errorMessage(error);
           state.failures += 1;
           state.failingSince ??= now;
+          // An ended Pod whose log the apiserver keeps refusing (it is up; the kubelet or
+          // the log file is not) has lost it.
+          if (state.summary && error instanceof KubeApiError) state.refusedSince ??= now;
+          else delete state.refusedSince;
           // 404: the Pod (and its log) is gone; nothing more will be read. Anything else
           // (an apiserver or kubelet away) passes: keep trying, for a while.
-          if (isNotFound(error) || now - state.failingSince > LOG_READ_GIVE_UP_MS) {
+          if (
+            isNotFound(error) ||
+            now - state.failingSince > LOG_READ_GIVE_UP_MS ||
+            (state.refusedSince !== undefined && now - state.refusedSince >= logLostAfterMs)
+          ) {
             state.drained = true;
+            recoverFromSummary(state);
           }
           state.retryAt = now + Math.min(250 * 2 ** state.failures, LOG_READ_RETRY_MAX_MS);
           options.logger?.debug(
@@ -168,7 +220,7 @@ export function createLogFollowers(options: {
   }
 
   return {
-    ensure(target, follow) {
+    ensure(target, follow, summary) {
       const key = target.podUid;
       let state = states.get(key);
       if (!state) {
@@ -184,6 +236,10 @@ export function createLogFollowers(options: {
           flushed: Promise.resolve(),
         };
         states.set(key, state);
+      }
+      if (summary) {
+        state.summary = summary;
+        recoverFromSummary(state);
       }
       // A follow stream ends at the container's end; one more read closes any gap then.
       const due = Date.now() >= state.retryAt;

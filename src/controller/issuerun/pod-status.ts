@@ -20,6 +20,7 @@ export type PodReason =
   | 'HookKilled'
   | 'PodDeleted'
   | 'AgentFailed'
+  | 'RetryScheduled'
   | 'Cancelled'
   | 'InputsInvalid'
   | 'TemplateError'

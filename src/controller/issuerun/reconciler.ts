@@ -32,6 +32,16 @@ import {
 } from './slot-views.js';
 import { runState, runStateFromSlots, runStatus, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
+import { planRetries } from './retry.js';
+import {
+  CREATE_RETRY_BASE_MS,
+  CREATE_RETRY_MAX_MS,
+  createAttemptStarter,
+  deleteRunPod,
+  isLive,
+} from './attempts.js';
+
+export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
 export interface IssueRunReconcilerDeps {
   client: KubeClient;
@@ -52,10 +62,6 @@ export interface IssueRunReconcilerDeps {
 
 /** Least time between two progress writes of one run, unless the deps say otherwise. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
-
-/** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
-export const CREATE_RETRY_BASE_MS = 1000;
-export const CREATE_RETRY_MAX_MS = 300_000;
 
 /** When to look again, by what is awaited. */
 export const REQUEUE_MS = {
@@ -79,9 +85,6 @@ const cancelledState: RunState = {
  * the same name owns none of the old one's Pods and must not wait on them.
  */
 const runUid = (run: IssueRun): string => run.metadata.uid ?? '';
-
-const isLive = (pod: PodObject): boolean =>
-  pod.status?.phase === 'Running' || pod.status?.phase === 'Pending';
 
 const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
 
@@ -108,6 +111,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const expectations = createPodExpectations();
   /** Refused creates in a row, per run uid: the retry delay grows with them. */
   const createRetries = new Map<string, number>();
+  const attempts = createAttemptStarter({ ...deps, expectations, createRetries });
   const podStatusOptions = (): PodStatusOptions => ({
     ...DEFAULT_POD_STATUS_OPTIONS,
     ...deps.podStatus,
@@ -182,6 +186,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
   }
 
+  const deletePod = (pod: PodObject) => deleteRunPod(deps.client, pod);
+
   /** Cancelled: delete live Pods (their grace period runs after_run), then write the end. */
   async function cancelRun(
     key: string,
@@ -190,14 +196,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   ): Promise<ReconcileResult> {
     for (const pod of pods) {
       if (pod.metadata?.deletionTimestamp || !isLive(pod)) continue;
-      try {
-        await deps.client.request({
-          method: 'DELETE',
-          path: resourcePath(PODS, pod.metadata?.namespace, pod.metadata?.name),
-        });
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
+      await deletePod(pod);
     }
     const views = cancelledSlots(run, pods, deps.followers, podStatusOptions());
     if (pods.some(isLive) || views.some((view) => view.log?.streaming)) {
@@ -282,7 +281,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   async function syncIssueState(run: IssueRun, pods: readonly PodObject[]): Promise<void> {
     const state = run.spec.issue.state ?? '';
     for (const pod of pods) {
-      if (pod.metadata?.deletionTimestamp) continue;
+      if (pod.metadata?.deletionTimestamp || !isLive(pod)) continue;
       if (pod.metadata?.annotations?.[ANNOTATION_ISSUE_STATE] === state) continue;
       try {
         await deps.client.request({
@@ -307,10 +306,30 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     pods: readonly PodObject[],
   ): Promise<ReconcileResult> {
     await syncIssueState(run, pods);
-    const views = [
-      ...observeSlots(pods, deps.followers, podStatusOptions()),
+    const observed = [
+      ...observeSlots(run, pods, deps.followers, podStatusOptions()),
       ...deletedSlots(run, pods, deps.followers),
     ].sort((a, b) => a.slot - b.slot);
+    const plan = planRetries(run, observed, await attempts.backoffCap(run), deps.now());
+    if (plan.retrying.length > 0) {
+      // A failed attempt's records all go in before its slot moves on.
+      if (logsPending(plan.retrying)) return { requeueAfter: REQUEUE_MS.logsDraining };
+      await eventsFlushed(plan.retrying);
+    }
+    const started = await attempts.startDue(run, pods, plan);
+    if (plan.retrying.length > 0) {
+      const views = started.views;
+      const result = await patchStatus(
+        key,
+        run,
+        statusOf(run, views, runStateFromSlots(views), started.created),
+        true,
+      );
+      const wake = Math.min(plan.wakeAt ?? Infinity, started.retryAt ?? Infinity);
+      const after = Math.min(result?.requeueAfter ?? Infinity, wake - deps.now().getTime());
+      return Number.isFinite(after) ? { requeueAfter: Math.max(after, 0) } : result;
+    }
+    const views = observed;
     const state = runStateFromSlots(views);
     if (state.kind === 'finished') {
       // Every record of every Pod must be in before the verdict: wait for the log reads.

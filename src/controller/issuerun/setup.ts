@@ -23,6 +23,8 @@ export interface IssueRunControllerOptions {
   podTemplatePolicy: PodTemplatePolicy;
   progressIntervalMs?: number | undefined;
   podStatus?: Partial<Omit<PodStatusOptions, 'now'>> | undefined;
+  /** How long an ended Pod's log may be refused before its records come from its summary. */
+  logLostAfterMs?: number | undefined;
 }
 
 /** Reconciles at once: many runs start together, and each waits on API round trips. */
@@ -57,6 +59,7 @@ export function setupIssueRunController(
   const followers = createLogFollowers({
     client,
     logger,
+    ...(options.logLostAfterMs === undefined ? {} : { logLostAfterMs: options.logLostAfterMs }),
     onHook: async (state, record) => {
       const run = issueRuns.get(state.namespace, state.runKey.slice(state.namespace.length + 1));
       // The Pod's own run only: one deleted and re-created under its name is another run.
@@ -68,6 +71,7 @@ export function setupIssueRunController(
         attempt: state.attempt,
         seq: record.seq,
         message: record.message,
+        ...(record.recovered ? { recovered: true } : {}),
         now: new Date(),
       });
     },

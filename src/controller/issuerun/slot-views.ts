@@ -3,6 +3,7 @@ import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 import { LABEL_ATTEMPT, LABEL_SLOT } from '../shared/constants.js';
 import type { PodObject } from '../shared/resources.js';
 import type { LogFollowers } from './log-follower.js';
+import { slotAttempt } from './retry.js';
 import { mapPodStatus, type PodOutcome, type PodStatusOptions } from './pod-status.js';
 import type { SlotView } from './status.js';
 
@@ -22,26 +23,32 @@ const agentStarted = (pod: PodObject): boolean => {
   return Boolean(state?.running || state?.terminated);
 };
 
+const podSlot = (pod: PodObject): number => Number(pod.metadata?.labels?.[LABEL_SLOT] ?? 0);
+const podAttempt = (pod: PodObject): number => Number(pod.metadata?.labels?.[LABEL_ATTEMPT] ?? 1);
+
 /**
  * What each slot's Pod says, in slot order: its mapped status and, once the agent
- * container has started, its log (followed while the Pod lives).
+ * container has started, its log (followed while the Pod lives). Only the Pod of each
+ * slot's current attempt counts: those of earlier attempts have had their say.
  */
 export function observeSlots(
+  run: IssueRun,
   pods: readonly PodObject[],
   followers: LogFollowers,
   options: PodStatusOptions,
 ): SlotView[] {
   return pods
+    .filter((pod) => podAttempt(pod) === slotAttempt(run, podSlot(pod)))
     .map((pod) => {
       const name = pod.metadata?.name ?? '';
       const namespace = pod.metadata?.namespace ?? '';
-      const slot = Number(pod.metadata?.labels?.[LABEL_SLOT] ?? 0);
+      const slot = podSlot(pod);
+      const attempt = podAttempt(pod);
       const outcome = deletedIsNotCancelled(pod, mapPodStatus(pod, options));
       const podUid = pod.metadata?.uid ?? '';
       let log = followers.get(podUid);
       if (agentStarted(pod) || log) {
         const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller);
-        const attempt = Number(pod.metadata?.labels?.[LABEL_ATTEMPT] ?? 1);
         log = followers.ensure(
           {
             namespace,
@@ -53,9 +60,10 @@ export function observeSlots(
             attempt,
           },
           !outcome.finished && !pod.metadata?.deletionTimestamp,
+          outcome.summary,
         );
       }
-      return { slot, podName: name, outcome, log };
+      return { slot, attempt, podName: name, outcome, log };
     })
     .sort((a, b) => a.slot - b.slot);
 }
@@ -107,7 +115,15 @@ export function deletedSlots(
             slot.message ?? '',
           )
         : goneOutcome('Failed', 'PodDeleted', DELETED_MESSAGE);
-      return { slot: slot.slot, podName, outcome, log };
+      const view: SlotView = {
+        slot: slot.slot,
+        attempt: slotAttempt(run, slot.slot),
+        podName,
+        outcome,
+        log,
+      };
+      if (slot.nextAttemptTime) view.nextAttemptTime = slot.nextAttemptTime;
+      return view;
     });
 }
 
@@ -121,11 +137,12 @@ export function cancelledSlots(
   followers: LogFollowers,
   options: PodStatusOptions,
 ): SlotView[] {
-  const views = observeSlots(pods, followers, options);
+  const views = observeSlots(run, pods, followers, options);
   for (const log of followers.ofRun(run.metadata.uid ?? '')) {
-    if (views.some((view) => view.podName === log.podName)) continue;
+    if (views.some((view) => view.slot === log.slot)) continue;
+    if (log.attempt !== slotAttempt(run, log.slot)) continue;
     const outcome = goneOutcome('Failed', 'Cancelled', 'the Pod was deleted');
-    views.push({ slot: log.slot, podName: log.podName, outcome, log });
+    views.push({ slot: log.slot, attempt: log.attempt, podName: log.podName, outcome, log });
   }
   return views.sort((a, b) => a.slot - b.slot);
 }

@@ -13,12 +13,17 @@ import {
 } from '../../api/index.js';
 import type { TokenUsage } from '../../workflow/events.js';
 import { hookStatusEntry, mergeHookEntries, type HookStatusEntry } from '../events/records.js';
+import { lastHookRecords } from '../../runner/summary.js';
 import type { PodLogState } from './log-follower.js';
 import type { PodOutcome } from './pod-status.js';
 
 /** What the reconciler saw of one slot. */
 export interface SlotView {
   slot: number;
+  /** The attempt this view is of (its Pod is `<run>-<slot>-<attempt>`). */
+  attempt: number;
+  /** While the slot waits to try again: when its next attempt starts. */
+  nextAttemptTime?: string | undefined;
   podName: string;
   /** null while the Pod does not exist yet. */
   outcome: PodOutcome | null;
@@ -104,8 +109,11 @@ export function runStateFromSlots(slots: readonly SlotView[]): RunState {
     : {
         kind: 'progressing',
         phase: 'Pending',
-        reason: Reasons.Pending,
-        message: waiting?.outcome?.message ?? 'waiting for the run Pod',
+        reason:
+          waiting?.outcome?.reason === 'RetryScheduled' ? Reasons.RetryScheduled : Reasons.Pending,
+        message: waiting
+          ? `${prefix(waiting)}${waiting.outcome?.message}`
+          : 'waiting for the run Pod',
       };
 }
 
@@ -138,7 +146,8 @@ export function hookEntries(
     for (const record of view.log?.hooks ?? []) advance(hookStatusEntry(record.message, view.slot));
   }
   for (const view of slots) {
-    for (const hook of view.outcome?.summary?.hooks ?? []) {
+    const summary = view.outcome?.summary;
+    for (const hook of summary ? lastHookRecords(summary) : []) {
       const entry: HookStatusEntry = {
         slot: view.slot,
         name: hook.name,
@@ -175,8 +184,10 @@ export function slotStatuses(slots: readonly SlotView[]): SlotStatus[] {
       reason: view.outcome?.reason ?? Reasons.Pending,
       message: view.outcome?.message ?? 'the Pod is being created',
       podName: view.podName,
+      attempt: view.attempt,
       turns,
     };
+    if (view.nextAttemptTime) status.nextAttemptTime = view.nextAttemptTime;
     if (usage) status.usage = usage;
     return status;
   });
@@ -208,14 +219,23 @@ export function runStatus(options: {
           : state.phase,
     reason: state.reason,
     message: state.message,
-    attempt: options.attempt,
+    attempt: Math.max(options.attempt, ...options.slots.map((view) => view.attempt)),
     conditions: runConditions(current?.conditions, state, options.generation, now),
   };
   if (options.slots.length > 0) {
     status.startTime = current?.startTime ?? rfc3339(now);
     status.podName = options.slots[options.slots.length - 1]?.podName;
     status.slots = slots;
-    status.hooks = hookEntries(current?.hooks ?? [], options.slots);
+    // A slot that moved on to a new attempt starts its hook history afresh.
+    const recordedAttempt = (slot: number) =>
+      current?.slots?.find((entry) => entry.slot === slot)?.attempt;
+    const moved = new Set(
+      options.slots
+        .filter((view) => (recordedAttempt(view.slot) ?? view.attempt) !== view.attempt)
+        .map((view) => view.slot),
+    );
+    const persisted = (current?.hooks ?? []).filter((hook) => !moved.has(hook.slot));
+    status.hooks = hookEntries(persisted, options.slots);
     status.turn = Math.max(0, ...slots.map((slot) => slot.turns ?? 0));
     const usage = slots.reduce<TokenUsage | undefined>(
       (total, slot) => addUsage(total, slot.usage),

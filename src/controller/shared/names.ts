@@ -24,7 +24,9 @@ export const runPodName = (run: string, slot: number, attempt: number): string =
 export const workspaceClaimName = (run: string, slot: number): string =>
   boundedName(run, `-${slot}-workspace`);
 
-export const inputsConfigMapName = (run: string): string => boundedName(run, '-inputs', 253);
+/** The rendered inputs of an attempt: `<run>-inputs`, later attempts `<run>-inputs-<attempt>`. */
+export const inputsConfigMapName = (run: string, attempt = 1): string =>
+  boundedName(run, attempt > 1 ? `-inputs-${attempt}` : '-inputs', 253);
 
 export const configSnapshotName = (workflow: string, digest: string): string =>
   boundedName(workflow, `-config-${digest.slice(0, 8)}`, 253);

@@ -29,7 +29,9 @@ export const at = (ms: number): string =>
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** A WORKFLOW.md for the scripted agent. */
-export function workflowText(options: { prompt?: string; ensembleSize?: number } = {}): string {
+export function workflowText(
+  options: { prompt?: string; ensembleSize?: number; maxRetryBackoffMs?: number } = {},
+): string {
   return [
     '---',
     'tracker:',
@@ -38,6 +40,9 @@ export function workflowText(options: { prompt?: string; ensembleSize?: number }
     '  kind: scripted',
     '  max_turns: 2',
     `  ensemble_size: ${options.ensembleSize ?? 1}`,
+    ...(options.maxRetryBackoffMs === undefined
+      ? []
+      : [`  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`]),
     'agents:',
     '  scripted:',
     '    bridge_command: node /lorenz-bin/scripted-agent.mjs',
@@ -109,10 +114,12 @@ export function issueRun(
 }
 
 export const podName = (slot: number, attempt = 1): string => `${RUN}-${slot}-${attempt}`;
-export const podUid = (slot: number): string => `uid-pod-${slot}`;
+export const podUid = (slot: number, attempt = 1): string =>
+  attempt === 1 ? `uid-pod-${slot}` : `uid-pod-${slot}-${attempt}`;
 
 export interface PodOptions {
   slot?: number;
+  attempt?: number;
   phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed';
   /** The agent container: not started, running, or terminated with the runner's summary. */
   agent?: 'waiting' | 'running' | TerminationSummary;
@@ -126,6 +133,7 @@ export interface PodOptions {
 /** A run Pod owned by the run, as the pod builder labels it. */
 export function runPod(options: PodOptions): PodObject {
   const slot = options.slot ?? 0;
+  const attempt = options.attempt ?? 1;
   let state: V1ContainerState | undefined;
   if (options.waitingReason)
     state = { waiting: { reason: options.waitingReason, message: 'boom' } };
@@ -145,8 +153,8 @@ export function runPod(options: PodOptions): PodObject {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: podName(slot),
-      uid: podUid(slot),
+      name: podName(slot, attempt),
+      uid: podUid(slot, attempt),
       namespace: NS,
       resourceVersion: '9',
       creationTimestamp: new Date(T0.getTime() - (options.createdAgoMs ?? 10_000)),
@@ -154,7 +162,7 @@ export function runPod(options: PodOptions): PodObject {
       labels: {
         'lorenz.dev/issuerun': RUN,
         'lorenz.dev/slot': String(slot),
-        'lorenz.dev/attempt': '1',
+        'lorenz.dev/attempt': String(attempt),
       },
       annotations: { 'lorenz.dev/issue-state': options.issueState ?? 'Todo' },
       ownerReferences: [
@@ -181,7 +189,7 @@ export function runPod(options: PodOptions): PodObject {
 }
 
 export function summary(fields: Partial<TerminationSummary> = {}): TerminationSummary {
-  return { v: 1, slot: 0, succeeded: true, turns: 0, hooks: [], records: 0, ...fields };
+  return { v: 1, slot: 0, succeeded: true, turns: 0, trail: [], records: 0, ...fields };
 }
 
 const condition = (type: string, status: Condition['status'], reason: string): Condition => ({

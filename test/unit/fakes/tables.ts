@@ -151,8 +151,8 @@ export interface RunStep extends BaseStep<RunSummary> {
   run?: IssueRun | null;
   /** Replaces the cached Pods. */
   pods?: PodObject[];
-  /** Log states read so far, by slot. */
-  logs?: Array<LogFields & { slot: number }>;
+  /** Log states read so far, by slot (and attempt, 1 unless given). */
+  logs?: Array<LogFields & { slot: number; attempt?: number }>;
   /** Pods whose log state is dropped after this reconcile. */
   forgotten?: string[];
   /** Annotations every Pod this reconcile creates carries. */
@@ -247,16 +247,16 @@ export async function playRun(row: RunRow): Promise<void> {
     if (step.run === null) issueRuns.replaceAll([]);
     else if (step.run) issueRuns.put(step.run);
     if (step.pods) pods.replaceAll(step.pods);
-    for (const { slot, ...fields } of step.logs ?? []) {
+    for (const { slot, attempt = 1, ...fields } of step.logs ?? []) {
       const target = {
         namespace: NS,
-        podName: podName(slot),
-        podUid: podUid(slot),
+        podName: podName(slot, attempt),
+        podUid: podUid(slot, attempt),
         runKey: `${NS}/${RUN}`,
         runUid: RUN_UID,
         slot,
       };
-      followers.seed({ ...target, attempt: 1 }, fields);
+      followers.seed({ ...target, attempt }, fields);
     }
     client.answer(...(step.answers ?? []));
     const from = client.actions.length;

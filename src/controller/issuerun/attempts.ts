@@ -1,0 +1,154 @@
+import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
+import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
+import type { KubeClient } from '../runtime/client.js';
+import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
+import { exponentialDelay } from '../runtime/backoff.js';
+import type { Informer } from '../runtime/informer.js';
+import { LABEL_SLOT } from '../shared/constants.js';
+import type { PodObject } from '../shared/resources.js';
+import { ensureRunObjects, type EnsureResult } from './ensure.js';
+import type { PodExpectations } from './expectations.js';
+import { waitingOutcome, type RetryPlan } from './retry.js';
+import type { SlotView } from './status.js';
+import type { RunnableWorkflow } from './workflow-config.js';
+
+/** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
+export const CREATE_RETRY_BASE_MS = 1000;
+export const CREATE_RETRY_MAX_MS = 300_000;
+
+/** The retry backoff cap when the Workflow's configuration cannot be read (its default). */
+export const DEFAULT_RETRY_BACKOFF_CAP_MS = 300_000;
+
+export const isLive = (pod: PodObject): boolean =>
+  pod.status?.phase === 'Running' || pod.status?.phase === 'Pending';
+
+const podSlot = (pod: PodObject): number => Number(pod.metadata?.labels?.[LABEL_SLOT] ?? 0);
+
+export async function deleteRunPod(client: KubeClient, pod: PodObject): Promise<void> {
+  try {
+    await client.request({
+      method: 'DELETE',
+      path: resourcePath(PODS, pod.metadata?.namespace, pod.metadata?.name),
+    });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+export interface AttemptDeps {
+  client: KubeClient;
+  workflows: Informer<Workflow>;
+  loadWorkflowConfig: (namespace: string, configMap: string) => Promise<RunnableWorkflow>;
+  operatorImage: string;
+  podTemplatePolicy?: PodTemplatePolicy | undefined;
+  now: () => Date;
+  expectations: PodExpectations;
+  /** Refused creates in a row, per run uid: the retry delay grows with them. */
+  createRetries: Map<string, number>;
+}
+
+export interface StartedAttempts {
+  views: SlotView[];
+  /** When a refused start is tried again (ms since epoch). */
+  retryAt?: number;
+  /** The inputs of the last attempt started, for the status. */
+  created?: { configDigest: string; inputsConfigMap: string };
+}
+
+/**
+ * Starting a slot's next attempt (the I/O behind retry.ts's plan): the Workflow's backoff
+ * cap, then for each due attempt its inputs and Pods, created as the first attempt's are.
+ */
+export function createAttemptStarter(deps: AttemptDeps) {
+  const workflowOf = (run: IssueRun) =>
+    deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
+
+  /** The cap on the retry backoff: the Workflow's agent.max_retry_backoff_ms. */
+  async function backoffCap(run: IssueRun): Promise<number> {
+    const snapshot = workflowOf(run)?.status?.lastGoodConfigMap;
+    if (!snapshot || !run.spec.retries) return DEFAULT_RETRY_BACKOFF_CAP_MS;
+    try {
+      const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
+      return runnable.loaded.config.agent.maxRetryBackoffMs;
+    } catch {
+      return DEFAULT_RETRY_BACKOFF_CAP_MS;
+    }
+  }
+
+  async function ensureAttempt(
+    run: IssueRun,
+    pods: readonly PodObject[],
+    attempt: number,
+    slots: readonly number[],
+  ): Promise<EnsureResult> {
+    const workflow = workflowOf(run);
+    const snapshot = workflow?.status?.lastGoodConfigMap;
+    if (!workflow || !snapshot) {
+      const message = `Workflow ${run.spec.workflowRef.name} is missing or has no valid configuration`;
+      return { ok: false, final: false, reason: Reasons.WorkflowInvalid, message };
+    }
+    return ensureRunObjects({
+      client: deps.client,
+      run,
+      workflow,
+      runnable: await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot),
+      operatorImage: deps.operatorImage,
+      podTemplatePolicy: deps.podTemplatePolicy,
+      existingPods: new Set(pods.map((pod) => pod.metadata?.name ?? '')),
+      retry: { attempt, slots },
+    });
+  }
+
+  /**
+   * Creates the Pods of the attempts the plan says are due. A slot whose next attempt cannot
+   * be created yet keeps waiting, saying why, and is tried again later.
+   */
+  async function startDue(
+    run: IssueRun,
+    pods: readonly PodObject[],
+    plan: RetryPlan,
+  ): Promise<StartedAttempts> {
+    const uid = run.metadata.uid ?? '';
+    const started: StartedAttempts = { views: plan.views };
+    for (const [attempt, slots] of plan.due) {
+      // A Pod given up on while still alive (an image never pulled) goes before its successor.
+      const stale = pods.filter(
+        (pod) => slots.includes(podSlot(pod)) && isLive(pod) && !pod.metadata?.deletionTimestamp,
+      );
+      await Promise.all(stale.map((pod) => deleteRunPod(deps.client, pod)));
+      const ensured = await ensureAttempt(run, pods, attempt, slots);
+      if (!ensured.ok) {
+        const failures = deps.createRetries.get(uid) ?? 0;
+        deps.createRetries.set(uid, failures + 1);
+        const at =
+          deps.now().getTime() +
+          exponentialDelay(failures, CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS);
+        started.retryAt = Math.min(started.retryAt ?? Infinity, at);
+        const message = `attempt ${attempt} cannot start yet (${ensured.reason}: ${ensured.message})`;
+        started.views = started.views.map((view) =>
+          slots.includes(view.slot) && view.outcome
+            ? {
+                ...view,
+                outcome: { ...waitingOutcome(view.outcome, view.attempt, new Date(at)), message },
+              }
+            : view,
+        );
+        continue;
+      }
+      deps.createRetries.delete(uid);
+      const names = ensured.slots.map((entry) => entry.podName);
+      deps.expectations.expect(uid, names, deps.now().getTime());
+      started.created = {
+        configDigest: ensured.configDigest,
+        inputsConfigMap: ensured.inputsConfigMap,
+      };
+      started.views = started.views.map((view) => {
+        const fresh = ensured.slots.find((entry) => entry.slot === view.slot);
+        return fresh ? { ...fresh, outcome: null } : view;
+      });
+    }
+    return started;
+  }
+
+  return { backoffCap, startDue };
+}
