@@ -26,11 +26,12 @@ export function configuredHook(config: WorkflowConfig, name: HookName): string |
 export function renderHooks(
   config: WorkflowConfig,
   issue: Parameters<typeof renderHookCommand>[1],
+  renderLimitMs?: number,
 ): RenderedHooks {
   const rendered = {} as RenderedHooks;
   for (const name of HOOK_NAMES) {
     const command = configuredHook(config, name);
-    rendered[name] = command === null ? null : renderHookCommand(command, issue);
+    rendered[name] = command === null ? null : renderHookCommand(command, issue, renderLimitMs);
   }
   return rendered;
 }

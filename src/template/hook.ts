@@ -83,12 +83,17 @@ function parseHook(command: string): Template[] {
  * one), else rendered with only `issue` in scope. Throws `template_parse_error` /
  * `template_render_error` carrying liquidjs's message.
  */
-export function renderHookCommand(command: string, issue: Issue | null): string {
+export function renderHookCommand(
+  command: string,
+  issue: Issue | null,
+  renderLimitMs?: number,
+): string {
   if (issue === null || !hookNeedsTemplating(command)) return command;
   const parsed = parseHook(command);
   try {
-    return hookEngine.renderSync(parsed, { issue: issueTemplateView(issue) }) as string;
+    const options = renderLimitMs === undefined ? undefined : { renderLimit: renderLimitMs };
+    return hookEngine.renderSync(parsed, { issue: issueTemplateView(issue) }, options) as string;
   } catch (error) {
-    throw templateError('template_render_error', error, command);
+    throw templateError('template_render_error', error, command, renderLimitMs);
   }
 }

@@ -15,13 +15,16 @@ export const TEMPLATE_LIMITS = {
   memoryLimit: 10_000_000,
 } as const;
 
-/** What a limit error says, with the limit it hit. */
-export function describeLimit(message: string): string {
+/** What a limit error says, with the limit it hit (`renderLimitMs`: the one the render had). */
+export function describeLimit(
+  message: string,
+  renderLimitMs: number = TEMPLATE_LIMITS.renderLimit,
+): string {
   if (message.startsWith('parse length limit exceeded')) {
     return `${message}: a template may have at most ${TEMPLATE_LIMITS.parseLimit} characters`;
   }
   if (message.startsWith('template render limit exceeded')) {
-    return `${message}: a template may render for at most ${TEMPLATE_LIMITS.renderLimit} ms`;
+    return `${message}: a template may render for at most ${renderLimitMs} ms`;
   }
   if (message.startsWith('memory alloc limit exceeded')) {
     return `${message}: a template may allocate at most ${TEMPLATE_LIMITS.memoryLimit} units (characters or items)`;

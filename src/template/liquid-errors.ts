@@ -9,7 +9,11 @@ export function templateError(
   code: 'template_parse_error' | 'template_render_error',
   error: unknown,
   template: string,
+  renderLimitMs?: number,
 ): LorenzError {
-  const message = describeLimit(error instanceof Error ? error.message : String(error));
+  const message = describeLimit(
+    error instanceof Error ? error.message : String(error),
+    renderLimitMs,
+  );
   return new LorenzError(code, message, { template });
 }

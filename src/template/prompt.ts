@@ -49,8 +49,13 @@ export function parsePromptTemplate(template: string): Template[] {
 /**
  * Render the first-turn prompt. The context is exactly `{ issue, attempt, ensemble }`;
  * throws `template_parse_error` or `template_render_error` with liquidjs's message.
+ * `renderLimitMs` lowers the time one render may take (the controller's budget).
  */
-export function renderPrompt(template: string, context: PromptContext): string {
+export function renderPrompt(
+  template: string,
+  context: PromptContext,
+  renderLimitMs?: number,
+): string {
   const parsed = parsePromptTemplate(template);
   const scope = {
     issue: issueTemplateView(context.issue),
@@ -58,8 +63,9 @@ export function renderPrompt(template: string, context: PromptContext): string {
     ensemble: { ...context.ensemble },
   };
   try {
-    return promptEngine.renderSync(parsed, scope) as string;
+    const options = renderLimitMs === undefined ? undefined : { renderLimit: renderLimitMs };
+    return promptEngine.renderSync(parsed, scope, options) as string;
   } catch (error) {
-    throw templateError('template_render_error', error, template);
+    throw templateError('template_render_error', error, template, renderLimitMs);
   }
 }

@@ -3,11 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/workflow/config.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { isLorenzError } from '../../src/workflow/errors.js';
-import { inputsConfigMap, renderRunInputs } from '../../src/controller/issuerun/inputs.js';
+import {
+  inputsConfigMap,
+  renderRunInputs,
+  type RenderBudget,
+} from '../../src/controller/issuerun/inputs.js';
 
 const issue = normalizeIssue({ identifier: 'ENG-1', title: "it's $(rm -rf /) `x`", state: 'Todo' });
 
-function inputsFor(hooks: Record<string, unknown>, promptTemplate: string, size = 1) {
+function inputsFor(
+  hooks: Record<string, unknown>,
+  promptTemplate: string,
+  size = 1,
+  budget?: RenderBudget,
+) {
   const { config } = parseConfig({ hooks });
   return renderRunInputs({
     workflowText: '---\n---\nprompt',
@@ -15,14 +24,15 @@ function inputsFor(hooks: Record<string, unknown>, promptTemplate: string, size 
     promptTemplate,
     issue,
     run: { run: 'eng-1', identifier: 'ENG-1', attempt: null, ensembleSize: size },
+    ...(budget ? { budget } : {}),
   });
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 describe('run inputs', () => {
-  it('renders the prompt per slot and the hooks, with a manifest of sha256 digests', () => {
-    const inputs = inputsFor(
+  it('renders the prompt per slot and the hooks, with a manifest of sha256 digests', async () => {
+    const inputs = await inputsFor(
       { after_create: 'echo {{ issue.title }}', before_run: 'echo plain {{ x }}' },
       '{{ issue.identifier }} slot {{ ensemble.slot_index }} of {{ ensemble.size }}',
       2,
@@ -40,9 +50,15 @@ describe('run inputs', () => {
     expect(inputs.digest).toBe(`sha256:${sha256(inputs.files['manifest.json'] ?? '')}`);
   });
 
-  it('is deterministic, so a re-created ConfigMap is identical', () => {
-    const first = inputsFor({ after_run: 'echo {{ issue.identifier }}' }, 'hi {{ issue.title }}');
-    const second = inputsFor({ after_run: 'echo {{ issue.identifier }}' }, 'hi {{ issue.title }}');
+  it('is deterministic, so a re-created ConfigMap is identical', async () => {
+    const first = await inputsFor(
+      { after_run: 'echo {{ issue.identifier }}' },
+      'hi {{ issue.title }}',
+    );
+    const second = await inputsFor(
+      { after_run: 'echo {{ issue.identifier }}' },
+      'hi {{ issue.title }}',
+    );
     expect(second.files).toEqual(first.files);
     expect(second.digest).toBe(first.digest);
   });
@@ -50,17 +66,17 @@ describe('run inputs', () => {
   it.each([
     ['prompt typo', {}, '{{ issue.titel }}', 'template_render_error'],
     ['hook typo', { before_run: 'echo {{ issue.nope }}' }, 'ok', 'template_render_error'],
-  ])('%s throws the engine error before anything exists', (_name, hooks, prompt, code) => {
+  ])('%s throws the engine error before anything exists', async (_name, hooks, prompt, code) => {
     try {
-      inputsFor(hooks, prompt);
+      await inputsFor(hooks, prompt);
       expect.unreachable('rendering should fail');
     } catch (error) {
       expect(isLorenzError(error) && error.code).toBe(code);
     }
   });
 
-  it('makes an immutable ConfigMap owned by the run', () => {
-    const inputs = inputsFor({}, 'p');
+  it('makes an immutable ConfigMap owned by the run', async () => {
+    const inputs = await inputsFor({}, 'p');
     const owner = {
       apiVersion: 'lorenz.dev/v1alpha1',
       kind: 'IssueRun',
@@ -73,5 +89,36 @@ describe('run inputs', () => {
     expect(configMap.immutable).toBe(true);
     expect(configMap.metadata?.ownerReferences).toEqual([owner]);
     expect(configMap.data).toEqual(inputs.files);
+  });
+
+  // A slow template (here a loop of 2 million steps) must not hold the controller: each
+  // render stops at the per-template limit, other work runs between two renders, and the
+  // whole run stops at the total budget.
+  const SLOW = '{% for i in (1..2000000) %}{% endfor %}{{ issue.identifier }}';
+
+  it("stops one slow render at the controller's per-template limit, naming it", async () => {
+    const started = performance.now();
+    await expect(inputsFor({}, SLOW, 1, { perTemplateMs: 50, totalMs: 5000 })).rejects.toThrow(
+      /template render limit exceeded.*at most 50 ms/,
+    );
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('lets other work run between the renders of an ensemble, and stops at the total budget', async () => {
+    const quick = '{% for i in (1..200000) %}{% endfor %}{{ ensemble.slot_index }}';
+    let ticks = 0;
+    const timer = setInterval(() => (ticks += 1), 1);
+    const started = performance.now();
+    try {
+      await expect(inputsFor({}, quick, 100, { perTemplateMs: 250, totalMs: 300 })).rejects.toThrow(
+        /rendering the run's inputs took longer than 300 ms \(done: the hooks and \d+ of 100 prompts\)/,
+      );
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeLessThan(1500);
+    // The timer fired between renders: the event loop was never held for the whole run.
+    expect(ticks).toBeGreaterThan(3);
   });
 });

@@ -35,7 +35,7 @@ const FOUR_HOOKS = `  after_create: echo created {{ issue.title }} > created.txt
 async function writeInputs(text: string, title = 'Fix "it" $(whoami)'): Promise<string> {
   const loaded = loadWorkflowText(text, 'test');
   const issue = normalizeIssue({ identifier: 'ENG-7', title, state: 'Todo' });
-  const inputs = renderRunInputs({
+  const inputs = await renderRunInputs({
     workflowText: text,
     config: loaded.config,
     promptTemplate: loaded.promptTemplate,

@@ -83,7 +83,7 @@ export async function ensureRunObjects(options: {
   const attempt = options.retry?.attempt ?? run.spec.attempt ?? 1;
   let inputs: RunInputs;
   try {
-    inputs = renderRunInputs({
+    inputs = await renderRunInputs({
       workflowText: runnable.text,
       config,
       promptTemplate: runnable.loaded.promptTemplate,

@@ -20,6 +20,7 @@ import {
   MANAGED_BY,
 } from '../shared/constants.js';
 import { inputsConfigMapName, labelValue } from '../shared/names.js';
+import { LorenzError } from '../../workflow/errors.js';
 
 export interface RunInputs {
   /** Every file the runner reads, manifest.json included. */
@@ -30,20 +31,64 @@ export interface RunInputs {
 }
 
 /**
- * Renders the prompt for each slot and the hook commands, and lays them out as the files
- * of the inputs volume with their manifest. Pure and deterministic: the same run gives the
- * same bytes, so a re-created ConfigMap is identical. Template errors throw (LorenzError
- * template_render_error / template_parse_error) before anything is written.
+ * How long rendering may hold the controller. Templates render synchronously, so one render
+ * blocks every other reconcile while it runs: each is held to `perTemplateMs`, the event
+ * loop gets a turn between two of them, and a run's inputs (4 hooks and a prompt per slot,
+ * up to 100) must be done within `totalMs`. Real templates render in well under 1 ms.
  */
-export function renderRunInputs(options: {
+export interface RenderBudget {
+  perTemplateMs: number;
+  totalMs: number;
+}
+
+export const CONTROLLER_RENDER_BUDGET: RenderBudget = { perTemplateMs: 250, totalMs: 5000 };
+
+/** How liquidjs says a render ran out of time. */
+const RENDER_LIMIT_HIT = 'template render limit exceeded';
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Renders the prompt for each slot and the hook commands, and lays them out as the files
+ * of the inputs volume with their manifest. Deterministic: the same run gives the same
+ * bytes, so a re-created ConfigMap is identical. Template errors throw (LorenzError
+ * template_render_error / template_parse_error) before anything is written, and so does a
+ * render past the budget.
+ */
+export async function renderRunInputs(options: {
   workflowText: string;
   config: WorkflowConfig;
   promptTemplate: string;
   issue: Issue;
   run: RunDescriptor;
-}): RunInputs {
+  budget?: RenderBudget;
+}): Promise<RunInputs> {
   const { workflowText, config, promptTemplate, issue, run } = options;
-  const hooks = renderHooks(config, issue);
+  const budget = options.budget ?? CONTROLLER_RENDER_BUDGET;
+  const deadline = performance.now() + budget.totalMs;
+  const overBudget = (done: string) =>
+    new LorenzError(
+      'template_render_error',
+      `rendering the run's inputs took longer than ${budget.totalMs} ms (done: ${done}): simplify the prompt or the hooks, or lower the ensemble size`,
+    );
+  /**
+   * Renders one template after giving the event loop a turn, within what is left of the
+   * budget (at most perTemplateMs); a render cut short by the budget reports the budget.
+   */
+  const bounded = async <T>(done: string, render: (limitMs: number) => T): Promise<T> => {
+    await nextTurn();
+    const left = Math.floor(deadline - performance.now());
+    if (left <= 0) throw overBudget(done);
+    const limit = Math.min(budget.perTemplateMs, left);
+    try {
+      return render(limit);
+    } catch (error) {
+      const cutShort = error instanceof Error && error.message.startsWith(RENDER_LIMIT_HIT);
+      if (cutShort && limit < budget.perTemplateMs) throw overBudget(done);
+      throw error;
+    }
+  };
+  const hooks = await bounded('nothing yet', (limit) => renderHooks(config, issue, limit));
   const files: Record<string, string> = {
     [INPUT_FILES.workflow]: workflowText,
     [INPUT_FILES.issue]: `${JSON.stringify(issue, null, 2)}\n`,
@@ -51,11 +96,11 @@ export function renderRunInputs(options: {
     [INPUT_FILES.run]: `${JSON.stringify(run, null, 2)}\n`,
   };
   for (let slot = 0; slot < run.ensembleSize; slot += 1) {
-    files[promptInputFile(slot)] = renderPrompt(promptTemplate, {
-      issue,
-      attempt: run.attempt,
-      ensemble: ensembleContext(slot, run.ensembleSize),
-    });
+    const ensemble = ensembleContext(slot, run.ensembleSize);
+    files[promptInputFile(slot)] = await bounded(
+      `the hooks and ${slot} of ${run.ensembleSize} prompts`,
+      (limit) => renderPrompt(promptTemplate, { issue, attempt: run.attempt, ensemble }, limit),
+    );
   }
   const manifest = inputManifest(files);
   const manifestText = inputManifestText(manifest);
