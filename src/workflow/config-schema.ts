@@ -112,6 +112,14 @@ export const agentSection = z.object({
   max_concurrent_agents: positiveInteger()
     .default(10)
     .describe('Runs at once across the workflow; ensemble slots count.'),
+  max_concurrent_agents_by_state: z
+    .record(z.string(), positiveInteger(), {
+      error: 'must be a map of state names to positive integers',
+    })
+    .default(() => ({}))
+    .describe(
+      'Runs at once per tracker state (names compared trimmed, case-insensitively); ensemble slots count.',
+    ),
   max_turns: positiveInteger()
     .default(20)
     .describe('Turns per attempt: the first gets the prompt, later ones the continuation prompt.'),

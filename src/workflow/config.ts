@@ -49,6 +49,8 @@ export interface WorkflowConfig {
   agent: {
     kind: string;
     maxConcurrentAgents: number;
+    /** Per-state caps, keyed by the state's trimmed, lower-cased name. */
+    maxConcurrentAgentsByState: Record<string, number>;
     maxTurns: number;
     maxRetryBackoffMs: number;
     ensembleSize: number;
@@ -273,6 +275,12 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
     agent: {
       kind: agent.kind,
       maxConcurrentAgents: agent.max_concurrent_agents,
+      maxConcurrentAgentsByState: Object.fromEntries(
+        Object.entries(agent.max_concurrent_agents_by_state).map(([state, cap]) => [
+          state.trim().toLowerCase(),
+          cap,
+        ]),
+      ),
       maxTurns: agent.max_turns,
       maxRetryBackoffMs: agent.max_retry_backoff_ms,
       ensembleSize: agent.ensemble_size,

@@ -37,6 +37,7 @@ const DEFAULTS: WorkflowConfig = {
   agent: {
     kind: 'codex',
     maxConcurrentAgents: 10,
+    maxConcurrentAgentsByState: {},
     maxTurns: 20,
     maxRetryBackoffMs: 300_000,
     ensembleSize: 1,
@@ -100,6 +101,7 @@ describe('parseConfig values', () => {
       agent: {
         kind: 'claude',
         max_concurrent_agents: 2,
+        max_concurrent_agents_by_state: { ' In Progress ': 1 },
         max_turns: 4,
         max_retry_backoff_ms: 1000,
         ensemble_size: 100,
@@ -134,6 +136,7 @@ describe('parseConfig values', () => {
       agent: {
         kind: 'claude',
         maxConcurrentAgents: 2,
+        maxConcurrentAgentsByState: { 'in progress': 1 },
         maxTurns: 4,
         maxRetryBackoffMs: 1000,
         ensembleSize: 100,
