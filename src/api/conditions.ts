@@ -70,6 +70,8 @@ export const Reasons = {
   AgentFailed: 'AgentFailed',
   /** A slot's attempt failed and its next attempt waits out the backoff (spec.retries). */
   RetryScheduled: 'RetryScheduled',
+  /** A slot's attempt succeeded with its issue still active: the next one follows (1 s). */
+  ContinuationScheduled: 'ContinuationScheduled',
   ImagePullFailed: 'ImagePullFailed',
   Unschedulable: 'Unschedulable',
   PodEvicted: 'PodEvicted',

@@ -137,6 +137,12 @@ export const issueRunSpecSchema = z
       .describe(
         'How many times a failed slot is tried again, each a new Pod <run>-<slot>-<attempt> after min(10 s · 2^(attempt−1), agent.max_retry_backoff_ms). Default 0. A cancelled run is never retried.',
       ),
+    continueWhileActive: z
+      .boolean()
+      .optional()
+      .describe(
+        "Keep working while the issue is active (set on the tracker's runs): every failure is retried with the backoff and every success continues as a new attempt 1 s later, as long as spec.issue.state is one of the Workflow's active states.",
+      ),
     cancelRequested: z
       .boolean()
       .optional()
@@ -146,7 +152,7 @@ export const issueRunSpecSchema = z
   })
   .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
   .describe(
-    'The desired state of an IssueRun. Immutable except cancelRequested, retries and issue.state.',
+    'The desired state of an IssueRun. Immutable except cancelRequested, retries, continueWhileActive and issue.state.',
   );
 
 export const runPhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed']);

@@ -5,6 +5,7 @@ import { Reasons } from '../../src/api/index.js';
 import type { PodOutcome } from '../../src/controller/issuerun/pod-status.js';
 import {
   decideRetry,
+  nextAttempt,
   planRetries,
   retryBackoffMs,
   retryable,
@@ -86,6 +87,59 @@ describe('which attempts are retried', () => {
     expect(retryable(issueRun(run), result, attempt)).toBe(want);
   });
 
+  it.each<[string, Parameters<typeof issueRun>[0], PodOutcome, number, boolean, string | null]>([
+    [
+      'a tracker run succeeding with its issue active continues',
+      { spec: { continueWhileActive: true } },
+      outcome('Succeeded', 'Succeeded'),
+      7,
+      true,
+      'continuation',
+    ],
+    [
+      'a tracker run succeeding with its issue no longer active ends',
+      { spec: { continueWhileActive: true } },
+      outcome('Succeeded', 'Succeeded'),
+      1,
+      false,
+      null,
+    ],
+    [
+      'a tracker run retries every failure while its issue is active',
+      { spec: { continueWhileActive: true } },
+      outcome('Failed', 'AgentFailed'),
+      40,
+      true,
+      'retry',
+    ],
+    [
+      'a tracker run failing with its issue inactive ends',
+      { spec: { continueWhileActive: true } },
+      outcome('Failed', 'AgentFailed'),
+      1,
+      false,
+      null,
+    ],
+    [
+      'a tracker run being cancelled ends',
+      { spec: { continueWhileActive: true, cancelRequested: true } },
+      outcome('Succeeded', 'Succeeded'),
+      1,
+      true,
+      null,
+    ],
+    [
+      'a hand-made run does not continue after a success',
+      {},
+      outcome('Succeeded', 'Succeeded'),
+      1,
+      true,
+      null,
+    ],
+  ])('%s', (_name, run, result, attempt, active, want) => {
+    expect(nextAttempt(issueRun(run), result, attempt, active)).toBe(want);
+  });
+
   it('keeps the time its status holds, else waits the backoff from now', () => {
     const base = { attempt: 1, first: 1, capMs: 300_000, now: T0 };
     expect(decideRetry({ ...base, nextAttemptTime: undefined })).toEqual({
@@ -136,7 +190,54 @@ const failed = (attempt: number) =>
 const retrying = issueRun({ spec: { retries: 1 }, status: startedStatus(1, 'Running') });
 const attempt2Pod = `POST pods/${podName(0, 2)}`;
 
+const succeeded = (attempt: number) =>
+  runPod({ phase: 'Succeeded', attempt, agent: summary({ succeeded: true }) });
+const continuing = (state: string) =>
+  issueRun({
+    spec: {
+      continueWhileActive: true,
+      issue: { identifier: 'ENG-1', title: 'Fix the bug', state, labels: [] },
+    },
+    status: startedStatus(1, 'Running'),
+  });
+
 const rows: RunRow[] = [
+  {
+    name: 'a tracker run that succeeds with its issue still active continues 1 s later as attempt 2',
+    run: continuing('Todo'),
+    pods: [succeeded(1)],
+    steps: [
+      {
+        logs: [{ slot: 0, completed: true }],
+        want: runWrites(
+          {
+            phase: 'Pending',
+            reason: Reasons.ContinuationScheduled,
+            slots: [`${podName(0)} Pending/ContinuationScheduled`],
+          },
+          { requeueAfter: 1000 },
+        ),
+      },
+      {
+        advanceMs: 1000,
+        want: {
+          actions: [`POST configmaps/${RUN}-inputs-2`, attempt2Pod, runActions.status],
+          status: { slots: [`${podName(0, 2)} Pending/Pending`] },
+        },
+      },
+    ],
+  },
+  {
+    name: 'a tracker run that succeeds once its issue left the active states ends Succeeded',
+    run: continuing('In Review'),
+    pods: [succeeded(1)],
+    steps: [
+      {
+        logs: [{ slot: 0, completed: true }],
+        want: runWrites({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') }),
+      },
+    ],
+  },
   {
     name: 'a failed attempt waits out the backoff, then runs as attempt 2; its failure ends the run',
     run: retrying,

@@ -6,6 +6,7 @@ import { exponentialDelay } from '../runtime/backoff.js';
 import type { Informer } from '../runtime/informer.js';
 import { LABEL_SLOT } from '../shared/constants.js';
 import type { PodObject } from '../shared/resources.js';
+import { isActiveState } from '../../workflow/states.js';
 import { ensureRunObjects, type EnsureResult } from './ensure.js';
 import type { PodExpectations } from './expectations.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
@@ -63,15 +64,24 @@ export function createAttemptStarter(deps: AttemptDeps) {
   const workflowOf = (run: IssueRun) =>
     deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
 
-  /** The cap on the retry backoff: the Workflow's agent.max_retry_backoff_ms. */
-  async function backoffCap(run: IssueRun): Promise<number> {
+  /**
+   * What the retry policy needs from the Workflow's configuration: the backoff cap
+   * (agent.max_retry_backoff_ms) and whether the run's issue is in an active state. A run
+   * that neither retries nor continues needs neither.
+   */
+  async function policyInputs(run: IssueRun): Promise<{ capMs: number; issueActive: boolean }> {
+    const fallback = { capMs: DEFAULT_RETRY_BACKOFF_CAP_MS, issueActive: false };
     const snapshot = workflowOf(run)?.status?.lastGoodConfigMap;
-    if (!snapshot || !run.spec.retries) return DEFAULT_RETRY_BACKOFF_CAP_MS;
+    if (!snapshot || (!run.spec.retries && !run.spec.continueWhileActive)) return fallback;
     try {
-      const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
-      return runnable.loaded.config.agent.maxRetryBackoffMs;
+      const { config } = (await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot))
+        .loaded;
+      return {
+        capMs: config.agent.maxRetryBackoffMs,
+        issueActive: isActiveState(run.spec.issue.state ?? null, config.tracker),
+      };
     } catch {
-      return DEFAULT_RETRY_BACKOFF_CAP_MS;
+      return fallback;
     }
   }
 
@@ -150,5 +160,5 @@ export function createAttemptStarter(deps: AttemptDeps) {
     return started;
   }
 
-  return { backoffCap, startDue };
+  return { policyInputs, startDue };
 }

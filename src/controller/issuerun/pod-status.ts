@@ -21,6 +21,7 @@ export type PodReason =
   | 'PodDeleted'
   | 'AgentFailed'
   | 'RetryScheduled'
+  | 'ContinuationScheduled'
   | 'Cancelled'
   | 'InputsInvalid'
   | 'TemplateError'

@@ -310,7 +310,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       ...observeSlots(run, pods, deps.followers, podStatusOptions()),
       ...deletedSlots(run, pods, deps.followers),
     ].sort((a, b) => a.slot - b.slot);
-    const plan = planRetries(run, observed, await attempts.backoffCap(run), deps.now());
+    const policy = await attempts.policyInputs(run);
+    const plan = planRetries(run, observed, policy.capMs, deps.now(), policy.issueActive);
     if (plan.retrying.length > 0) {
       // A failed attempt's records all go in before its slot moves on.
       if (logsPending(plan.retrying)) return { requeueAfter: REQUEUE_MS.logsDraining };

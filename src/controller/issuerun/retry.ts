@@ -26,18 +26,40 @@ export function slotAttempt(run: IssueRun, slot: number): number {
   return run.status?.slots?.find((entry) => entry.slot === slot)?.attempt ?? firstAttempt(run);
 }
 
-/** Whether an ended attempt may be tried again: it failed, nobody cancelled it, retries remain. */
-export function retryable(run: IssueRun, outcome: PodOutcome | null, attempt: number): boolean {
-  if (!outcome?.finished || outcome.phase !== 'Failed') return false;
-  if (outcome.reason === Reasons.Cancelled || run.spec.cancelRequested) return false;
-  return attempt - firstAttempt(run) < (run.spec.retries ?? 0);
+/** After a clean finish with the issue still active, the next attempt starts this soon. */
+export const CONTINUATION_DELAY_MS = 1000;
+
+/** Why a slot gets another attempt: its attempt failed, or it succeeded with work left. */
+export type NextAttempt = 'retry' | 'continuation';
+
+/**
+ * Whether an ended attempt is followed by another. A failure is retried while spec.retries
+ * allows; a run that continues while its issue is active (spec.continueWhileActive, set for
+ * the tracker's issues) retries every failure and continues after every success as long as
+ * `issueActive`. Nothing follows a cancellation.
+ */
+export function nextAttempt(
+  run: IssueRun,
+  outcome: PodOutcome | null,
+  attempt: number,
+  issueActive = false,
+): NextAttempt | null {
+  if (!outcome?.finished || run.spec.cancelRequested) return null;
+  const continues = run.spec.continueWhileActive === true && issueActive;
+  if (outcome.phase === 'Succeeded') return continues ? 'continuation' : null;
+  if (outcome.phase !== 'Failed' || outcome.reason === Reasons.Cancelled) return null;
+  return continues || attempt - firstAttempt(run) < (run.spec.retries ?? 0) ? 'retry' : null;
 }
+
+/** Whether a failed attempt may be tried again (nextAttempt says 'retry'). */
+export const retryable = (run: IssueRun, outcome: PodOutcome | null, attempt: number): boolean =>
+  nextAttempt(run, outcome, attempt) === 'retry';
 
 export type RetryDecision = { kind: 'wait'; until: Date } | { kind: 'start'; attempt: number };
 
 /**
- * When a retryable slot's next attempt starts: at the time its status already holds, else
- * the backoff from now (the moment the failure was seen).
+ * When a slot's next attempt starts: at the time its status already holds, else the delay
+ * from now (the moment the end was seen): the backoff after a failure, 1 s after a success.
  */
 export function decideRetry(options: {
   attempt: number;
@@ -45,25 +67,42 @@ export function decideRetry(options: {
   nextAttemptTime: string | undefined;
   capMs: number;
   now: Date;
+  kind?: NextAttempt;
 }): RetryDecision {
   const planned = options.nextAttemptTime ? Date.parse(options.nextAttemptTime) : Number.NaN;
-  const until = Number.isFinite(planned)
-    ? planned
-    : options.now.getTime() + retryBackoffMs(options.attempt - options.first + 1, options.capMs);
+  const delay =
+    options.kind === 'continuation'
+      ? CONTINUATION_DELAY_MS
+      : retryBackoffMs(options.attempt - options.first + 1, options.capMs);
+  const until = Number.isFinite(planned) ? planned : options.now.getTime() + delay;
   return until <= options.now.getTime()
     ? { kind: 'start', attempt: options.attempt + 1 }
     : { kind: 'wait', until: new Date(until) };
 }
 
-/** The outcome a slot shows while it waits to try again: what failed, and when it retries. */
-export function waitingOutcome(failed: PodOutcome, attempt: number, until: Date): PodOutcome {
-  return {
-    phase: 'Pending',
-    reason: Reasons.RetryScheduled,
-    message: `attempt ${attempt} failed (${failed.reason}: ${failed.message}); attempt ${attempt + 1} starts at ${rfc3339(until)}`,
-    finished: false,
-    summary: null,
-  };
+/** The outcome a slot shows while it waits for its next attempt: why, and when it starts. */
+export function waitingOutcome(
+  ended: PodOutcome,
+  attempt: number,
+  until: Date,
+  kind: NextAttempt = 'retry',
+): PodOutcome {
+  const next = `attempt ${attempt + 1} starts at ${rfc3339(until)}`;
+  return kind === 'continuation'
+    ? {
+        phase: 'Pending',
+        reason: Reasons.ContinuationScheduled,
+        message: `attempt ${attempt} succeeded and the issue is still active; ${next}`,
+        finished: false,
+        summary: null,
+      }
+    : {
+        phase: 'Pending',
+        reason: Reasons.RetryScheduled,
+        message: `attempt ${attempt} failed (${ended.reason}: ${ended.message}); ${next}`,
+        finished: false,
+        summary: null,
+      };
 }
 
 /** What the retry policy makes of a run's slot views. */
@@ -84,10 +123,12 @@ export function planRetries(
   views: readonly SlotView[],
   capMs: number,
   now: Date,
+  issueActive = false,
 ): RetryPlan {
   const plan: RetryPlan = { views: [], due: new Map(), retrying: [] };
   for (const view of views) {
-    if (!view.outcome || !retryable(run, view.outcome, view.attempt)) {
+    const kind = nextAttempt(run, view.outcome, view.attempt, issueActive);
+    if (!view.outcome || kind === null) {
       plan.views.push(view);
       continue;
     }
@@ -100,6 +141,7 @@ export function planRetries(
         recorded?.attempt === view.attempt ? recorded.nextAttemptTime : view.nextAttemptTime,
       capMs,
       now,
+      kind,
     });
     if (decision.kind === 'start') {
       plan.due.set(decision.attempt, [...(plan.due.get(decision.attempt) ?? []), view.slot]);
@@ -108,7 +150,7 @@ export function planRetries(
     }
     plan.views.push({
       ...view,
-      outcome: waitingOutcome(view.outcome, view.attempt, decision.until),
+      outcome: waitingOutcome(view.outcome, view.attempt, decision.until, kind),
       nextAttemptTime: rfc3339(decision.until),
     });
     plan.wakeAt = Math.min(plan.wakeAt ?? Infinity, decision.until.getTime());

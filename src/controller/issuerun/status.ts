@@ -110,7 +110,10 @@ export function runStateFromSlots(slots: readonly SlotView[]): RunState {
         kind: 'progressing',
         phase: 'Pending',
         reason:
-          waiting?.outcome?.reason === 'RetryScheduled' ? Reasons.RetryScheduled : Reasons.Pending,
+          waiting?.outcome?.reason === 'RetryScheduled' ||
+          waiting?.outcome?.reason === 'ContinuationScheduled'
+            ? waiting.outcome.reason
+            : Reasons.Pending,
         message: waiting
           ? `${prefix(waiting)}${waiting.outcome?.message}`
           : 'waiting for the run Pod',
