@@ -52,6 +52,8 @@ export const RECONCILING = 'Reconciling';
 export const STALLED = 'Stalled';
 export const READY = 'Ready';
 export const CONFIG_VALID = 'ConfigValid';
+/** The Workflow's tracker answered its last poll. */
+export const TRACKER_REACHABLE = 'TrackerReachable';
 
 export const ISSUERUN_CONDITION_TYPES = [SUCCEEDED, FINISHED, RECONCILING, STALLED] as const;
 export const WORKFLOW_CONDITION_TYPES = [READY, CONFIG_VALID, RECONCILING, STALLED] as const;
@@ -103,6 +105,8 @@ export const Reasons = {
   ConfigInvalid: 'ConfigInvalid',
   ConfigMapNotFound: 'ConfigMapNotFound',
   Suspended: 'Suspended',
+  /** The tracker answered the last poll. */
+  Polled: 'Polled',
 } as const;
 export type Reason = (typeof Reasons)[keyof typeof Reasons];
 

@@ -220,6 +220,32 @@ export const workflowRunCountsSchema = z
   })
   .describe("Counts of this Workflow's IssueRuns.");
 
+const pollTime = (description: string) =>
+  z.string().meta({ format: 'date-time' }).optional().describe(description);
+
+export const workflowDispatchSchema = z
+  .object({
+    trackerKind: z.string().optional().describe('The tracker polled.'),
+    lastPollTime: pollTime('When the tracker was last polled.'),
+    nextPollTime: pollTime('When it is polled next.'),
+    candidates: z.int().min(0).optional().describe('Issues the last poll returned.'),
+    dispatched: z.int().min(0).optional().describe('IssueRuns the last poll created.'),
+    running: z.int().min(0).optional().describe('Issues held by unfinished IssueRuns.'),
+    blocked: z
+      .array(
+        z.object({
+          identifier: z.string().describe('The blocked issue.'),
+          by: z.array(z.string()).describe('Its open blockers.'),
+        }),
+      )
+      .max(50)
+      .optional()
+      .describe('Issues not dispatched because a blocker is open (the first 50).'),
+    overCap: z.int().min(0).optional().describe('Issues waiting for a free slot.'),
+    lastError: z.string().optional().describe('What the last poll failed with, if it failed.'),
+  })
+  .describe('What the last poll of the tracker saw and did.');
+
 export const workflowStatusSchema = z
   .object({
     observedGeneration: z.int().min(0).optional().describe('The generation last reconciled.'),
@@ -231,6 +257,7 @@ export const workflowStatusSchema = z
       .describe('Name of the immutable ConfigMap snapshot holding the last good WORKFLOW.md.'),
     message: z.string().optional().describe('A human-readable summary of the state.'),
     runs: workflowRunCountsSchema.optional(),
+    dispatch: workflowDispatchSchema.optional(),
   })
   .describe('The observed state of a Workflow.');
 
@@ -245,6 +272,7 @@ export const workflowSchema = z.object({
 export type WorkflowSpec = z.infer<typeof workflowSpecSchema>;
 export type WorkflowStatus = z.infer<typeof workflowStatusSchema>;
 export type WorkflowRunCounts = z.infer<typeof workflowRunCountsSchema>;
+export type WorkflowDispatch = z.infer<typeof workflowDispatchSchema>;
 export type PodTemplate = z.infer<typeof podTemplateSchema>;
 export type ContainerTemplate = z.infer<typeof containerSchema>;
 export type Workflow = z.infer<typeof workflowSchema>;

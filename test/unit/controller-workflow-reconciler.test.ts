@@ -71,14 +71,17 @@ const stalled = (reason: string, message: string): Partial<WorkflowSummary> => (
   configDigest: undefined,
   lastGoodConfigMap: undefined,
 });
-/** The first reconcile of a valid Workflow: snapshot, then status. */
+/** A valid Workflow's tracker is polled every polling.interval_ms (30 s by default). */
+const POLL_MS = 30_000;
+/** The first reconcile of a valid Workflow: snapshot, then status, then its next poll. */
 const snapshotted = (text: string, status = ready(text)): WorkflowStep => ({
-  want: { actions: [createSnapshot(text), STATUS], status },
+  want: { actions: [createSnapshot(text), STATUS], status, result: { requeueAfter: POLL_MS } },
   configs: 1,
 });
-const writes = (status: Partial<WorkflowSummary>): Want<WorkflowSummary> => ({
+const writes = (status: Partial<WorkflowSummary>, nextPollMs?: number): Want<WorkflowSummary> => ({
   actions: [STATUS],
   status,
+  ...(nextPollMs === undefined ? {} : { result: { requeueAfter: nextPollMs } }),
 });
 const once = (want: Want<WorkflowSummary>, step: Omit<WorkflowStep, 'want'> = {}) => [
   { ...step, want },
@@ -103,7 +106,7 @@ const rows: WorkflowRow[] = [
   {
     name: 'inline valid WORKFLOW.md: snapshot created, ConfigValid and Ready; then quiet',
     workflow: fresh(),
-    steps: [snapshotted(TEXT), { advanceMs: 1000, want: nothing, configs: 1 }],
+    steps: [snapshotted(TEXT), { advanceMs: 1000, want: requeue(POLL_MS - 1000), configs: 1 }],
   },
   {
     name: 'WORKFLOW.md from a ConfigMap: snapshot of its text',
@@ -146,12 +149,18 @@ const rows: WorkflowRow[] = [
           message: expect.stringContaining('invalid YAML'),
           conditions: conditions('True/ConfigInvalid', 'False/ConfigInvalid'),
         }),
+        // No good spec to poll with: the Workflow waits for a change.
       },
       // Fixed: a new snapshot, and Ready again.
       {
         advanceMs: 1000,
         workflow: fresh({ workflow: OTHER_TEXT }, 3),
-        ...snapshotted(OTHER_TEXT, ready(OTHER_TEXT, { observedGeneration: 3 })),
+        configs: 1,
+        want: {
+          ...snapshotted(OTHER_TEXT, ready(OTHER_TEXT, { observedGeneration: 3 })).want,
+          // The poll schedule runs on from the first good spec.
+          result: { requeueAfter: POLL_MS - 2000 },
+        },
       },
     ],
   },
@@ -205,8 +214,12 @@ const rows: WorkflowRow[] = [
       snapshotted(TEXT),
       { advanceMs: 1000, issueRuns: runs, want: requeue(COUNTS_INTERVAL_MS), configs: 1 },
       { advanceMs: 5000, want: requeue(COUNTS_INTERVAL_MS - 5000), configs: 1 },
-      { advanceMs: 3000, want: writes(ready(TEXT, { runs: counted })), configs: 1 },
-      { advanceMs: 1000, want: nothing, configs: 1 },
+      {
+        advanceMs: 3000,
+        want: writes(ready(TEXT, { runs: counted }), POLL_MS - 9000),
+        configs: 1,
+      },
+      { advanceMs: 1000, want: requeue(POLL_MS - 10_000), configs: 1 },
     ],
   },
   {
@@ -225,6 +238,7 @@ const rows: WorkflowRow[] = [
             runs: counted,
             conditions: conditions('False/Suspended', 'True/ConfigValid'),
           }),
+          POLL_MS - 1000,
         ),
       },
     ],
@@ -256,7 +270,8 @@ describe('Workflow reconciler', () => {
       steps: [
         snapshotted(TEXT),
         { advanceMs: 1000, issueRuns: runs, want: requeue(COUNTS_INTERVAL_MS), configs: 1 },
-        { advanceMs: 1000, issueRuns: [], want: nothing, configs: 1 },
+        { advanceMs: 1000, issueRuns: [], want: requeue(POLL_MS - 2000), configs: 1 },
+        // Past the poll time: polled again (a quiet tracker, nothing written for it).
         { advanceMs: 60_000, issueRuns: runs, want: requeue(COUNTS_INTERVAL_MS), configs: 1 },
       ],
     }));

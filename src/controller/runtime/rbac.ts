@@ -16,11 +16,12 @@ const READ = ['get', 'list', 'watch'];
 
 /** Cluster-wide (or, with --namespace, bindable per namespace) rules of the controller. */
 export const CONTROLLER_RULES: readonly PolicyRule[] = [
-  // delete: ttlSecondsAfterFinished removes finished IssueRuns.
+  // create: the dispatcher makes one IssueRun per issue; patch: it cancels them and moves their
+  // issue state; delete: ttlSecondsAfterFinished, and a finished run whose issue came back.
   {
     apiGroups: [GROUP],
     resources: [ISSUERUN_PLURAL],
-    verbs: [...READ, 'update', 'patch', 'delete'],
+    verbs: [...READ, 'create', 'update', 'patch', 'delete'],
   },
   { apiGroups: [GROUP], resources: [WORKFLOW_PLURAL], verbs: [...READ, 'update', 'patch'] },
   {

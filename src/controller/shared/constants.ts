@@ -29,6 +29,8 @@ export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 
 /** Tracker state of the issue, projected into run Pods by the downward API. */
 export const ANNOTATION_ISSUE_STATE = 'lorenz.dev/issue-state';
+/** On a dispatched IssueRun: the tracker's id of its issue (what the dispatcher refreshes). */
+export const ANNOTATION_ISSUE_ID = 'lorenz.dev/issue-id';
 /** sha256 of the inputs manifest, so a Pod records which inputs it ran. */
 export const ANNOTATION_INPUTS_DIGEST = 'lorenz.dev/inputs-digest';
 /** sha256 of a config snapshot's WORKFLOW.md. */

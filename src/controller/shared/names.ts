@@ -53,5 +53,18 @@ export const hookEventName = (
   seq: number,
 ): string => boundedName(run.name, `.${uidFragment(run.uid)}.${slot}-${attempt}-${seq}`, 253);
 
+/**
+ * The IssueRun the dispatcher makes for an issue: `<workflow>-<identifier>`, lower-cased
+ * with anything but letters and digits turned into `-`. When that changed the identifier
+ * (`ENG_1` and `ENG-1` would meet), a digest of the identifier keeps the names apart.
+ */
+export function dispatchedRunName(workflow: string, identifier: string): string {
+  const lower = identifier.toLowerCase();
+  const slug = lower.replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const exact = slug === lower && slug.length > 0;
+  const suffix = exact ? slug : `${slug ? `${slug}-` : ''}${sha256Hex(identifier).slice(0, 8)}`;
+  return boundedName(`${workflow}-${suffix}`, '', MAX_LABEL_NAME - '-99-999'.length);
+}
+
 /** Label values are limited to 63 characters: long names are shortened the same way. */
 export const labelValue = (name: string): string => boundedName(name, '');

@@ -4,6 +4,7 @@ import {
   RECONCILING,
   Reasons,
   STALLED,
+  TRACKER_REACHABLE,
   setCondition,
   type Condition,
 } from '../../api/index.js';
@@ -17,6 +18,8 @@ export interface WorkflowConditionInput {
   /** The snapshot ConfigMap runs start from; absent until a spec has ever loaded. */
   lastGoodConfigMap: string | undefined;
   suspended: boolean;
+  /** How the last poll went; undefined: no poll this time (the condition stays as it is). */
+  tracker?: { ok: true } | { ok: false; reason: string; message: string } | undefined;
   now: Date;
 }
 
@@ -39,6 +42,12 @@ export function workflowConditions(input: WorkflowConditionInput): Condition[] {
     set(CONFIG_VALID, 'True', Reasons.ConfigValid, `loaded from ${source}${warnings}`);
   } else {
     set(CONFIG_VALID, 'False', evaluation.problem.reason, evaluation.problem.message);
+  }
+
+  if (input.tracker?.ok === true) {
+    set(TRACKER_REACHABLE, 'True', Reasons.Polled, 'the tracker answered the last poll');
+  } else if (input.tracker) {
+    set(TRACKER_REACHABLE, 'False', input.tracker.reason, input.tracker.message);
   }
 
   const problem = evaluation.ok ? undefined : evaluation.problem;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { IssueRun, Workflow, WorkflowStatus } from '../../api/index.js';
+import type { IssueRun, Workflow, WorkflowDispatch, WorkflowStatus } from '../../api/index.js';
 import type { LoadedWorkflow } from '../../template/load-workflow.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, isConflict, resourcePath } from '../runtime/client.js';
@@ -13,6 +13,7 @@ import { createStatusWriter, type Cached } from '../shared/status-writer.js';
 import { workflowConditions } from './conditions.js';
 import { evaluateWorkflow, type LoadedSpec } from './evaluate.js';
 import { runCounts } from './run-counts.js';
+import { pollWorkflow, type PollDeps, type PollResult } from './poll.js';
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
@@ -29,8 +30,10 @@ export interface WorkflowReconcilerDeps {
   countsIntervalMs?: number;
   /** What run Pods may have beyond the restricted profile; the built-in policy otherwise. */
   podTemplatePolicy?: PodTemplatePolicy;
-  /** Seam for tracker polling (a later issue): called with each good config. */
+  /** Called with each good config (tests watch what the reconciler loaded). */
   onConfig?: (workflow: Workflow, loaded: LoadedWorkflow) => void;
+  /** The tracker of a configuration; the built-in adapters unless a test says otherwise. */
+  trackerFor?: PollDeps['trackerFor'];
 }
 
 /**
@@ -43,6 +46,8 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
   const countsInterval = deps.countsIntervalMs ?? DEFAULT_COUNTS_INTERVAL_MS;
   /** When a pending counts-only change becomes due, per Workflow. */
   const countsDue = new Map<string, number>();
+  /** When each Workflow's tracker is polled next (ms since epoch); at once after a restart. */
+  const pollDue = new Map<string, number>();
 
   /** The immutable ConfigMap `<wf>-config-<digest>` of a good spec (create → 409: it exists). */
   async function ensureSnapshot(workflow: Workflow, spec: LoadedSpec): Promise<string> {
@@ -76,7 +81,23 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       return;
     }
     const runsBefore = statuses.freshest(key, cached)?.runs;
-    const countsOnly = !statuses.changed(key, cached, { ...next, runs: runsBefore });
+    // Poll times alone do not make a write: a quiet tracker costs no API writes.
+    const before = statuses.freshest(key, cached);
+    const sameDispatch = next.dispatch &&
+      before?.dispatch && {
+        ...next.dispatch,
+        lastPollTime: before.dispatch.lastPollTime,
+        nextPollTime: before.dispatch.nextPollTime,
+      };
+    if (sameDispatch && !statuses.changed(key, cached, { ...next, dispatch: sameDispatch })) {
+      countsDue.delete(key);
+      return;
+    }
+    const countsOnly = !statuses.changed(key, cached, {
+      ...next,
+      runs: runsBefore,
+      ...(sameDispatch ? { dispatch: sameDispatch } : {}),
+    });
     if (countsOnly) {
       const due = countsDue.get(key) ?? now + countsInterval;
       countsDue.set(key, due);
@@ -93,6 +114,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     if (!workflow || workflow.metadata.deletionTimestamp) {
       statuses.forget(key);
       countsDue.delete(key);
+      pollDue.delete(key);
       return;
     }
     const now = deps.now();
@@ -113,6 +135,9 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       }
       deps.onConfig?.(workflow, spec.loaded);
     }
+    const polled = evaluation.ok
+      ? await poll(key, workflow, evaluation.spec.loaded.config, current?.dispatch, now)
+      : undefined;
 
     const next: WorkflowStatus = {
       ...current,
@@ -125,11 +150,38 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         evaluation,
         lastGoodConfigMap: snapshot.name,
         suspended: workflow.spec.suspend === true,
+        tracker: polled?.reachable,
         now,
       }),
       message: evaluation.ok ? 'ready' : evaluation.problem.message,
       runs: runCounts(deps.issueRuns.list(namespace), name),
+      ...(polled ? { dispatch: polled.dispatch } : {}),
     };
-    return writeStatus(key, cached, next, now.getTime());
+    const written = await writeStatus(key, cached, next, now.getTime());
+    const after = Math.min(written?.requeueAfter ?? Infinity, polled?.requeueAfterMs ?? Infinity);
+    return Number.isFinite(after) ? { requeueAfter: after } : written;
   };
+
+  /** Polls the tracker when its time has come (the schedule is kept here, per Workflow). */
+  async function poll(
+    key: string,
+    workflow: Workflow,
+    config: LoadedWorkflow['config'],
+    dispatch: WorkflowDispatch | undefined,
+    now: Date,
+  ): Promise<PollResult> {
+    const due = pollDue.get(key) ?? 0;
+    if (now.getTime() < due) {
+      return { dispatch: dispatch ?? {}, requeueAfterMs: due - now.getTime() };
+    }
+    const result = await pollWorkflow(workflow, config, undefined, {
+      client: deps.client,
+      issueRuns: deps.issueRuns,
+      now: deps.now,
+      ...(deps.trackerFor ? { trackerFor: deps.trackerFor } : {}),
+      ...(deps.logger ? { logger: deps.logger } : {}),
+    });
+    pollDue.set(key, now.getTime() + result.requeueAfterMs);
+    return result;
+  }
 }

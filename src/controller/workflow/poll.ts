@@ -1,0 +1,265 @@
+import type { Logger } from 'pino';
+import {
+  API_VERSION,
+  FINISHED,
+  WORKFLOW_KIND,
+  findCondition,
+  rfc3339,
+  type IssueRun,
+  type Workflow,
+  type WorkflowDispatch,
+} from '../../api/index.js';
+import { planDispatch, type HeldIssue } from '../../dispatch/policy.js';
+import { createTracker, type TrackerAdapter } from '../../tracker/index.js';
+import type { WorkflowConfig } from '../../workflow/config.js';
+import { errorMessage, isLorenzError } from '../../workflow/errors.js';
+import type { Issue } from '../../workflow/issue.js';
+import { isActiveState } from '../../workflow/states.js';
+import { ensembleSize } from '../../workspace/ensemble.js';
+import type { KubeClient } from '../runtime/client.js';
+import { isConflict, isNotFound, resourcePath } from '../runtime/client.js';
+import type { Informer } from '../runtime/informer.js';
+import {
+  ANNOTATION_ISSUE_ID,
+  LABEL_MANAGED_BY,
+  LABEL_WORKFLOW,
+  MANAGED_BY,
+} from '../shared/constants.js';
+import { dispatchedRunName, labelValue } from '../shared/names.js';
+import { ISSUERUNS } from '../shared/resources.js';
+
+/**
+ * The tracker side of the Workflow reconciler (facts.md, "Orchestration"): each poll
+ * refreshes the issues the Workflow holds (terminal → cancel and, once ended, remove with
+ * the workspace; no longer active or gone → cancel; active → keep the state in step), then
+ * asks the dispatch policy what to start and creates one IssueRun per issue. Everything it
+ * remembers is in the cluster: the runs (labelled, owned by the Workflow) and
+ * status.dispatch, so a restarted or new leader resumes the schedule.
+ */
+
+export interface PollDeps {
+  client: KubeClient;
+  issueRuns: Informer<IssueRun>;
+  now: () => Date;
+  /** The adapter for a configuration (tests pass stand-ins). */
+  trackerFor?: (config: WorkflowConfig) => TrackerAdapter;
+  logger?: Logger;
+}
+
+export interface PollResult {
+  dispatch: WorkflowDispatch;
+  /** Whether the tracker answered; undefined when no poll was due. */
+  reachable?: { ok: true } | { ok: false; reason: string; message: string };
+  /** When to poll next, from now. */
+  requeueAfterMs: number;
+}
+
+const isFinished = (run: IssueRun): boolean =>
+  findCondition(run.status?.conditions, FINISHED)?.status === 'True';
+
+/** The issue id a dispatched run holds (its annotation), else its identifier. */
+const heldId = (run: IssueRun): string =>
+  run.metadata.annotations?.[ANNOTATION_ISSUE_ID] ?? run.spec.issue.identifier;
+
+/** The runs this Workflow dispatched: owned by it (hand-made runs are left alone). */
+export function dispatchedRuns(runs: readonly IssueRun[], workflow: Workflow): IssueRun[] {
+  return runs.filter((run) =>
+    (run.metadata.ownerReferences ?? []).some((owner) => owner.uid === workflow.metadata.uid),
+  );
+}
+
+/** The IssueRun the dispatcher creates for an issue. */
+export function dispatchedRun(workflow: Workflow, issue: Issue): IssueRun {
+  const name = workflow.metadata.name ?? '';
+  return {
+    apiVersion: API_VERSION,
+    kind: 'IssueRun',
+    metadata: {
+      name: dispatchedRunName(name, issue.identifier),
+      namespace: workflow.metadata.namespace,
+      labels: { [LABEL_WORKFLOW]: labelValue(name), [LABEL_MANAGED_BY]: MANAGED_BY },
+      annotations: { [ANNOTATION_ISSUE_ID]: issue.id ?? issue.identifier },
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: WORKFLOW_KIND,
+          name,
+          uid: workflow.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      workflowRef: { name },
+      issue: { ...issue, assigned_to_worker: issue.assigned_to_worker },
+      continueWhileActive: true,
+    },
+  };
+}
+
+export async function pollWorkflow(
+  workflow: Workflow,
+  config: WorkflowConfig,
+  current: WorkflowDispatch | undefined,
+  deps: PollDeps,
+): Promise<PollResult> {
+  const now = deps.now();
+  const interval = config.polling.intervalMs;
+  const next = current?.nextPollTime ? Date.parse(current.nextPollTime) : Number.NaN;
+  if (Number.isFinite(next) && next > now.getTime()) {
+    return { dispatch: current ?? {}, requeueAfterMs: next - now.getTime() };
+  }
+  const namespace = workflow.metadata.namespace ?? '';
+  const runs = dispatchedRuns(deps.issueRuns.list(namespace), workflow);
+  const base: WorkflowDispatch = {
+    trackerKind: config.tracker.kind,
+    lastPollTime: rfc3339(now),
+    nextPollTime: rfc3339(new Date(now.getTime() + interval)),
+  };
+  const failed = (error: unknown): PollResult => {
+    const reason = isLorenzError(error) ? error.code : 'tracker_request';
+    const message = errorMessage(error);
+    deps.logger?.warn({ workflow: workflow.metadata.name, err: message }, 'tracker poll failed');
+    return {
+      dispatch: { ...current, ...base, lastError: message },
+      reachable: { ok: false, reason, message },
+      requeueAfterMs: interval,
+    };
+  };
+  let tracker: TrackerAdapter;
+  let candidates: Issue[];
+  let refreshed: Issue[];
+  try {
+    tracker = (deps.trackerFor ?? createTracker)(config);
+    const held = runs.filter((run) => !isFinished(run));
+    refreshed = held.length > 0 ? await tracker.fetchByIds(held.map(heldId)) : [];
+    candidates = await tracker.fetchCandidates();
+  } catch (error) {
+    // A tracker that is down leaves every run as it is.
+    return failed(error);
+  }
+
+  const actions = new RunActions(deps.client, namespace);
+  const byId = new Map(refreshed.map((issue) => [issue.id ?? issue.identifier, issue]));
+  const candidateIds = new Set(candidates.map((issue) => issue.id ?? issue.identifier));
+  const held: HeldIssue[] = [];
+  for (const run of runs) {
+    const id = heldId(run);
+    if (isFinished(run)) {
+      // Its issue is back among the candidates (reopened, moved back to Todo), or it ended
+      // terminal: the old run goes, with its workspace; a later poll starts afresh.
+      const state = run.spec.issue.state ?? null;
+      const terminal = !isActiveState(state, config.tracker) && isTerminal(state, config);
+      if (candidateIds.has(id) || terminal) await actions.remove(run);
+      else held.push({ issueId: id, state, slots: 0 });
+      continue;
+    }
+    const issue = byId.get(id);
+    const slots =
+      run.status?.slots?.length ??
+      ensembleSize({ labels: run.spec.issue.labels ?? [] }, config.agent.ensembleSize);
+    held.push({ issueId: id, state: issue?.state ?? run.spec.issue.state ?? null, slots });
+    if (run.spec.cancelRequested) continue;
+    if (!issue || !isActiveState(issue.state, config.tracker)) {
+      // Terminal, no longer active, or gone from the tracker: stop (after_run still runs).
+      if (issue && issue.state !== run.spec.issue.state) await actions.setState(run, issue.state);
+      await actions.cancel(run);
+    } else if (issue.state !== run.spec.issue.state) {
+      await actions.setState(run, issue.state);
+    }
+  }
+
+  let dispatched = 0;
+  if (!workflow.spec.suspend) {
+    const entries = planDispatch(candidates, held, {
+      activeStates: config.tracker.activeStates,
+      terminalStates: config.tracker.terminalStates,
+      maxConcurrentAgents: config.agent.maxConcurrentAgents,
+      maxConcurrentAgentsByState: config.agent.maxConcurrentAgentsByState,
+      ensembleSize: config.agent.ensembleSize,
+    });
+    for (const entry of entries) {
+      if (entry.decision.kind !== 'dispatch') continue;
+      // A run of that name still being removed: the next poll creates it.
+      if (await actions.create(dispatchedRun(workflow, entry.issue))) dispatched += 1;
+    }
+    const blocked = entries.flatMap((entry) =>
+      entry.decision.kind === 'blocked'
+        ? [{ identifier: entry.issue.identifier, by: entry.decision.by }]
+        : [],
+    );
+    base.blocked = blocked.slice(0, 50);
+    base.overCap = entries.filter((entry) => entry.decision.kind === 'over-cap').length;
+  }
+  return {
+    dispatch: {
+      ...base,
+      candidates: candidates.length,
+      dispatched,
+      running: held.filter((entry) => entry.slots > 0).length + dispatched,
+    },
+    reachable: { ok: true },
+    requeueAfterMs: interval,
+  };
+}
+
+function isTerminal(state: string | null, config: WorkflowConfig): boolean {
+  const key = (state ?? '').trim().toLowerCase();
+  return config.tracker.terminalStates.some((entry) => entry.trim().toLowerCase() === key);
+}
+
+/** The writes a poll makes to IssueRuns; a run already gone or already there is no error. */
+class RunActions {
+  constructor(
+    private readonly client: KubeClient,
+    private readonly namespace: string,
+  ) {}
+
+  private path(name?: string): string {
+    return resourcePath(ISSUERUNS, this.namespace, name);
+  }
+
+  async create(run: IssueRun): Promise<boolean> {
+    try {
+      await this.client.request({ method: 'POST', path: this.path(), body: run });
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+  }
+
+  async cancel(run: IssueRun): Promise<void> {
+    await this.patch(run, { spec: { cancelRequested: true } });
+  }
+
+  async setState(run: IssueRun, state: string | null): Promise<void> {
+    await this.patch(run, { spec: { issue: { state } } });
+  }
+
+  async remove(run: IssueRun): Promise<void> {
+    try {
+      await this.client.request({
+        method: 'DELETE',
+        path: this.path(run.metadata.name),
+        body: { propagationPolicy: 'Background' },
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  private async patch(run: IssueRun, body: object): Promise<void> {
+    try {
+      await this.client.request({
+        method: 'PATCH',
+        path: this.path(run.metadata.name),
+        patchType: 'merge',
+        body,
+      });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+}

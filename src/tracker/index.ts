@@ -1,0 +1,25 @@
+import type { WorkflowConfig } from '../workflow/config.js';
+import { LorenzError } from '../workflow/errors.js';
+import { createMemoryTracker } from './memory.js';
+import type { TrackerAdapter } from './types.js';
+
+export type { FetchLike, FetchOptions, TrackerAdapter } from './types.js';
+
+/** The tracker kinds this build can poll. */
+export const TRACKER_KINDS = ['memory'] as const;
+
+/**
+ * The adapter a Workflow's configuration names. An unknown kind is
+ * `unsupported_tracker_kind`, listing the kinds there are.
+ */
+export function createTracker(config: WorkflowConfig): TrackerAdapter {
+  switch (config.tracker.kind) {
+    case 'memory':
+      return createMemoryTracker(config.tracker.issues, config.tracker);
+    default:
+      throw new LorenzError(
+        'unsupported_tracker_kind',
+        `tracker.kind ${JSON.stringify(config.tracker.kind)} is not a tracker this build can poll (known: ${TRACKER_KINDS.join(', ')})`,
+      );
+  }
+}

@@ -1,0 +1,129 @@
+// The tracker side of the Workflow reconciler: what one poll creates, cancels, moves and
+// removes, from what the tracker says and which runs the Workflow holds.
+import { describe, expect, it } from 'vitest';
+import type { IssueRun } from '../../src/api/index.js';
+import { dispatchedRun, pollWorkflow } from '../../src/controller/workflow/poll.js';
+import { ISSUERUNS } from '../../src/controller/shared/resources.js';
+import { createMemoryTracker } from '../../src/tracker/memory.js';
+import type { TrackerAdapter } from '../../src/tracker/types.js';
+import { parseConfig } from '../../src/workflow/config.js';
+import { LorenzError } from '../../src/workflow/errors.js';
+import { normalizeIssue, type IssueInput } from '../../src/workflow/issue.js';
+import { FakeClock, FakeInformer, FakeKubeClient } from './fakes/controller.js';
+import { T0, finishedStatus, startedStatus, workflow } from './fakes/objects.js';
+
+const config = parseConfig({
+  tracker: { kind: 'memory' },
+  agent: { max_concurrent_agents: 2 },
+  polling: { interval_ms: 5000 },
+}).config;
+const issue = (identifier: string, fields: Partial<IssueInput> = {}) =>
+  normalizeIssue({
+    id: `id-${identifier}`,
+    identifier,
+    title: identifier,
+    state: 'Todo',
+    ...fields,
+  });
+const owner = workflow();
+
+/** A run the Workflow dispatched for the issue, with a status. */
+function held(identifier: string, state: string, status = startedStatus(1, 'Running')): IssueRun {
+  return { ...dispatchedRun(owner, issue(identifier, { state })), status };
+}
+
+async function poll(board: ReturnType<typeof issue>[] | TrackerAdapter, runs: IssueRun[] = []) {
+  const client = new FakeKubeClient();
+  const tracker = Array.isArray(board) ? createMemoryTracker(board, config.tracker) : board;
+  const result = await pollWorkflow(owner, config, undefined, {
+    client,
+    issueRuns: new FakeInformer<IssueRun>(ISSUERUNS, runs),
+    now: new FakeClock(T0).now,
+    trackerFor: () => tracker,
+  });
+  return { actions: client.summaries(0), result, client };
+}
+
+describe('one poll of the tracker', () => {
+  it('creates one IssueRun per dispatchable issue, owned by the Workflow, up to the cap', async () => {
+    const { actions, result, client } = await poll([
+      issue('ENG-1', { priority: 1 }),
+      issue('ENG-2', { priority: 2 }),
+      issue('ENG-3', { priority: 3 }),
+      issue('ENG-4', { state: 'Done' }),
+      issue('ENG-5', { blocked_by: [{ identifier: 'ENG-1', state: 'Todo' }] }),
+    ]);
+    expect(actions).toEqual(['POST issueruns/wf-eng-1', 'POST issueruns/wf-eng-2']);
+    const created = client.actions[0]?.body as IssueRun;
+    expect(created.spec).toMatchObject({
+      workflowRef: { name: 'wf' },
+      continueWhileActive: true,
+      issue: { identifier: 'ENG-1', state: 'Todo' },
+    });
+    expect(created.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: 'Workflow',
+      uid: owner.metadata.uid,
+    });
+    expect(result.dispatch).toMatchObject({
+      candidates: 4,
+      dispatched: 2,
+      overCap: 1,
+      blocked: [{ identifier: 'ENG-5', by: ['ENG-1'] }],
+    });
+    expect(result.reachable).toEqual({ ok: true });
+    expect(result.requeueAfterMs).toBe(5000);
+  });
+
+  it('cancels a run whose issue turned terminal or left the tracker; moves the state of one still active', async () => {
+    const { actions, client } = await poll(
+      [issue('ENG-1', { state: 'Done' }), issue('ENG-2', { state: 'In Progress' })],
+      [held('ENG-1', 'Todo'), held('ENG-2', 'Todo'), held('ENG-3', 'Todo')],
+    );
+    expect(actions).toEqual([
+      'PATCH issueruns/wf-eng-1',
+      'PATCH issueruns/wf-eng-1',
+      'PATCH issueruns/wf-eng-2',
+      'PATCH issueruns/wf-eng-3',
+    ]);
+    expect(client.actions.map((action) => action.body)).toEqual([
+      { spec: { issue: { state: 'Done' } } },
+      { spec: { cancelRequested: true } },
+      { spec: { issue: { state: 'In Progress' } } },
+      { spec: { cancelRequested: true } },
+    ]);
+  });
+
+  it('replaces a finished run whose issue is a candidate again, removes one ended terminal, keeps others', async () => {
+    const { actions } = await poll(
+      [issue('ENG-1')],
+      [
+        held('ENG-1', 'In Review', finishedStatus(1000)),
+        held('ENG-2', 'Done', finishedStatus(1000)),
+        held('ENG-3', 'In Review', finishedStatus(1000)),
+      ],
+    );
+    expect(actions).toEqual([
+      'DELETE issueruns/wf-eng-1',
+      'DELETE issueruns/wf-eng-2',
+      'POST issueruns/wf-eng-1',
+    ]);
+  });
+
+  it('leaves every run alone when the tracker fails, and says why', async () => {
+    const down: TrackerAdapter = {
+      kind: 'linear',
+      fetchCandidates: () =>
+        Promise.reject(new LorenzError('tracker_status', 'linear answered 503')),
+      fetchByIds: () => Promise.reject(new LorenzError('tracker_status', 'linear answered 503')),
+      fetchByStates: () => Promise.resolve([]),
+    };
+    const { actions, result } = await poll(down, [held('ENG-1', 'Todo')]);
+    expect(actions).toEqual([]);
+    expect(result.reachable).toEqual({
+      ok: false,
+      reason: 'tracker_status',
+      message: 'linear answered 503',
+    });
+    expect(result.dispatch.lastError).toContain('503');
+  });
+});
