@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAcpAgentStep } from '../agent/index.js';
 import { createLocalExecutor } from '../executor/local.js';
@@ -75,6 +76,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       attempt,
       env: process.env,
       signal: abort.signal,
+      workflowDirectory: dirname(resolve(workflowPath)),
       ...(agent ? { agent } : {}),
     });
     for (const slot of summary.slots) {
