@@ -1,0 +1,136 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// Every failure at the boundary of `lorenz` is one line, `lorenz: <code>: <what>`, that names
+// the file and what was wrong: never a stack trace, never the library's own wording.
+const repo = new URL('../..', import.meta.url).pathname;
+const cli = join(repo, 'dist/cli/lorenz.js');
+const dir = mkdtempSync(join(tmpdir(), 'lorenz-cli-errors-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function lorenz(...args: string[]) {
+  const result = spawnSync(process.execPath, [cli, ...args], { cwd: dir, encoding: 'utf8' });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function expectOneLine(stderr: string, expected: string): void {
+  expect(stderr).not.toMatch(/^\s+at /m);
+  expect(stderr.trimEnd().split('\n')).toEqual([expected]);
+}
+
+const workflowFile = file('wf.md', `---\nworkspace:\n  root: ${join(dir, 'ws')}\n---\nHi\n`);
+mkdirSync(join(dir, 'a-directory'));
+symlinkSync('loop-b', join(dir, 'loop-a'));
+symlinkSync('loop-a', join(dir, 'loop-b'));
+const longName = 'n'.repeat(5000);
+const shownLong = `${'n'.repeat(120)}… (5000 characters)`;
+
+const bomb = [
+  'a: &a [x, x, x, x, x, x, x, x, x]',
+  ...'bcdefghi'
+    .split('')
+    .map(
+      (name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[index]}`).join(', ')}]`,
+    ),
+].join('\n');
+
+describe('a file that cannot be read', () => {
+  const unreadable: [string, string, string][] = [
+    ['a directory', 'a-directory', 'it is a directory, not a file (EISDIR)'],
+    ['a symlink loop', 'loop-a', 'too many levels of symbolic links (a symlink loop) (ELOOP)'],
+    ['a 5000-character name', longName, 'the name is too long for the file system (ENAMETOOLONG)'],
+  ];
+
+  it.each(unreadable)('--workflow %s: file_unreadable, exit 2', (_name, path, reason) => {
+    const result = lorenz('workflow', 'validate', path);
+    expect(result.code).toBe(2);
+    const shown = path === longName ? shownLong : path;
+    expectOneLine(
+      result.stderr,
+      `lorenz: file_unreadable: cannot read workflow file ${shown}: ${reason}`,
+    );
+  });
+
+  it.each(unreadable)('--issue %s: file_unreadable, exit 2', (_name, path, reason) => {
+    const result = lorenz('prompt', 'render', '--workflow', workflowFile, '--issue', path);
+    expect(result.code).toBe(2);
+    const shown = path === longName ? shownLong : path;
+    expectOneLine(
+      result.stderr,
+      `lorenz: file_unreadable: cannot read issue file ${shown}: ${reason}`,
+    );
+  });
+});
+
+describe('YAML that does not hold', () => {
+  it.each([
+    [
+      'an unresolved alias',
+      'hooks: *nowhere',
+      'alias *nowhere refers to no anchor &nowhere before it',
+    ],
+    ['an alias bomb', bomb, 'aliases expand more than 100 times (an alias bomb?)'],
+  ])('front matter with %s: workflow_parse_error', (_name, yaml, reason) => {
+    const path = file('yaml.md', `---\n${yaml}\n---\nHi\n`);
+    const result = lorenz('workflow', 'validate', path);
+    expect(result.code).toBe(2);
+    expectOneLine(
+      result.stderr,
+      `lorenz: workflow_parse_error: invalid YAML front matter: ${reason}`,
+    );
+  });
+
+  it.each([
+    [
+      'an unresolved alias',
+      'identifier: *nowhere',
+      'alias *nowhere refers to no anchor &nowhere before it',
+    ],
+    [
+      'an alias bomb',
+      `identifier: X\ntitle: t\n${bomb}`,
+      'aliases expand more than 100 times (an alias bomb?)',
+    ],
+  ])('an issue file with %s: invalid_issue', (_name, yaml, reason) => {
+    const path = file('yaml-issue.yaml', yaml);
+    const result = lorenz('prompt', 'render', '--workflow', workflowFile, '--issue', path);
+    expect(result.code).toBe(2);
+    expectOneLine(
+      result.stderr,
+      `lorenz: invalid_issue: issue file ${path}: invalid YAML: ${reason}`,
+    );
+  });
+
+  it('an issue file with a syntax error names the line', () => {
+    const path = file('syntax.yaml', 'identifier: A\ntitle: [unclosed\n');
+    const result = lorenz('prompt', 'render', '--workflow', workflowFile, '--issue', path);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^lorenz: invalid_issue: issue file ${path}: invalid YAML at line \\d+, column \\d+: `,
+      ),
+    );
+  });
+});
+
+describe('an issue that is not an issue', () => {
+  it.each([
+    ['title: t\n', 'key "identifier" is required'],
+    ['identifier: [A]\ntitle: t\n', 'key "identifier" must be a string, not a list'],
+    ['identifier: A\ntitle: t\nlabels: backend\n', 'key "labels" must be a list, not a string'],
+  ])('%j: %s', (text, message) => {
+    const path = file('bad.yaml', text);
+    const result = lorenz('run', '--no-agent', '--workflow', workflowFile, '--issue', path);
+    expect(result.code).toBe(2);
+    expectOneLine(result.stderr, `lorenz: invalid_issue: issue file ${path}: ${message}`);
+  });
+});
