@@ -134,3 +134,29 @@ describe('an issue that is not an issue', () => {
     expectOneLine(result.stderr, `lorenz: invalid_issue: issue file ${path}: ${message}`);
   });
 });
+
+describe('lorenz workflow validate parses every hook template', () => {
+  it.each([
+    [
+      'after_create',
+      'git clone x {{ issue.identifier',
+      /^output "\{\{ issue\.identifier" not closed/,
+    ],
+    ['before_run', 'echo {{ issue.title | no_such_filter }}', /^undefined filter: no_such_filter/],
+    ['after_run', '{% if issue.title %}echo', /^tag \{% if issue\.title %\} not closed/],
+    ['before_remove', 'echo {{ issue.id }} {% endfor %}', /endfor/],
+  ])('reports a broken %s template, naming the hook', (hook, command, liquid) => {
+    const path = file('hook.md', `---\nhooks:\n  ${hook}: ${JSON.stringify(command)}\n---\nHi\n`);
+    const result = lorenz('workflow', 'validate', path);
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toMatch(/^\s+at /m);
+    const prefix = `lorenz: template_parse_error: hooks.${hook}: `;
+    expect(result.stderr.startsWith(prefix)).toBe(true);
+    expect(result.stderr.slice(prefix.length)).toMatch(liquid);
+  });
+
+  it('leaves a command that is not a template alone, as the run does', () => {
+    const path = file('verbatim.md', '---\nhooks:\n  before_run: "echo {{ not liquid"\n---\nHi\n');
+    expect(lorenz('workflow', 'validate', path).code).toBe(0);
+  });
+});
