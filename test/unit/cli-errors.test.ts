@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,5 +158,91 @@ describe('lorenz workflow validate parses every hook template', () => {
   it('leaves a command that is not a template alone, as the run does', () => {
     const path = file('verbatim.md', '---\nhooks:\n  before_run: "echo {{ not liquid"\n---\nHi\n');
     expect(lorenz('workflow', 'validate', path).code).toBe(0);
+  });
+});
+
+describe('a signal to lorenz run during a hook', () => {
+  const issue = file('signal-issue.yaml', 'identifier: SIG-1\ntitle: t\nstate: Todo\n');
+
+  /** Start a run, send the signals once before_run has started, collect what it reported. */
+  function runAndSignal(signals: NodeJS.Signals[]) {
+    const path = file(
+      'signal.md',
+      `---\nworkspace:\n  root: ${join(dir, 'ws')}\nhooks:\n  before_run: sleep 30\n  after_run: sleep 0.5; echo after-ran\n---\nHi\n`,
+    );
+    const child = spawn(
+      process.execPath,
+      [cli, 'run', '--no-agent', '--workflow', path, '--issue', issue],
+      {
+        cwd: dir,
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    let sent = false;
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (!sent && stdout.includes('"status":"started","hookName":"before_run"')) {
+        sent = true;
+        // The second signal lands while after_run is running: it must not cut cleanup short.
+        signals.forEach((signal, index) => setTimeout(() => child.kill(signal), 100 + index * 300));
+      }
+    });
+    return new Promise<{
+      code: number | null;
+      events: { type: string; message: Record<string, unknown> }[];
+      stderr: string;
+    }>((resolve) =>
+      child.on('close', (code) =>
+        resolve({
+          code,
+          stderr,
+          events: stdout
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line)),
+        }),
+      ),
+    );
+  }
+
+  it.each([[['SIGTERM']], [['SIGINT']], [['SIGINT', 'SIGINT', 'SIGTERM']]] as NodeJS.Signals[][][])(
+    '%j: cancelled, not a timeout; after_run and cleanup still run',
+    async (signals) => {
+      const { code, events, stderr } = await runAndSignal(signals);
+      expect(code).toBe(1);
+      const hooks = events.filter(
+        (e) => e.type === 'hook_execution' && e.message.status !== 'started',
+      );
+      expect(hooks.map((e) => [e.message.hookName, e.message.status])).toEqual([
+        ['before_run', 'failed'],
+        ['after_run', 'completed'],
+      ]);
+      expect(hooks[0]?.message.error).toMatch(/cancelled/);
+      expect(hooks[0]?.message.error).not.toMatch(/timed out/);
+      const summary = events.at(-1);
+      expect(summary?.type).toBe('run_completed');
+      expect(summary?.message.slots).toEqual([expect.objectContaining({ errorCode: 'cancelled' })]);
+      expect(stderr).toContain(`lorenz: cancelled by ${signals[0]}`);
+      expect(stderr).not.toMatch(/^\s+at /m);
+    },
+  );
+});
+
+describe('lorenz run: agent.skills', () => {
+  it('resolves a relative skills path against the WORKFLOW.md directory, not the cwd', () => {
+    mkdirSync(join(dir, 'project', 'skills', 'review'), { recursive: true });
+    writeFileSync(join(dir, 'project', 'skills', 'review', 'SKILL.md'), 'review skill');
+    const path = join(dir, 'project', 'WORKFLOW.md');
+    writeFileSync(
+      path,
+      `---\nworkspace:\n  root: ${join(dir, 'ws')}\nagent:\n  skills: [skills/review]\nhooks:\n  before_run: cat .lorenz/skills/review/SKILL.md\n---\nHi\n`,
+    );
+    const issue = file('skills-issue.yaml', 'identifier: SK-1\ntitle: t\n');
+    const result = lorenz('run', '--no-agent', '--workflow', path, '--issue', issue);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('"output":"review skill"');
   });
 });
