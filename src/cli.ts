@@ -60,7 +60,11 @@ export async function main(argv: string[]): Promise<number> {
       err(`lorenz: ${error.code}: ${error.message}\n`);
       return exitCodeForError(error.code);
     }
-    err(`lorenz: ${(error as Error).stack ?? String(error)}\n`);
+    // Not one of ours: still one line. The stack is for whoever debugs Lorenz itself.
+    const debug = process.env.LORENZ_DEBUG === '1';
+    const text = error instanceof Error ? (debug ? error.stack : error.message) : String(error);
+    const hint = debug ? '' : ' (LORENZ_DEBUG=1 shows the stack trace)';
+    err(`lorenz: unexpected error: ${debug ? text : (text ?? '').split('\n')[0]}${hint}\n`);
     return 1;
   }
 }

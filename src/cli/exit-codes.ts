@@ -7,6 +7,7 @@ import type { LorenzErrorCode } from '../workflow/errors.js';
 export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
   switch (code) {
     case 'missing_workflow_file':
+    case 'file_unreadable':
     case 'workflow_parse_error':
     case 'workflow_front_matter_not_a_map':
     case 'invalid_workflow_config':

@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAcpAgentStep } from '../agent/index.js';
 import { createLocalExecutor } from '../executor/local.js';
@@ -61,11 +62,19 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
         },
       });
 
-  // Ctrl-C / SIGTERM: stop the agent, let after_run and cleanup run, then exit.
+  // Ctrl-C / SIGTERM: stop the agent, let after_run and cleanup run, then exit. The handlers
+  // stay installed: a second Ctrl-C must not kill this process mid-cleanup, which would leave
+  // after_run's processes behind and the run unreported.
   const abort = new AbortController();
-  const onSignal = (): void => abort.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  const cancel: { by: NodeJS.Signals | null } = { by: null };
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (cancel.by !== null) return;
+    cancel.by = signal;
+    err(`lorenz: ${signal}: cancelling the run (after_run and cleanup still run)\n`);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     const summary = await runIssueLifecycle({
       config: workflow.config,
@@ -75,12 +84,14 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       attempt,
       env: process.env,
       signal: abort.signal,
+      workflowDirectory: dirname(resolve(workflowPath)),
       ...(agent ? { agent } : {}),
     });
     for (const slot of summary.slots) {
       if (!slot.succeeded)
         err(`slot ${slot.slot} failed: ${slot.errorCode ?? 'error'}: ${slot.error ?? ''}\n`);
     }
+    if (cancel.by !== null) err(`lorenz: cancelled by ${cancel.by}\n`);
     return summary.succeeded ? 0 : 1;
   } finally {
     // Nothing this run started may outlive it: daemons hooks left behind end here.

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { renderHookCommand } from '../template/hook.js';
+import { checkHookTemplate, renderHookCommand } from '../template/hook.js';
 import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
 import { type HookName, HOOK_NAMES } from '../workflow/events.js';
@@ -16,13 +16,17 @@ async function loadReportingWarnings(path: string, warn: Output): Promise<Loaded
   return workflow;
 }
 
-export function configuredHooks(config: WorkflowConfig): HookName[] {
-  const byName: Record<HookName, string | null> = {
+function hookCommands(config: WorkflowConfig): Record<HookName, string | null> {
+  return {
     after_create: config.hooks.afterCreate,
     before_run: config.hooks.beforeRun,
     after_run: config.hooks.afterRun,
     before_remove: config.hooks.beforeRemove,
   };
+}
+
+export function configuredHooks(config: WorkflowConfig): HookName[] {
+  const byName = hookCommands(config);
   return HOOK_NAMES.filter((name) => byName[name] !== null);
 }
 
@@ -33,6 +37,10 @@ export async function validateCommand(args: string[], out: Output, err: Output):
   const path = positionals[0] as string;
   const { config } = await loadReportingWarnings(path, err);
   const hooks = configuredHooks(config);
+  // The prompt is parsed at load; hooks render only when they run, so a broken hook template
+  // would otherwise surface mid-run. Validate parses them all up front.
+  const commands = hookCommands(config);
+  for (const name of hooks) checkHookTemplate(name, commands[name] as string);
   out(
     `${path}: valid (tracker ${config.tracker.kind}, agent ${config.agent.kind}, ` +
       `hooks ${hooks.length > 0 ? hooks.join(',') : 'none'}, isolation ${config.workspace.isolation}, ` +
@@ -86,13 +94,7 @@ export async function hookRenderCommand(args: string[], out: Output, err: Output
   }
   const workflow = await loadReportingWarnings(requireOption(values.workflow, '--workflow'), err);
   const issue = await readIssueFile(requireOption(values.issue, '--issue'));
-  const hooks = workflow.config.hooks;
-  const command = {
-    after_create: hooks.afterCreate,
-    before_run: hooks.beforeRun,
-    after_run: hooks.afterRun,
-    before_remove: hooks.beforeRemove,
-  }[name as HookName];
+  const command = hookCommands(workflow.config)[name as HookName];
   if (command === null) {
     err(`${name} is not configured in ${workflow.source}\n`);
     return 1;

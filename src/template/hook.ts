@@ -1,4 +1,6 @@
 import { Liquid, type Template } from 'liquidjs';
+import { LorenzError, isLorenzError } from '../workflow/errors.js';
+import type { HookName } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
@@ -76,6 +78,24 @@ function parseHook(command: string): Template[] {
   }
   parsedHooks.set(command, parsed);
   return parsed;
+}
+
+/**
+ * Parse a hook's template without rendering it, for `workflow validate`: a syntax error is
+ * `template_parse_error` naming the hook (`hooks.before_run: …`). A command that is not a
+ * template (no tag mentions the issue) runs verbatim and has nothing to parse.
+ */
+export function checkHookTemplate(hookName: HookName, command: string): void {
+  if (!hookNeedsTemplating(command)) return;
+  try {
+    parseHook(command);
+  } catch (error) {
+    if (!isLorenzError(error)) throw error;
+    throw new LorenzError(error.code, `hooks.${hookName}: ${error.message}`, {
+      ...error.detail,
+      hookName,
+    });
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { type WorkflowConfig, parseConfig } from '../workflow/config.js';
-import { LorenzError } from '../workflow/errors.js';
+import { LorenzError, isLorenzError } from '../workflow/errors.js';
+import { displayPath, isMissingFile, readTextFile } from '../workflow/text-file.js';
 import { effectivePromptTemplate, parseWorkflowContent } from '../workflow/front-matter.js';
 import { parsePromptTemplate } from './prompt.js';
 
@@ -27,14 +27,22 @@ export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
   return { source, config, promptTemplate, warnings };
 }
 
+/**
+ * Read and load a WORKFLOW.md. A file that is not there is the reference's
+ * `missing_workflow_file`; one that is there but cannot be read (a directory, a symlink
+ * loop, no permission) is `file_unreadable`, naming the file and the reason.
+ */
 export async function loadWorkflowFile(path: string): Promise<LoadedWorkflow> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readTextFile(path, 'workflow file');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new LorenzError('missing_workflow_file', `workflow file not found: ${path}`, { path });
+    if (isLorenzError(error) && isMissingFile(error)) {
+      throw new LorenzError(
+        'missing_workflow_file',
+        `workflow file not found: ${displayPath(path)}`,
+        { path },
+      );
     }
     throw error;
   }

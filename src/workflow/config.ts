@@ -174,7 +174,7 @@ function parseIssues(raw: unknown[]): Issue[] {
     try {
       return normalizeIssue(entry, `tracker.issues[${index}]`);
     } catch (error) {
-      // normalizeIssue already names the path (`tracker.issues[0].title: ...`).
+      // normalizeIssue already names the entry (`tracker.issues[0]: key "title" ...`).
       if (isLorenzError(error)) {
         throw new LorenzError('invalid_workflow_config', error.message, error.detail);
       }

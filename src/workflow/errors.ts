@@ -5,6 +5,7 @@
 export type LorenzErrorCode =
   // WORKFLOW.md and its config
   | 'missing_workflow_file'
+  | 'file_unreadable'
   | 'workflow_parse_error'
   | 'workflow_front_matter_not_a_map'
   | 'invalid_workflow_config'
@@ -74,6 +75,8 @@ export type SlotErrorCode =
  */
 export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   missing_workflow_file: 'The WORKFLOW.md file does not exist.',
+  file_unreadable:
+    'A file given to Lorenz (WORKFLOW.md, an issue file) cannot be read: a directory, a symlink loop, a name too long, no permission.',
   workflow_parse_error: "WORKFLOW.md's YAML front matter does not parse (line and column given).",
   workflow_front_matter_not_a_map:
     'The front matter is not a map of settings (a list, a scalar, null, a tagged value).',

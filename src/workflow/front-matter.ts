@@ -1,5 +1,5 @@
-import { parseDocument, YAMLParseError } from 'yaml';
 import { LorenzError } from './errors.js';
+import { parseUserYaml } from './yaml.js';
 
 /** The prompt used when a WORKFLOW.md body is blank (the reference's text, word for word). */
 export const DEFAULT_PROMPT_TEMPLATE = [
@@ -58,26 +58,17 @@ const isPlainMap = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype;
 
 function parseFrontMatterYaml(yaml: string, firstLine: number): { empty: boolean; value: unknown } {
-  try {
-    // Warnings (an unknown tag, say) are not printed by the library: what matters is
-    // reported below, as an error of this file.
-    const document = parseDocument(yaml, { logLevel: 'silent', uniqueKeys: true });
-    const [error] = document.errors;
-    if (error) throw error;
-    return { empty: document.contents === null, value: document.toJS() as unknown };
-  } catch (error) {
-    if (!(error instanceof YAMLParseError)) throw error;
-    const position = error.linePos?.[0];
-    // Report the line of the file, not of the YAML snippet.
-    const line = position ? position.line + firstLine - 1 : firstLine;
-    const column = position?.col ?? 1;
-    const reason = error.message.split(/ at line \d+, column \d+/)[0] ?? error.message;
-    throw new LorenzError(
-      'workflow_parse_error',
-      `invalid YAML front matter at line ${line}, column ${column}: ${reason}`,
-      { line, column, yamlCode: error.code },
-    );
-  }
+  const result = parseUserYaml(yaml);
+  if (result.ok) return result;
+  const { problem } = result;
+  // Report the line of the file, not of the YAML snippet.
+  const line = problem.line === null ? null : problem.line + firstLine - 1;
+  const where = line === null ? '' : ` at line ${line}, column ${problem.column ?? 1}`;
+  throw new LorenzError(
+    'workflow_parse_error',
+    `invalid YAML front matter${where}: ${problem.reason}`,
+    { line, column: problem.column, yamlCode: problem.yamlCode },
+  );
 }
 
 /**

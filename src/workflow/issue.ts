@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LorenzError } from './errors.js';
+import { describeZodIssue } from './zod-messages.js';
 
 /**
  * The normalized issue, with the reference's snake_case keys. Trackers normalize into it,
@@ -15,7 +16,7 @@ export const blockerSchema = z.object({
 
 export const issueSchema = z.object({
   id: z.string().nullable().default(null),
-  identifier: z.string().min(1, 'identifier must be a non-empty string'),
+  identifier: z.string().min(1),
   title: z.string(),
   description: z.string().nullable().default(null),
   priority: z.number().int().nullable().default(null),
@@ -41,17 +42,17 @@ export type Issue = Omit<z.output<typeof issueSchema>, 'assigned_to_worker'> & {
 /**
  * Validate and normalize an issue: labels trimmed and lower-cased, missing keys null,
  * `assigned_to_worker` true unless it is explicitly false. `where` names the source
- * (a file path, `spec.issue`) in the error.
+ * (`issue file F`, `spec.issue`) in the error: `issue file F: key "identifier" is required`.
  */
 export function normalizeIssue(raw: unknown, where = 'issue'): Issue {
-  const parsed = issueSchema.safeParse(raw);
+  const parsed = issueSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    const path = first && first.path.length > 0 ? `.${first.path.join('.')}` : '';
+    // The offending values stay out of the detail: an issue may carry anything.
     throw new LorenzError(
       'invalid_issue',
-      `${where}${path}: ${first ? first.message : 'invalid issue'}`,
-      { issues: parsed.error.issues },
+      `${where}: ${first ? describeZodIssue(first) : 'not a valid issue'}`,
+      { paths: parsed.error.issues.map((issue) => issue.path.map(String)) },
     );
   }
   const issue = parsed.data;

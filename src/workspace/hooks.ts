@@ -1,3 +1,4 @@
+import { describeSpawnFailure, oversizedArgument } from '../executor/exec-limits.js';
 import type { Executor } from '../executor/types.js';
 import { renderHookCommand } from '../template/hook.js';
 import {
@@ -66,7 +67,10 @@ function failureText(
   if (result.timedOut)
     return { code: 'hook_timed_out', text: `hook timed out after ${timeoutMs}ms` };
   if (result.spawnError !== undefined) {
-    return { code: 'hook_failed', text: `hook failed to start: ${result.spawnError}` };
+    return {
+      code: 'hook_failed',
+      text: `hook failed to start: ${describeSpawnFailure(result.spawnError)}`,
+    };
   }
   if (result.exitCode === 0) return null;
   if (result.exitCode === null && result.signal !== null) {
@@ -131,6 +135,14 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
     command = renderHookCommand(template, request.issue);
   } catch (error) {
     return notRun(request, template, asLorenzError(error, request));
+  }
+  const oversized = oversizedArgument(command);
+  if (oversized !== null) {
+    const failure = new LorenzError('hook_failed', `hook cannot start: ${oversized}`, {
+      hookName,
+      slot,
+    });
+    return notRun(request, command, failure);
   }
   try {
     await assertWorkspaceCwd(executor, request.root, workspace);

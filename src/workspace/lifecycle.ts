@@ -13,7 +13,7 @@ import {
 import { allSlots, ensembleSize } from './ensemble.js';
 import { runHook } from './hooks.js';
 import { resolveWorkspaceRoot, workspacePath } from './paths.js';
-import { syncSkills } from './skills.js';
+import { resolveSkillSources, syncSkills } from './skills.js';
 
 export interface LifecycleOptions {
   config: WorkflowConfig;
@@ -33,6 +33,8 @@ export interface LifecycleOptions {
   cleanup?: boolean;
   /** SIGTERM→SIGKILL grace for hooks (5000 ms by default). */
   hookKillGraceMs?: number;
+  /** Where relative `agent.skills` paths start: the WORKFLOW.md's directory; cwd by default. */
+  workflowDirectory?: string;
 }
 
 interface RunContext {
@@ -135,8 +137,13 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
 function overlaySkills(context: RunContext, workspace: string): Promise<string[]> {
   let sync = context.skillSyncs.get(workspace);
   if (!sync) {
-    const { executor, config } = context.options;
-    sync = syncSkills(executor, workspace, config.agent.skills);
+    const { executor, config, workflowDirectory } = context.options;
+    // Resolved inside the promise, so a source that expands to nothing fails the slot.
+    sync = Promise.resolve().then(() => {
+      const base = workflowDirectory ?? process.cwd();
+      const sources = resolveSkillSources(config.agent.skills, base, context.env);
+      return syncSkills(executor, workspace, sources);
+    });
     context.skillSyncs.set(workspace, sync);
   }
   return sync;

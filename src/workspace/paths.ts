@@ -41,8 +41,9 @@ function homeOf(env: NodeJS.ProcessEnv): string | null {
 /**
  * Expand `~`, `~/…` (against HOME, else USERPROFILE) and a whole-value `$VAR`. Anything else,
  * `$HOME/work` included, stays literal. Null when a `$VAR` or `~` has nothing to expand to.
+ * The workspace root and `agent.skills` entries are expanded alike, as the reference does.
  */
-export function expandRoot(expression: string, env: NodeJS.ProcessEnv): string | null {
+export function expandPath(expression: string, env: NodeJS.ProcessEnv): string | null {
   if (expression === '~' || expression.startsWith('~/')) {
     const home = homeOf(env);
     return home === null ? null : join(home, expression.slice(1));
@@ -63,7 +64,7 @@ export function resolveWorkspaceRoot(
 ): ResolvedRoot {
   for (const expression of [nonEmpty(env.LORENZ_WORKSPACE_ROOT), nonEmpty(configRoot)]) {
     if (expression === null) continue;
-    const root = expandRoot(expression, env);
+    const root = expandPath(expression, env);
     if (root !== null) return { root, rootExpression: expression };
   }
   const fallback = join(tmpdir(), DEFAULT_ROOT_NAME);

@@ -2,9 +2,33 @@ import { lstat, readdir, realpath } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Executor } from '../executor/types.js';
 import { LorenzError } from '../workflow/errors.js';
+import { expandPath } from './paths.js';
 
 /** Fixed by the reference: not configurable. */
 export const SKILLS_DIRECTORY = join('.lorenz', 'skills');
+
+/**
+ * The `agent.skills` entries as paths on this machine: `~`, `~/…` and a whole-value `$VAR`
+ * are expanded, and a relative path is taken from the WORKFLOW.md's directory, not from
+ * wherever `lorenz` happens to be started. An entry that expands to nothing is missing.
+ */
+export function resolveSkillSources(
+  sources: readonly string[],
+  workflowDirectory: string,
+  env: NodeJS.ProcessEnv,
+): string[] {
+  return sources.map((source) => {
+    const expanded = expandPath(source, env);
+    if (expanded === null) {
+      throw new LorenzError(
+        'workspace_skill_source_missing',
+        `workspace_skill_source_missing: ${source} (expands to nothing)`,
+        { path: source },
+      );
+    }
+    return resolve(workflowDirectory, expanded);
+  });
+}
 
 /**
  * Skill sources live on the machine that runs Lorenz, so they are checked with node:fs;
@@ -59,15 +83,26 @@ async function rejectSymlinksBelow(directory: string): Promise<void> {
   }
 }
 
-/** The overlay target must not be redirected by a symlink planted in the workspace. */
+function unsafeSymlink(path: string): LorenzError {
+  return new LorenzError('workspace_unsafe_symlink', `unsafe symlink in workspace path: ${path}`, {
+    path,
+  });
+}
+
+/**
+ * Anything the overlay writes through must not be a symlink the workspace planted: a link at
+ * `.lorenz`, `.lorenz/skills`, a skill's target or the `.gitignore` could point back at a
+ * skill source (or anywhere else) and let a later hook, or this write, change what it leads to.
+ */
+async function refuseSymlink(executor: Executor, path: string): Promise<void> {
+  if ((await executor.pathKind(path)) === 'symlink') throw unsafeSymlink(path);
+}
+
 async function ensureRealDirectory(executor: Executor, path: string): Promise<void> {
   const kind = await executor.pathKind(path);
   if (kind === 'missing') await executor.ensureDirectory(path);
-  else if (kind === 'symlink') {
-    throw new LorenzError('workspace_unsafe_symlink', `unsafe symlink in workspace path: ${path}`, {
-      path,
-    });
-  } else if (kind !== 'directory') {
+  else if (kind === 'symlink') throw unsafeSymlink(path);
+  else if (kind !== 'directory') {
     throw new LorenzError(
       'invalid_workspace_cwd',
       `invalid_workspace_cwd: skills overlay path is not a directory: ${path}`,
@@ -105,10 +140,20 @@ export async function syncSkills(
   const skillsRoot = join(workspace, SKILLS_DIRECTORY);
   await ensureRealDirectory(executor, dotLorenz);
   await ensureRealDirectory(executor, skillsRoot);
-  await executor.writeFile(join(skillsRoot, '.gitignore'), '*\n');
+  const targets = [...unique].map(([real, name]) => ({
+    real,
+    name,
+    target: join(skillsRoot, name),
+  }));
+  // Checked before anything is written, so a refused overlay leaves the workspace as it was.
+  for (const { target } of targets) await refuseSymlink(executor, target);
+  const gitignore = join(skillsRoot, '.gitignore');
+  await refuseSymlink(executor, gitignore);
+  await executor.writeFile(gitignore, '*\n');
   const names: string[] = [];
-  for (const [real, name] of unique) {
-    const target = join(skillsRoot, name);
+  for (const { real, name, target } of targets) {
+    // With no symlink on the way, a target shares the source's realpath only when the source
+    // itself lies in the workspace: there is nothing to copy then.
     if (!(await sameRealpath(executor, target, real))) await executor.copyTree(real, target);
     names.push(name);
   }

@@ -111,7 +111,9 @@ describe('lorenz prompt render', () => {
     const path = workflow('p.md', '');
     const result = lorenz('prompt', 'render', '--workflow', path, '--issue', bad);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/invalid_issue: .*bad-issue\.yaml\.identifier/);
+    expect(result.stderr).toContain(
+      `invalid_issue: issue file ${bad}: key "identifier" is required`,
+    );
   });
 });
 

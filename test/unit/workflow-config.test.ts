@@ -360,8 +360,11 @@ describe('invalid values name the key path and the rule', () => {
       { agents: { stall_timeout_ms: 2_147_483_648 } },
       'agents.stall_timeout_ms: must be an integer no greater than 2147483647',
     ],
-    [{ tracker: { issues: [{ identifier: 'A', title: 3 }] } }, /^tracker\.issues\[0\]\.title: /],
-    [{ tracker: { issues: [{ title: 'x' }] } }, /^tracker\.issues\[0\]\.identifier: /],
+    [
+      { tracker: { issues: [{ identifier: 'A', title: 3 }] } },
+      'tracker.issues[0]: key "title" must be a string, not a whole number',
+    ],
+    [{ tracker: { issues: [{ title: 'x' }] } }, 'tracker.issues[0]: key "identifier" is required'],
   ])('%j', (raw, message) => {
     const error = failure(raw);
     expect(error.code).toBe('invalid_workflow_config');

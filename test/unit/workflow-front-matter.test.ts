@@ -67,6 +67,31 @@ describe('parseWorkflowContent', () => {
     expect(error.detail).toMatchObject({ line: 5, column: 1 });
   });
 
+  // Each nests nine aliases of the one before: about 10^9 strings if expanded.
+  const bomb = [
+    'a: &a [x, x, x, x, x, x, x, x, x]',
+    ...'bcdefghi'
+      .split('')
+      .map(
+        (name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[index]}`).join(', ')}]`,
+      ),
+  ].join('\n');
+
+  it.each([
+    [
+      'an unresolved alias',
+      'hooks: *nowhere',
+      'alias *nowhere refers to no anchor &nowhere before it',
+    ],
+    ['an alias bomb (billion laughs)', bomb, 'aliases expand more than 100 times (an alias bomb?)'],
+  ])('reports %s as a YAML error, quickly and without a stack', (_name, yaml, reason) => {
+    const started = performance.now();
+    const error = failure(() => parseWorkflowContent(`---\n${yaml}\n---\nBody`));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(error.code).toBe('workflow_parse_error');
+    expect(error.message).toBe(`invalid YAML front matter: ${reason}`);
+  });
+
   it('reports duplicate keys as a YAML error', () => {
     const error = failure(() => parseWorkflowContent('---\na: 1\na: 2\n---\n'));
     expect(error.code).toBe('workflow_parse_error');

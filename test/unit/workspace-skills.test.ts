@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../src/executor/local.js';
-import { syncSkills } from '../../src/workspace/skills.js';
+import { resolveSkillSources, syncSkills } from '../../src/workspace/skills.js';
 import { makeTempDir, removeTempDir } from './workspace-helpers.js';
 
 const executor = createLocalExecutor();
@@ -64,12 +64,44 @@ describe('syncSkills', () => {
     expect(names).toEqual(['review']);
   });
 
-  it('leaves a target alone when it already is the source', async () => {
+  it('skips the copy when the source is the target itself (a source inside the workspace)', async () => {
+    await mkdir(overlay('local'), { recursive: true });
+    await writeFile(overlay('local', 'SKILL.md'), 'in place');
+    expect(await syncSkills(executor, workspace, [overlay('local')])).toEqual(['local']);
+    expect(await readFile(overlay('local', 'SKILL.md'), 'utf8')).toBe('in place');
+  });
+
+  // A link back at the source would let a later hook (or the agent) write into the source.
+  it.each([
+    ['the skill target', ['.lorenz', 'skills', 'review'], (src: string) => src],
+    ['.lorenz/skills', ['.lorenz', 'skills'], (src: string) => join(src, '..')],
+    ['.lorenz', ['.lorenz'], (src: string) => join(src, '..', '..')],
+  ])(
+    'refuses a symlink at %s that points back at the source, leaving the source alone',
+    async (_where, parts, pointAt) => {
+      const source = join(skills, 'review');
+      const planted = join(workspace, ...parts);
+      await mkdir(join(planted, '..'), { recursive: true });
+      await symlink(pointAt(source), planted);
+      await expect(syncSkills(executor, workspace, [source])).rejects.toMatchObject({
+        code: 'workspace_unsafe_symlink',
+        message: `unsafe symlink in workspace path: ${planted}`,
+      });
+      expect((await readdir(source)).sort()).toEqual(['SKILL.md', 'refs']);
+      expect(await readFile(join(source, 'SKILL.md'), 'utf8')).toBe('review v1');
+    },
+  );
+
+  it('refuses a .gitignore symlink instead of writing through it', async () => {
+    const victim = join(base, 'victim.txt');
+    await writeFile(victim, 'keep me');
     await mkdir(overlay(), { recursive: true });
-    await symlink(join(skills, 'review'), overlay('review'));
-    await syncSkills(executor, workspace, [join(skills, 'review')]);
-    expect(await executor.pathKind(overlay('review'))).toBe('symlink');
-    expect(await readFile(join(skills, 'review', 'SKILL.md'), 'utf8')).toBe('review v1');
+    await symlink(victim, overlay('.gitignore'));
+    await expect(syncSkills(executor, workspace, [join(skills, 'review')])).rejects.toMatchObject({
+      code: 'workspace_unsafe_symlink',
+      message: `unsafe symlink in workspace path: ${overlay('.gitignore')}`,
+    });
+    expect(await readFile(victim, 'utf8')).toBe('keep me');
   });
 
   it('rejects a symlink anywhere in a source, naming the link, before copying anything', async () => {
@@ -114,4 +146,30 @@ describe('syncSkills', () => {
     });
     expect(await readdir(outside)).toEqual([]);
   });
+});
+
+describe('resolveSkillSources', () => {
+  const env = { HOME: '/home/me', SKILLS: '/opt/skills', EMPTY: '' };
+  it.each([
+    ['a relative path, from the WORKFLOW.md directory', 'skills/review', '/repo/skills/review'],
+    ['a parent-relative path', '../shared/deploy', '/shared/deploy'],
+    ['an absolute path, as is', '/abs/skill', '/abs/skill'],
+    ['~/…, against HOME', '~/skills/review', '/home/me/skills/review'],
+    ['a whole-value $VAR', '$SKILLS', '/opt/skills'],
+    ['an embedded $VAR, literally (relative)', '$HOME/x', '/repo/$HOME/x'],
+  ])('resolves %s', (_name, entry, expected) => {
+    expect(resolveSkillSources([entry], '/repo', env)).toEqual([expected]);
+  });
+
+  it.each(['$UNSET', '$EMPTY'])(
+    'reports %s, which expands to nothing, as a missing source',
+    (entry) => {
+      expect(() => resolveSkillSources([entry], '/repo', env)).toThrow(
+        expect.objectContaining({
+          code: 'workspace_skill_source_missing',
+          message: `workspace_skill_source_missing: ${entry} (expands to nothing)`,
+        }),
+      );
+    },
+  );
 });

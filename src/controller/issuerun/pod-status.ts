@@ -78,6 +78,7 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     // What the Pod was given does not hold: its inputs, the WORKFLOW.md or the issue in them.
     case 'input_digest_mismatch':
     case 'missing_workflow_file':
+    case 'file_unreadable':
     case 'workflow_parse_error':
     case 'workflow_front_matter_not_a_map':
     case 'invalid_workflow_config':
