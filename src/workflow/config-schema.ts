@@ -50,6 +50,17 @@ export const trackerSection = z.object({
     .default(null)
     .describe('Tracker API key (Linear falls back to LINEAR_API_KEY). Never reaches the agent.'),
   project_slug: nullableString().default(null).describe('Tracker project to poll.'),
+  // Linear's project selectors: exactly one of project_slug, project_slugs, project_labels.
+  project_slugs: stringList()
+    .default(() => [])
+    .describe(
+      'Linear: the projects to poll, by slug ID. One project selector only: this, `project_labels` or `project_slug`.',
+    ),
+  project_labels: stringList()
+    .default(() => [])
+    .describe(
+      'Linear: poll every project that carries one of these project labels. One project selector only.',
+    ),
   assignee: nullableString()
     .default(null)
     .describe("Only issues assigned to this user (`me`: the key's own user)."),

@@ -28,6 +28,10 @@ export interface WorkflowConfig {
     endpoint: string | null;
     apiKey: string | null;
     projectSlug: string | null;
+    /** Linear: project slug IDs; empty when not given. */
+    projectSlugs: string[];
+    /** Linear: project labels whose projects are polled; empty when not given. */
+    projectLabels: string[];
     assignee: string | null;
     repository: string | null;
     /** Inline issues of the `memory` tracker, normalized. */
@@ -259,6 +263,8 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       endpoint: tracker.endpoint,
       apiKey: tracker.api_key,
       projectSlug: tracker.project_slug,
+      projectSlugs: tracker.project_slugs,
+      projectLabels: tracker.project_labels,
       assignee: tracker.assignee,
       repository: tracker.repository,
       issues: parseIssues(tracker.issues),

@@ -1,0 +1,198 @@
+import type { Issue } from '../../workflow/issue.js';
+import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import { normalizeLinearIssue } from './normalize.js';
+import {
+  ISSUES_QUERY,
+  LINEAR_PAGE_SIZE,
+  VIEWER_QUERY,
+  assigneeIdOf,
+  idsFilter,
+  scopeFilter,
+  stateFilter,
+} from './queries.js';
+import { type LinearSettings, type LinearTrackerConfig, linearSettings } from './settings.js';
+import {
+  LINEAR_REQUEST_TIMEOUT_MS,
+  type LinearTransport,
+  isJsonMap,
+  linearRequest,
+  trackerFailure,
+} from './transport.js';
+
+/**
+ * More pages than this is a loop, not a project: 200 pages of 50 are 10 000 issues, far
+ * beyond any active set a poll should carry.
+ */
+export const LINEAR_MAX_PAGES = 200;
+
+export interface LinearTrackerOptions {
+  config: LinearTrackerConfig;
+  /** The key itself (from the Workflow's Secret); else tracker.api_key, else LINEAR_API_KEY. */
+  apiKey?: string;
+  /** Where `$VAR` and LINEAR_API_KEY are looked up; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  fetch?: FetchLike;
+  /** Per request, the answer's body included; default 30 s. */
+  timeoutMs?: number;
+  maxPages?: number;
+  now?: () => number;
+}
+
+const normalizedKey = (state: string): string => state.trim().toLowerCase();
+
+/**
+ * Build the `linear` adapter. Settings are checked here, so a WORKFLOW.md without exactly
+ * one project selector, or without a key, fails (`invalid_tracker_config`,
+ * `missing_tracker_secret`) before any request is made.
+ */
+export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapter {
+  const settings = linearSettings(options.config, {
+    apiKey: options.apiKey,
+    env: options.env ?? process.env,
+  });
+  const transport: LinearTransport = {
+    endpoint: settings.endpoint,
+    apiKey: settings.apiKey,
+    fetch: options.fetch ?? globalThis.fetch,
+    timeoutMs: options.timeoutMs ?? LINEAR_REQUEST_TIMEOUT_MS,
+    now: options.now ?? Date.now,
+  };
+  const maxPages = options.maxPages ?? LINEAR_MAX_PAGES;
+  const viewer = viewerCache(transport);
+
+  async function assigneeId(signal: AbortSignal | undefined): Promise<string | null> {
+    const viewerId = settings.assignee.kind === 'me' ? await viewer(signal) : null;
+    return assigneeIdOf(settings.assignee, viewerId);
+  }
+
+  async function issuesWhere(
+    filter: Record<string, unknown>,
+    assignee: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<Issue[]> {
+    const nodes = await fetchAllPages(transport, filter, maxPages, signal);
+    const issues: Issue[] = [];
+    const seen = new Set<string>();
+    for (const node of nodes) {
+      const issue = normalizeLinearIssue(node, assignee);
+      // An issue edited mid-poll can move to a later page and come back twice.
+      if (issue === null || issue.id === null || seen.has(issue.id)) continue;
+      seen.add(issue.id);
+      issues.push(issue);
+    }
+    return issues;
+  }
+
+  async function inStates(states: readonly string[], options: FetchOptions = {}) {
+    const wanted = new Set(states.map(normalizedKey).filter((state) => state !== ''));
+    if (wanted.size === 0) return [];
+    const names = states.map((state) => state.trim()).filter((state) => state !== '');
+    const assignee = await assigneeId(options.signal);
+    const filter = { ...scopeFilter(settings.project, assignee), state: stateFilter(names) };
+    const issues = await issuesWhere(filter, assignee, options.signal);
+    // Linear matched case-insensitively; names with stray spaces are matched here.
+    return issues.filter((issue) => wanted.has(normalizedKey(issue.state ?? '')));
+  }
+
+  return {
+    kind: 'linear',
+    fetchCandidates: (options) => inStates(activeOnly(settings), options),
+    fetchByStates: (states, options) => inStates(states, options),
+    async fetchByIds(ids, options = {}) {
+      const unique = [...new Set(ids.filter((id) => id.trim() !== ''))];
+      if (unique.length === 0) return [];
+      const assignee = await assigneeId(options.signal);
+      const issues: Issue[] = [];
+      // No scope here: a running issue moved out of it must still be seen, to stop its run.
+      for (let start = 0; start < unique.length; start += LINEAR_PAGE_SIZE) {
+        const chunk = unique.slice(start, start + LINEAR_PAGE_SIZE);
+        issues.push(...(await issuesWhere(idsFilter(chunk), assignee, options.signal)));
+      }
+      return issues;
+    },
+  };
+}
+
+/** The active states that are not also terminal (facts.md: candidates are never terminal). */
+function activeOnly(settings: LinearSettings): string[] {
+  const terminal = new Set(settings.terminalStates.map(normalizedKey));
+  return settings.activeStates.filter((state) => !terminal.has(normalizedKey(state)));
+}
+
+/** `viewer { id }` once per adapter; a failed lookup is asked again next time. */
+function viewerCache(transport: LinearTransport) {
+  let known: string | null = null;
+  return async (signal: AbortSignal | undefined): Promise<string> => {
+    if (known !== null) return known;
+    const data = await linearRequest(transport, VIEWER_QUERY, {}, signal);
+    const id = isJsonMap(data.viewer) ? data.viewer.id : undefined;
+    if (typeof id !== 'string' || id === '') {
+      throw trackerFailure(transport, 'tracker_response', 'Linear answered viewer without an id');
+    }
+    known = id;
+    return id;
+  };
+}
+
+/**
+ * Every page of `issues(filter)`, following pageInfo.endCursor. A page that says there is
+ * more but gives no cursor, a cursor seen before, or more than `maxPages` pages is
+ * `tracker_pagination`: each would otherwise poll forever.
+ */
+async function fetchAllPages(
+  transport: LinearTransport,
+  filter: Record<string, unknown>,
+  maxPages: number,
+  signal: AbortSignal | undefined,
+): Promise<unknown[]> {
+  const nodes: unknown[] = [];
+  const cursors = new Set<string>();
+  let after: string | null = null;
+  for (let page = 1; ; page += 1) {
+    if (page > maxPages) {
+      throw trackerFailure(
+        transport,
+        'tracker_pagination',
+        `Linear kept offering pages past ${maxPages}`,
+        { maxPages },
+      );
+    }
+    const data = await linearRequest(
+      transport,
+      ISSUES_QUERY,
+      { filter, first: LINEAR_PAGE_SIZE, after },
+      signal,
+    );
+    const connection = data.issues;
+    const pageInfo = isJsonMap(connection) ? connection.pageInfo : undefined;
+    if (
+      !isJsonMap(connection) ||
+      !Array.isArray(connection.nodes) ||
+      !isJsonMap(pageInfo) ||
+      typeof pageInfo.hasNextPage !== 'boolean'
+    ) {
+      throw trackerFailure(transport, 'tracker_response', 'Linear answered issues without a page');
+    }
+    nodes.push(...(connection.nodes as unknown[]));
+    if (!pageInfo.hasNextPage) return nodes;
+    const cursor = pageInfo.endCursor;
+    if (typeof cursor !== 'string' || cursor === '') {
+      throw trackerFailure(
+        transport,
+        'tracker_pagination',
+        `Linear said page ${page} has a next page but gave no cursor`,
+        { page },
+      );
+    }
+    if (cursors.has(cursor)) {
+      throw trackerFailure(
+        transport,
+        'tracker_pagination',
+        `Linear gave the cursor of an earlier page again (page ${page})`,
+        { page },
+      );
+    }
+    cursors.add(cursor);
+    after = cursor;
+  }
+}

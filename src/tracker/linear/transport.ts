@@ -1,0 +1,212 @@
+import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
+import type { FetchLike } from '../types.js';
+
+/** How long one GraphQL request may take, the answer's body included. */
+export const LINEAR_REQUEST_TIMEOUT_MS = 30_000;
+
+export interface LinearTransport {
+  endpoint: string;
+  apiKey: string;
+  fetch: FetchLike;
+  timeoutMs: number;
+  /** The clock for rate-limit reset times (epoch ms); injectable for tests. */
+  now: () => number;
+}
+
+type JsonMap = Record<string, unknown>;
+
+interface GraphQLErrorShape {
+  message: string;
+  code: string | null;
+}
+
+// Messages quote the server; a long body would drown a status condition.
+const MAX_QUOTED = 300;
+
+export function isJsonMap(value: unknown): value is JsonMap {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Every error leaves through here, so the key can never reach a message even if a server or
+ * a network library echoed it back.
+ */
+function failure(
+  transport: LinearTransport,
+  code: LorenzErrorCode,
+  message: string,
+  detail: Record<string, unknown> = {},
+): LorenzError {
+  const scrubbed = message.split(transport.apiKey).join('[redacted]');
+  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  return new LorenzError(code, quoted, { tracker: 'linear', ...detail });
+}
+
+/** Linear answers errors as GraphQL `errors` entries, even with a non-2xx status. */
+function graphQLErrors(body: unknown): GraphQLErrorShape[] {
+  if (!isJsonMap(body) || !Array.isArray(body.errors)) return [];
+  return body.errors.map((entry: unknown) => {
+    const message =
+      isJsonMap(entry) && typeof entry.message === 'string' ? entry.message : 'unknown error';
+    const extensions = isJsonMap(entry) && isJsonMap(entry.extensions) ? entry.extensions : {};
+    return { message, code: typeof extensions.code === 'string' ? extensions.code : null };
+  });
+}
+
+function numberHeader(headers: Headers, name: string): number | null {
+  const raw = headers.get(name);
+  if (raw === null || raw.trim() === '') return null;
+  const value = Number(raw);
+  return Number.isFinite(value) ? value : null;
+}
+
+/** Linear's reset headers are epoch milliseconds; a value in seconds is taken as seconds. */
+function epochMs(value: number): number {
+  return value < 1e12 ? value * 1000 : value;
+}
+
+/**
+ * When the request may be retried, if the answer says: Retry-After (seconds or an HTTP
+ * date) first; else the latest reset among Linear's budgets (requests, complexity) that are
+ * spent, or among all of them when none says it is spent.
+ */
+export function retryTime(headers: Headers, now: number): number | null {
+  const retryAfter = headers.get('retry-after');
+  if (retryAfter !== null && retryAfter.trim() !== '') {
+    const seconds = Number(retryAfter);
+    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return date;
+  }
+  const budgets = ['requests', 'complexity', 'endpoint-requests'].map((budget) => ({
+    remaining: numberHeader(headers, `x-ratelimit-${budget}-remaining`),
+    reset: numberHeader(headers, `x-ratelimit-${budget}-reset`),
+  }));
+  const withReset = budgets.filter((budget) => budget.reset !== null);
+  const spent = withReset.filter((budget) => budget.remaining !== null && budget.remaining <= 0);
+  const resets = (spent.length > 0 ? spent : withReset).map((budget) => epochMs(budget.reset ?? 0));
+  return resets.length > 0 ? Math.max(...resets) : null;
+}
+
+function rateLimited(transport: LinearTransport, response: Response): LorenzError {
+  const now = transport.now();
+  const at = retryTime(response.headers, now);
+  if (at === null) {
+    return failure(transport, 'tracker_rate_limited', 'Linear rate-limited the request', {
+      status: response.status,
+    });
+  }
+  const retryAt = new Date(at).toISOString();
+  return failure(
+    transport,
+    'tracker_rate_limited',
+    `Linear rate-limited the request; retry after ${retryAt}`,
+    { status: response.status, retryAt, retryAfterMs: Math.max(0, at - now) },
+  );
+}
+
+function requestFailure(transport: LinearTransport, error: unknown, signal: AbortSignal) {
+  const reason: unknown = signal.reason;
+  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
+    return failure(
+      transport,
+      'tracker_request',
+      `Linear did not answer within ${transport.timeoutMs} ms`,
+      { timeoutMs: transport.timeoutMs },
+    );
+  }
+  if (signal.aborted) {
+    return failure(transport, 'tracker_request', 'the request to Linear was aborted');
+  }
+  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return failure(transport, 'tracker_request', `the request to Linear failed: ${text}`);
+}
+
+/**
+ * POST one GraphQL operation and return its `data`. A rate limit (HTTP 429, or Linear's own
+ * answer, an error coded RATELIMITED, which comes with HTTP 400) is `tracker_rate_limited`;
+ * another non-2xx status `tracker_status`; `errors` or a body that is not a GraphQL answer
+ * `tracker_response`; no answer at all `tracker_request`.
+ */
+export async function linearRequest(
+  transport: LinearTransport,
+  query: string,
+  variables: JsonMap,
+  callerSignal?: AbortSignal,
+): Promise<JsonMap> {
+  const timeout = AbortSignal.timeout(transport.timeoutMs);
+  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
+  let response: Response;
+  let text: string;
+  try {
+    response = await transport.fetch(transport.endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        // Personal API keys go bare; only OAuth tokens take a `Bearer` prefix.
+        authorization: transport.apiKey,
+      },
+      body: JSON.stringify({ query, variables }),
+      signal,
+    });
+    text = await response.text();
+  } catch (error) {
+    throw requestFailure(transport, error, signal);
+  }
+
+  let body: unknown;
+  let parsed = true;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    parsed = false;
+  }
+  const errors = graphQLErrors(body);
+  if (response.status === 429 || errors.some((error) => error.code === 'RATELIMITED')) {
+    throw rateLimited(transport, response);
+  }
+  if (!response.ok) {
+    const first = errors[0];
+    throw failure(
+      transport,
+      'tracker_status',
+      `Linear answered HTTP ${response.status}${first ? `: ${first.message}` : ''}`,
+      { status: response.status, ...(first?.code ? { graphqlCode: first.code } : {}) },
+    );
+  }
+  if (!parsed || !isJsonMap(body)) {
+    throw failure(
+      transport,
+      'tracker_response',
+      'Linear answered with a body that is not a JSON object',
+    );
+  }
+  const first = errors[0];
+  if (first) {
+    throw failure(
+      transport,
+      'tracker_response',
+      `Linear answered with an error: ${first.message}`,
+      {
+        ...(first.code ? { graphqlCode: first.code } : {}),
+      },
+    );
+  }
+  if (!isJsonMap(body.data)) {
+    throw failure(transport, 'tracker_response', 'Linear answered without data');
+  }
+  return body.data;
+}
+
+/** A `tracker_response` or `tracker_pagination` error from outside this module, scrubbed too. */
+export function trackerFailure(
+  transport: LinearTransport,
+  code: 'tracker_response' | 'tracker_pagination',
+  message: string,
+  detail?: Record<string, unknown>,
+): LorenzError {
+  return failure(transport, code, message, detail);
+}

@@ -1,0 +1,252 @@
+// The Linear stand-in's data: plain records, and the filter semantics of Linear's
+// IssueFilter for the keys the adapter sends. A filter key the stand-in cannot evaluate is an
+// error, so a query the adapter changes is never matched by accident.
+
+export interface FakeUser {
+  id: string;
+  name: string;
+}
+
+export interface FakeState {
+  id: string;
+  name: string;
+  /** Linear's state types: triage, backlog, unstarted, started, completed, canceled. */
+  type: string;
+}
+
+export interface FakeProject {
+  id: string;
+  slugId: string;
+  name: string;
+  labels: string[];
+}
+
+export interface FakeIssue {
+  id: string;
+  identifier: string;
+  title: string;
+  description: string | null;
+  /** 0 none, 1 urgent … 4 low. */
+  priority: number;
+  stateId: string;
+  projectId: string | null;
+  assigneeId: string | null;
+  labels: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** `issueId` blocks (or relates to, duplicates) `relatedIssueId`. */
+export interface FakeRelation {
+  id: string;
+  type: 'blocks' | 'related' | 'duplicate';
+  issueId: string;
+  relatedIssueId: string;
+}
+
+export interface FakeData {
+  viewerId: string;
+  users: FakeUser[];
+  states: FakeState[];
+  projects: FakeProject[];
+  issues: FakeIssue[];
+  relations: FakeRelation[];
+}
+
+type Filter = Record<string, unknown>;
+
+export class UnsupportedFilter extends Error {}
+
+function isMap(value: unknown): value is Filter {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function entries(filter: unknown, where: string): [string, unknown][] {
+  if (!isMap(filter)) throw new UnsupportedFilter(`${where}: not an object`);
+  return Object.entries(filter).filter(([, value]) => value !== undefined);
+}
+
+/** StringComparator / IDComparator, the operators the adapter may use. */
+function compare(value: string | null, comparator: unknown, where: string): boolean {
+  return entries(comparator, where).every(([operator, operand]) => {
+    const text = typeof operand === 'string' ? operand : '';
+    const list = Array.isArray(operand) ? operand.map(String) : [];
+    switch (operator) {
+      case 'eq':
+        return value === operand;
+      case 'neq':
+        return value !== operand;
+      case 'in':
+        return value !== null && list.includes(value);
+      case 'nin':
+        return value === null || !list.includes(value);
+      case 'eqIgnoreCase':
+        return value !== null && value.toLowerCase() === text.toLowerCase();
+      case 'neqIgnoreCase':
+        return value === null || value.toLowerCase() !== text.toLowerCase();
+      default:
+        throw new UnsupportedFilter(`${where}.${operator}: the stand-in does not evaluate it`);
+    }
+  });
+}
+
+/** `and`/`or` over nested filters of the same type; undefined for any other key. */
+function logical(key: string, operand: unknown, test: (filter: unknown) => boolean) {
+  if (key === 'and') return (operand as unknown[]).every(test);
+  if (key === 'or') return (operand as unknown[]).some(test);
+  return undefined;
+}
+
+function labelsMatch(labels: readonly string[], filter: unknown, where: string): boolean {
+  return entries(filter, where).every(([key, operand]) => {
+    const combined = logical(key, operand, (f) => labelsMatch(labels, f, where));
+    if (combined !== undefined) return combined;
+    if (key === 'some') return labelsMatch(labels, operand, `${where}.some`);
+    // A collection filter's own `name` holds when some label's name does.
+    if (key === 'name') return labels.some((label) => compare(label, operand, `${where}.name`));
+    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
+  });
+}
+
+function projectMatches(project: FakeProject | null, filter: unknown, where: string): boolean {
+  return entries(filter, where).every(([key, operand]) => {
+    const combined = logical(key, operand, (f) => projectMatches(project, f, where));
+    if (combined !== undefined) return combined;
+    if (key === 'null') return (project === null) === operand;
+    if (project === null) return false;
+    if (key === 'id') return compare(project.id, operand, `${where}.id`);
+    if (key === 'slugId') return compare(project.slugId, operand, `${where}.slugId`);
+    if (key === 'name') return compare(project.name, operand, `${where}.name`);
+    if (key === 'labels') return labelsMatch(project.labels, operand, `${where}.labels`);
+    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
+  });
+}
+
+function stateMatches(state: FakeState, filter: unknown, where: string): boolean {
+  return entries(filter, where).every(([key, operand]) => {
+    const combined = logical(key, operand, (f) => stateMatches(state, f, where));
+    if (combined !== undefined) return combined;
+    if (key === 'id') return compare(state.id, operand, `${where}.id`);
+    if (key === 'name') return compare(state.name, operand, `${where}.name`);
+    if (key === 'type') return compare(state.type, operand, `${where}.type`);
+    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
+  });
+}
+
+function userMatches(userId: string | null, filter: unknown, where: string): boolean {
+  return entries(filter, where).every(([key, operand]) => {
+    const combined = logical(key, operand, (f) => userMatches(userId, f, where));
+    if (combined !== undefined) return combined;
+    if (key === 'null') return (userId === null) === operand;
+    if (key === 'id') return userId !== null && compare(userId, operand, `${where}.id`);
+    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
+  });
+}
+
+export function issueMatches(
+  data: FakeData,
+  issue: FakeIssue,
+  filter: unknown,
+  where = 'filter',
+): boolean {
+  return entries(filter, where).every(([key, operand]) => {
+    const combined = logical(key, operand, (f) => issueMatches(data, issue, f, where));
+    if (combined !== undefined) return combined;
+    if (key === 'id') return compare(issue.id, operand, `${where}.id`);
+    if (key === 'project') {
+      const project = data.projects.find((p) => p.id === issue.projectId) ?? null;
+      return projectMatches(project, operand, `${where}.project`);
+    }
+    if (key === 'state') return stateMatches(stateOf(data, issue), operand, `${where}.state`);
+    if (key === 'assignee') {
+      return userMatches(issue.assigneeId, operand, `${where}.assignee`);
+    }
+    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
+  });
+}
+
+export function stateOf(data: FakeData, issue: FakeIssue): FakeState {
+  const state = data.states.find((s) => s.id === issue.stateId);
+  if (state === undefined) throw new Error(`fixture: issue ${issue.identifier} has no state`);
+  return state;
+}
+
+const STATES: FakeState[] = [
+  { id: 'st-backlog', name: 'Backlog', type: 'backlog' },
+  { id: 'st-todo', name: 'Todo', type: 'unstarted' },
+  { id: 'st-progress', name: 'In Progress', type: 'started' },
+  { id: 'st-done', name: 'Done', type: 'completed' },
+  { id: 'st-canceled', name: 'Canceled', type: 'canceled' },
+];
+
+function issue(
+  n: number,
+  fields: Partial<FakeIssue> & Pick<FakeIssue, 'stateId' | 'projectId'>,
+): FakeIssue {
+  const created = new Date(Date.UTC(2026, 0, 1, 0, n)).toISOString();
+  return {
+    id: `issue-${n}`,
+    identifier: `ENG-${n}`,
+    title: `Issue ${n}`,
+    description: null,
+    priority: 0,
+    assigneeId: null,
+    labels: [],
+    createdAt: created,
+    updatedAt: created,
+    ...fields,
+  };
+}
+
+/**
+ * A small workspace: projects alpha (label Platform), beta (label Mobile), gamma; the
+ * viewer `user-me` and `user-other`. ENG-3 (Done) blocks ENG-2; ENG-4 is only related.
+ */
+export function fixtureData(): FakeData {
+  return {
+    viewerId: 'user-me',
+    users: [
+      { id: 'user-me', name: 'Me' },
+      { id: 'user-other', name: 'Other' },
+    ],
+    states: STATES.map((state) => ({ ...state })),
+    projects: [
+      { id: 'project-alpha', slugId: 'alpha1', name: 'Alpha', labels: ['Platform'] },
+      { id: 'project-beta', slugId: 'beta2', name: 'Beta', labels: ['Mobile'] },
+      { id: 'project-gamma', slugId: 'gamma3', name: 'Gamma', labels: [] },
+    ],
+    issues: [
+      issue(1, {
+        stateId: 'st-todo',
+        projectId: 'project-alpha',
+        priority: 2,
+        assigneeId: 'user-me',
+        labels: ['Backend', 'Bug'],
+        description: 'The login redirect loops.',
+      }),
+      issue(2, {
+        stateId: 'st-progress',
+        projectId: 'project-alpha',
+        priority: 0,
+        assigneeId: 'user-other',
+      }),
+      issue(3, { stateId: 'st-done', projectId: 'project-alpha', priority: 1 }),
+      issue(4, { stateId: 'st-todo', projectId: 'project-beta', priority: 4 }),
+      issue(5, { stateId: 'st-todo', projectId: 'project-gamma', priority: 3 }),
+      issue(6, { stateId: 'st-backlog', projectId: 'project-alpha' }),
+    ],
+    relations: [
+      { id: 'rel-1', type: 'blocks', issueId: 'issue-3', relatedIssueId: 'issue-2' },
+      { id: 'rel-2', type: 'related', issueId: 'issue-4', relatedIssueId: 'issue-2' },
+    ],
+  };
+}
+
+/** `count` more Todo issues in a project of their own (slug `bulk9`), for pagination. */
+export function withBulkProject(data: FakeData, count: number): FakeData {
+  const project: FakeProject = { id: 'project-bulk', slugId: 'bulk9', name: 'Bulk', labels: [] };
+  const bulk = Array.from({ length: count }, (_, index) =>
+    issue(100 + index, { stateId: 'st-todo', projectId: project.id }),
+  );
+  return { ...data, projects: [...data.projects, project], issues: [...data.issues, ...bulk] };
+}
