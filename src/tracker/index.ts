@@ -1,21 +1,38 @@
 import type { WorkflowConfig } from '../workflow/config.js';
 import { LorenzError } from '../workflow/errors.js';
+import { createLinearTracker } from './linear/index.js';
 import { createMemoryTracker } from './memory.js';
 import type { TrackerAdapter } from './types.js';
 
 export type { FetchLike, FetchOptions, TrackerAdapter } from './types.js';
 
 /** The tracker kinds this build can poll. */
-export const TRACKER_KINDS = ['memory'] as const;
+export const TRACKER_KINDS = ['memory', 'linear'] as const;
+
+export interface TrackerOptions {
+  /** The tracker key from the Workflow's Secret (the controller); else the config's. */
+  apiKey?: string;
+  /** Where `$VAR` keys are looked up; default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
 
 /**
  * The adapter a Workflow's configuration names. An unknown kind is
  * `unsupported_tracker_kind`, listing the kinds there are.
  */
-export function createTracker(config: WorkflowConfig): TrackerAdapter {
+export function createTracker(
+  config: WorkflowConfig,
+  options: TrackerOptions = {},
+): TrackerAdapter {
   switch (config.tracker.kind) {
     case 'memory':
       return createMemoryTracker(config.tracker.issues, config.tracker);
+    case 'linear':
+      return createLinearTracker({
+        config: config.tracker,
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+        ...(options.env === undefined ? {} : { env: options.env }),
+      });
     default:
       throw new LorenzError(
         'unsupported_tracker_kind',

@@ -33,7 +33,7 @@ export const trackerSection = z.object({
   kind: nonEmptyString()
     .default('memory')
     .describe(
-      'Tracker adapter: `memory` (issues listed inline, for tests and demos); `linear` and `github` come with the tracker adapters.',
+      'Tracker adapter: `memory` (issues listed inline, for tests and demos) or `linear` (GraphQL; one of project_slugs, project_labels, project_slug).',
     ),
   active_states: stringList()
     .default(() => [...DEFAULT_ACTIVE_STATES])

@@ -1,6 +1,6 @@
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
-import { expandRoot } from '../../workspace/paths.js';
+import { expandPath } from '../../workspace/paths.js';
 
 /** Linear's public GraphQL endpoint, used when tracker.endpoint is not set. */
 export const LINEAR_DEFAULT_ENDPOINT = 'https://api.linear.app/graphql';
@@ -85,8 +85,8 @@ export function assigneeScope(assignee: string | null): AssigneeScope {
 export function resolveLinearApiKey(apiKey: string | null, env: NodeJS.ProcessEnv): string {
   const written = apiKey?.trim() ?? '';
   if (written !== '') {
-    // Only `$…` goes through expandRoot: its `~` expansion means nothing for a key.
-    const value = written.startsWith('$') ? expandRoot(written, env) : written;
+    // Only `$…` goes through expandPath: its `~` expansion means nothing for a key.
+    const value = written.startsWith('$') ? expandPath(written, env) : written;
     if (value === null || value.trim() === '') {
       throw new LorenzError(
         'missing_tracker_secret',

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { createTracker } from '../../src/tracker/index.js';
+import { parseConfig } from '../../src/workflow/config.js';
+
+const configOf = (tracker: Record<string, unknown>) => parseConfig({ tracker }).config;
+
+describe('the tracker a configuration names', () => {
+  it.each([
+    ['memory', { kind: 'memory' }],
+    ['linear', { kind: 'linear', project_slug: 'abc123', api_key: 'lin_api_x' }],
+  ])('%s', (kind, tracker) => {
+    expect(createTracker(configOf(tracker)).kind).toBe(kind);
+  });
+
+  it('refuses a kind it cannot poll, listing the ones it can', () => {
+    expect(() => createTracker(configOf({ kind: 'trello' }))).toThrow(
+      expect.objectContaining({
+        code: 'unsupported_tracker_kind',
+        message: expect.stringMatching(/"trello".*known: memory, linear/) as unknown,
+      }),
+    );
+  });
+
+  it('checks a linear configuration before any request: no key is missing_tracker_secret', () => {
+    expect(() =>
+      createTracker(configOf({ kind: 'linear', project_slug: 'abc123' }), { env: {} }),
+    ).toThrow(expect.objectContaining({ code: 'missing_tracker_secret' }));
+  });
+});
