@@ -212,6 +212,12 @@ export interface WorkflowOptions {
   maxTurns?: number;
   /** agent.max_retry_backoff_ms (the default unless given). */
   maxRetryBackoffMs?: number;
+  /** More YAML lines of the tracker section (indented two spaces), e.g. inline issues. */
+  tracker?: string;
+  /** More YAML lines of the agent section (indented two spaces). */
+  agent?: string;
+  /** polling.interval_ms (the default unless given). */
+  pollingMs?: number;
 }
 
 /** A WORKFLOW.md with the scripted agent, as the init container installs it, as the bridge. */
@@ -221,10 +227,10 @@ export function workflowText(env: OperatorEnv, options: WorkflowOptions = {}): s
     .join('\n');
   return `---
 tracker:
-  kind: memory
+  kind: memory${options.tracker ? `\n${options.tracker}` : ''}
 agent:
   kind: scripted
-  max_turns: ${options.maxTurns ?? 1}${options.maxRetryBackoffMs === undefined ? '' : `\n  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`}
+  max_turns: ${options.maxTurns ?? 1}${options.maxRetryBackoffMs === undefined ? '' : `\n  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`}${options.agent ? `\n${options.agent}` : ''}${options.pollingMs === undefined ? '' : `\npolling:\n  interval_ms: ${options.pollingMs}`}
 agents:
   scripted:
     bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}

@@ -1,0 +1,99 @@
+// The tracker drives the work: a Workflow's issues (here the memory tracker, inline in its
+// WORKFLOW.md, so moving an issue is a `kubectl apply`) become IssueRuns the controller
+// creates, runs, continues while the issue stays active, and stops and removes once it is
+// Done — blockers respected and the cap never exceeded.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { IssueRun, Workflow } from '../../src/api/index.js';
+import {
+  createWorkflow,
+  path,
+  useOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+const board = (first: string) => `  issues:
+    - { id: "1", identifier: "LOOP-1", title: "First", state: "${first}", priority: 1 }
+    - id: "2"
+      identifier: "LOOP-2"
+      title: "Second, blocked by the first"
+      state: "Todo"
+      priority: 2
+      blocked_by: [{ id: "1", identifier: "LOOP-1", state: "${first}" }]
+    - { id: "3", identifier: "LOOP-3", title: "Already done", state: "Done" }`;
+
+const text = (env: OperatorEnv, first: string) =>
+  workflowText(env, {
+    tracker: board(first),
+    agent: '  max_concurrent_agents: 1',
+    pollingMs: 1000,
+    hooks: { before_run: 'echo hi' },
+  });
+
+const runsOf = async (env: OperatorEnv): Promise<IssueRun[]> =>
+  (await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() })).items.filter(
+    (run) => run.spec.workflowRef.name === 'loop',
+  );
+const unfinished = (runs: IssueRun[]) =>
+  runs.filter(
+    (run) => !run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True'),
+  );
+
+describe('the tracker drives the work', () => {
+  const current = useOperatorEnv();
+  let env: OperatorEnv;
+  beforeAll(() => {
+    env = current();
+  });
+
+  it('dispatches, continues, stops on Done, removes the run, then starts the unblocked issue', async () => {
+    let maxUnfinished = 0;
+    const watch = async () => {
+      const runs = await runsOf(env);
+      maxUnfinished = Math.max(maxUnfinished, unfinished(runs).length);
+      return runs;
+    };
+    await createWorkflow(env, 'loop', text(env, 'Todo'));
+
+    // LOOP-1 gets a run; LOOP-2 waits for its blocker; LOOP-3 is Done.
+    const first = await until('the run of LOOP-1 to continue into attempt 2', async () => {
+      const runs = await watch();
+      const run = runs.find((entry) => entry.metadata.name === 'loop-loop-1');
+      return (run?.status?.attempt ?? 0) >= 2 ? run : undefined;
+    });
+    expect(first.spec).toMatchObject({
+      continueWhileActive: true,
+      issue: { identifier: 'LOOP-1' },
+    });
+    expect(first.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Workflow', name: 'loop' });
+    expect((await watch()).map((run) => run.metadata.name)).toEqual(['loop-loop-1']);
+    const workflow = await env.admin.request<Workflow>({ path: path.workflows('loop') });
+    expect(workflow.status?.dispatch?.blocked).toEqual([{ identifier: 'LOOP-2', by: ['LOOP-1'] }]);
+    expect(workflow.status?.conditions?.find((c) => c.type === 'TrackerReachable')).toMatchObject({
+      status: 'True',
+    });
+
+    // LOOP-1 moves to Done: its run is stopped, then removed; LOOP-2 is free to go.
+    await env.admin.request({
+      method: 'PATCH',
+      path: path.workflows('loop'),
+      patchType: 'merge',
+      body: { spec: { workflow: text(env, 'Done') } },
+    });
+    const second = await until('LOOP-1 removed and LOOP-2 dispatched', async () => {
+      const runs = await watch();
+      const names = runs.map((run) => run.metadata.name);
+      return !names.includes('loop-loop-1') && names.includes('loop-loop-2') ? runs : undefined;
+    });
+    expect(second.map((run) => run.spec.issue.identifier)).toEqual(['LOOP-2']);
+    await until('LOOP-2 to run', async () => {
+      const runs = await watch();
+      return runs.some((run) => (run.status?.attempt ?? 0) >= 1 && run.status?.podName)
+        ? true
+        : undefined;
+    });
+    // Never more unfinished runs than agent.max_concurrent_agents.
+    expect(maxUnfinished).toBe(1);
+  });
+});
