@@ -188,6 +188,20 @@ export const workflowSpecSchema = z
         'Delete a finished IssueRun (and its Pods) this many seconds after it finished; kept when unset.',
       ),
     suspend: z.boolean().optional().describe('Stop starting new runs; running ones go on.'),
+    trackerSecretRef: z
+      .object({
+        name: z.string().min(1).max(253).describe('A Secret in this namespace.'),
+        key: z
+          .string()
+          .min(1)
+          .max(253)
+          .optional()
+          .describe('The key holding the tracker API key; default `api_key`.'),
+      })
+      .optional()
+      .describe(
+        "The tracker's API key, read by the controller only (never put in a run Pod, an Event, a log or a status).",
+      ),
     redactSecretOutput: z
       .boolean()
       .optional()

@@ -212,6 +212,8 @@ export interface WorkflowOptions {
   maxTurns?: number;
   /** agent.max_retry_backoff_ms (the default unless given). */
   maxRetryBackoffMs?: number;
+  /** tracker.kind (memory unless given). */
+  trackerKind?: string;
   /** More YAML lines of the tracker section (indented two spaces), e.g. inline issues. */
   tracker?: string;
   /** More YAML lines of the agent section (indented two spaces). */
@@ -227,7 +229,7 @@ export function workflowText(env: OperatorEnv, options: WorkflowOptions = {}): s
     .join('\n');
   return `---
 tracker:
-  kind: memory${options.tracker ? `\n${options.tracker}` : ''}
+  kind: ${options.trackerKind ?? 'memory'}${options.tracker ? `\n${options.tracker}` : ''}
 agent:
   kind: scripted
   max_turns: ${options.maxTurns ?? 1}${options.maxRetryBackoffMs === undefined ? '' : `\n  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`}${options.agent ? `\n${options.agent}` : ''}${options.pollingMs === undefined ? '' : `\npolling:\n  interval_ms: ${options.pollingMs}`}

@@ -1,7 +1,7 @@
 // The tracker side of the Workflow reconciler: what one poll creates, cancels, moves and
 // removes, from what the tracker says and which runs the Workflow holds.
 import { describe, expect, it } from 'vitest';
-import type { IssueRun } from '../../src/api/index.js';
+import type { IssueRun, Workflow } from '../../src/api/index.js';
 import { dispatchedRun, pollWorkflow } from '../../src/controller/workflow/poll.js';
 import { ISSUERUNS } from '../../src/controller/shared/resources.js';
 import { createMemoryTracker } from '../../src/tracker/memory.js';
@@ -9,7 +9,13 @@ import type { TrackerAdapter } from '../../src/tracker/types.js';
 import { parseConfig } from '../../src/workflow/config.js';
 import { LorenzError } from '../../src/workflow/errors.js';
 import { normalizeIssue, type IssueInput } from '../../src/workflow/issue.js';
-import { FakeClock, FakeInformer, FakeKubeClient } from './fakes/controller.js';
+import {
+  FakeClock,
+  FakeInformer,
+  FakeKubeClient,
+  failWith,
+  type AnswerRule,
+} from './fakes/controller.js';
 import { T0, finishedStatus, startedStatus, workflow } from './fakes/objects.js';
 
 const config = parseConfig({
@@ -32,16 +38,25 @@ function held(identifier: string, state: string, status = startedStatus(1, 'Runn
   return { ...dispatchedRun(owner, issue(identifier, { state })), status };
 }
 
-async function poll(board: ReturnType<typeof issue>[] | TrackerAdapter, runs: IssueRun[] = []) {
+async function poll(
+  board: ReturnType<typeof issue>[] | TrackerAdapter,
+  runs: IssueRun[] = [],
+  options: { workflow?: Workflow; answers?: AnswerRule[] } = {},
+) {
   const client = new FakeKubeClient();
+  client.answer(...(options.answers ?? []));
   const tracker = Array.isArray(board) ? createMemoryTracker(board, config.tracker) : board;
-  const result = await pollWorkflow(owner, config, undefined, {
+  const keys: Array<string | undefined> = [];
+  const result = await pollWorkflow(options.workflow ?? owner, config, undefined, {
     client,
     issueRuns: new FakeInformer<IssueRun>(ISSUERUNS, runs),
     now: new FakeClock(T0).now,
-    trackerFor: () => tracker,
+    trackerFor: (_config, apiKey) => {
+      keys.push(apiKey);
+      return tracker;
+    },
   });
-  return { actions: client.summaries(0), result, client };
+  return { actions: client.summaries(0), result, client, keys };
 }
 
 describe('one poll of the tracker', () => {
@@ -125,5 +140,44 @@ describe('one poll of the tracker', () => {
       message: 'linear answered 503',
     });
     expect(result.dispatch.lastError).toContain('503');
+  });
+
+  describe('the tracker key from spec.trackerSecretRef', () => {
+    const withSecret = workflow({ trackerSecretRef: { name: 'linear', key: 'token' } });
+    it('is read from the Secret and handed to the adapter only', async () => {
+      const { actions, keys } = await poll([], [], {
+        workflow: withSecret,
+        answers: [
+          {
+            match: 'GET secrets/linear',
+            answer: {
+              body: { data: { token: Buffer.from('lin_api_s3cret\n').toString('base64') } },
+            },
+          },
+        ],
+      });
+      expect(actions).toEqual(['GET secrets/linear']);
+      expect(keys).toEqual(['lin_api_s3cret']);
+    });
+
+    it.each<[string, AnswerRule, string]>([
+      [
+        'a missing Secret',
+        failWith('GET secrets/*', 404, 'NotFound'),
+        'Secret linear (spec.trackerSecretRef) not found',
+      ],
+      [
+        'a Secret without the key',
+        { match: 'GET secrets/linear', answer: { body: { data: {} } } },
+        'Secret linear (spec.trackerSecretRef) has no key token',
+      ],
+    ])('%s is missing_tracker_secret, and nothing is polled', async (_name, answer, message) => {
+      const { result, keys } = await poll([issue('ENG-1')], [], {
+        workflow: withSecret,
+        answers: [answer],
+      });
+      expect(keys).toEqual([]);
+      expect(result.reachable).toEqual({ ok: false, reason: 'missing_tracker_secret', message });
+    });
   });
 });

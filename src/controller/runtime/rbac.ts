@@ -40,6 +40,8 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'delete'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: [...READ, 'create', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  // get only (no list, no watch): the Secret a Workflow names in spec.trackerSecretRef.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 

@@ -10,14 +10,14 @@ import {
   type WorkflowDispatch,
 } from '../../api/index.js';
 import { planDispatch, type HeldIssue } from '../../dispatch/policy.js';
-import { createTracker, type TrackerAdapter } from '../../tracker/index.js';
+import type { TrackerAdapter } from '../../tracker/index.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
-import { errorMessage, isLorenzError } from '../../workflow/errors.js';
+import { LorenzError, errorMessage, isLorenzError } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
 import { isActiveState } from '../../workflow/states.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
-import { isConflict, isNotFound, resourcePath } from '../runtime/client.js';
+import { SECRETS, isConflict, isNotFound, resourcePath } from '../runtime/client.js';
 import type { Informer } from '../runtime/informer.js';
 import {
   ANNOTATION_ISSUE_ID,
@@ -41,8 +41,11 @@ export interface PollDeps {
   client: KubeClient;
   issueRuns: Informer<IssueRun>;
   now: () => Date;
-  /** The adapter for a configuration (tests pass stand-ins). */
-  trackerFor?: (config: WorkflowConfig) => TrackerAdapter;
+  /**
+   * The adapter for a Workflow's configuration and key. Adapters keep state between polls
+   * (GitHub's ETags, Linear's viewer), so the reconciler hands in a cached one.
+   */
+  trackerFor: (config: WorkflowConfig, apiKey: string | undefined) => TrackerAdapter;
   logger?: Logger;
 }
 
@@ -131,7 +134,7 @@ export async function pollWorkflow(
   let candidates: Issue[];
   let refreshed: Issue[];
   try {
-    tracker = (deps.trackerFor ?? createTracker)(config);
+    tracker = deps.trackerFor(config, await trackerKey(deps.client, workflow));
     const held = runs.filter((run) => !isFinished(run));
     refreshed = held.length > 0 ? await tracker.fetchByIds(held.map(heldId)) : [];
     candidates = await tracker.fetchCandidates();
@@ -202,6 +205,27 @@ export async function pollWorkflow(
     reachable: { ok: true },
     requeueAfterMs: interval,
   };
+}
+
+/** The API key in the Secret the Workflow names, if it names one. */
+async function trackerKey(client: KubeClient, workflow: Workflow): Promise<string | undefined> {
+  const ref = workflow.spec.trackerSecretRef;
+  if (!ref) return undefined;
+  const key = ref.key ?? 'api_key';
+  const where = `Secret ${ref.name} (spec.trackerSecretRef)`;
+  let secret: { data?: Record<string, string> };
+  try {
+    secret = await client.request({
+      path: resourcePath(SECRETS, workflow.metadata.namespace, ref.name),
+    });
+  } catch (error) {
+    if (isNotFound(error)) throw new LorenzError('missing_tracker_secret', `${where} not found`);
+    throw error;
+  }
+  const encoded = secret.data?.[key];
+  const value = encoded === undefined ? '' : Buffer.from(encoded, 'base64').toString('utf8').trim();
+  if (!value) throw new LorenzError('missing_tracker_secret', `${where} has no key ${key}`);
+  return value;
 }
 
 function isTerminal(state: string | null, config: WorkflowConfig): boolean {

@@ -13,7 +13,12 @@ import { createStatusWriter, type Cached } from '../shared/status-writer.js';
 import { workflowConditions } from './conditions.js';
 import { evaluateWorkflow, type LoadedSpec } from './evaluate.js';
 import { runCounts } from './run-counts.js';
-import { pollWorkflow, type PollDeps, type PollResult } from './poll.js';
+import { pollWorkflow, type PollResult } from './poll.js';
+import { createTracker, type TrackerAdapter } from '../../tracker/index.js';
+import { sha256Hex } from '../../api/run-pod.js';
+
+const defaultTracker = (config: LoadedWorkflow['config'], apiKey: string | undefined) =>
+  createTracker(config, apiKey === undefined ? {} : { apiKey });
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
@@ -33,7 +38,7 @@ export interface WorkflowReconcilerDeps {
   /** Called with each good config (tests watch what the reconciler loaded). */
   onConfig?: (workflow: Workflow, loaded: LoadedWorkflow) => void;
   /** The tracker of a configuration; the built-in adapters unless a test says otherwise. */
-  trackerFor?: PollDeps['trackerFor'];
+  trackerFor?: (config: LoadedWorkflow['config'], apiKey: string | undefined) => TrackerAdapter;
 }
 
 /**
@@ -48,6 +53,23 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
   const countsDue = new Map<string, number>();
   /** When each Workflow's tracker is polled next (ms since epoch); at once after a restart. */
   const pollDue = new Map<string, number>();
+  /**
+   * Each Workflow's adapter, kept while its tracker settings and key stay the same: adapters
+   * remember between polls (GitHub's ETags make an unchanged poll free).
+   */
+  const trackers = new Map<string, { fingerprint: string; adapter: TrackerAdapter }>();
+  function trackerOf(
+    key: string,
+    config: LoadedWorkflow['config'],
+    apiKey: string | undefined,
+  ): TrackerAdapter {
+    const fingerprint = sha256Hex(`${JSON.stringify(config.tracker)}\n${apiKey ?? ''}`);
+    const known = trackers.get(key);
+    if (known?.fingerprint === fingerprint) return known.adapter;
+    const adapter = (deps.trackerFor ?? defaultTracker)(config, apiKey);
+    trackers.set(key, { fingerprint, adapter });
+    return adapter;
+  }
 
   /** The immutable ConfigMap `<wf>-config-<digest>` of a good spec (create → 409: it exists). */
   async function ensureSnapshot(workflow: Workflow, spec: LoadedSpec): Promise<string> {
@@ -115,6 +137,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       statuses.forget(key);
       countsDue.delete(key);
       pollDue.delete(key);
+      trackers.delete(key);
       return;
     }
     const now = deps.now();
@@ -178,7 +201,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       client: deps.client,
       issueRuns: deps.issueRuns,
       now: deps.now,
-      ...(deps.trackerFor ? { trackerFor: deps.trackerFor } : {}),
+      trackerFor: (config, apiKey) => trackerOf(key, config, apiKey),
       ...(deps.logger ? { logger: deps.logger } : {}),
     });
     pollDue.set(key, now.getTime() + result.requeueAfterMs);

@@ -1,0 +1,119 @@
+// The tracker key lives in a Secret the Workflow names and is read by the controller only.
+// Against a Linear stand-in (Linear's published schema, every query validated), the
+// controller dispatches the project's active issues; their run Pods print their environment
+// and every file they can read. The key must appear nowhere: not in a status, an Event, a
+// Pod, a ConfigMap, a log line of a Pod, or a log line of the controller.
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssueRun } from '../../src/api/index.js';
+import { startLinearStandIn, type LinearStandIn } from '../unit/fakes/linear-server.js';
+import { fixtureData } from '../unit/fakes/linear-data.js';
+import {
+  NAMESPACE,
+  createWorkflow,
+  finished,
+  path,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+const KEY = 'lin_api_Zq8vRk2PmW4tXs9bN1cY';
+
+describe('a tracker key in a Secret', () => {
+  let env: OperatorEnv;
+  let linear: LinearStandIn;
+  const controllerLog: string[] = [];
+  beforeAll(async () => {
+    linear = await startLinearStandIn(fixtureData(), KEY);
+    env = await startOperatorEnv();
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        controllerLog.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    await env.startController({ logger: pino({ level: 'debug' }, sink) });
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await linear?.close();
+  });
+
+  it('reaches the tracker and nothing else', async () => {
+    await env.kubectl(
+      'create',
+      'secret',
+      'generic',
+      'linear',
+      '-n',
+      NAMESPACE,
+      `--from-literal=api_key=${KEY}`,
+    );
+    await createWorkflow(
+      env,
+      'lin',
+      workflowText(env, {
+        trackerKind: 'linear',
+        tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
+        pollingMs: 1000,
+        hooks: {
+          after_create: 'env; cat /lorenz/inputs/* 2>&1; ls -laR /var/run /run 2>&1 | head -200',
+          before_run: 'grep -r . /lorenz 2>/dev/null | head -500',
+        },
+      }),
+      { trackerSecretRef: { name: 'linear' } },
+    );
+    const runs: string[] = await until(
+      'the active issues of project alpha to be dispatched',
+      async () => {
+        const list = await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() });
+        const names = list.items.map((run) => run.metadata.name ?? '').sort();
+        return names.length >= 2 ? names : undefined;
+      },
+    );
+    // ENG-1 (Todo) and ENG-2 (In Progress, its blocker ENG-3 Done); not Done nor Backlog.
+    expect(runs).toEqual(['lin-eng-1', 'lin-eng-2']);
+    expect(linear.requests.some((request) => request.authorization === KEY)).toBe(true);
+    // Once their hooks have printed what they can see, stop them (the stand-in's issues stay
+    // active, so the runs would go on) and let them end.
+    for (const name of runs) {
+      await until(`${name}'s before_run to finish`, async () => {
+        const run = await env.admin.request<IssueRun>({ path: path.issueRuns(name) });
+        const hook = run.status?.hooks?.find((entry) => entry.name === 'before_run');
+        return hook && hook.status !== 'started' ? true : undefined;
+      });
+    }
+    for (const name of runs) {
+      await env.admin.request({
+        method: 'PATCH',
+        path: path.issueRuns(name),
+        patchType: 'merge',
+        body: { spec: { cancelRequested: true } },
+      });
+    }
+    for (const name of runs) await finished(env, name, 120_000);
+
+    const dumps: string[] = [controllerLog.join('')];
+    for (const kind of [
+      'workflows.lorenz.dev',
+      'issueruns.lorenz.dev',
+      'pods',
+      'configmaps',
+      'events',
+    ]) {
+      dumps.push(await env.kubectl('get', kind, '-n', NAMESPACE, '-o', 'json'));
+    }
+    const pods = JSON.parse(dumps[3] ?? '{}') as { items: { metadata: { name: string } }[] };
+    expect(pods.items.length).toBeGreaterThanOrEqual(2);
+    for (const pod of pods.items) {
+      dumps.push(await env.kubectl('logs', pod.metadata.name, '-n', NAMESPACE, '-c', 'agent'));
+    }
+    // The hooks did print their environment and files: the dumps are not empty of them.
+    expect(dumps.join('\n')).toContain('LORENZ');
+    for (const dump of dumps) expect(dump).not.toContain(KEY);
+    expect(dumps.join('\n')).not.toContain(KEY.slice(8));
+  });
+});
