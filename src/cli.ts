@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   'prompt render': async () => (await import('./cli/workflow-commands.js')).promptRenderCommand,
   'hook render': async () => (await import('./cli/workflow-commands.js')).hookRenderCommand,
   run: async () => (await import('./cli/run-command.js')).runCommand,
+  poll: async () => (await import('./cli/poll-command.js')).pollCommand,
   runner: async () => (await import('./cli/operator-commands.js')).runnerCommand,
   controller: async () => (await import('./cli/operator-commands.js')).controllerCommand,
 };

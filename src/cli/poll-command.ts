@@ -1,0 +1,100 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeDecision, planDispatch, type DispatchEntry } from '../dispatch/policy.js';
+import { loadWorkflowFile } from '../template/load-workflow.js';
+import { createTracker } from '../tracker/index.js';
+import type { WorkflowConfig } from '../workflow/config.js';
+import { UsageError, requireOption } from './usage.js';
+
+type Output = (text: string) => void;
+
+/** The policy settings of a configuration, as the controller uses them. */
+function settingsOf(config: WorkflowConfig) {
+  return {
+    activeStates: config.tracker.activeStates,
+    terminalStates: config.tracker.terminalStates,
+    maxConcurrentAgents: config.agent.maxConcurrentAgents,
+    maxConcurrentAgentsByState: config.agent.maxConcurrentAgentsByState,
+    ensembleSize: config.agent.ensembleSize,
+  };
+}
+
+function printText(entries: readonly DispatchEntry[], out: Output): void {
+  if (entries.length === 0) {
+    out('no candidates\n');
+    return;
+  }
+  const width = Math.max(...entries.map((entry) => entry.issue.identifier.length));
+  const stateWidth = Math.max(...entries.map((entry) => (entry.issue.state ?? '-').length));
+  for (const { issue, decision } of entries) {
+    const state = (issue.state ?? '-').padEnd(stateWidth);
+    out(`${issue.identifier.padEnd(width)}  ${state}  ${describeDecision(decision)}\n`);
+  }
+}
+
+function printJson(entries: readonly DispatchEntry[], out: Output): void {
+  const rows = entries.map(({ issue, decision }) => ({
+    identifier: issue.identifier,
+    state: issue.state,
+    decision: decision.kind,
+    ...(decision.kind === 'blocked' ? { blockedBy: decision.by } : {}),
+    ...(decision.kind === 'over-cap' ? { cap: decision.cap, slots: decision.slots } : {}),
+    ...(decision.kind === 'dispatch' ? { slots: decision.slots } : {}),
+  }));
+  out(`${JSON.stringify(rows, null, 2)}\n`);
+}
+
+/**
+ * `lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]`: asks the tracker
+ * the Workflow names for its candidates and prints, in dispatch order, what the controller
+ * would do with each (the same policy). With `--once` and without `--dry-run` it then runs
+ * the dispatched issues here, one after another, through `lorenz run`'s engine. Keys come
+ * from the configuration or its `$VAR`s and are never printed.
+ */
+export async function pollCommand(args: string[], out: Output, err: Output): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      workflow: { type: 'string' },
+      once: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      output: { type: 'string', default: 'text' },
+      'no-agent': { type: 'boolean', default: false },
+    },
+  });
+  const path = requireOption(values.workflow, '--workflow');
+  if (values.output !== 'text' && values.output !== 'json') {
+    throw new UsageError(`--output must be text or json, got '${values.output}'`);
+  }
+  if (!values.once && !values['dry-run']) {
+    throw new UsageError('poll needs --dry-run (show the decisions) or --once (run them once)');
+  }
+  const workflow = await loadWorkflowFile(path);
+  for (const warning of workflow.warnings) err(`warning: ${path}: ${warning}\n`);
+  const tracker = createTracker(workflow.config);
+  const candidates = await tracker.fetchCandidates();
+  const entries = planDispatch(candidates, [], settingsOf(workflow.config));
+  if (values.output === 'json') printJson(entries, out);
+  else printText(entries, out);
+  if (values['dry-run']) return 0;
+
+  const { runCommand } = await import('./run-command.js');
+  const dir = await mkdtemp(join(tmpdir(), 'lorenz-poll-'));
+  let failed = 0;
+  try {
+    for (const { issue, decision } of entries) {
+      if (decision.kind !== 'dispatch') continue;
+      const issueFile = join(dir, `${issue.identifier.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
+      await writeFile(issueFile, `${JSON.stringify(issue, null, 2)}\n`);
+      const run = ['--workflow', path, '--issue', issueFile];
+      const code = await runCommand(values['no-agent'] ? [...run, '--no-agent'] : run, out, err);
+      if (code !== 0) failed += 1;
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return failed > 0 ? 1 : 0;
+}
