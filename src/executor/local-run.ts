@@ -1,4 +1,4 @@
-import { createOutputCapture } from './output-capture.js';
+import { createOutputCapture, withoutFinalNewline } from './output-capture.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,7 +74,7 @@ export async function runLocalCommand(
   child.once('error', (error) => {
     spawnError = `cannot start bash in ${options.cwd}: ${error.message}`;
   });
-  const capture = createOutputCapture(options.outputLimit);
+  const capture = withoutFinalNewline(createOutputCapture(options.outputLimit));
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => capture.push(chunk));

@@ -134,7 +134,8 @@ Body:
 {{ issue.description }}
 {% else %}
 No description provided.
-{% endif %}`,
+{% endif %}
+`,
     );
   });
 });
