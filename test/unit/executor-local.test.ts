@@ -10,7 +10,9 @@ import {
   removeTempDir,
 } from './workspace-helpers.js';
 
-const executor = createLocalExecutor();
+// Pids a hook prints are checked from here: they are this machine's only outside the run's
+// PID namespace, whose own behaviour test/unit/executor-escape.test.ts covers.
+const executor = createLocalExecutor({ pidNamespace: false });
 let dir: string;
 let env: NodeJS.ProcessEnv;
 

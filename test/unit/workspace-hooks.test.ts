@@ -13,7 +13,9 @@ import {
   removeTempDir,
 } from './workspace-helpers.js';
 
-const executor = createLocalExecutor();
+// Pids a hook prints are checked from here: they are this machine's only outside the run's
+// PID namespace, whose own behaviour test/unit/executor-escape.test.ts covers.
+const executor = createLocalExecutor({ pidNamespace: false });
 const issue = normalizeIssue({ identifier: 'ENG-7', title: "Fix it's bug", branch_name: 'eng-7' });
 let base: string;
 let root: string;
