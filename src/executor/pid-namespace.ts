@@ -134,10 +134,6 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
   holder.unref();
   holder.stdout?.destroy();
   (holder.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null)?.unref?.();
-  const exited = new Promise<void>((resolve) => {
-    if (holder.exitCode !== null || holder.signalCode !== null) resolve();
-    else holder.once('exit', () => resolve());
-  });
   const root = process.getuid?.() === 0;
   const namespaces = [
     `--pid=/proc/${pid}/ns/pid_for_children`,
@@ -158,7 +154,7 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
         await waitEmpty(inode, graceMs, init);
         holder.stdin?.end();
         signalAll(await members(inode), 'SIGKILL');
-        await Promise.race([exited, sleep(TEARDOWN_WAIT_MS)]);
+        // Polled, never a pending timer: this process must be free to exit at once after.
         await waitEmpty(inode, TEARDOWN_WAIT_MS, []);
       })();
       return ending;
