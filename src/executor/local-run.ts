@@ -1,4 +1,4 @@
-import { createOutputCapture } from './output-capture.js';
+import { createOutputCapture, withoutFinalNewline } from './output-capture.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -50,17 +50,21 @@ const notStarted = (message: string, started: number): CommandResult =>
 
 /**
  * Run one command to completion. Returns when the command's output is closed; on timeout or
- * abort, only once its whole process group is dead (SIGTERM, grace, SIGKILL).
+ * abort, only once its whole process group is dead (SIGTERM, grace, SIGKILL). `enter` is an
+ * argv prefix the command runs under (nsenter into the run's PID namespace); it must pass the
+ * exit status on and stay in the group, as nsenter does.
  */
 export async function runLocalCommand(
   command: string,
   options: RunCommandOptions,
+  enter: readonly string[] = [],
 ): Promise<CommandResult> {
   const started = performance.now();
   if (options.signal?.aborted) return ranNothing(started, { cancelled: true, durationMs: 0 });
   let child: ChildProcess;
   try {
-    child = spawn('/bin/sh', ['-c', MERGED_OUTPUT_SCRIPT, 'sh', command], {
+    const argv = [...enter, '/bin/sh', '-c', MERGED_OUTPUT_SCRIPT, 'sh', command];
+    child = spawn(argv[0] ?? '/bin/sh', argv.slice(1), {
       cwd: options.cwd,
       env: options.env ?? process.env,
       detached: true,
@@ -74,7 +78,7 @@ export async function runLocalCommand(
   child.once('error', (error) => {
     spawnError = `cannot start bash in ${options.cwd}: ${error.message}`;
   });
-  const capture = createOutputCapture(options.outputLimit);
+  const capture = withoutFinalNewline(createOutputCapture(options.outputLimit));
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => capture.push(chunk));

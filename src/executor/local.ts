@@ -3,25 +3,42 @@ import { homedir } from 'node:os';
 import type { Executor } from './types.js';
 import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
 import { runLocalCommand, spawnLocalProcess } from './local-run.js';
+import { startPidNamespace, type PidNamespace } from './pid-namespace.js';
+
+export interface LocalExecutorOptions {
+  /**
+   * Run hooks in a PID namespace of the executor's own where the machine allows one, so that
+   * `shutdown` ends even the processes that left their hook's group (default true).
+   */
+  pidNamespace?: boolean;
+}
 
 /**
  * The executor for this machine: `lorenz run` on a laptop and the runner inside a Pod.
  * Commands run under bash in their own process group (see local-run.ts); the filesystem
  * helpers are thin wrappers over node:fs so the lifecycle can stay executor-agnostic.
  */
-export function createLocalExecutor(): Executor {
+export function createLocalExecutor(settings: LocalExecutorOptions = {}): Executor {
   // Every group a command started: a hook may leave a daemon behind on purpose (a dev
   // server for the agent), which lives until the run ends and `shutdown` ends it.
   const groups = new Set<number>();
+  // Started with the first hook, so a run without hooks never pays for it.
+  let namespace: Promise<PidNamespace | null> | undefined;
+  const pidNamespace = () =>
+    (namespace ??= settings.pidNamespace === false ? Promise.resolve(null) : startPidNamespace());
   return {
-    runCommand: (command, options) =>
-      runLocalCommand(command, {
-        ...options,
-        onStart: (group) => {
-          groups.add(group);
-          options.onStart?.(group);
+    runCommand: async (command, options) =>
+      runLocalCommand(
+        command,
+        {
+          ...options,
+          onStart: (group) => {
+            groups.add(group);
+            options.onStart?.(group);
+          },
         },
-      }),
+        (await pidNamespace())?.enter(options.cwd),
+      ),
     spawn: spawnLocalProcess,
     ensureDirectory,
     realpath: (path) => realpath(path),
@@ -43,6 +60,10 @@ export function createLocalExecutor(): Executor {
           if (await groupAlive(group)) await terminateGroup(group, graceMs);
         }),
       );
+      // Then whatever left its group: the namespace takes it down with it.
+      const ending = namespace;
+      namespace = undefined;
+      await (await ending)?.end(graceMs);
     },
   };
 }

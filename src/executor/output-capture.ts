@@ -55,3 +55,26 @@ export function createOutputCapture(limit = Infinity): OutputCapture {
     },
   };
 }
+
+/**
+ * The output as the reference reports it: without its final newline. A newline that ends a
+ * chunk is held back until more output shows it was not the last one, so neither the kept
+ * text nor the count of dropped characters includes it.
+ */
+export function withoutFinalNewline(inner: OutputCapture): OutputCapture {
+  let held = false;
+  return {
+    push(chunk) {
+      if (chunk === '') return;
+      if (held) inner.push('\n');
+      held = chunk.endsWith('\n');
+      inner.push(held ? chunk.slice(0, -1) : chunk);
+    },
+    get text() {
+      return inner.text;
+    },
+    get dropped() {
+      return inner.dropped;
+    },
+  };
+}

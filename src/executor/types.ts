@@ -23,7 +23,10 @@ export interface CommandResult {
   /** null when the process was killed by a signal or never ran. */
   exitCode: number | null;
   signal: NodeJS.Signals | null;
-  /** stdout and stderr merged in arrival order: the first outputLimit characters. */
+  /**
+   * stdout and stderr merged in arrival order, without the final newline (as the reference
+   * reports it): the first outputLimit characters.
+   */
   output: string;
   /** Characters of output beyond outputLimit, counted but not kept. */
   outputDropped: number;

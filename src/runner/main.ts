@@ -165,9 +165,9 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   };
   let summary: RunSummary | null = null;
   let failure: { code: SlotErrorCode; message: string } | undefined;
+  const executor = options.executor ?? createLocalExecutor();
   try {
     const plan = await planRun(options);
-    const executor = options.executor ?? createLocalExecutor();
     const env = { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
     const isIssueActive = createIssueStateCheck({
       stateFile: options.issueStateFile,
@@ -197,6 +197,9 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       message: redact.text(errorMessage(error)),
     };
     emit({ type: 'stderr', message: `lorenz runner: ${failure.message}`, slot: options.slot });
+  } finally {
+    // Nothing a hook started may outlive the runner, not even what left its process group.
+    if (!options.executor) await executor.shutdown();
   }
   if (!summary) {
     // The lifecycle never ran to its end: still close the stream with run_completed.

@@ -1,6 +1,6 @@
 /**
  * The fixed message of every turn after the first while the issue stays active. Not Liquid
- * and not configurable: the text is the reference's, word for word.
+ * and not configurable: the text is the reference's, word for word, ending with its newline.
  */
 export function continuationPrompt(turnNumber: number, maxTurns: number): string {
   return [
@@ -11,5 +11,6 @@ export function continuationPrompt(turnNumber: number, maxTurns: number): string
     '- Resume from the current workspace and workpad state instead of restarting from scratch.',
     '- The original task instructions and prior turn context are already present in this thread, so do not restate them before acting.',
     '- Focus on the remaining ticket work and do not end the turn while the issue stays active unless you are truly blocked.',
+    '',
   ].join('\n');
 }

@@ -16,9 +16,27 @@ export const MAX_TIMER_MS = 2_147_483_647;
 /** A positive duration in milliseconds that a timer can hold. */
 export const durationMs = () => positiveInteger(MAX_TIMER_MS);
 
+/** Integer text as YAML leaves it when quoted: `"5"`, ` "-1" `; no decimals, no exponents. */
+const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
+
+/**
+ * The reference reads a quoted integer (`max_turns: "5"`) as the number. Only integer text is
+ * converted; anything else reaches the number schema as it is and fails with its rule. A
+ * preprocess (not a union) so that the documented input type stays the number's: the JSON
+ * schema of a preprocess in input mode is its output schema.
+ */
+function acceptingIntegerText<T extends z.ZodNumber>(schema: T) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' && INTEGER_TEXT.test(value) ? Number(value) : value),
+    schema,
+  );
+}
+
 export function integerAtMost(max: number) {
   const rule = `must be an integer no greater than ${max}`;
-  return z.number({ error: rule }).int({ error: rule }).max(max, { error: rule });
+  return acceptingIntegerText(
+    z.number({ error: rule }).int({ error: rule }).max(max, { error: rule }),
+  );
 }
 
 export function positiveInteger(max?: number) {
@@ -27,21 +45,23 @@ export function positiveInteger(max?: number) {
       ? 'must be a positive integer'
       : `must be a positive integer no greater than ${max}`;
   const base = z.number({ error: rule }).int({ error: rule }).positive({ error: rule });
-  return max === undefined ? base : base.max(max, { error: rule });
+  return acceptingIntegerText(max === undefined ? base : base.max(max, { error: rule }));
 }
 
 export function integer() {
   const rule = 'must be an integer';
-  return z.number({ error: rule }).int({ error: rule });
+  return acceptingIntegerText(z.number({ error: rule }).int({ error: rule }));
 }
 
 export function integerBetween(min: number, max: number) {
   const rule = `must be an integer from ${min} to ${max}`;
-  return z
-    .number({ error: rule })
-    .int({ error: rule })
-    .min(min, { error: rule })
-    .max(max, { error: rule });
+  return acceptingIntegerText(
+    z
+      .number({ error: rule })
+      .int({ error: rule })
+      .min(min, { error: rule })
+      .max(max, { error: rule }),
+  );
 }
 
 export function nonEmptyString() {

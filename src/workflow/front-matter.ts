@@ -1,7 +1,10 @@
 import { LorenzError } from './errors.js';
 import { parseUserYaml } from './yaml.js';
 
-/** The prompt used when a WORKFLOW.md body is blank (the reference's text, word for word). */
+/**
+ * The prompt used when a WORKFLOW.md body is blank: the reference's text word for word, its
+ * final newline included.
+ */
 export const DEFAULT_PROMPT_TEMPLATE = [
   'You are working on an issue from the configured tracker.',
   '',
@@ -14,6 +17,7 @@ export const DEFAULT_PROMPT_TEMPLATE = [
   '{% else %}',
   'No description provided.',
   '{% endif %}',
+  '',
 ].join('\n');
 
 /** A blank body never means a blank prompt. */

@@ -41,7 +41,7 @@ function failedBeforeRunning(
   command: string,
   error: string,
 ): HookExecutionMessage {
-  const truncated = truncateOutput(error);
+  const truncated = truncateOutput(error.trim());
   return {
     status: 'failed',
     hookName: request.hookName,
@@ -86,6 +86,15 @@ function failureText(
     text: `hook failed with status ${status}: ${result.output}`,
     quotesOutput: true,
   };
+}
+
+/**
+ * The record's `error`, trimmed as the reference reports it. When the quoted output was cut,
+ * its end is not the text's end: only the start is trimmed and the marker counts the rest.
+ */
+function errorText(failure: { text: string; quotesOutput?: boolean }, outputDropped: number) {
+  const dropped = failure.quotesOutput ? outputDropped : 0;
+  return truncateCaptured(dropped > 0 ? failure.text.trimStart() : failure.text.trim(), dropped);
 }
 
 /**
@@ -165,10 +174,7 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
   const output = truncateCaptured(result.output, result.outputDropped);
   const failure = failureText(result, request.timeoutMs);
   // A failure text that quotes the output quotes what was kept; the marker counts the rest.
-  const error =
-    failure === null
-      ? null
-      : truncateCaptured(failure.text, failure.quotesOutput ? result.outputDropped : 0);
+  const error = failure === null ? null : errorText(failure, result.outputDropped);
   const message: HookExecutionMessage = {
     status: failure === null ? 'completed' : 'failed',
     hookName,

@@ -125,7 +125,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
     });
     expect(run.status?.hooks?.find((hook) => hook.name === 'after_run')).toMatchObject({
       status: 'completed',
-      output: 'after-run-ran\n',
+      output: 'after-run-ran',
     });
     const events = await hookEvents(env, 'long-1');
     expect(

@@ -58,7 +58,7 @@ describe('run Pods known by uid', () => {
     // after_run still ran in the grace period, and its output reached the status.
     expect(run.status?.hooks?.find((hook) => hook.name === 'after_run')).toMatchObject({
       status: 'completed',
-      output: 'after-run-ran\n',
+      output: 'after-run-ran',
     });
     const reasons = (await hookEvents(env, 'del-1')).map(
       (event) => `${event.reason}:${event.note.split(' ')[0]}`,
@@ -107,7 +107,7 @@ describe('run Pods known by uid', () => {
     // The history of attempt 2 only: before_run completed this time.
     expect(run.status?.hooks?.find((hook) => hook.name === 'before_run')).toMatchObject({
       status: 'completed',
-      output: 'waiting\n',
+      output: 'waiting',
     });
     expect(await runPodNames(env, 'again-1')).toEqual(['again-1-0-2']);
     const events = await hookEvents(env, 'again-1');

@@ -59,7 +59,7 @@ describe('IssueRun → Pod on the process node', () => {
       ['after_run', 'completed', 0],
       ['before_remove', 'completed', 0],
     ]);
-    expect(run.status?.hooks?.[0]?.output).toBe('cloned ENG-1\n');
+    expect(run.status?.hooks?.[0]?.output).toBe('cloned ENG-1');
     expect(run.status?.turn).toBe(1);
     const events = await hookEvents(env, 'happy-1');
     expect(events.map((event) => event.reason)).toEqual([
@@ -161,7 +161,7 @@ describe('IssueRun → Pod on the process node', () => {
         name: 'after_create',
         status: 'failed',
         exitCode: 7,
-        output: 'broken\n',
+        output: 'broken',
       }),
     ]);
     expect(run.status?.turn).toBe(0);

@@ -10,7 +10,9 @@ import {
   removeTempDir,
 } from './workspace-helpers.js';
 
-const executor = createLocalExecutor();
+// Pids a hook prints are checked from here: they are this machine's only outside the run's
+// PID namespace, whose own behaviour test/unit/executor-escape.test.ts covers.
+const executor = createLocalExecutor({ pidNamespace: false });
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
@@ -40,7 +42,7 @@ describe('local executor: runCommand', () => {
       exitCode: 3,
       signal: null,
       timedOut: false,
-      output: `${dir}\nlogin\n`,
+      output: `${dir}\nlogin`,
     });
     expect(result.spawnError).toBeUndefined();
     expect(result.durationMs).toBeGreaterThanOrEqual(0);
@@ -51,7 +53,7 @@ describe('local executor: runCommand', () => {
       'for i in 1 2 3; do echo "out$i"; echo "err$i" >&2; done',
       { cwd: dir, timeoutMs: 10_000 },
     );
-    expect(result.output).toBe('out1\nerr1\nout2\nerr2\nout3\nerr3\n');
+    expect(result.output).toBe('out1\nerr1\nout2\nerr2\nout3\nerr3');
   });
 
   it('passes the environment it is given', async () => {
@@ -60,7 +62,7 @@ describe('local executor: runCommand', () => {
       timeoutMs: 10_000,
       env: { ...process.env, LORENZ_TEST_VALUE: 'from-env' },
     });
-    expect(result.output).toBe('from-env\n');
+    expect(result.output).toBe('from-env');
   });
 
   it('on timeout kills every backgrounded child before returning', async () => {
@@ -92,7 +94,7 @@ describe('local executor: runCommand', () => {
       cwd: dir,
       timeoutMs: 10_000,
     });
-    expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'early\nlate\n' });
+    expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'early\nlate' });
   });
 
   it('an abort signal kills the group like a timeout, and says it was cancelled', async () => {

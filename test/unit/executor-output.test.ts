@@ -2,7 +2,11 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../src/executor/local.js';
-import { codePoints, createOutputCapture } from '../../src/executor/output-capture.js';
+import {
+  codePoints,
+  createOutputCapture,
+  withoutFinalNewline,
+} from '../../src/executor/output-capture.js';
 import { runHook } from '../../src/workspace/hooks.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { makeTempDir, quickLoginEnv, removeTempDir } from './workspace-helpers.js';
@@ -26,6 +30,21 @@ describe('output capture', () => {
     const capture = createOutputCapture(limit);
     for (const chunk of chunks) capture.push(chunk);
     expect({ text: capture.text, dropped: capture.dropped }).toEqual({ text: kept, dropped });
+  });
+
+  it.each([
+    [['a\n'], 'a', 0],
+    [['a\n', '\n'], 'a\n', 0],
+    [['a\n', 'b'], 'a\nb', 0],
+    [['a', '\n', ''], 'a', 0],
+    [['\n'], '', 0],
+    [['abcd', 'e\n'], 'abc', 2],
+    [['abc\n'], 'abc', 0],
+    [['abc\n', '\n'], 'abc', 1],
+  ])('without the final newline: %j → %j, %d dropped', (chunks, text, dropped) => {
+    const capture = withoutFinalNewline(createOutputCapture(3));
+    for (const chunk of chunks) capture.push(chunk);
+    expect({ text: capture.text, dropped: capture.dropped }).toEqual({ text, dropped });
   });
 
   it('counts code points as Array.from does', () => {

@@ -170,8 +170,8 @@ describe('runIssueLifecycle', () => {
   });
 
   it.each([
-    ['after_create', 'exit 4', 'hook_failed', 'hook failed with status 4: '],
-    ['before_run', 'exit 5', 'hook_failed', 'hook failed with status 5: '],
+    ['after_create', 'exit 4', 'hook_failed', 'hook failed with status 4:'],
+    ['before_run', 'exit 5', 'hook_failed', 'hook failed with status 5:'],
     ['before_run', 'sleep 1000', 'hook_timed_out', 'hook timed out after 200ms'],
     [
       'before_run',
@@ -219,8 +219,8 @@ describe('runIssueLifecycle', () => {
     expect(summary.succeeded).toBe(true);
     const stderr = events.filter((event) => event.type === 'stderr').map((event) => event.message);
     expect(stderr).toEqual([
-      'Ignoring after_run hook failure: hook failed with status 3: bye\n',
-      'Ignoring before_remove hook failure: hook failed with status 1: ',
+      'Ignoring after_run hook failure: hook failed with status 3: bye',
+      'Ignoring before_remove hook failure: hook failed with status 1:',
     ]);
     expect(types(events)).toContain('workspace_removed');
   });

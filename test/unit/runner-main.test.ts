@@ -188,8 +188,8 @@ describe('lorenz runner', () => {
     const outputs = events.flatMap((event) =>
       event.type === 'hook_execution' && event.message.output ? [event.message.output] : [],
     );
-    expect(outputs).toContain('key=[redacted] copies=none\n');
-    expect(outputs).toContain('[redacted]\n');
+    expect(outputs).toContain('key=[redacted] copies=none');
+    expect(outputs).toContain('[redacted]');
     expect(JSON.stringify(events)).not.toContain(secret);
     expect(JSON.stringify(summary)).not.toContain(secret);
     expect(await readFile(join(dir, 'termination-log'), 'utf8')).not.toContain(secret);

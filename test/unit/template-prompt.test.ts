@@ -163,7 +163,7 @@ describe('Liquid features', () => {
 describe('the default prompt', () => {
   it('renders with and without a description', () => {
     expect(render(DEFAULT_PROMPT_TEMPLATE)).toBe(
-      'You are working on an issue from the configured tracker.\n\nIdentifier: ENG-7\nTitle: Fix login\n\nBody:\n\nNo description provided.\n',
+      'You are working on an issue from the configured tracker.\n\nIdentifier: ENG-7\nTitle: Fix login\n\nBody:\n\nNo description provided.\n\n',
     );
     const described = normalizeIssue({ identifier: 'A-1', title: 'T', description: 'Do it.' });
     expect(render(DEFAULT_PROMPT_TEMPLATE, { issue: described })).toContain('Body:\n\nDo it.\n');
@@ -225,7 +225,8 @@ describe('continuationPrompt', () => {
 - This is continuation turn #3 of 20 for the current agent run.
 - Resume from the current workspace and workpad state instead of restarting from scratch.
 - The original task instructions and prior turn context are already present in this thread, so do not restate them before acting.
-- Focus on the remaining ticket work and do not end the turn while the issue stays active unless you are truly blocked.`,
+- Focus on the remaining ticket work and do not end the turn while the issue stays active unless you are truly blocked.
+`,
     );
   });
 });

@@ -271,6 +271,43 @@ describe('keys named like Object.prototype members', () => {
   });
 });
 
+describe('integer settings written as quoted numbers', () => {
+  it('are read as the numbers, as the reference reads them', () => {
+    const { config } = parseConfig({
+      polling: { interval_ms: '5000' },
+      hooks: { timeout_ms: '60000' },
+      agent: {
+        max_concurrent_agents: ' 3 ',
+        max_turns: '5',
+        max_retry_backoff_ms: '+1000',
+        ensemble_size: '2',
+      },
+      agents: { turn_timeout_ms: '10', stall_timeout_ms: '-1', response_timeout_ms: '20' },
+      worker: { ssh_timeout_ms: '7' },
+    });
+    expect(config.polling.intervalMs).toBe(5000);
+    expect(config.hooks.timeoutMs).toBe(60_000);
+    expect(config.agent).toMatchObject({
+      maxConcurrentAgents: 3,
+      maxTurns: 5,
+      maxRetryBackoffMs: 1000,
+      ensembleSize: 2,
+    });
+    expect(config.agents).toMatchObject({ turnTimeoutMs: 10, stallTimeoutMs: -1 });
+    expect(config.agents).toMatchObject({ responseTimeoutMs: 20 });
+    expect(config.worker.sshTimeoutMs).toBe(7);
+  });
+
+  it('are read from WORKFLOW.md front matter too (the camelCase alias included)', () => {
+    const { frontMatter } = parseWorkflowContent(
+      '---\nagent:\n  max_turns: "5"\nhooks:\n  timeoutMs: "60000"\n---\nbody\n',
+    );
+    const { config } = parseConfig(frontMatter);
+    expect(config.agent.maxTurns).toBe(5);
+    expect(config.hooks.timeoutMs).toBe(60_000);
+  });
+});
+
 describe('invalid values name the key path and the rule', () => {
   const positive = 'must be a positive integer';
   // Durations in ms: what a Node timer can hold (2³¹−1); past it a timer fires after 1 ms.
@@ -289,7 +326,15 @@ describe('invalid values name the key path and the rule', () => {
     [{ tracker: { repository: true } }, 'tracker.repository: must be a string or null'],
     [{ tracker: { issues: {} } }, 'tracker.issues: must be a list of issues'],
     [{ polling: { interval_ms: 0 } }, `polling.interval_ms: ${duration}`],
-    [{ polling: { interval_ms: '30000' } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: 'soon' } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: '' } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: '1.5' } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: '1e3' } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: '0x10' } }, `polling.interval_ms: ${duration}`],
+    [{ polling: { interval_ms: '0' } }, `polling.interval_ms: ${duration}`],
+    [{ hooks: { timeout_ms: '604800001' } }, /^hooks\.timeout_ms: must be a positive integer/],
+    [{ agent: { max_turns: '5 turns' } }, `agent.max_turns: ${positive}`],
+    [{ agent: { ensemble_size: '101' } }, 'agent.ensemble_size: must be an integer from 1 to 100'],
     [{ workspace: { root: 1 } }, 'workspace.root: must be a string or null'],
     [
       { workspace: { isolation: 'shared' } },

@@ -159,7 +159,8 @@ Body:
 {{ issue.description }}
 {% else %}
 No description provided.
-{% endif %}`,
+{% endif %}
+`,
     );
   });
 });

@@ -13,7 +13,9 @@ import {
   removeTempDir,
 } from './workspace-helpers.js';
 
-const executor = createLocalExecutor();
+// Pids a hook prints are checked from here: they are this machine's only outside the run's
+// PID namespace, whose own behaviour test/unit/executor-escape.test.ts covers.
+const executor = createLocalExecutor({ pidNamespace: false });
 const issue = normalizeIssue({ identifier: 'ENG-7', title: "Fix it's bug", branch_name: 'eng-7' });
 let base: string;
 let root: string;
@@ -82,7 +84,7 @@ describe('runHook', () => {
       command,
       cwd: workspace,
       exitCode: 0,
-      output: `Fix it's bug in ${workspace}\n`,
+      output: `Fix it's bug in ${workspace}`,
       outputTruncated: false,
       error: null,
       errorTruncated: false,
@@ -96,14 +98,14 @@ describe('runHook', () => {
     const { events, request: hook } = request('after_create', 'echo out; echo err >&2; exit 7');
     await expect(runHook(hook)).rejects.toMatchObject({
       code: 'hook_failed',
-      message: 'hook failed with status 7: out\nerr\n',
+      message: 'hook failed with status 7: out\nerr',
     });
     expect(hookMessages(events)[1]).toMatchObject({
       status: 'failed',
       exitCode: 7,
-      output: 'out\nerr\n',
+      output: 'out\nerr',
       outputTruncated: false,
-      error: 'hook failed with status 7: out\nerr\n',
+      error: 'hook failed with status 7: out\nerr',
       errorTruncated: false,
     });
   });
@@ -120,7 +122,7 @@ describe('runHook', () => {
     expect(hookMessages(events)[1]).toMatchObject({
       status: 'failed',
       exitCode: null,
-      output: 'begun\n',
+      output: 'begun',
       error: 'hook timed out after 300ms',
       errorTruncated: false,
     });
@@ -189,6 +191,42 @@ describe('runHook', () => {
     expect(await runHook(hook)).toMatchObject({ output, outputTruncated: truncated });
   });
 
+  it.each([
+    ['the final newline only', "printf 'a\\n\\n'", 'a\n'],
+    ['a last line without a newline as it is', "printf 'a\\nb'", 'a\nb'],
+    ['nothing when only a newline was printed', 'echo', ''],
+    ['a final newline that arrives on its own', "printf a; sleep 0.05; printf '\\n'", 'a'],
+  ])('reports the output without %s, as the reference does', async (_case, command, output) => {
+    const { request: hook } = request('after_create', command);
+    expect(await runHook(hook)).toMatchObject({ output, outputTruncated: false });
+  });
+
+  it('does not count the final newline as a dropped character', async () => {
+    const fits = request('after_create', "printf 'x%.0s' $(seq 4096); echo");
+    expect(await runHook(fits.request)).toMatchObject({
+      output: 'x'.repeat(4096),
+      outputTruncated: false,
+    });
+    const over = request('after_create', "printf 'x%.0s' $(seq 4098); echo");
+    expect(await runHook(over.request)).toMatchObject({
+      output: `${'x'.repeat(4096)}\n[truncated 2 chars]`,
+      outputTruncated: true,
+    });
+  });
+
+  it('trims the error of a failed hook', async () => {
+    const { request: hook } = request('after_run', "printf '  out  \\n\\n\\t'; exit 1");
+    expect(await runHook(hook)).toMatchObject({
+      output: '  out  \n\n\t',
+      error: 'hook failed with status 1:   out',
+    });
+    const silent = request('after_run', 'exit 1');
+    expect(await runHook(silent.request)).toMatchObject({
+      output: '',
+      error: 'hook failed with status 1:',
+    });
+  });
+
   it('truncates a long failure error the same way', async () => {
     const { request: hook } = request('after_run', `printf 'y%.0s' $(seq 5000); exit 1`);
     const message = await runHook(hook);
@@ -232,7 +270,7 @@ describe('runHook', () => {
       await expect(runHook(hook)).resolves.toMatchObject({ status: 'failed', exitCode: 2 });
       expect(events.at(-1)).toEqual({
         type: 'stderr',
-        message: `Ignoring ${hookName} hook failure: hook failed with status 2: `,
+        message: `Ignoring ${hookName} hook failure: hook failed with status 2:`,
         slot: 0,
       });
     }

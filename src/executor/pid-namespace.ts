@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readlink } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * A PID namespace that every hook of one executor runs in, so that nothing a hook starts can
+ * outlive the run, not even a process that left the hook's group (`setsid cmd &`): when the
+ * namespace's first process dies, the kernel kills every process left in it.
+ *
+ * The namespace is held by `unshare --pid --fork --kill-child sh -c 'read'`: its `sh` is the
+ * namespace's init, waiting on a pipe from this process. Closing the pipe (or this process
+ * dying, even by SIGKILL) ends `sh` and so the whole namespace. It has its own /proc, so
+ * pids inside a hook are the namespace's. Hooks join it with
+ * `nsenter`, which forks the hook inside and passes its exit status on. Without root a user
+ * namespace comes along (`--map-current-user`, so the hook still sees its own uid); with root
+ * the hook keeps root's real capabilities. Where neither works (no util-linux, a seccomp
+ * profile that forbids unshare, as Kubernetes' RuntimeDefault does) the probe returns null
+ * and hooks run as before, in their own process group only.
+ */
+export interface PidNamespace {
+  /** The argv prefix that runs a command inside the namespace, in `cwd`. */
+  enter(cwd: string): string[];
+  /** SIGTERM everything inside, give it `graceMs`, then end the namespace (SIGKILL to all). */
+  end(graceMs: number): Promise<void>;
+}
+
+/** How long the holder may take to report that the namespace is up. */
+const START_TIMEOUT_MS = 2000;
+/** After the holder is gone the kernel still needs a moment to tear the namespace down. */
+const TEARDOWN_WAIT_MS = 2000;
+const READY = 'lorenz-pid-namespace-ready';
+
+function unshareArguments(): string[] {
+  const root = process.getuid?.() === 0;
+  return [
+    ...(root ? [] : ['--map-current-user']),
+    '--pid',
+    '--fork',
+    '--kill-child',
+    // Its own /proc, so that `$!` and `ps` agree inside a hook; outer mounts still show up.
+    '--mount-proc',
+    '--propagation',
+    'slave',
+    'sh',
+    '-c',
+    `echo ${READY}; read _`,
+  ];
+}
+
+/** Resolves true once the holder printed READY, false when it failed or took too long. */
+function holderReady(holder: ChildProcess): Promise<boolean> {
+  return new Promise((resolve) => {
+    let seen = '';
+    const timer = setTimeout(() => resolve(false), START_TIMEOUT_MS);
+    const settle = (ready: boolean) => {
+      clearTimeout(timer);
+      resolve(ready);
+    };
+    holder.stdout?.setEncoding('utf8');
+    holder.stdout?.on('data', (chunk: string) => {
+      seen += chunk;
+      if (seen.includes(READY)) settle(true);
+    });
+    holder.once('error', () => settle(false));
+    holder.once('exit', () => settle(false));
+  });
+}
+
+/** Outer pids of the processes in the namespace `inode` names (`pid:[…]`). */
+async function members(inode: string): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if ((await readlink(`/proc/${entry}/ns/pid`)) === inode) found.push(Number(entry));
+    } catch {
+      // exited while we looked, or not ours to inspect
+    }
+  }
+  return found;
+}
+
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+async function waitEmpty(inode: string, withinMs: number, except: number[]): Promise<boolean> {
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const left = (await members(inode)).filter((pid) => !except.includes(pid));
+    if (left.length === 0) return true;
+    if (performance.now() >= deadline) return false;
+    await sleep(20);
+  }
+}
+
+/** Start the holder; null when this machine does not let us have a PID namespace. */
+export async function startPidNamespace(): Promise<PidNamespace | null> {
+  let holder: ChildProcess;
+  try {
+    holder = spawn('unshare', unshareArguments(), { stdio: ['pipe', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+  holder.on('error', () => {}); // reported through holderReady
+  const pid = holder.pid;
+  if (!(await holderReady(holder)) || pid === undefined) {
+    holder.kill('SIGKILL');
+    return null;
+  }
+  let inode: string;
+  try {
+    inode = await readlink(`/proc/${pid}/ns/pid_for_children`);
+  } catch {
+    holder.kill('SIGKILL');
+    return null;
+  }
+  // Right after READY the namespace holds its init (the holder's `sh`) and nothing else.
+  const init = await members(inode);
+  // The holder must never keep this process alive: `end` is the orderly way out, and this
+  // process exiting closes the pipe, which ends the namespace too.
+  holder.unref();
+  holder.stdout?.destroy();
+  (holder.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null)?.unref?.();
+  const root = process.getuid?.() === 0;
+  const namespaces = [
+    `--pid=/proc/${pid}/ns/pid_for_children`,
+    `--mount=/proc/${pid}/ns/mnt`,
+    ...(root ? [] : [`--user=/proc/${pid}/ns/user`, '--preserve-credentials']),
+  ];
+  let ending: Promise<void> | undefined;
+  return {
+    // Joining a mount namespace moves to its root directory: --wd moves back.
+    enter: (cwd) => ['nsenter', ...namespaces, `--wd=${cwd}`, '--'],
+    end(graceMs) {
+      ending ??= (async () => {
+        // Everything but the init gets a SIGTERM and the grace (an init ignores SIGTERM).
+        signalAll(
+          (await members(inode)).filter((member) => !init.includes(member)),
+          'SIGTERM',
+        );
+        await waitEmpty(inode, graceMs, init);
+        holder.stdin?.end();
+        signalAll(await members(inode), 'SIGKILL');
+        // Polled, never a pending timer: this process must be free to exit at once after.
+        await waitEmpty(inode, TEARDOWN_WAIT_MS, []);
+      })();
+      return ending;
+    },
+  };
+}
