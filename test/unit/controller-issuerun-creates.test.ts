@@ -91,15 +91,16 @@ const rows: RunRow[] = [
   },
   {
     name: 'inputs too large for a ConfigMap: InputsTooLarge, nothing created',
-    run: issueRun({ labels: ['ensemble:3'] }),
-    snapshot: workflowText({ prompt: `${'x'.repeat(400_000)} {{ issue.identifier }}` }),
+    // Each prompt within the parse limit (262 144 characters), five of them past 1 MB.
+    run: issueRun({ labels: ['ensemble:5'] }),
+    snapshot: workflowText({ prompt: `${'x'.repeat(250_000)} {{ issue.identifier }}` }),
     steps: once({
       actions: [STATUS],
       status: {
         phase: 'Failed',
         conditions: finished(false, 'InputsTooLarge'),
         message: expect.stringMatching(
-          /the rendered inputs \(WORKFLOW.md, the issue, 3 prompt\(s\)\) take \d+ bytes; a ConfigMap holds at most 1000000/,
+          /the rendered inputs \(WORKFLOW.md, the issue, 5 prompt\(s\)\) take \d+ bytes; a ConfigMap holds at most 1000000/,
         ) as unknown as string,
       },
     }),
