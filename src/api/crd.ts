@@ -80,6 +80,18 @@ const WORKFLOW: KindDefinition = {
       jsonPath: '.status.runs.active',
       description: 'Active runs.',
     },
+    {
+      name: 'Tracker',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="TrackerReachable")].status',
+      description: 'Whether the tracker answered the last poll.',
+    },
+    {
+      name: 'Candidates',
+      type: 'integer',
+      jsonPath: '.status.dispatch.candidates',
+      description: 'Issues the last poll returned.',
+    },
     AGE,
   ],
 };
