@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { nextLink } from '../../src/tracker/github/index.js';
+import { EtagCache, nextLink } from '../../src/tracker/github/index.js';
 import { LorenzError } from '../../src/workflow/errors.js';
 import { githubIssue, recordedScenario } from './fakes/github-data.js';
 import { checkRequest, checkResponse, findOperation } from './fakes/github-openapi.js';
@@ -206,5 +206,21 @@ describe('the stand-in’s own checks', () => {
     expect(checkResponse(operation, 200, issue)).toEqual([]);
     expect(checkResponse(operation, 200, { ...issue, number: '1' })).not.toEqual([]);
     expect(checkResponse(operation, 200, { ...issue, title: undefined })).not.toEqual([]);
+  });
+});
+
+describe('the ETag cache', () => {
+  it('evicts the least recently used answers past its entry and byte bounds', () => {
+    const cache = new EtagCache(3, 10);
+    const answer = (body: string) => ({ etag: `"${body}"`, body, link: null });
+    cache.set('t', 'a', answer('1234'));
+    cache.set('t', 'b', answer('1234'));
+    expect(cache.get('t', 'a')?.body).toBe('1234');
+    cache.set('t', 'c', answer('1234'));
+    // 12 bytes > 10: b, the least recently used, goes.
+    expect([cache.get('t', 'b'), cache.size]).toEqual([undefined, 2]);
+    cache.set('t', 'huge', answer('x'.repeat(11)));
+    expect(cache.get('t', 'huge')).toBeUndefined();
+    expect(cache.get('other-token', 'a')).toBeUndefined();
   });
 });

@@ -16,8 +16,16 @@ export interface CachedAnswer {
  */
 export class EtagCache {
   private readonly entries = new Map<string, CachedAnswer>();
+  private bytes = 0;
 
-  constructor(private readonly maxEntries = 512) {}
+  /**
+   * Bounded by bytes as well as entries: a page of 100 issues with long bodies can weigh
+   * hundreds of kB, and the controller's memory budget is shared with every IssueRun it caches.
+   */
+  constructor(
+    private readonly maxEntries = 512,
+    private readonly maxBytes = 32 * 1024 * 1024,
+  ) {}
 
   private static key(token: string, url: string): string {
     const digest = createHash('sha256').update(token).digest('hex').slice(0, 16);
@@ -37,18 +45,28 @@ export class EtagCache {
 
   set(token: string, url: string, answer: CachedAnswer): void {
     const key = EtagCache.key(token, url);
-    this.entries.delete(key);
+    this.remove(key);
+    // An answer larger than the whole budget is not kept: it would evict everything else.
+    if (answer.body.length > this.maxBytes) return;
     this.entries.set(key, answer);
-    while (this.entries.size > this.maxEntries) {
+    this.bytes += answer.body.length;
+    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes) {
       const oldest = this.entries.keys().next();
       if (oldest.done === true) break;
-      this.entries.delete(oldest.value);
+      this.remove(oldest.value);
     }
   }
 
   /** An issue that is gone leaves nothing behind. */
   delete(token: string, url: string): void {
-    this.entries.delete(EtagCache.key(token, url));
+    this.remove(EtagCache.key(token, url));
+  }
+
+  private remove(key: string): void {
+    const found = this.entries.get(key);
+    if (found === undefined) return;
+    this.bytes -= found.body.length;
+    this.entries.delete(key);
   }
 
   get size(): number {
