@@ -1,5 +1,6 @@
 import type { WorkflowConfig } from '../workflow/config.js';
 import { LorenzError } from '../workflow/errors.js';
+import { createGithubTracker } from './github/index.js';
 import { createLinearTracker } from './linear/index.js';
 import { createMemoryTracker } from './memory.js';
 import type { TrackerAdapter } from './types.js';
@@ -7,7 +8,7 @@ import type { TrackerAdapter } from './types.js';
 export type { FetchLike, FetchOptions, TrackerAdapter } from './types.js';
 
 /** The tracker kinds this build can poll. */
-export const TRACKER_KINDS = ['memory', 'linear'] as const;
+export const TRACKER_KINDS = ['memory', 'linear', 'github'] as const;
 
 export interface TrackerOptions {
   /** The tracker key from the Workflow's Secret (the controller); else the config's. */
@@ -29,6 +30,12 @@ export function createTracker(
       return createMemoryTracker(config.tracker.issues, config.tracker);
     case 'linear':
       return createLinearTracker({
+        config: config.tracker,
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+        ...(options.env === undefined ? {} : { env: options.env }),
+      });
+    case 'github':
+      return createGithubTracker({
         config: config.tracker,
         ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
         ...(options.env === undefined ? {} : { env: options.env }),

@@ -65,6 +65,12 @@ export const trackerSection = z.object({
     .default(null)
     .describe("Only issues assigned to this user (`me`: the key's own user)."),
   repository: nullableString().default(null).describe('GitHub Issues: owner/name.'),
+  // GitHub Issues has only open/closed; a label with this prefix names the Lorenz state.
+  state_label_prefix: nonEmptyString()
+    .default('lorenz:')
+    .describe(
+      'GitHub Issues (`kind: github`, REST; token from api_key, else GITHUB_TOKEN): a label `<prefix><state>` puts an issue in that state; open without one is the first active state, closed the first terminal state.',
+    ),
   // Each entry is normalized with normalizeIssue afterwards, for its own error paths.
   issues: z
     .array(z.unknown(), { error: 'must be a list of issues' })

@@ -34,6 +34,8 @@ export interface WorkflowConfig {
     projectLabels: string[];
     assignee: string | null;
     repository: string | null;
+    /** GitHub: labels `<prefix><state>` name an issue's state (default `lorenz:`). */
+    stateLabelPrefix: string;
     /** Inline issues of the `memory` tracker, normalized. */
     issues: Issue[];
   };
@@ -267,6 +269,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       projectLabels: tracker.project_labels,
       assignee: tracker.assignee,
       repository: tracker.repository,
+      stateLabelPrefix: tracker.state_label_prefix,
       issues: parseIssues(tracker.issues),
     },
     polling: { intervalMs: polling.interval_ms },

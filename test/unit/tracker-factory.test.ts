@@ -8,6 +8,7 @@ describe('the tracker a configuration names', () => {
   it.each([
     ['memory', { kind: 'memory' }],
     ['linear', { kind: 'linear', project_slug: 'abc123', api_key: 'lin_api_x' }],
+    ['github', { kind: 'github', repository: 'acme/app', api_key: 'ghp_x' }],
   ])('%s', (kind, tracker) => {
     expect(createTracker(configOf(tracker)).kind).toBe(kind);
   });
@@ -16,7 +17,7 @@ describe('the tracker a configuration names', () => {
     expect(() => createTracker(configOf({ kind: 'trello' }))).toThrow(
       expect.objectContaining({
         code: 'unsupported_tracker_kind',
-        message: expect.stringMatching(/"trello".*known: memory, linear/) as unknown,
+        message: expect.stringMatching(/"trello".*known: memory, linear, github/) as unknown,
       }),
     );
   });
@@ -24,6 +25,15 @@ describe('the tracker a configuration names', () => {
   it('checks a linear configuration before any request: no key is missing_tracker_secret', () => {
     expect(() =>
       createTracker(configOf({ kind: 'linear', project_slug: 'abc123' }), { env: {} }),
+    ).toThrow(expect.objectContaining({ code: 'missing_tracker_secret' }));
+  });
+
+  it('checks a github configuration before any request: no repository, no token', () => {
+    expect(() =>
+      createTracker(configOf({ kind: 'github', api_key: 'ghp_x' }), { env: {} }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_tracker_config' }));
+    expect(() =>
+      createTracker(configOf({ kind: 'github', repository: 'acme/app' }), { env: {} }),
     ).toThrow(expect.objectContaining({ code: 'missing_tracker_secret' }));
   });
 });

@@ -1,0 +1,149 @@
+import type { WorkflowConfig } from '../../workflow/config.js';
+import { LorenzError } from '../../workflow/errors.js';
+import { expandPath } from '../../workspace/paths.js';
+
+/** GitHub.com's REST API; GitHub Enterprise Server is `https://<host>/api/v3`. */
+export const GITHUB_DEFAULT_ENDPOINT = 'https://api.github.com';
+/** The variable read when tracker.api_key is not set. */
+export const GITHUB_TOKEN_VARIABLE = 'GITHUB_TOKEN';
+/** The REST API version the adapter is written against (sent as X-GitHub-Api-Version). */
+export const GITHUB_API_VERSION = '2022-11-28';
+
+/** The tracker keys the GitHub adapter reads. */
+export type GithubTrackerConfig = Pick<
+  WorkflowConfig['tracker'],
+  | 'endpoint'
+  | 'apiKey'
+  | 'repository'
+  | 'stateLabelPrefix'
+  | 'assignee'
+  | 'activeStates'
+  | 'terminalStates'
+>;
+
+export interface GithubSettings {
+  /** The API root without a trailing slash. */
+  endpoint: string;
+  token: string;
+  owner: string;
+  repo: string;
+  labelPrefix: string;
+  /** GitHub's `assignee` filter (a login, `none` or `*`); null: everyone. */
+  assignee: string | null;
+  activeStates: string[];
+  terminalStates: string[];
+}
+
+// GitHub's own rules: owners are letters, digits and hyphens; repository names add `.` and `_`.
+const REPOSITORY = /^([A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)\/([A-Za-z0-9._-]+)$/;
+
+function invalid(message: string, keys: readonly string[]): LorenzError {
+  return new LorenzError('invalid_tracker_config', message, { keys: [...keys] });
+}
+
+function cleanList(values: readonly string[]): string[] {
+  return values.map((value) => value.trim()).filter((value) => value !== '');
+}
+
+export function parseRepository(repository: string | null): { owner: string; repo: string } {
+  const value = repository?.trim() ?? '';
+  if (value === '') {
+    throw invalid('github tracker: set tracker.repository to owner/name', ['tracker.repository']);
+  }
+  const match = REPOSITORY.exec(value);
+  if (match === null || match[2] === '.' || match[2] === '..') {
+    throw invalid(`github tracker: tracker.repository ${JSON.stringify(value)} is not owner/name`, [
+      'tracker.repository',
+    ]);
+  }
+  return { owner: match[1] as string, repo: match[2] as string };
+}
+
+/**
+ * The token: tracker.api_key (a whole-value `$VAR` is read from `env`), else GITHUB_TOKEN.
+ * Messages say where the token was looked for, never what it is.
+ */
+export function resolveGithubToken(apiKey: string | null, env: NodeJS.ProcessEnv): string {
+  const written = apiKey?.trim() ?? '';
+  if (written !== '') {
+    // Only `$…` goes through expandPath: its `~` expansion means nothing for a token.
+    const value = written.startsWith('$') ? expandPath(written, env) : written;
+    if (value === null || value.trim() === '') {
+      throw new LorenzError(
+        'missing_tracker_secret',
+        `tracker.api_key names ${written}, which is not set or empty`,
+        { key: 'tracker.api_key' },
+      );
+    }
+    return value.trim();
+  }
+  const fallback = env[GITHUB_TOKEN_VARIABLE]?.trim() ?? '';
+  if (fallback === '') {
+    throw new LorenzError(
+      'missing_tracker_secret',
+      `github tracker: no token: set tracker.api_key or ${GITHUB_TOKEN_VARIABLE}`,
+      { key: 'tracker.api_key' },
+    );
+  }
+  return fallback;
+}
+
+function endpointOf(endpoint: string | null): string {
+  const value = endpoint?.trim() ?? '';
+  if (value === '') return GITHUB_DEFAULT_ENDPOINT;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid('tracker.endpoint: must be an http(s) URL', ['tracker.endpoint']);
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '') {
+    throw invalid('tracker.endpoint: must be an http(s) URL without a query', ['tracker.endpoint']);
+  }
+  // Paths are appended to it: `https://ghe.example.com/api/v3` + `/repos/…`.
+  return url.toString().replace(/\/+$/, '');
+}
+
+/**
+ * `me` is Linear's word; GitHub's filter takes a login (or `none`, `*`), and guessing the
+ * token's login would cost a request per adapter for little gain.
+ */
+function assigneeOf(assignee: string | null): string | null {
+  const value = assignee?.trim() ?? '';
+  if (value === '') return null;
+  if (value.toLowerCase() === 'me') {
+    throw invalid('github tracker: tracker.assignee takes a login (or none, *), not me', [
+      'tracker.assignee',
+    ]);
+  }
+  return value;
+}
+
+/**
+ * Everything the adapter needs, checked when it is built so that a bad WORKFLOW.md fails
+ * before the first request. `apiKey`, when given, wins: the controller reads it from the
+ * Workflow's Secret.
+ */
+export function githubSettings(
+  config: GithubTrackerConfig,
+  options: { apiKey?: string | undefined; env?: NodeJS.ProcessEnv | undefined } = {},
+): GithubSettings {
+  const { owner, repo } = parseRepository(config.repository);
+  const labelPrefix = config.stateLabelPrefix.trim();
+  if (labelPrefix === '') {
+    throw invalid('tracker.state_label_prefix: must not be empty', ['tracker.state_label_prefix']);
+  }
+  const endpoint = endpointOf(config.endpoint);
+  const assignee = assigneeOf(config.assignee);
+  const explicit = options.apiKey?.trim() ?? '';
+  return {
+    endpoint,
+    token: explicit !== '' ? explicit : resolveGithubToken(config.apiKey, options.env ?? {}),
+    owner,
+    repo,
+    labelPrefix: labelPrefix.toLowerCase(),
+    assignee,
+    activeStates: cleanList(config.activeStates),
+    terminalStates: cleanList(config.terminalStates),
+  };
+}

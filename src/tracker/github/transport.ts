@@ -1,0 +1,209 @@
+import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
+import type { FetchLike } from '../types.js';
+import type { EtagCache } from './cache.js';
+import { GITHUB_API_VERSION } from './settings.js';
+
+/** How long one request may take, the answer's body included. */
+export const GITHUB_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * GitHub asks clients hit by a secondary rate limit without Retry-After to wait at least a
+ * minute.
+ */
+export const GITHUB_SECONDARY_WAIT_MS = 60_000;
+
+export interface GithubTransport {
+  token: string;
+  fetch: FetchLike;
+  timeoutMs: number;
+  cache: EtagCache;
+  /** The clock for reset times (epoch ms); injectable for tests. */
+  now: () => number;
+}
+
+export interface GithubAnswer {
+  status: number;
+  /** Parsed JSON; from the cache when GitHub answered 304. */
+  body: unknown;
+  link: string | null;
+  /** True when the answer came from the cache after a 304. */
+  notModified: boolean;
+}
+
+// Messages quote the server; a long body would drown a status condition.
+const MAX_QUOTED = 300;
+
+export function isJsonMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Every error leaves through here, so the token cannot reach a message even if echoed back. */
+export function githubFailure(
+  transport: Pick<GithubTransport, 'token'>,
+  code: LorenzErrorCode,
+  message: string,
+  detail: Record<string, unknown> = {},
+): LorenzError {
+  const scrubbed = message.split(transport.token).join('[redacted]');
+  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  return new LorenzError(code, quoted, { tracker: 'github', ...detail });
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function messageOf(body: unknown): string | null {
+  return isJsonMap(body) && typeof body.message === 'string' ? body.message : null;
+}
+
+/** Reset headers are epoch seconds on GitHub; a value that is clearly milliseconds is kept. */
+function epochMs(value: number): number {
+  return value < 1e12 ? value * 1000 : value;
+}
+
+function numberHeader(headers: Headers, name: string): number | null {
+  const raw = headers.get(name);
+  if (raw === null || raw.trim() === '') return null;
+  const value = Number(raw);
+  return Number.isFinite(value) ? value : null;
+}
+
+/**
+ * When to retry, if this answer is a rate limit, else null. Primary: X-RateLimit-Remaining 0
+ * (retry at X-RateLimit-Reset). Secondary: 403/429 with Retry-After, or whose message says
+ * so (retry after a minute). A 429 is a rate limit whatever it says.
+ */
+export function rateLimitRetryAt(
+  status: number,
+  headers: Headers,
+  body: unknown,
+  now: number,
+): number | null {
+  if (status !== 403 && status !== 429) return null;
+  const retryAfter = headers.get('retry-after')?.trim() ?? '';
+  if (retryAfter !== '') {
+    const seconds = Number(retryAfter);
+    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return date;
+  }
+  const remaining = numberHeader(headers, 'x-ratelimit-remaining');
+  const reset = numberHeader(headers, 'x-ratelimit-reset');
+  if (remaining !== null && remaining <= 0) {
+    return reset !== null ? epochMs(reset) : now + GITHUB_SECONDARY_WAIT_MS;
+  }
+  if (status === 429 || /rate limit/i.test(messageOf(body) ?? '')) {
+    return now + GITHUB_SECONDARY_WAIT_MS;
+  }
+  return null;
+}
+
+function rateLimited(transport: GithubTransport, status: number, at: number): LorenzError {
+  const now = transport.now();
+  const retryAt = new Date(at).toISOString();
+  return githubFailure(
+    transport,
+    'tracker_rate_limited',
+    `GitHub rate-limited the request (HTTP ${status}); retry after ${retryAt}`,
+    { status, retryAt, retryAfterMs: Math.max(0, at - now) },
+  );
+}
+
+function requestFailure(transport: GithubTransport, error: unknown, signal: AbortSignal) {
+  const reason: unknown = signal.reason;
+  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
+    return githubFailure(
+      transport,
+      'tracker_request',
+      `GitHub did not answer within ${transport.timeoutMs} ms`,
+      { timeoutMs: transport.timeoutMs },
+    );
+  }
+  if (signal.aborted) {
+    return githubFailure(transport, 'tracker_request', 'the request to GitHub was aborted');
+  }
+  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return githubFailure(transport, 'tracker_request', `the request to GitHub failed: ${text}`);
+}
+
+/**
+ * GET one URL. A remembered ETag goes out as If-None-Match, and a 304 is answered from the
+ * cache. `allow` lists statuses the caller handles itself (404 and 410 for an issue that is
+ * gone); their body is returned unread. Anything else outside 2xx throws: a rate limit
+ * `tracker_rate_limited`, others `tracker_status`; a body that is not JSON `tracker_response`;
+ * no answer at all `tracker_request`.
+ */
+export async function githubGet(
+  transport: GithubTransport,
+  url: string,
+  options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
+): Promise<GithubAnswer> {
+  const timeout = AbortSignal.timeout(transport.timeoutMs);
+  const signal =
+    options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
+  const cached = transport.cache.get(transport.token, url);
+  let response: Response;
+  let text: string;
+  try {
+    response = await transport.fetch(url, {
+      method: 'GET',
+      headers: {
+        accept: 'application/vnd.github+json',
+        authorization: `Bearer ${transport.token}`,
+        'x-github-api-version': GITHUB_API_VERSION,
+        // GitHub refuses requests without a User-Agent.
+        'user-agent': 'lorenz-operator',
+        ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
+      },
+      signal,
+    });
+    text = await response.text();
+  } catch (error) {
+    throw requestFailure(transport, error, signal);
+  }
+
+  if (response.status === 304 && cached !== undefined) {
+    const parsed = parseJson(cached.body);
+    if (parsed.ok) {
+      return { status: 304, body: parsed.value, link: cached.link, notModified: true };
+    }
+  }
+  const parsed = parseJson(text);
+  const body = parsed.ok ? parsed.value : undefined;
+  const retryAt = rateLimitRetryAt(response.status, response.headers, body, transport.now());
+  if (retryAt !== null) throw rateLimited(transport, response.status, retryAt);
+  if (options.allow?.includes(response.status) === true) {
+    transport.cache.delete(transport.token, url);
+    return { status: response.status, body, link: null, notModified: false };
+  }
+  if (response.status < 200 || response.status > 299) {
+    const message = messageOf(body);
+    throw githubFailure(
+      transport,
+      'tracker_status',
+      `GitHub answered HTTP ${response.status} for ${new URL(url).pathname}${message === null ? '' : `: ${message}`}`,
+      { status: response.status },
+    );
+  }
+  if (!parsed.ok) {
+    throw githubFailure(
+      transport,
+      'tracker_response',
+      'GitHub answered with a body that is not JSON',
+      {
+        status: response.status,
+      },
+    );
+  }
+  const link = response.headers.get('link');
+  const etag = response.headers.get('etag');
+  if (etag !== null && etag !== '')
+    transport.cache.set(transport.token, url, { etag, body: text, link });
+  return { status: response.status, body, link, notModified: false };
+}

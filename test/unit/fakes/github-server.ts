@@ -1,0 +1,308 @@
+// A local GitHub REST stand-in. Every request is checked against GitHub's OpenAPI
+// description (a documented path, documented query parameters with fitting values) and the
+// headers GitHub asks for; every answer it builds is checked against the schema documented
+// for that operation and status. Problems land in `violations`, which the tests expect to
+// stay empty. It keeps GitHub's rate-limit budget (304s are free), ETags, Link pagination,
+// and can replay answers recorded by @octokit/fixtures. Faults are queued per request.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type FakeIssue, type RecordedInteraction, githubIssue } from './github-data.js';
+import { type Operation, checkRequest, checkResponse, findOperation } from './github-openapi.js';
+
+export type GithubFault =
+  /** 403 with GitHub's secondary-limit message; Retry-After when given. */
+  | { kind: 'secondary'; retryAfterSeconds?: number }
+  | { kind: 'http-429'; retryAfterSeconds: number }
+  | { kind: 'status'; status: number; message: string }
+  /** A recorded error answer (status, headers and body as GitHub sent them). */
+  | { kind: 'recorded'; interaction: RecordedInteraction }
+  /** 200 with a truncated JSON body. */
+  | { kind: 'malformed' }
+  /** 200 with an object where a list belongs. */
+  | { kind: 'not-a-list' }
+  /** A 500 whose message quotes the request's Authorization header back. */
+  | { kind: 'echo-authorization' }
+  /** The connection is cut before any answer. */
+  | { kind: 'reset' }
+  /** Never answers: the client's timeout must end the request. */
+  | { kind: 'hang' };
+
+/** How pages link: as GitHub does, or in the broken ways the adapter must catch. */
+export type Pagination = 'normal' | 'repeat-next' | 'endless' | 'foreign-next';
+
+export interface RecordedRequest {
+  method: string;
+  url: URL;
+  authorization: string | undefined;
+  ifNoneMatch: string | undefined;
+  status: number;
+}
+
+export interface GithubStandIn {
+  url: string;
+  token: string;
+  repository: string;
+  issues: FakeIssue[];
+  requests: RecordedRequest[];
+  violations: string[];
+  faults: GithubFault[];
+  pagination: Pagination;
+  rateLimit: { limit: number; remaining: number; resetEpochSeconds: number };
+  /** Answers recorded by @octokit/fixtures, served in order before anything else. */
+  replay: RecordedInteraction[];
+  /** Edits the list of items before it is sent (items that break the schema). */
+  rewrite: ((items: Record<string, unknown>[]) => unknown[]) | null;
+  close(): Promise<void>;
+}
+
+const SECONDARY_MESSAGE =
+  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
+const DOCS = 'https://docs.github.com/rest';
+
+function etagOf(text: string): string {
+  return `W/"${createHash('sha256').update(text).digest('hex').slice(0, 32)}"`;
+}
+
+function pageUrl(standIn: GithubStandIn, url: URL, page: number): string {
+  const next = new URL(url.pathname + url.search, standIn.url);
+  next.searchParams.set('page', String(page));
+  return next.toString();
+}
+
+/** GitHub's Link header: next and last, prev and first, as the page has them. */
+function linkHeader(standIn: GithubStandIn, url: URL, page: number, last: number): string | null {
+  const links: string[] = [];
+  if (standIn.pagination === 'foreign-next') {
+    links.push(`<https://elsewhere.example/issues?page=${page + 1}>; rel="next"`);
+  } else if (standIn.pagination === 'repeat-next') {
+    links.push(`<${pageUrl(standIn, url, page)}>; rel="next"`);
+  } else if (standIn.pagination === 'endless' || page < last) {
+    links.push(`<${pageUrl(standIn, url, page + 1)}>; rel="next"`);
+    if (standIn.pagination === 'normal') links.push(`<${pageUrl(standIn, url, last)}>; rel="last"`);
+  }
+  if (page > 1) {
+    links.push(`<${pageUrl(standIn, url, page - 1)}>; rel="prev"`);
+    links.push(`<${pageUrl(standIn, url, 1)}>; rel="first"`);
+  }
+  return links.length > 0 ? links.join(', ') : null;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+function listIssues(standIn: GithubStandIn, url: URL): Answer {
+  const state = url.searchParams.get('state') ?? 'open';
+  const assignee = url.searchParams.get('assignee');
+  const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 30));
+  const page = Number(url.searchParams.get('page') ?? 1);
+  const direction = url.searchParams.get('direction') ?? 'desc';
+  const matching = standIn.issues
+    .filter((issue) => state === 'all' || (issue.state ?? 'open') === state)
+    .filter((issue) => assignee === null || (issue.assignees ?? []).includes(assignee))
+    .map((issue) => githubIssue(standIn.repository, issue))
+    .sort(
+      (a, b) =>
+        String(a.created_at).localeCompare(String(b.created_at)) ||
+        Number(a.number) - Number(b.number),
+    );
+  if (direction === 'desc') matching.reverse();
+  const last = Math.max(1, Math.ceil(matching.length / perPage));
+  const items = matching.slice((page - 1) * perPage, page * perPage);
+  const link = linkHeader(standIn, url, page, last);
+  return {
+    status: 200,
+    body: standIn.rewrite === null ? items : standIn.rewrite(items),
+    headers: link === null ? {} : { link },
+  };
+}
+
+function getIssue(standIn: GithubStandIn, number: number): Answer {
+  const found = standIn.issues.find((issue) => issue.number === number);
+  if (found === undefined) {
+    return { status: 404, body: { message: 'Not Found', documentation_url: DOCS, status: '404' } };
+  }
+  return { status: 200, body: githubIssue(standIn.repository, found) };
+}
+
+function rateHeaders(standIn: GithubStandIn): Record<string, string> {
+  const { limit, remaining, resetEpochSeconds } = standIn.rateLimit;
+  return {
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(remaining),
+    'x-ratelimit-used': String(limit - remaining),
+    'x-ratelimit-reset': String(resetEpochSeconds),
+    'x-ratelimit-resource': 'core',
+  };
+}
+
+function faultAnswer(fault: GithubFault, request: IncomingMessage): Answer | 'raw' {
+  switch (fault.kind) {
+    case 'secondary':
+      return {
+        status: 403,
+        body: { message: SECONDARY_MESSAGE, documentation_url: DOCS },
+        headers:
+          fault.retryAfterSeconds === undefined
+            ? {}
+            : { 'retry-after': String(fault.retryAfterSeconds) },
+      };
+    case 'http-429':
+      return {
+        status: 429,
+        body: { message: SECONDARY_MESSAGE, documentation_url: DOCS },
+        headers: { 'retry-after': String(fault.retryAfterSeconds) },
+      };
+    case 'status':
+      return { status: fault.status, body: { message: fault.message, documentation_url: DOCS } };
+    case 'recorded':
+      return recordedAnswer(fault.interaction, '');
+    case 'echo-authorization':
+      return {
+        status: 500,
+        body: { message: `bad credentials: ${request.headers.authorization ?? ''}` },
+      };
+    case 'malformed':
+    case 'not-a-list':
+    case 'reset':
+    case 'hang':
+      return 'raw';
+  }
+}
+
+function recordedAnswer(interaction: RecordedInteraction, origin: string): Answer {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(interaction.headers)) {
+    if (name === 'content-length' || name === 'connection') continue;
+    headers[name] = String(value).replaceAll('https://api.github.com', origin);
+  }
+  return { status: interaction.status, body: interaction.response, headers };
+}
+
+/** Which documented operation a path is, `/repositories/{id}/…` read as GitHub reads it. */
+function operationFor(method: string, url: URL): Operation | null {
+  const aliased = url.pathname.replace(/^\/repositories\/\d+\//, '/repos/owner/repo/');
+  return findOperation(method, aliased)?.operation ?? null;
+}
+
+function checkHeaders(standIn: GithubStandIn, request: IncomingMessage): string[] {
+  const problems: string[] = [];
+  if (request.headers.authorization !== `Bearer ${standIn.token}`) {
+    problems.push('Authorization is not `Bearer <token>`');
+  }
+  if (request.headers.accept !== 'application/vnd.github+json') {
+    problems.push(`Accept is ${String(request.headers.accept)}`);
+  }
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(String(request.headers['x-github-api-version']))) {
+    problems.push('X-GitHub-Api-Version is missing or not a version date');
+  }
+  if ((request.headers['user-agent'] ?? '') === '') problems.push('no User-Agent');
+  return problems;
+}
+
+function handle(standIn: GithubStandIn, request: IncomingMessage, response: ServerResponse) {
+  const method = request.method ?? 'GET';
+  const url = new URL(request.url ?? '/', standIn.url);
+  const ifNoneMatch = request.headers['if-none-match'];
+  const record: RecordedRequest = {
+    method,
+    url,
+    authorization: request.headers.authorization,
+    ifNoneMatch: typeof ifNoneMatch === 'string' ? ifNoneMatch : undefined,
+    status: 0,
+  };
+  standIn.requests.push(record);
+  const aliased = new URL(url.toString().replace(/\/repositories\/\d+\//, '/repos/owner/repo/'));
+  standIn.violations.push(...checkRequest(method, aliased), ...checkHeaders(standIn, request));
+
+  const send = (answer: Answer, check: boolean) => {
+    const operation = operationFor(method, url);
+    if (check && operation !== null) {
+      standIn.violations.push(...checkResponse(operation, answer.status, answer.body));
+    }
+    const text = JSON.stringify(answer.body);
+    const etag = etagOf(text);
+    const free = answer.status === 200 && record.ifNoneMatch === etag;
+    // A conditional request answered 304 costs nothing (GitHub's documented behaviour).
+    if (!free) standIn.rateLimit.remaining = Math.max(0, standIn.rateLimit.remaining - 1);
+    record.status = free ? 304 : answer.status;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json; charset=utf-8',
+      ...rateHeaders(standIn),
+      ...(answer.status === 200 ? { etag } : {}),
+      ...answer.headers,
+    };
+    // No Link on a 304: the client must keep the one that came with the body.
+    if (free) delete headers.link;
+    response.writeHead(record.status, headers);
+    response.end(free ? undefined : text);
+  };
+
+  const recorded = standIn.replay.shift();
+  if (recorded !== undefined) {
+    send(recordedAnswer(recorded, new URL(standIn.url).origin), true);
+    return;
+  }
+  const fault = standIn.faults.shift();
+  if (fault !== undefined) {
+    const answer = faultAnswer(fault, request);
+    if (answer !== 'raw') return send(answer, true);
+    record.status = -1;
+    if (fault.kind === 'hang') return;
+    if (fault.kind === 'reset') return request.socket.destroy();
+    response.writeHead(200, { 'content-type': 'application/json', ...rateHeaders(standIn) });
+    response.end(fault.kind === 'malformed' ? '[{"number": 1, "title": "cut' : '{"message":"ok"}');
+    return;
+  }
+  if (standIn.rateLimit.remaining <= 0) {
+    return send(
+      {
+        status: 403,
+        body: { message: 'API rate limit exceeded for user ID 1.', documentation_url: DOCS },
+      },
+      true,
+    );
+  }
+  const issuePath = new RegExp(`^/repos/${standIn.repository}/issues(?:/(\\d+))?$`, 'i');
+  const match = issuePath.exec(url.pathname);
+  if (match === null || method !== 'GET') {
+    return send({ status: 404, body: { message: 'Not Found', documentation_url: DOCS } }, true);
+  }
+  const answer =
+    match[1] === undefined ? listIssues(standIn, url) : getIssue(standIn, Number(match[1]));
+  send(answer, standIn.rewrite === null);
+}
+
+export async function startGithubStandIn(
+  options: { token?: string; repository?: string; issues?: FakeIssue[] } = {},
+): Promise<GithubStandIn> {
+  const server: Server = createServer((request, response) => {
+    // The body of a GET is nothing; answer once the request has been read.
+    request.resume();
+    request.on('end', () => handle(standIn, request, response));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const standIn: GithubStandIn = {
+    url: `http://127.0.0.1:${port}`,
+    token: options.token ?? 'ghp_standInToken0123456789abcdefABCDEF',
+    repository: options.repository ?? 'acme/app',
+    issues: options.issues ?? [],
+    requests: [],
+    violations: [],
+    faults: [],
+    pagination: 'normal',
+    rateLimit: { limit: 5000, remaining: 5000, resetEpochSeconds: 1_900_000_000 },
+    replay: [],
+    rewrite: null,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return standIn;
+}
