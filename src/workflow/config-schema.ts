@@ -33,7 +33,7 @@ export const trackerSection = z.object({
   kind: nonEmptyString()
     .default('memory')
     .describe(
-      'Tracker adapter: `memory` (issues listed inline, for tests and demos) or `linear` (GraphQL; one of project_slugs, project_labels, project_slug).',
+      'Tracker adapter: `memory` (issues listed inline, for tests and demos), `linear` (GraphQL; one of project_slugs, project_labels, project_slug) or `github` (REST; repository, state labels).',
     ),
   active_states: stringList()
     .default(() => [...DEFAULT_ACTIVE_STATES])
