@@ -41,21 +41,27 @@ function held(identifier: string, state: string, status = startedStatus(1, 'Runn
 async function poll(
   board: ReturnType<typeof issue>[] | TrackerAdapter,
   runs: IssueRun[] = [],
-  options: { workflow?: Workflow; answers?: AnswerRule[] } = {},
+  options: { workflow?: Workflow; answers?: AnswerRule[]; startup?: boolean } = {},
 ) {
   const client = new FakeKubeClient();
   client.answer(...(options.answers ?? []));
   const tracker = Array.isArray(board) ? createMemoryTracker(board, config.tracker) : board;
   const keys: Array<string | undefined> = [];
-  const result = await pollWorkflow(options.workflow ?? owner, config, undefined, {
-    client,
-    issueRuns: new FakeInformer<IssueRun>(ISSUERUNS, runs),
-    now: new FakeClock(T0).now,
-    trackerFor: (_config, apiKey) => {
-      keys.push(apiKey);
-      return tracker;
+  const result = await pollWorkflow(
+    options.workflow ?? owner,
+    config,
+    undefined,
+    {
+      client,
+      issueRuns: new FakeInformer<IssueRun>(ISSUERUNS, runs),
+      now: new FakeClock(T0).now,
+      trackerFor: (_config, apiKey) => {
+        keys.push(apiKey);
+        return tracker;
+      },
     },
-  });
+    options.startup,
+  );
   return { actions: client.summaries(0), result, client, keys };
 }
 
@@ -121,6 +127,18 @@ describe('one poll of the tracker', () => {
       'DELETE issueruns/wf-eng-1',
       'DELETE issueruns/wf-eng-2',
       'POST issueruns/wf-eng-1',
+    ]);
+  });
+
+  it('at start-up, removes finished runs whose issue has since ended terminal', async () => {
+    const board = [issue('ENG-1', { state: 'Done' }), issue('ENG-2', { state: 'In Review' })];
+    const finishedRuns = [
+      held('ENG-1', 'In Review', finishedStatus(1000)),
+      held('ENG-2', 'In Review', finishedStatus(1000)),
+    ];
+    expect((await poll(board, finishedRuns)).actions).toEqual([]);
+    expect((await poll(board, finishedRuns, { startup: true })).actions).toEqual([
+      'DELETE issueruns/wf-eng-1',
     ]);
   });
 

@@ -106,6 +106,8 @@ export async function pollWorkflow(
   config: WorkflowConfig,
   current: WorkflowDispatch | undefined,
   deps: PollDeps,
+  /** The first poll since the controller started: also clean up after terminal issues. */
+  startup = false,
 ): Promise<PollResult> {
   const now = deps.now();
   const interval = config.polling.intervalMs;
@@ -133,11 +135,18 @@ export async function pollWorkflow(
   let tracker: TrackerAdapter;
   let candidates: Issue[];
   let refreshed: Issue[];
+  let terminal = new Set<string>();
   try {
     tracker = deps.trackerFor(config, await trackerKey(deps.client, workflow));
     const held = runs.filter((run) => !isFinished(run));
     refreshed = held.length > 0 ? await tracker.fetchByIds(held.map(heldId)) : [];
     candidates = await tracker.fetchCandidates();
+    // At start-up, finished runs of issues that have since ended terminal go with their
+    // workspaces (their stored state may predate the end).
+    if (startup && runs.some(isFinished)) {
+      const ended = await tracker.fetchByStates(config.tracker.terminalStates);
+      terminal = new Set(ended.map((issue) => issue.id ?? issue.identifier));
+    }
   } catch (error) {
     // A tracker that is down leaves every run as it is.
     return failed(error);
@@ -153,8 +162,8 @@ export async function pollWorkflow(
       // Its issue is back among the candidates (reopened, moved back to Todo), or it ended
       // terminal: the old run goes, with its workspace; a later poll starts afresh.
       const state = run.spec.issue.state ?? null;
-      const terminal = !isActiveState(state, config.tracker) && isTerminal(state, config);
-      if (candidateIds.has(id) || terminal) await actions.remove(run);
+      const ended = terminal.has(id) || isTerminal(state, config);
+      if (candidateIds.has(id) || ended) await actions.remove(run);
       else held.push({ issueId: id, state, slots: 0 });
       continue;
     }

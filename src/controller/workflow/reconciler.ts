@@ -197,13 +197,20 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     if (now.getTime() < due) {
       return { dispatch: dispatch ?? {}, requeueAfterMs: due - now.getTime() };
     }
-    const result = await pollWorkflow(workflow, config, undefined, {
-      client: deps.client,
-      issueRuns: deps.issueRuns,
-      now: deps.now,
-      trackerFor: (config, apiKey) => trackerOf(key, config, apiKey),
-      ...(deps.logger ? { logger: deps.logger } : {}),
-    });
+    const startup = !pollDue.has(key);
+    const result = await pollWorkflow(
+      workflow,
+      config,
+      undefined,
+      {
+        client: deps.client,
+        issueRuns: deps.issueRuns,
+        now: deps.now,
+        trackerFor: (config, apiKey) => trackerOf(key, config, apiKey),
+        ...(deps.logger ? { logger: deps.logger } : {}),
+      },
+      startup,
+    );
     pollDue.set(key, now.getTime() + result.requeueAfterMs);
     return result;
   }
