@@ -34,6 +34,13 @@ export interface WorkflowConfig {
     projectLabels: string[];
     assignee: string | null;
     repository: string | null;
+    /** Local board: its directory (before `~`/`$VAR` expansion) and its file-name prefix. */
+    path: string;
+    idPrefix: string;
+    /** Jira: the account email, the project key and an optional extra JQL clause. */
+    email: string | null;
+    projectKey: string | null;
+    jql: string | null;
     /** Inline issues of the `memory` tracker, normalized. */
     issues: Issue[];
   };
@@ -267,6 +274,11 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       projectLabels: tracker.project_labels,
       assignee: tracker.assignee,
       repository: tracker.repository,
+      path: tracker.path,
+      idPrefix: tracker.id_prefix,
+      email: tracker.email,
+      projectKey: tracker.project_key,
+      jql: tracker.jql,
       issues: parseIssues(tracker.issues),
     },
     polling: { intervalMs: polling.interval_ms },

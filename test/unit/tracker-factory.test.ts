@@ -8,6 +8,7 @@ describe('the tracker a configuration names', () => {
   it.each([
     ['memory', { kind: 'memory' }],
     ['linear', { kind: 'linear', project_slug: 'abc123', api_key: 'lin_api_x' }],
+    ['local', { kind: 'local' }],
   ])('%s', (kind, tracker) => {
     expect(createTracker(configOf(tracker)).kind).toBe(kind);
   });
@@ -16,8 +17,14 @@ describe('the tracker a configuration names', () => {
     expect(() => createTracker(configOf({ kind: 'trello' }))).toThrow(
       expect.objectContaining({
         code: 'unsupported_tracker_kind',
-        message: expect.stringMatching(/"trello".*known: memory, linear/) as unknown,
+        message: expect.stringMatching(/"trello".*known: memory, linear, local/) as unknown,
       }),
+    );
+  });
+
+  it('checks a local configuration when it is built: a bad id_prefix is invalid_tracker_config', () => {
+    expect(() => createTracker(configOf({ kind: 'local', id_prefix: '../' }))).toThrow(
+      expect.objectContaining({ code: 'invalid_tracker_config' }),
     );
   });
 
