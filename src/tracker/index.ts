@@ -1,5 +1,6 @@
 import type { WorkflowConfig } from '../workflow/config.js';
 import { LorenzError } from '../workflow/errors.js';
+import { createJiraTracker } from './jira/index.js';
 import { createLinearTracker } from './linear/index.js';
 import { createLocalTracker } from './local/index.js';
 import { createMemoryTracker } from './memory.js';
@@ -8,7 +9,7 @@ import type { TrackerAdapter } from './types.js';
 export type { FetchLike, FetchOptions, TrackerAdapter } from './types.js';
 
 /** The tracker kinds this build can poll. */
-export const TRACKER_KINDS = ['memory', 'linear', 'local'] as const;
+export const TRACKER_KINDS = ['memory', 'linear', 'jira', 'local'] as const;
 
 export interface TrackerOptions {
   /** The tracker key from the Workflow's Secret (the controller); else the config's. */
@@ -44,6 +45,11 @@ export function createTracker(
         config: config.tracker,
         ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
         ...(options.env === undefined ? {} : { env: options.env }),
+      });
+    case 'jira':
+      return createJiraTracker({
+        config: config.tracker,
+        ...given({ apiKey: options.apiKey, env: options.env }),
       });
     case 'local':
       return createLocalTracker({
