@@ -1,20 +1,33 @@
 import type { WorkflowConfig } from '../workflow/config.js';
 import { LorenzError } from '../workflow/errors.js';
 import { createGithubTracker } from './github/index.js';
+import { createJiraTracker } from './jira/index.js';
 import { createLinearTracker } from './linear/index.js';
+import { createLocalTracker } from './local/index.js';
 import { createMemoryTracker } from './memory.js';
 import type { TrackerAdapter } from './types.js';
 
 export type { FetchLike, FetchOptions, TrackerAdapter } from './types.js';
 
 /** The tracker kinds this build can poll. */
-export const TRACKER_KINDS = ['memory', 'linear', 'github'] as const;
+export const TRACKER_KINDS = ['memory', 'linear', 'github', 'jira', 'local'] as const;
 
 export interface TrackerOptions {
   /** The tracker key from the Workflow's Secret (the controller); else the config's. */
   apiKey?: string;
   /** Where `$VAR` keys are looked up; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Local board: what a relative tracker.path is relative to; default process.cwd(). */
+  cwd?: string;
+  /** Told about each item an adapter leaves out (a malformed board file) and why. */
+  onWarning?: (message: string) => void;
+}
+
+/** The options that are set, so optional properties are never set to undefined. */
+function given<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 /**
@@ -31,14 +44,22 @@ export function createTracker(
     case 'linear':
       return createLinearTracker({
         config: config.tracker,
-        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-        ...(options.env === undefined ? {} : { env: options.env }),
+        ...given({ apiKey: options.apiKey, env: options.env }),
       });
     case 'github':
       return createGithubTracker({
         config: config.tracker,
-        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-        ...(options.env === undefined ? {} : { env: options.env }),
+        ...given({ apiKey: options.apiKey, env: options.env }),
+      });
+    case 'jira':
+      return createJiraTracker({
+        config: config.tracker,
+        ...given({ apiKey: options.apiKey, env: options.env }),
+      });
+    case 'local':
+      return createLocalTracker({
+        config: config.tracker,
+        ...given({ env: options.env, cwd: options.cwd, onWarning: options.onWarning }),
       });
     default:
       throw new LorenzError(

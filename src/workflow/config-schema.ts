@@ -33,7 +33,7 @@ export const trackerSection = z.object({
   kind: nonEmptyString()
     .default('memory')
     .describe(
-      'Tracker adapter: `memory` (issues listed inline, for tests and demos), `linear` (GraphQL; one of project_slugs, project_labels, project_slug) or `github` (REST; repository, state labels).',
+      'Tracker adapter: `memory` (issues listed inline, for tests and demos), `linear` (GraphQL; one of project_slugs, project_labels, project_slug), `github` (REST; repository, state labels), `jira` (Jira Cloud REST v3; endpoint, email, project_key) or `local` (a board of Markdown files in `path`).',
     ),
   active_states: stringList()
     .default(() => [...DEFAULT_ACTIVE_STATES])
@@ -45,10 +45,14 @@ export const trackerSection = z.object({
     .describe('States that end work on an issue and clean its workspace.'),
   endpoint: nullableString()
     .default(null)
-    .describe('Tracker API endpoint (Linear: https://api.linear.app/graphql).'),
+    .describe(
+      'Tracker API endpoint (Linear: https://api.linear.app/graphql; Jira: the site, https://<site>.atlassian.net).',
+    ),
   api_key: nullableString()
     .default(null)
-    .describe('Tracker API key (Linear falls back to LINEAR_API_KEY). Never reaches the agent.'),
+    .describe(
+      'Tracker API key (Linear falls back to LINEAR_API_KEY, Jira to JIRA_API_TOKEN). Never reaches the agent.',
+    ),
   project_slug: nullableString().default(null).describe('Tracker project to poll.'),
   // Linear's project selectors: exactly one of project_slug, project_slugs, project_labels.
   project_slugs: stringList()
@@ -71,6 +75,25 @@ export const trackerSection = z.object({
     .describe(
       'GitHub Issues (`kind: github`, REST; token from api_key, else GITHUB_TOKEN): a label `<prefix><state>` puts an issue in that state; open without one is the first active state, closed the first terminal state.',
     ),
+  // The local board and Jira. id_prefix is checked by the adapter, so a bad prefix is a
+  // tracker error (invalid_tracker_config) only when the local board is actually used.
+  path: z
+    .string({ error: 'must be a string' })
+    .default('.lorenz/local')
+    .describe(
+      'Local board: the directory of `<id_prefix><n>.md` issue files, relative to the working directory; `~` and a whole-value `$VAR` are expanded.',
+    ),
+  id_prefix: z
+    .string({ error: 'must be a string' })
+    .default('BOARD-')
+    .describe('Local board: the issue id prefix of its file names (`BOARD-3.md` is `BOARD-3`).'),
+  email: nullableString()
+    .default(null)
+    .describe('Jira: the account email that goes with the API token (Basic auth).'),
+  project_key: nullableString().default(null).describe('Jira: the project key to poll (`ENG`).'),
+  jql: nullableString()
+    .default(null)
+    .describe('Jira: an extra JQL clause ANDed to the project scope (no ORDER BY).'),
   // Each entry is normalized with normalizeIssue afterwards, for its own error paths.
   issues: z
     .array(z.unknown(), { error: 'must be a list of issues' })

@@ -36,6 +36,13 @@ export interface WorkflowConfig {
     repository: string | null;
     /** GitHub: labels `<prefix><state>` name an issue's state (default `lorenz:`). */
     stateLabelPrefix: string;
+    /** Local board: its directory (before `~`/`$VAR` expansion) and its file-name prefix. */
+    path: string;
+    idPrefix: string;
+    /** Jira: the account email, the project key and an optional extra JQL clause. */
+    email: string | null;
+    projectKey: string | null;
+    jql: string | null;
     /** Inline issues of the `memory` tracker, normalized. */
     issues: Issue[];
   };
@@ -270,6 +277,11 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       assignee: tracker.assignee,
       repository: tracker.repository,
       stateLabelPrefix: tracker.state_label_prefix,
+      path: tracker.path,
+      idPrefix: tracker.id_prefix,
+      email: tracker.email,
+      projectKey: tracker.project_key,
+      jql: tracker.jql,
       issues: parseIssues(tracker.issues),
     },
     polling: { intervalMs: polling.interval_ms },

@@ -9,6 +9,17 @@ describe('the tracker a configuration names', () => {
     ['memory', { kind: 'memory' }],
     ['linear', { kind: 'linear', project_slug: 'abc123', api_key: 'lin_api_x' }],
     ['github', { kind: 'github', repository: 'acme/app', api_key: 'ghp_x' }],
+    ['local', { kind: 'local' }],
+    [
+      'jira',
+      {
+        kind: 'jira',
+        endpoint: 'https://acme.atlassian.net',
+        email: 'bot@acme.test',
+        project_key: 'ENG',
+        api_key: 'jira-token',
+      },
+    ],
   ])('%s', (kind, tracker) => {
     expect(createTracker(configOf(tracker)).kind).toBe(kind);
   });
@@ -17,8 +28,28 @@ describe('the tracker a configuration names', () => {
     expect(() => createTracker(configOf({ kind: 'trello' }))).toThrow(
       expect.objectContaining({
         code: 'unsupported_tracker_kind',
-        message: expect.stringMatching(/"trello".*known: memory, linear, github/) as unknown,
+        message: expect.stringMatching(
+          /"trello".*known: memory, linear, github, jira, local/,
+        ) as unknown,
       }),
+    );
+  });
+
+  it('checks a local configuration when it is built: a bad id_prefix is invalid_tracker_config', () => {
+    expect(() => createTracker(configOf({ kind: 'local', id_prefix: '../' }))).toThrow(
+      expect.objectContaining({ code: 'invalid_tracker_config' }),
+    );
+  });
+
+  it('checks a jira configuration before any request: no token is missing_tracker_secret', () => {
+    const tracker = {
+      kind: 'jira',
+      endpoint: 'https://acme.atlassian.net',
+      email: 'bot@acme.test',
+      project_key: 'ENG',
+    };
+    expect(() => createTracker(configOf(tracker), { env: {} })).toThrow(
+      expect.objectContaining({ code: 'missing_tracker_secret' }),
     );
   });
 

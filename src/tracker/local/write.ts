@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { LorenzError } from '../../workflow/errors.js';
+import { COMMENTS_HEADING, COMMENTS_MARKER, parseLocalIssue, splitFrontMatter } from './parse.js';
+import { issueFilePattern } from './settings.js';
+
+/** A board on disk, as the agent's tools will write to it. */
+export interface LocalBoardLocation {
+  directory: string;
+  idPrefix: string;
+}
+
+function ioCode(error: unknown): string {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : String(error);
+}
+
+/** The file of an issue id; an id that is not `<prefix><n>` could name any path, so is refused. */
+function issuePath(board: LocalBoardLocation, id: string): string {
+  const name = `${id}.md`;
+  if (issueFilePattern(board.idPrefix).exec(name)?.[1] !== id) {
+    throw new LorenzError(
+      'tracker_status',
+      `local tracker: ${JSON.stringify(id)} is not a board issue id`,
+    );
+  }
+  return join(board.directory, name);
+}
+
+async function readIssueText(path: string, id: string): Promise<string> {
+  try {
+    return await fs.readFile(path, 'utf8');
+  } catch (error) {
+    if (ioCode(error) === 'ENOENT') {
+      throw new LorenzError('tracker_status', `local tracker: no issue ${id} on the board`);
+    }
+    throw new LorenzError('tracker_request', `local tracker: cannot read ${id}: ${ioCode(error)}`);
+  }
+}
+
+/**
+ * Replace `path` with `text` through a temp file in the same directory and a rename, so a
+ * reader (a poll, `git`) sees the old file or the new one, never a torn one. The temp name
+ * starts with a dot and ends in `.tmp`, so a board never reads it as an issue.
+ */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const temp = join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
+  try {
+    const mode = await fs.stat(path).then(
+      (stat) => stat.mode & 0o777,
+      () => 0o644,
+    );
+    const handle = await fs.open(temp, 'wx', mode);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temp, path);
+  } catch (error) {
+    await fs.rm(temp, { force: true });
+    throw new LorenzError(
+      'tracker_request',
+      `local tracker: cannot write ${basename(path)}: ${ioCode(error)}`,
+    );
+  }
+}
+
+/**
+ * Read, change and write back one issue file. Only a file that reads as an issue is
+ * changed: rewriting a malformed one would hide what is wrong with it.
+ */
+async function editIssue(
+  board: LocalBoardLocation,
+  id: string,
+  change: (text: string) => string,
+): Promise<void> {
+  const path = issuePath(board, id);
+  const text = await readIssueText(path, id);
+  const parsed = parseLocalIssue(id, text);
+  if (!parsed.ok) {
+    throw new LorenzError(
+      'tracker_response',
+      `local tracker: ${id} is malformed: ${parsed.reason}`,
+    );
+  }
+  await writeFileAtomic(path, change(text));
+}
+
+/**
+ * Set an issue's `status`. The front matter is edited as a YAML document, so its other keys,
+ * their order and its comments stay as they were; the body is kept byte for byte.
+ */
+export async function setLocalIssueStatus(
+  board: LocalBoardLocation,
+  id: string,
+  status: string,
+): Promise<void> {
+  const value = status.trim();
+  if (value === '' || /[\r\n]/.test(value)) {
+    throw new LorenzError('tracker_status', 'local tracker: a status is one non-empty line');
+  }
+  await editIssue(board, id, (text) => {
+    const { frontMatter, body } = splitFrontMatter(text);
+    const document = parseDocument(frontMatter ?? '', { uniqueKeys: true });
+    document.set('status', value);
+    return `---\n${document.toString()}---\n${body}`;
+  });
+}
+
+/**
+ * Append `- <time> agent: <text>` to the comments section, opening the section (marker and
+ * heading) on the first comment. The comment becomes one line: line breaks in it would end
+ * it early and turn its remainder into Markdown of the issue.
+ */
+export async function appendLocalIssueComment(
+  board: LocalBoardLocation,
+  id: string,
+  comment: string,
+  now: () => Date = () => new Date(),
+): Promise<void> {
+  const text = comment.replace(/\s+/g, ' ').trim();
+  if (text === '') throw new LorenzError('tracker_status', 'local tracker: a comment needs text');
+  const line = `- ${now().toISOString()} agent: ${text}`;
+  await editIssue(board, id, (current) => {
+    const trimmed = current.trimEnd();
+    const hasSection = splitFrontMatter(current)
+      .body.split('\n')
+      .some((row) => row.trim() === COMMENTS_MARKER);
+    if (hasSection) return `${trimmed}\n${line}\n`;
+    return `${trimmed}\n\n${COMMENTS_MARKER}\n${COMMENTS_HEADING}\n\n${line}\n`;
+  });
+}
