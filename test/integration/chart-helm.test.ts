@@ -341,8 +341,13 @@ describe('on a real kube-apiserver', () => {
     [['create', 'configmaps', '-n', 'default'], true],
     [['update', 'leases.coordination.k8s.io', '-n', RELEASE_NAMESPACE], true],
     [['update', 'leases.coordination.k8s.io', '-n', 'default'], false],
-    [['get', 'secrets', '-n', 'default'], false],
-    [['create', 'issueruns.lorenz.dev', '-n', 'default'], false],
+    // The dispatcher creates IssueRuns, and reads the one Secret a Workflow names
+    // (spec.trackerSecretRef) by name: it can neither list nor watch Secrets.
+    [['create', 'issueruns.lorenz.dev', '-n', 'default'], true],
+    [['get', 'secrets', '-n', 'default'], true],
+    [['list', 'secrets', '-n', 'default'], false],
+    [['watch', 'secrets', '-n', 'default'], false],
+    [['update', 'secrets', '-n', 'default'], false],
     [['update', 'pods', '-n', 'default'], false],
     [['create', 'deployments.apps', '-n', 'default'], false],
   ])("the chart's ServiceAccount: can-i %j = %s", async (args, expected) => {

@@ -96,4 +96,44 @@ describe('the tracker drives the work', () => {
     // Never more unfinished runs than agent.max_concurrent_agents.
     expect(maxUnfinished).toBe(1);
   });
+
+  it.each([
+    ['an unknown tracker kind', { trackerKind: 'trello' }, {}, 'unsupported_tracker_kind'],
+    [
+      'a Secret that is not there',
+      { trackerKind: 'linear', tracker: '  project_slug: abc' },
+      { trackerSecretRef: { name: 'nowhere' } },
+      'missing_tracker_secret',
+    ],
+    [
+      'a tracker that does not answer',
+      {
+        trackerKind: 'github',
+        tracker: '  repository: acme/app\n  endpoint: http://127.0.0.1:9\n  api_key: x',
+      },
+      {},
+      'tracker_request',
+    ],
+  ])(
+    '%s: TrackerReachable=False with the reason, no runs, the controller up',
+    async (_name, options, extra, reason) => {
+      const name = `bad-${reason.replace(/_/g, '-')}`;
+      await createWorkflow(env, name, workflowText(env, { ...options, pollingMs: 1000 }), extra);
+      const workflow = await until(`${name}'s TrackerReachable condition`, async () => {
+        const found = await env.admin.request<Workflow>({ path: path.workflows(name) });
+        const condition = found.status?.conditions?.find((c) => c.type === 'TrackerReachable');
+        return condition ? found : undefined;
+      });
+      expect(workflow.status?.conditions?.find((c) => c.type === 'TrackerReachable')).toMatchObject(
+        {
+          status: 'False',
+          reason,
+        },
+      );
+      expect(workflow.status?.dispatch?.lastError).toBeTruthy();
+      const runs = await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() });
+      expect(runs.items.filter((run) => run.spec.workflowRef.name === name)).toEqual([]);
+      expect(env.controller?.manager.isLeader() ?? true).toBe(true);
+    },
+  );
 });

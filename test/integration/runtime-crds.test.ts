@@ -116,6 +116,8 @@ describe('Lorenz CRDs on a real apiserver', () => {
       'NAME',
       'READY',
       'ACTIVE',
+      'TRACKER',
+      'CANDIDATES',
       'AGE',
     ]);
     expect(
@@ -273,8 +275,10 @@ describe('Lorenz CRDs on a real apiserver', () => {
       [['create', 'events.events.k8s.io', '-n', 'team-a'], true],
       [['update', 'leases.coordination.k8s.io', '-n', 'lorenz-system'], true],
       [['update', 'leases.coordination.k8s.io', '-n', 'team-a'], false],
-      [['create', 'issueruns.lorenz.dev', '-n', 'team-a'], false],
-      [['get', 'secrets', '-n', 'team-a'], false],
+      [['create', 'issueruns.lorenz.dev', '-n', 'team-a'], true],
+      [['get', 'secrets', '-n', 'team-a'], true],
+      [['list', 'secrets', '-n', 'team-a'], false],
+      [['watch', 'secrets', '-n', 'team-a'], false],
       [['update', 'pods', '-n', 'team-a'], false],
       [['create', 'pods', '--subresource=exec', '-n', 'team-a'], false],
     ];
