@@ -7,7 +7,14 @@ import { createLocalTracker } from './local/index.js';
 import { createMemoryTracker } from './memory.js';
 import type { TrackerAdapter } from './types.js';
 
-export type { FetchLike, FetchOptions, TrackerAdapter } from './types.js';
+export type {
+  FetchLike,
+  FetchOptions,
+  NewIssue,
+  TrackerAdapter,
+  TrackerComment,
+  TrackerWriter,
+} from './types.js';
 
 /** The tracker kinds this build can poll. */
 export const TRACKER_KINDS = ['memory', 'linear', 'github', 'jira', 'local'] as const;

@@ -18,6 +18,43 @@ export interface TrackerAdapter {
   fetchByIds(ids: readonly string[], options?: FetchOptions): Promise<Issue[]>;
   /** Issues in any of these states, in the tracker's scope. */
   fetchByStates(states: readonly string[], options?: FetchOptions): Promise<Issue[]>;
+  /** What the adapter can change on the tracker (the agent tools), when it can. */
+  readonly writer?: TrackerWriter;
+}
+
+export interface TrackerComment {
+  id: string;
+  body: string;
+  author: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export interface NewIssue {
+  title: string;
+  description?: string | null;
+  state?: string | null;
+}
+
+/**
+ * Writes and reads for the agent tools. Every issue id is the normalized Issue.id (as
+ * fetchByIds takes it). The gateway scopes calls to the run's own issue; this layer only
+ * talks to the tracker. Failures throw LorenzError with the tracker codes; the key never
+ * appears in any text.
+ */
+export interface TrackerWriter {
+  readIssue(issueId: string, options?: FetchOptions): Promise<Issue | null>;
+  listComments(issueId: string, options?: FetchOptions): Promise<TrackerComment[]>;
+  comment(issueId: string, body: string, options?: FetchOptions): Promise<TrackerComment>;
+  updateComment(
+    issueId: string,
+    commentId: string,
+    body: string,
+    options?: FetchOptions,
+  ): Promise<TrackerComment>;
+  /** Moves the issue to the state of that name (matched trimmed, case-insensitively). */
+  updateState(issueId: string, state: string, options?: FetchOptions): Promise<Issue>;
+  createIssue?(input: NewIssue, options?: FetchOptions): Promise<Issue>;
 }
 
 export interface FetchOptions {
