@@ -1,0 +1,35 @@
+export { createTokenVerifier, type TokenVerifier, type Verification } from './auth.js';
+export {
+  createToolsGateway,
+  MCP_PATH,
+  type ToolsGateway,
+  type ToolsGatewayOptions,
+} from './gateway.js';
+export {
+  createRateLimiter,
+  DEFAULT_BURST,
+  DEFAULT_CALLS_PER_MINUTE,
+  type RateLimiter,
+  type RateVerdict,
+} from './limiter.js';
+export { parseBindAddress, startToolsServer, type ToolsServer } from './server.js';
+export {
+  bearerToken,
+  mintToken,
+  parseToken,
+  sha256HexEqual,
+  tokenSha256,
+  TOKEN_VERSION,
+  type TokenSubject,
+} from './token.js';
+export { allowedStatesOf, REVIEW_STATE, TOOL_NAMES, toolNamesFor, type ToolName } from './tools.js';
+export type {
+  ResolvedRun,
+  RunResolver,
+  ToolCallRecord,
+  ToolsLimits,
+  ToolsLogger,
+  ToolsRecorder,
+  TrackerForRun,
+  VerifiedRun,
+} from './types.js';

@@ -1,0 +1,57 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ToolsGateway } from './gateway.js';
+
+export interface ToolsServerOptions {
+  /** `host:port`, `:port` (all interfaces) or a bare port; port 0 picks a free one. */
+  bindAddress: string;
+  gateway: ToolsGateway;
+}
+
+export interface ToolsServer {
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  /** Stops accepting, closes the gateway's requests in flight, then the connections. */
+  stop(): Promise<void>;
+}
+
+/** Splits a bind address; the host is undefined for all interfaces. */
+export function parseBindAddress(bindAddress: string): { host: string | undefined; port: number } {
+  const at = bindAddress.lastIndexOf(':');
+  const rawHost = at < 0 ? '' : bindAddress.slice(0, at);
+  const rawPort = at < 0 ? bindAddress : bindAddress.slice(at + 1);
+  const port = Number(rawPort);
+  if (!/^\d{1,5}$/.test(rawPort) || port > 65_535) {
+    throw new RangeError(`not a bind address: ${bindAddress}`);
+  }
+  // [::1]:8090 names an IPv6 host.
+  const host = rawHost.replace(/^\[(.*)\]$/, '$1');
+  return { host: host === '' ? undefined : host, port };
+}
+
+/** Serves the gateway over plain HTTP: inside the cluster, behind a NetworkPolicy. */
+export async function startToolsServer(options: ToolsServerOptions): Promise<ToolsServer> {
+  const { host, port } = parseBindAddress(options.bindAddress);
+  const server: Server = createServer((req, res) => {
+    void options.gateway.handle(req, res);
+  });
+  // An agent that opens a connection and sends nothing must not hold it forever.
+  server.requestTimeout = 60_000;
+  server.headersTimeout = 15_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    async stop() {
+      const closing = new Promise<void>((resolve) => server.close(() => resolve()));
+      await options.gateway.close();
+      server.closeAllConnections();
+      await closing;
+    },
+  };
+}
