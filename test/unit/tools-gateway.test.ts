@@ -96,16 +96,27 @@ describe('refusals are tool errors, and nothing is written', () => {
       { state: 'Cancelled' },
       /"Cancelled" is not allowed; allowed: Todo, In Progress, Done, In Review/,
     ],
-    ['a missing field', 'tracker_comment', {}, /body/],
-    ['a field of the wrong type', 'tracker_update_state', { state: 5 }, /state/],
-    ['an empty comment', 'tracker_comment', { body: '   ' }, /body/],
+    ['a missing field', 'tracker_comment', {}, /expected string, received undefined at body$/],
+    [
+      'a field of the wrong type',
+      'tracker_update_state',
+      { state: 5 },
+      /received number at state$/,
+    ],
+    ['an empty comment', 'tracker_comment', { body: '   ' }, />=1 characters at body$/],
     [
       'a create state not allowed',
       'tracker_create_issue',
       { title: 't', state: 'Cancelled' },
       /not allowed/,
     ],
-    ['create when not allowed', 'tracker_create_issue', { title: 't' }, /tracker_create_issue/],
+    [
+      'create when not allowed',
+      'tracker_create_issue',
+      { title: 't' },
+      /Tool tracker_create_issue not found/,
+    ],
+    ['an unknown tool', 'tracker_delete_issue', {}, /Tool tracker_delete_issue not found/],
   ])('%s', async (_case, tool, args, message) => {
     const h = await start({ createIssue: _case.startsWith('a create') });
     const result = await call(await connect(h), tool, args);
