@@ -11,3 +11,5 @@ export {
 export { JIRA_FIELDS, adfToText, jiraPriority, jiraStateType } from './normalize.js';
 export { JIRA_API_TOKEN_VARIABLE, type JiraTrackerConfig, resolveJiraToken } from './settings.js';
 export { JIRA_REQUEST_TIMEOUT_MS } from './transport.js';
+export { textToAdf } from './adf.js';
+export { JIRA_COMMENT_PAGE_SIZE, JIRA_NEW_ISSUE_TYPE, jiraComment } from './writer.js';
