@@ -1,4 +1,6 @@
 // The `jira` tracker adapter: Jira Cloud REST v3 with Basic auth (email + API token).
+// Its writer (the agent tools) comments in ADF, edits comments through the issue's own path,
+// moves issues along the workflow's transitions and creates Tasks in the project.
 export {
   JIRA_BULK_FETCH_PATH,
   JIRA_BULK_FETCH_SIZE,
