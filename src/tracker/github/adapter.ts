@@ -5,6 +5,7 @@ import { type StateContext, normalizeGithubIssue } from './normalize.js';
 import { GITHUB_MAX_PAGES, GITHUB_PAGE_SIZE, fetchAllPages } from './pages.js';
 import { type GithubSettings, type GithubTrackerConfig, githubSettings } from './settings.js';
 import { GITHUB_REQUEST_TIMEOUT_MS, type GithubTransport, githubGet } from './transport.js';
+import { createGithubWriter } from './writer.js';
 
 export interface GithubTrackerOptions {
   config: GithubTrackerConfig;
@@ -98,8 +99,18 @@ export function createGithubTracker(options: GithubTrackerOptions): TrackerAdapt
     return issues;
   }
 
+  const writer = createGithubWriter({
+    settings,
+    transport,
+    context,
+    repoPath,
+    maxPages,
+    issueNumberOf: (id) => issueNumberOf(id, settings),
+  });
+
   return {
     kind: 'github',
+    writer,
     fetchCandidates: (fetchOptions) => inStates(activeOnly(settings), fetchOptions),
     fetchByStates: (states, fetchOptions) => inStates(states, fetchOptions),
     async fetchByIds(ids, fetchOptions = {}) {

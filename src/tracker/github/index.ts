@@ -15,6 +15,9 @@
 //   (issues/{n}/dependencies/blocked_by), which a poll of pages cannot afford.
 // - Every answer's ETag is remembered per URL and token (shared across adapters, since the
 //   controller builds one per poll), so an unchanged poll is all 304s and costs no rate limit.
+// - writer (the agent tools): comments, comment edits (only a comment whose issue_url is the
+//   given issue), state changes as one PATCH of labels and open/closed, new issues. Writes
+//   need no cache invalidation: a changed resource no longer matches its old ETag.
 export { type GithubTrackerOptions, createGithubTracker, issueNumberOf } from './adapter.js';
 export { EtagCache, SHARED_ETAG_CACHE } from './cache.js';
 export { GITHUB_MAX_PAGES, GITHUB_PAGE_SIZE, nextLink } from './pages.js';

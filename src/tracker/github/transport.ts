@@ -132,6 +132,60 @@ function requestFailure(transport: GithubTransport, error: unknown, signal: Abor
   return githubFailure(transport, 'tracker_request', `the request to GitHub failed: ${text}`);
 }
 
+/** The headers every request carries; GitHub refuses requests without a User-Agent. */
+function baseHeaders(transport: GithubTransport): Record<string, string> {
+  return {
+    accept: 'application/vnd.github+json',
+    authorization: `Bearer ${transport.token}`,
+    'x-github-api-version': GITHUB_API_VERSION,
+    'user-agent': 'lorenz-operator',
+  };
+}
+
+/** One request and its whole body, under the transport's timeout and the caller's signal. */
+async function exchange(
+  transport: GithubTransport,
+  url: string,
+  init: RequestInit,
+  callerSignal: AbortSignal | undefined,
+): Promise<{ response: Response; text: string }> {
+  const timeout = AbortSignal.timeout(transport.timeoutMs);
+  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
+  try {
+    const response = await transport.fetch(url, { ...init, signal });
+    return { response, text: await response.text() };
+  } catch (error) {
+    throw requestFailure(transport, error, signal);
+  }
+}
+
+/** Throws for a rate limit or a status outside 2xx that the caller does not handle itself. */
+function checkStatus(
+  transport: GithubTransport,
+  url: string,
+  response: Response,
+  body: unknown,
+  allow: readonly number[] | undefined,
+): void {
+  const retryAt = rateLimitRetryAt(response.status, response.headers, body, transport.now());
+  if (retryAt !== null) throw rateLimited(transport, response.status, retryAt);
+  if (allow?.includes(response.status) === true) return;
+  if (response.status < 200 || response.status > 299) {
+    const message = messageOf(body);
+    throw githubFailure(
+      transport,
+      'tracker_status',
+      `GitHub answered HTTP ${response.status} for ${new URL(url).pathname}${message === null ? '' : `: ${message}`}`,
+      { status: response.status },
+    );
+  }
+}
+
+const notJson = (transport: GithubTransport, status: number) =>
+  githubFailure(transport, 'tracker_response', 'GitHub answered with a body that is not JSON', {
+    status,
+  });
+
 /**
  * GET one URL. A remembered ETag goes out as If-None-Match, and a 304 is answered from the
  * cache. `allow` lists statuses the caller handles itself (404 and 410 for an issue that is
@@ -144,30 +198,19 @@ export async function githubGet(
   url: string,
   options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
 ): Promise<GithubAnswer> {
-  const timeout = AbortSignal.timeout(transport.timeoutMs);
-  const signal =
-    options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
   const cached = transport.cache.get(transport.token, url);
-  let response: Response;
-  let text: string;
-  try {
-    response = await transport.fetch(url, {
+  const { response, text } = await exchange(
+    transport,
+    url,
+    {
       method: 'GET',
       headers: {
-        accept: 'application/vnd.github+json',
-        authorization: `Bearer ${transport.token}`,
-        'x-github-api-version': GITHUB_API_VERSION,
-        // GitHub refuses requests without a User-Agent.
-        'user-agent': 'lorenz-operator',
+        ...baseHeaders(transport),
         ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
       },
-      signal,
-    });
-    text = await response.text();
-  } catch (error) {
-    throw requestFailure(transport, error, signal);
-  }
-
+    },
+    options.signal,
+  );
   if (response.status === 304 && cached !== undefined) {
     const parsed = parseJson(cached.body);
     if (parsed.ok) {
@@ -176,34 +219,44 @@ export async function githubGet(
   }
   const parsed = parseJson(text);
   const body = parsed.ok ? parsed.value : undefined;
-  const retryAt = rateLimitRetryAt(response.status, response.headers, body, transport.now());
-  if (retryAt !== null) throw rateLimited(transport, response.status, retryAt);
+  checkStatus(transport, url, response, body, options.allow);
   if (options.allow?.includes(response.status) === true) {
     transport.cache.delete(transport.token, url);
     return { status: response.status, body, link: null, notModified: false };
   }
-  if (response.status < 200 || response.status > 299) {
-    const message = messageOf(body);
-    throw githubFailure(
-      transport,
-      'tracker_status',
-      `GitHub answered HTTP ${response.status} for ${new URL(url).pathname}${message === null ? '' : `: ${message}`}`,
-      { status: response.status },
-    );
-  }
-  if (!parsed.ok) {
-    throw githubFailure(
-      transport,
-      'tracker_response',
-      'GitHub answered with a body that is not JSON',
-      {
-        status: response.status,
-      },
-    );
-  }
+  if (!parsed.ok) throw notJson(transport, response.status);
   const link = response.headers.get('link');
   const etag = response.headers.get('etag');
   if (etag !== null && etag !== '')
     transport.cache.set(transport.token, url, { etag, body: text, link });
   return { status: response.status, body, link, notModified: false };
+}
+
+/**
+ * A write (POST or PATCH with a JSON body). Never cached: the ETag cache only stands for GETs,
+ * and those need no invalidation here, because GitHub answers a conditional GET of a changed
+ * resource with 200 and a new ETag. The errors are githubGet's.
+ */
+export async function githubSend(
+  transport: GithubTransport,
+  method: 'POST' | 'PATCH',
+  url: string,
+  payload: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<{ status: number; body: unknown }> {
+  const { response, text } = await exchange(
+    transport,
+    url,
+    {
+      method,
+      headers: { ...baseHeaders(transport), 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    },
+    signal,
+  );
+  const parsed = parseJson(text);
+  const body = parsed.ok ? parsed.value : undefined;
+  checkStatus(transport, url, response, body, undefined);
+  if (!parsed.ok) throw notJson(transport, response.status);
+  return { status: response.status, body };
 }

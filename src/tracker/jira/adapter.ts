@@ -11,6 +11,7 @@ import {
   jiraGet,
   jiraPost,
 } from './transport.js';
+import { createJiraWriter } from './writer.js';
 
 /** The enhanced JQL search (token-paginated), which replaced /rest/api/3/search. */
 export const JIRA_SEARCH_PATH = '/rest/api/3/search/jql';
@@ -91,6 +92,7 @@ export function createJiraTracker(options: JiraTrackerOptions): TrackerAdapter {
 
   return {
     kind: 'jira',
+    writer: createJiraWriter(transport, settings, maxPages),
     fetchCandidates(fetchOptions) {
       // Candidates are never terminal, even when a state is listed as both.
       const terminal = new Set(settings.terminalStates.map(stateKey));

@@ -108,17 +108,22 @@ function requestFailure(transport: JiraTransport, error: unknown, signal: AbortS
   return failure(transport, 'tracker_request', `the request to Jira failed: ${text}`);
 }
 
+export type JiraMethod = 'GET' | 'POST' | 'PUT';
+
 /**
- * Send one request to `path` (under the site) and return the JSON Jira answers. HTTP 429 is
- * `tracker_rate_limited`; another non-2xx status `tracker_status` with Jira's own message;
- * a body that is not JSON `tracker_response`; no answer at all `tracker_request`.
+ * Send one request to `path` (under the site) and return the status and the JSON Jira
+ * answers (null for an empty 2xx body, as a transition's 204). HTTP 429 is
+ * `tracker_rate_limited`; another non-2xx status not in `allow` `tracker_status` with Jira's
+ * own message; a body that is not JSON `tracker_response`; no answer at all `tracker_request`.
  */
-async function jiraRequest(
+export async function jiraSend(
   transport: JiraTransport,
+  method: JiraMethod,
   path: string,
   body: JsonMap | null,
   callerSignal: AbortSignal | undefined,
-): Promise<unknown> {
+  allow: readonly number[] = [],
+): Promise<{ status: number; body: unknown }> {
   const timeout = AbortSignal.timeout(transport.timeoutMs);
   const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
   let response: Response;
@@ -126,10 +131,10 @@ async function jiraRequest(
   try {
     const headers = { accept: 'application/json', authorization: basicAuth(transport) };
     response = await transport.fetch(`${transport.site}${path}`, {
+      method,
       ...(body === null
-        ? { method: 'GET', headers }
+        ? { headers }
         : {
-            method: 'POST',
             headers: { ...headers, 'content-type': 'application/json' },
             body: JSON.stringify(body),
           }),
@@ -146,6 +151,7 @@ async function jiraRequest(
     parsed = undefined;
   }
   if (response.status === 429) throw rateLimited(transport, response);
+  if (allow.includes(response.status)) return { status: response.status, body: parsed ?? null };
   if (!response.ok) {
     const reason = jiraErrorText(parsed);
     throw failure(
@@ -155,10 +161,20 @@ async function jiraRequest(
       { status: response.status },
     );
   }
+  if (text.trim() === '' && response.status === 204) return { status: 204, body: null };
   if (parsed === undefined) {
     throw failure(transport, 'tracker_response', 'Jira answered with a body that is not JSON');
   }
-  return parsed;
+  return { status: response.status, body: parsed };
+}
+
+async function jiraRequest(
+  transport: JiraTransport,
+  path: string,
+  body: JsonMap | null,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
+  return (await jiraSend(transport, body === null ? 'GET' : 'POST', path, body, signal)).body;
 }
 
 /** POST a JSON body; the answer must be a JSON object. */
@@ -183,7 +199,7 @@ export function jiraGet(transport: JiraTransport, path: string, signal?: AbortSi
 /** A `tracker_response` or `tracker_pagination` error from outside this module, scrubbed too. */
 export function jiraFailure(
   transport: JiraTransport,
-  code: 'tracker_response' | 'tracker_pagination' | 'tracker_status',
+  code: 'tracker_response' | 'tracker_pagination' | 'tracker_status' | 'invalid_tracker_config',
   message: string,
   detail?: JsonMap,
 ): LorenzError {

@@ -112,3 +112,39 @@ export function githubIssue(repository: string, fake: FakeIssue): Json {
   }
   return issue;
 }
+
+/** A label object as GitHub answers it, for `owner/repo`. */
+export function githubLabel(repository: string, name: string, id: number): Json {
+  return {
+    ...clone(recordedLabel()),
+    id,
+    name,
+    url: `https://api.github.com/repos/${repository}/labels/${encodeURIComponent(name)}`,
+    default: false,
+  };
+}
+
+export interface FakeComment {
+  id: number;
+  issue: number;
+  body: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An issue comment as GitHub answers it; its author is the recorded issue's author. */
+export function githubIssueComment(repository: string, comment: FakeComment): Json {
+  const api = `https://api.github.com/repos/${repository}`;
+  return {
+    id: comment.id,
+    node_id: `IC_kwDO${comment.id}`,
+    url: `${api}/issues/comments/${comment.id}`,
+    html_url: `https://github.com/${repository}/issues/${comment.issue}#issuecomment-${comment.id}`,
+    issue_url: `${api}/issues/${comment.issue}`,
+    body: comment.body,
+    user: clone(recordedIssue().user),
+    created_at: comment.createdAt,
+    updated_at: comment.updatedAt,
+    author_association: 'OWNER',
+  };
+}

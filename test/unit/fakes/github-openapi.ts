@@ -22,6 +22,8 @@ export interface Operation {
   operationId: string;
   parameters: Parameter[];
   responses: Record<string, Json>;
+  /** The documented JSON request body's schema, when the operation takes one. */
+  requestSchema: Json | null;
 }
 
 interface Spec {
@@ -86,6 +88,12 @@ function deref<T>(value: unknown, spec: Spec): T {
   return value as T;
 }
 
+function requestSchemaOf(requestBody: unknown, spec: Spec): Json | null {
+  const body = deref<Json | undefined>(requestBody, spec);
+  const content = isMap(body?.content) ? body.content['application/json'] : undefined;
+  return isMap(content) && isMap(content.schema) ? content.schema : null;
+}
+
 /** The documented operation for a method and path, with the path's parameters, or null. */
 export function findOperation(
   method: string,
@@ -114,6 +122,7 @@ export function findOperation(
         operationId: String(raw.operationId),
         parameters,
         responses: raw.responses as Record<string, Json>,
+        requestSchema: requestSchemaOf(raw.requestBody, spec),
       },
       pathParams,
     };
@@ -156,13 +165,53 @@ export function checkRequest(method: string, url: URL): string[] {
   return problems;
 }
 
+/** ajv against a schema that may `$ref` the description's components. */
+function compileRooted(cacheKey: string, schema: unknown): ValidateFunction {
+  const known = compiled.get(cacheKey);
+  if (known !== undefined) return known;
+  const rooted = JSON.parse(
+    JSON.stringify(toJsonSchema(schema)).replaceAll(
+      '"#/components/',
+      `"${SCHEMA_ROOT}#/components/`,
+    ),
+  ) as Json;
+  const validate = load().ajv.compile(rooted);
+  compiled.set(cacheKey, validate);
+  return validate;
+}
+
+/**
+ * What is wrong with a request's JSON body, by the documented request schema. The schemas
+ * allow unknown properties, which GitHub ignores silently; a misspelt key would then be a
+ * write that does nothing, so properties the schema does not name are reported too.
+ */
+export function checkRequestBody(operation: Operation, body: unknown): string[] {
+  const where = `${operation.operationId} request`;
+  if (operation.requestSchema === null) {
+    return body === undefined ? [] : [`${where}: the operation takes no body`];
+  }
+  const validate = compileRooted(`${operation.operationId} request`, operation.requestSchema);
+  const problems = validate(body)
+    ? []
+    : (validate.errors ?? [])
+        .slice(0, 3)
+        .map((error) => `${where}: ${error.instancePath || '/'} ${error.message ?? 'is invalid'}`);
+  const properties = operation.requestSchema.properties;
+  if (isMap(body) && isMap(properties)) {
+    for (const name of Object.keys(body)) {
+      if (!(name in properties)) problems.push(`${where}: undocumented property ${name}`);
+    }
+  }
+  return problems;
+}
+
 /**
  * The schema validator for an answer: the operation's documented response for that status;
  * for a status the operation does not list (403 and 429 rate limits, 5xx, which GitHub
  * documents globally), its `basic-error`. Null when the status documents no body (304).
  */
 function responseValidator(operation: Operation, status: number): ValidateFunction | null {
-  const { spec, ajv } = load();
+  const { spec } = load();
   const cacheKey = `${operation.operationId} ${status}`;
   const known = compiled.get(cacheKey);
   if (known !== undefined) return known;
@@ -176,15 +225,7 @@ function responseValidator(operation: Operation, status: number): ValidateFuncti
     schema = isMap(content) ? content.schema : undefined;
   }
   if (schema === undefined) return null;
-  const rooted = JSON.parse(
-    JSON.stringify(toJsonSchema(schema)).replaceAll(
-      '"#/components/',
-      `"${SCHEMA_ROOT}#/components/`,
-    ),
-  ) as Json;
-  const validate = ajv.compile(rooted);
-  compiled.set(cacheKey, validate);
-  return validate;
+  return compileRooted(cacheKey, schema);
 }
 
 /** What is wrong with an answer's body, by the schema the description gives it. */

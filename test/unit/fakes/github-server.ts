@@ -7,8 +7,20 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type FakeIssue, type RecordedInteraction, githubIssue } from './github-data.js';
-import { type Operation, checkRequest, checkResponse, findOperation } from './github-openapi.js';
+import {
+  type FakeComment,
+  type FakeIssue,
+  type RecordedInteraction,
+  githubIssue,
+} from './github-data.js';
+import {
+  type Operation,
+  checkRequest,
+  checkRequestBody,
+  checkResponse,
+  findOperation,
+} from './github-openapi.js';
+import { writeAnswer } from './github-writes.js';
 
 export type GithubFault =
   /** 403 with GitHub's secondary-limit message; Retry-After when given. */
@@ -37,6 +49,8 @@ export interface RecordedRequest {
   authorization: string | undefined;
   ifNoneMatch: string | undefined;
   status: number;
+  /** The parsed JSON body of a write; undefined for a request without one. */
+  body: unknown;
 }
 
 export interface GithubStandIn {
@@ -44,6 +58,12 @@ export interface GithubStandIn {
   token: string;
   repository: string;
   issues: FakeIssue[];
+  /** Issue comments, written through the API or seeded by a test. */
+  comments: FakeComment[];
+  /** Repository labels besides those on issues (labels a write names are added here). */
+  labels: string[];
+  /** Comments per page at most (Link pagination of issue comments). */
+  commentPageSize: number;
   requests: RecordedRequest[];
   violations: string[];
   faults: GithubFault[];
@@ -203,7 +223,26 @@ function checkHeaders(standIn: GithubStandIn, request: IncomingMessage): string[
   return problems;
 }
 
-function handle(standIn: GithubStandIn, request: IncomingMessage, response: ServerResponse) {
+function parseBody(standIn: GithubStandIn, method: string, url: URL, text: string): unknown {
+  if (text === '') return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text) as unknown;
+  } catch {
+    standIn.violations.push(`${method} ${url.pathname}: the body is not JSON`);
+    return undefined;
+  }
+  const operation = operationFor(method, url);
+  if (operation !== null) standIn.violations.push(...checkRequestBody(operation, body));
+  return body;
+}
+
+function handle(
+  standIn: GithubStandIn,
+  request: IncomingMessage,
+  response: ServerResponse,
+  text: string,
+) {
   const method = request.method ?? 'GET';
   const url = new URL(request.url ?? '/', standIn.url);
   const ifNoneMatch = request.headers['if-none-match'];
@@ -213,10 +252,15 @@ function handle(standIn: GithubStandIn, request: IncomingMessage, response: Serv
     authorization: request.headers.authorization,
     ifNoneMatch: typeof ifNoneMatch === 'string' ? ifNoneMatch : undefined,
     status: 0,
+    body: undefined,
   };
   standIn.requests.push(record);
   const aliased = new URL(url.toString().replace(/\/repositories\/\d+\//, '/repos/owner/repo/'));
   standIn.violations.push(...checkRequest(method, aliased), ...checkHeaders(standIn, request));
+  record.body = parseBody(standIn, method, url, text);
+  if ((method === 'POST' || method === 'PATCH') && request.headers['content-type'] === undefined) {
+    standIn.violations.push(`${method} ${url.pathname}: no Content-Type`);
+  }
 
   const send = (answer: Answer, check: boolean) => {
     const operation = operationFor(method, url);
@@ -266,6 +310,11 @@ function handle(standIn: GithubStandIn, request: IncomingMessage, response: Serv
       true,
     );
   }
+  const base = `/repos/${standIn.repository}`;
+  if (url.pathname.toLowerCase().startsWith(`${base.toLowerCase()}/`)) {
+    const written = writeAnswer(standIn, method, url, url.pathname.slice(base.length), record.body);
+    if (written !== null) return send(written, true);
+  }
   const issuePath = new RegExp(`^/repos/${standIn.repository}/issues(?:/(\\d+))?$`, 'i');
   const match = issuePath.exec(url.pathname);
   if (match === null || method !== 'GET') {
@@ -280,9 +329,12 @@ export async function startGithubStandIn(
   options: { token?: string; repository?: string; issues?: FakeIssue[] } = {},
 ): Promise<GithubStandIn> {
   const server: Server = createServer((request, response) => {
-    // The body of a GET is nothing; answer once the request has been read.
-    request.resume();
-    request.on('end', () => handle(standIn, request, response));
+    // Answer once the whole request, a write's JSON body included, has been read.
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () =>
+      handle(standIn, request, response, Buffer.concat(chunks).toString('utf8')),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -291,6 +343,9 @@ export async function startGithubStandIn(
     token: options.token ?? 'ghp_standInToken0123456789abcdefABCDEF',
     repository: options.repository ?? 'acme/app',
     issues: options.issues ?? [],
+    comments: [],
+    labels: [],
+    commentPageSize: 100,
     requests: [],
     violations: [],
     faults: [],

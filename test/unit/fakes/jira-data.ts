@@ -86,7 +86,7 @@ export function fixtureIssues(): FakeJiraIssue[] {
   ];
 }
 
-function statusBean(site: string, name: string) {
+export function statusBean(site: string, name: string) {
   const status = STATUSES[name] ?? { id: '99', category: 'new' };
   const category = CATEGORIES[status.category] ?? { id: 2, colorName: 'blue-gray', name: 'To Do' };
   return {

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type FakeJiraIssue, STATUSES, fixtureIssues, issueBean } from './jira-data.js';
+import { type FakeJiraComment, jiraWriteAnswer } from './jira-writes.js';
 
 export type JiraFault =
   | { kind: 'http-429'; retryAfterSeconds: number }
@@ -38,6 +39,9 @@ export interface JiraRequestRecord {
 export interface JiraStandIn {
   url: string;
   issues: FakeJiraIssue[];
+  comments: FakeJiraComment[];
+  /** The most comments one page holds, whatever maxResults asks. */
+  commentPageCap: number;
   requests: JiraRequestRecord[];
   faults: JiraFault[];
   pagination: JiraPagination;
@@ -285,9 +289,10 @@ async function handle(
   response: ServerResponse,
 ) {
   const text = await readBody(request);
-  const path = new URL(request.url ?? '/', standIn.url).pathname;
+  const url = new URL(request.url ?? '/', standIn.url);
+  const path = url.pathname;
   let body: Record<string, unknown> | null = null;
-  if (request.method === 'POST') {
+  if (request.method === 'POST' || request.method === 'PUT') {
     try {
       body = JSON.parse(text) as Record<string, unknown>;
     } catch {
@@ -314,6 +319,15 @@ async function handle(
   if (request.method === 'POST' && body !== null && path === '/rest/api/3/issue/bulkfetch') {
     return bulkFetch(standIn, body, response, fault);
   }
+  const written = jiraWriteAnswer(standIn, request.method ?? 'GET', url, body);
+  if (written !== null) {
+    if (written.status === 204) {
+      response.writeHead(204);
+      response.end();
+      return;
+    }
+    return send(response, written.status, JSON.stringify(written.body));
+  }
   if (path === '/rest/api/3/search') {
     // The legacy search is gone from Jira Cloud.
     return send(
@@ -333,6 +347,8 @@ export async function startJiraStandIn(email: string, token: string): Promise<Ji
   const standIn: JiraStandIn = {
     url: `http://127.0.0.1:${port}`,
     issues: fixtureIssues(),
+    comments: [],
+    commentPageCap: 100,
     requests: [],
     faults: [],
     pagination: 'normal',
