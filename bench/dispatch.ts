@@ -168,7 +168,7 @@ tracker:
   kind: memory
   issues:
 ${Array.from({ length: samples }, (_, index) => `    - { id: "${index}", identifier: "LAT-${index}", title: "t", state: "${index < todo ? 'Todo' : 'Backlog'}" }`).join('\n')}
-agent: { kind: scripted, max_concurrent_agents: ${samples + 1} }
+agent: { kind: codex, max_concurrent_agents: ${samples + 1} }
 polling: { interval_ms: ${interval} }
 ---
 Work.`;
