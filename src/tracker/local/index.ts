@@ -17,6 +17,8 @@ export {
 export {
   type LocalBoardLocation,
   appendLocalIssueComment,
+  readLocalIssue,
+  replaceLocalIssueComment,
   setLocalIssueStatus,
   writeFileAtomic,
 } from './write.js';
