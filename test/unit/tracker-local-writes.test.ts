@@ -33,6 +33,11 @@ function writer(): TrackerWriter {
   return tracker.writer;
 }
 
+function creator(w: TrackerWriter): NonNullable<TrackerWriter['createIssue']> {
+  if (w.createIssue === undefined) throw new Error('local writer without createIssue');
+  return w.createIssue.bind(w);
+}
+
 /** A second adapter over the same directory: what the next poll would see. */
 const fresh = () => createLocalTracker({ directory: board });
 const fileText = () => fs.readFile(join(board, 'BOARD-1.md'), 'utf8');
@@ -144,6 +149,43 @@ describe('local board writes', () => {
     expect(await fileText()).toBe(ISSUE);
   });
 
+  it('creates issues with the next free numbers, visible to a new adapter', async () => {
+    await fs.writeFile(join(board, 'BOARD-7.md'), '# Seven\n');
+    const create = creator(writer());
+    const created = await Promise.all([
+      create({ title: 'Follow-up', description: 'Found in BOARD-1.', state: 'todo' }),
+      create({ title: 'Another' }),
+    ]);
+    expect(created.map((issue) => issue?.identifier)).toEqual(['BOARD-8', 'BOARD-9']);
+    expect(created[0]).toMatchObject({
+      title: 'Follow-up',
+      description: 'Found in BOARD-1.',
+      state: 'Todo',
+      created_at: '2026-02-01T00:00:01.000Z',
+    });
+    expect(created[1]?.state).toBe('Backlog');
+    const candidates = await fresh().fetchCandidates();
+    expect(candidates.map((issue) => issue.identifier)).toEqual(['BOARD-1', 'BOARD-8']);
+    expect((await fs.readdir(board)).sort()).toEqual([
+      'BOARD-1.md',
+      'BOARD-7.md',
+      'BOARD-8.md',
+      'BOARD-9.md',
+    ]);
+  });
+
+  it('never overwrites an issue another writer created first', async () => {
+    // Two adapters over one directory, each with its own write queue.
+    const [a, b] = [creator(writer()), creator(writer())];
+    const made = await Promise.all(
+      Array.from({ length: 6 }, (_, n) => (n % 2 ? a : b)({ title: `n${n}` })),
+    );
+    const ids = made.map((issue) => issue?.identifier);
+    expect(new Set(ids).size).toBe(6);
+    const titles = (await fresh().fetchByStates(['Backlog'])).map((issue) => issue.title);
+    expect(titles.sort()).toEqual(['n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+  });
+
   it('reads a missing issue as null', async () => {
     expect(await writer().readIssue('BOARD-9')).toBeNull();
   });
@@ -157,6 +199,7 @@ describe('local board writes', () => {
       () => w?.comment('BOARD-1', 'x'),
       () => w?.updateComment('BOARD-1', '1', 'x'),
       () => w?.updateState('BOARD-1', 'Done'),
+      () => w?.createIssue?.({ title: 'x' }),
     ]) {
       const error = await failureOf(Promise.resolve(call()));
       expect(error.code).toBe('invalid_tracker_config');

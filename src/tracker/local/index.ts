@@ -16,7 +16,9 @@ export {
 } from './settings.js';
 export {
   type LocalBoardLocation,
+  type NewLocalIssue,
   appendLocalIssueComment,
+  createLocalIssue,
   readLocalIssue,
   replaceLocalIssueComment,
   setLocalIssueStatus,

@@ -200,3 +200,76 @@ export async function replaceLocalIssueComment(
     throw new LorenzError('tracker_status', `local tracker: ${id} has no comment ${index}`);
   }
 }
+
+/** How many numbers a create tries when others take them first, before giving up. */
+const CREATE_ATTEMPTS = 20;
+
+export interface NewLocalIssue {
+  title: string;
+  description?: string | null;
+  status?: string | null;
+}
+
+function newIssueText(issue: NewLocalIssue, createdAt: Date): string {
+  const title = issue.title.replace(/\s+/g, ' ').trim();
+  if (title === '')
+    throw new LorenzError('tracker_status', 'local tracker: an issue needs a title');
+  const document = parseDocument('');
+  const status = issue.status?.trim() ?? '';
+  if (/[\r\n]/.test(status)) {
+    throw new LorenzError('tracker_status', 'local tracker: a status is one line');
+  }
+  if (status !== '') document.set('status', status);
+  document.set('created_at', createdAt.toISOString());
+  const description = issue.description?.trim() ?? '';
+  return `---\n${document.toString()}---\n# ${title}\n${description === '' ? '' : `\n${description}\n`}`;
+}
+
+/**
+ * Add `<prefix><n>.md` with the next free number. The file is written to a temp file and
+ * hard-linked to its name: a link never replaces an existing file, so two creates at once
+ * (two controllers, a person) never overwrite each other; the loser takes the next number.
+ */
+export async function createLocalIssue(
+  board: LocalBoardLocation,
+  issue: NewLocalIssue,
+  now: () => Date = () => new Date(),
+): Promise<string> {
+  const text = newIssueText(issue, now());
+  const pattern = issueFilePattern(board.idPrefix);
+  await fs.mkdir(board.directory, { recursive: true }).catch((error: unknown) => {
+    throw new LorenzError(
+      'tracker_request',
+      `local tracker: cannot create the board: ${ioCode(error)}`,
+    );
+  });
+  const temp = join(board.directory, `.new-issue.${randomUUID()}.tmp`);
+  try {
+    await fs.writeFile(temp, text, { flag: 'wx', mode: 0o644 });
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
+      const names = await fs.readdir(board.directory);
+      const numbers = names.map((name) =>
+        Number(pattern.exec(name)?.[1]?.slice(board.idPrefix.length) ?? 0),
+      );
+      const id = `${board.idPrefix}${Math.max(0, ...numbers) + 1}`;
+      try {
+        await fs.link(temp, join(board.directory, `${id}.md`));
+        return id;
+      } catch (error) {
+        if (ioCode(error) !== 'EEXIST') throw error;
+      }
+    }
+    throw new LorenzError(
+      'tracker_request',
+      'local tracker: every new issue number was taken; try again',
+    );
+  } catch (error) {
+    if (error instanceof LorenzError) throw error;
+    throw new LorenzError(
+      'tracker_request',
+      `local tracker: cannot create an issue: ${ioCode(error)}`,
+    );
+  } finally {
+    await fs.rm(temp, { force: true });
+  }
+}

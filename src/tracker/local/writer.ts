@@ -6,6 +6,7 @@ import { type LocalComment, type LocalIssueFile, parseLocalIssue } from './parse
 import {
   type LocalBoardLocation,
   appendLocalIssueComment,
+  createLocalIssue,
   readLocalIssue,
   replaceLocalIssueComment,
   setLocalIssueStatus,
@@ -74,6 +75,14 @@ export function createLocalWriter(options: LocalWriterOptions): TrackerWriter {
     return run;
   };
 
+  // Any name is written (the gateway decides which are allowed); a configured state keeps
+  // its configured spelling, so the board reads it as that state.
+  function configured(state: string): string {
+    const wanted = state.trim();
+    const known = [...options.states.activeStates, ...options.states.terminalStates];
+    return known.find((s) => s.trim().toLowerCase() === wanted.toLowerCase())?.trim() ?? wanted;
+  }
+
   async function fileOf(issueId: string): Promise<LocalIssueFile> {
     if (source.kind === 'directory') return readLocalIssue(location(), issueId);
     const text = source.files[`${issueId}.md`];
@@ -128,13 +137,18 @@ export function createLocalWriter(options: LocalWriterOptions): TrackerWriter {
       }),
     updateState: (issueId, state) =>
       serially(async () => {
-        // Any name is written (the gateway decides which are allowed); a configured state
-        // keeps its configured spelling, so the board reads it as that state.
-        const wanted = state.trim();
-        const known = [...options.states.activeStates, ...options.states.terminalStates];
-        const name = known.find((s) => s.trim().toLowerCase() === wanted.toLowerCase());
-        await setLocalIssueStatus(location(), issueId, name?.trim() ?? wanted);
+        await setLocalIssueStatus(location(), issueId, configured(state));
         return current(issueId);
+      }),
+    createIssue: (input) =>
+      serially(async () => {
+        const issue = {
+          title: input.title,
+          description: input.description ?? null,
+          status: configured(input.state ?? ''),
+        };
+        const id = await createLocalIssue(location(), issue, options.now);
+        return current(id);
       }),
   };
 }
