@@ -18,6 +18,7 @@ import {
   linearRequest,
   trackerFailure,
 } from './transport.js';
+import { createLinearWriter } from './writer.js';
 
 /**
  * More pages than this is a loop, not a project: 200 pages of 50 are 10 000 issues, far
@@ -94,22 +95,31 @@ export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapt
     return issues.filter((issue) => wanted.has(normalizedKey(issue.state ?? '')));
   }
 
+  async function fetchByIds(ids: readonly string[], options: FetchOptions = {}) {
+    const unique = [...new Set(ids.filter((id) => id.trim() !== ''))];
+    if (unique.length === 0) return [];
+    const assignee = await assigneeId(options.signal);
+    const issues: Issue[] = [];
+    // No scope here: a running issue moved out of it must still be seen, to stop its run.
+    for (let start = 0; start < unique.length; start += LINEAR_PAGE_SIZE) {
+      const chunk = unique.slice(start, start + LINEAR_PAGE_SIZE);
+      issues.push(...(await issuesWhere(idsFilter(chunk), assignee, options.signal)));
+    }
+    return issues;
+  }
+
   return {
     kind: 'linear',
     fetchCandidates: (options) => inStates(activeOnly(settings), options),
     fetchByStates: (states, options) => inStates(states, options),
-    async fetchByIds(ids, options = {}) {
-      const unique = [...new Set(ids.filter((id) => id.trim() !== ''))];
-      if (unique.length === 0) return [];
-      const assignee = await assigneeId(options.signal);
-      const issues: Issue[] = [];
-      // No scope here: a running issue moved out of it must still be seen, to stop its run.
-      for (let start = 0; start < unique.length; start += LINEAR_PAGE_SIZE) {
-        const chunk = unique.slice(start, start + LINEAR_PAGE_SIZE);
-        issues.push(...(await issuesWhere(idsFilter(chunk), assignee, options.signal)));
-      }
-      return issues;
-    },
+    fetchByIds,
+    writer: createLinearWriter({
+      transport,
+      project: settings.project,
+      maxPages,
+      fetchByIds,
+      assigneeId,
+    }),
   };
 }
 

@@ -12,7 +12,7 @@ export const LINEAR_NESTED_PAGE_SIZE = 25;
 
 // Only the fields src/workflow/issue.ts needs. Blockers are the issue's inverse relations:
 // a relation of type "blocks" whose `issue` blocks this one (its `relatedIssue`).
-const ISSUE_FIELDS = `
+export const ISSUE_FIELDS = `
 fragment LorenzIssue on Issue {
   id
   identifier

@@ -201,10 +201,10 @@ export async function linearRequest(
   return body.data;
 }
 
-/** A `tracker_response` or `tracker_pagination` error from outside this module, scrubbed too. */
+/** An error raised outside this module (a page, a state name), scrubbed of the key too. */
 export function trackerFailure(
   transport: LinearTransport,
-  code: 'tracker_response' | 'tracker_pagination',
+  code: LorenzErrorCode,
   message: string,
   detail?: Record<string, unknown>,
 ): LorenzError {

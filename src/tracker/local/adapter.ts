@@ -7,6 +7,7 @@ import {
   boardDirectory,
   checkIdPrefix,
 } from './settings.js';
+import { createLocalWriter } from './writer.js';
 
 export interface LocalTrackerOptions {
   /** tracker.path, tracker.id_prefix and the states; the defaults where not given. */
@@ -21,6 +22,8 @@ export interface LocalTrackerOptions {
   cwd?: string;
   /** Told about every file left off the board, and why; the poll goes on. */
   onWarning?: BoardWarning;
+  /** The clock for comment times the agent's tools write; injectable for tests. */
+  now?: () => Date;
 }
 
 const stateKey = (state: string | null): string => (state ?? '').trim().toLowerCase();
@@ -71,6 +74,13 @@ export function createLocalTracker(options: LocalTrackerOptions = {}): TrackerAd
       if (wanted.size === 0) return [];
       return (await board()).filter((issue) => wanted.has(issue.identifier));
     },
+    writer: createLocalWriter({
+      source,
+      idPrefix,
+      states: config,
+      issues: board,
+      now: options.now ?? (() => new Date()),
+    }),
   };
 }
 

@@ -16,7 +16,11 @@ export {
 } from './settings.js';
 export {
   type LocalBoardLocation,
+  type NewLocalIssue,
   appendLocalIssueComment,
+  createLocalIssue,
+  readLocalIssue,
+  replaceLocalIssueComment,
   setLocalIssueStatus,
   writeFileAtomic,
 } from './write.js';

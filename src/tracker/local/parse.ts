@@ -4,7 +4,7 @@ import { parseUserYaml } from '../../workflow/yaml.js';
 export const COMMENTS_MARKER = '<!-- lorenz:comments -->';
 export const COMMENTS_HEADING = '## Comments';
 /** `- <ISO-8601 time> agent: <text>`: one comment per line. */
-const COMMENT_LINE = /^- (\S+) agent: (.*)$/;
+export const COMMENT_LINE = /^- (\S+) agent: (.*)$/;
 const TITLE_LINE = /^#[ \t]+(.*?)[ \t]*$/;
 const FENCE = /^---[ \t]*$/;
 

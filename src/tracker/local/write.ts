@@ -3,7 +3,14 @@ import { promises as fs } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { LorenzError } from '../../workflow/errors.js';
-import { COMMENTS_HEADING, COMMENTS_MARKER, parseLocalIssue, splitFrontMatter } from './parse.js';
+import {
+  COMMENTS_HEADING,
+  COMMENTS_MARKER,
+  COMMENT_LINE,
+  type LocalIssueFile,
+  parseLocalIssue,
+  splitFrontMatter,
+} from './parse.js';
 import { issueFilePattern } from './settings.js';
 
 /** A board on disk, as the agent's tools will write to it. */
@@ -77,10 +84,17 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
 async function editIssue(
   board: LocalBoardLocation,
   id: string,
-  change: (text: string) => string,
+  change: (text: string) => string | null,
 ): Promise<void> {
   const path = issuePath(board, id);
   const text = await readIssueText(path, id);
+  parsedIssue(id, text);
+  // null: nothing to change, so the file is left alone (no new inode, no mtime change).
+  const changed = change(text);
+  if (changed !== null) await writeFileAtomic(path, changed);
+}
+
+function parsedIssue(id: string, text: string): LocalIssueFile {
   const parsed = parseLocalIssue(id, text);
   if (!parsed.ok) {
     throw new LorenzError(
@@ -88,7 +102,15 @@ async function editIssue(
       `local tracker: ${id} is malformed: ${parsed.reason}`,
     );
   }
-  await writeFileAtomic(path, change(text));
+  return parsed.file;
+}
+
+/** One issue file, parsed; a missing file is `tracker_status`, a malformed one `tracker_response`. */
+export async function readLocalIssue(
+  board: LocalBoardLocation,
+  id: string,
+): Promise<LocalIssueFile> {
+  return parsedIssue(id, await readIssueText(issuePath(board, id), id));
 }
 
 /**
@@ -123,9 +145,7 @@ export async function appendLocalIssueComment(
   comment: string,
   now: () => Date = () => new Date(),
 ): Promise<void> {
-  const text = comment.replace(/\s+/g, ' ').trim();
-  if (text === '') throw new LorenzError('tracker_status', 'local tracker: a comment needs text');
-  const line = `- ${now().toISOString()} agent: ${text}`;
+  const line = `- ${now().toISOString()} agent: ${commentText(comment)}`;
   await editIssue(board, id, (current) => {
     const trimmed = current.trimEnd();
     const hasSection = splitFrontMatter(current)
@@ -134,4 +154,122 @@ export async function appendLocalIssueComment(
     if (hasSection) return `${trimmed}\n${line}\n`;
     return `${trimmed}\n\n${COMMENTS_MARKER}\n${COMMENTS_HEADING}\n\n${line}\n`;
   });
+}
+
+/** A comment as one line: line breaks would end it early and leak the rest into the issue. */
+function commentText(comment: string): string {
+  const text = comment.replace(/\s+/g, ' ').trim();
+  if (text === '') throw new LorenzError('tracker_status', 'local tracker: a comment needs text');
+  return text;
+}
+
+/**
+ * Replace the text of the `index`-th comment (1-based, in file order: the comment ids the
+ * writer hands out) and keep its time, the only time a comment line has. Every other line,
+ * line endings included, stays as it was.
+ */
+export async function replaceLocalIssueComment(
+  board: LocalBoardLocation,
+  id: string,
+  index: number,
+  comment: string,
+): Promise<void> {
+  const text = commentText(comment);
+  let found = false;
+  await editIssue(board, id, (current) => {
+    const lines = current.split('\n');
+    // The body is the tail of the file's lines; comments are only looked for there.
+    const bodyStart = lines.length - splitFrontMatter(current).body.split('\n').length;
+    const marker = lines.findIndex(
+      (line, at) => at >= bodyStart && line.trim() === COMMENTS_MARKER,
+    );
+    let seen = 0;
+    for (let at = marker === -1 ? lines.length : marker + 1; at < lines.length; at += 1) {
+      const line = lines[at] ?? '';
+      const match = COMMENT_LINE.exec(line.trimEnd());
+      if (match?.[1] === undefined) continue;
+      seen += 1;
+      if (seen !== index) continue;
+      found = true;
+      lines[at] = `- ${match[1]} agent: ${text}${line.endsWith('\r') ? '\r' : ''}`;
+      return lines.join('\n');
+    }
+    return null;
+  });
+  if (!found) {
+    throw new LorenzError('tracker_status', `local tracker: ${id} has no comment ${index}`);
+  }
+}
+
+/** How many numbers a create tries when others take them first, before giving up. */
+const CREATE_ATTEMPTS = 20;
+
+export interface NewLocalIssue {
+  title: string;
+  description?: string | null;
+  status?: string | null;
+}
+
+function newIssueText(issue: NewLocalIssue, createdAt: Date): string {
+  const title = issue.title.replace(/\s+/g, ' ').trim();
+  if (title === '')
+    throw new LorenzError('tracker_status', 'local tracker: an issue needs a title');
+  const document = parseDocument('');
+  const status = issue.status?.trim() ?? '';
+  if (/[\r\n]/.test(status)) {
+    throw new LorenzError('tracker_status', 'local tracker: a status is one line');
+  }
+  if (status !== '') document.set('status', status);
+  document.set('created_at', createdAt.toISOString());
+  const description = issue.description?.trim() ?? '';
+  return `---\n${document.toString()}---\n# ${title}\n${description === '' ? '' : `\n${description}\n`}`;
+}
+
+/**
+ * Add `<prefix><n>.md` with the next free number. The file is written to a temp file and
+ * hard-linked to its name: a link never replaces an existing file, so two creates at once
+ * (two controllers, a person) never overwrite each other; the loser takes the next number.
+ */
+export async function createLocalIssue(
+  board: LocalBoardLocation,
+  issue: NewLocalIssue,
+  now: () => Date = () => new Date(),
+): Promise<string> {
+  const text = newIssueText(issue, now());
+  const pattern = issueFilePattern(board.idPrefix);
+  await fs.mkdir(board.directory, { recursive: true }).catch((error: unknown) => {
+    throw new LorenzError(
+      'tracker_request',
+      `local tracker: cannot create the board: ${ioCode(error)}`,
+    );
+  });
+  const temp = join(board.directory, `.new-issue.${randomUUID()}.tmp`);
+  try {
+    await fs.writeFile(temp, text, { flag: 'wx', mode: 0o644 });
+    for (let attempt = 0; attempt < CREATE_ATTEMPTS; attempt += 1) {
+      const names = await fs.readdir(board.directory);
+      const numbers = names.map((name) =>
+        Number(pattern.exec(name)?.[1]?.slice(board.idPrefix.length) ?? 0),
+      );
+      const id = `${board.idPrefix}${Math.max(0, ...numbers) + 1}`;
+      try {
+        await fs.link(temp, join(board.directory, `${id}.md`));
+        return id;
+      } catch (error) {
+        if (ioCode(error) !== 'EEXIST') throw error;
+      }
+    }
+    throw new LorenzError(
+      'tracker_request',
+      'local tracker: every new issue number was taken; try again',
+    );
+  } catch (error) {
+    if (error instanceof LorenzError) throw error;
+    throw new LorenzError(
+      'tracker_request',
+      `local tracker: cannot create an issue: ${ioCode(error)}`,
+    );
+  } finally {
+    await fs.rm(temp, { force: true });
+  }
 }

@@ -19,6 +19,25 @@ export interface FakeProject {
   slugId: string;
   name: string;
   labels: string[];
+  /** The teams the project belongs to; a new issue goes to the first. */
+  teamIds: string[];
+}
+
+/** Workflow states belong to a team; each team lists the ones it has. */
+export interface FakeTeam {
+  id: string;
+  key: string;
+  name: string;
+  stateIds: string[];
+}
+
+export interface FakeComment {
+  id: string;
+  issueId: string;
+  body: string;
+  userId: string | null;
+  createdAt: string;
+  updatedAt: string;
 }
 
 export interface FakeIssue {
@@ -29,6 +48,7 @@ export interface FakeIssue {
   /** 0 none, 1 urgent … 4 low. */
   priority: number;
   stateId: string;
+  teamId: string;
   projectId: string | null;
   assigneeId: string | null;
   labels: string[];
@@ -48,9 +68,11 @@ export interface FakeData {
   viewerId: string;
   users: FakeUser[];
   states: FakeState[];
+  teams: FakeTeam[];
   projects: FakeProject[];
   issues: FakeIssue[];
   relations: FakeRelation[];
+  comments: FakeComment[];
 }
 
 type Filter = Record<string, unknown>;
@@ -177,6 +199,20 @@ const STATES: FakeState[] = [
   { id: 'st-progress', name: 'In Progress', type: 'started' },
   { id: 'st-done', name: 'Done', type: 'completed' },
   { id: 'st-canceled', name: 'Canceled', type: 'canceled' },
+  { id: 'st-review', name: 'In Review', type: 'started' },
+  // Team Ops's own states: a name of another team's state must not match.
+  { id: 'st-ops-triage', name: 'Triage', type: 'triage' },
+  { id: 'st-ops-done', name: 'Done', type: 'completed' },
+];
+
+const TEAMS: FakeTeam[] = [
+  {
+    id: 'team-eng',
+    key: 'ENG',
+    name: 'Engineering',
+    stateIds: ['st-backlog', 'st-todo', 'st-progress', 'st-review', 'st-done', 'st-canceled'],
+  },
+  { id: 'team-ops', key: 'OPS', name: 'Operations', stateIds: ['st-ops-triage', 'st-ops-done'] },
 ];
 
 function issue(
@@ -187,6 +223,7 @@ function issue(
   return {
     id: `issue-${n}`,
     identifier: `ENG-${n}`,
+    teamId: 'team-eng',
     title: `Issue ${n}`,
     description: null,
     priority: 0,
@@ -199,8 +236,9 @@ function issue(
 }
 
 /**
- * A small workspace: projects alpha (label Platform), beta (label Mobile), gamma; the
- * viewer `user-me` and `user-other`. ENG-3 (Done) blocks ENG-2; ENG-4 is only related.
+ * A small workspace: projects alpha (label Platform), beta (label Mobile), gamma of team
+ * Engineering, and ops of team Operations (its own states, one issue OPS-7); the viewer
+ * `user-me` and `user-other`. ENG-3 (Done) blocks ENG-2; ENG-4 is only related.
  */
 export function fixtureData(): FakeData {
   return {
@@ -210,10 +248,24 @@ export function fixtureData(): FakeData {
       { id: 'user-other', name: 'Other' },
     ],
     states: STATES.map((state) => ({ ...state })),
+    teams: TEAMS.map((team) => ({ ...team, stateIds: [...team.stateIds] })),
     projects: [
-      { id: 'project-alpha', slugId: 'alpha1', name: 'Alpha', labels: ['Platform'] },
-      { id: 'project-beta', slugId: 'beta2', name: 'Beta', labels: ['Mobile'] },
-      { id: 'project-gamma', slugId: 'gamma3', name: 'Gamma', labels: [] },
+      {
+        id: 'project-alpha',
+        slugId: 'alpha1',
+        name: 'Alpha',
+        labels: ['Platform'],
+        teamIds: ['team-eng'],
+      },
+      {
+        id: 'project-beta',
+        slugId: 'beta2',
+        name: 'Beta',
+        labels: ['Mobile'],
+        teamIds: ['team-eng'],
+      },
+      { id: 'project-gamma', slugId: 'gamma3', name: 'Gamma', labels: [], teamIds: ['team-eng'] },
+      { id: 'project-ops', slugId: 'ops4', name: 'Ops', labels: [], teamIds: ['team-ops'] },
     ],
     issues: [
       issue(1, {
@@ -234,17 +286,30 @@ export function fixtureData(): FakeData {
       issue(4, { stateId: 'st-todo', projectId: 'project-beta', priority: 4 }),
       issue(5, { stateId: 'st-todo', projectId: 'project-gamma', priority: 3 }),
       issue(6, { stateId: 'st-backlog', projectId: 'project-alpha' }),
+      issue(7, {
+        identifier: 'OPS-7',
+        stateId: 'st-ops-triage',
+        projectId: 'project-ops',
+        teamId: 'team-ops',
+      }),
     ],
     relations: [
       { id: 'rel-1', type: 'blocks', issueId: 'issue-3', relatedIssueId: 'issue-2' },
       { id: 'rel-2', type: 'related', issueId: 'issue-4', relatedIssueId: 'issue-2' },
     ],
+    comments: [],
   };
 }
 
 /** `count` more Todo issues in a project of their own (slug `bulk9`), for pagination. */
 export function withBulkProject(data: FakeData, count: number): FakeData {
-  const project: FakeProject = { id: 'project-bulk', slugId: 'bulk9', name: 'Bulk', labels: [] };
+  const project: FakeProject = {
+    id: 'project-bulk',
+    slugId: 'bulk9',
+    name: 'Bulk',
+    labels: [],
+    teamIds: ['team-eng'],
+  };
   const bulk = Array.from({ length: count }, (_, index) =>
     issue(100 + index, { stateId: 'st-todo', projectId: project.id }),
   );

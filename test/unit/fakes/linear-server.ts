@@ -16,6 +16,14 @@ import {
   issueMatches,
   stateOf,
 } from './linear-data.js';
+import {
+  EntityNotFound,
+  commentObject,
+  commentsOf,
+  pagedConnection,
+  teamObject,
+  writeResolvers,
+} from './linear-writes.js';
 
 // Beside the checkout (../shared), else where the build machine keeps it.
 const BESIDE_CHECKOUT = resolve(
@@ -109,6 +117,13 @@ function issueObject(data: FakeData, issue: FakeIssue): Record<string, unknown> 
     updatedAt: issue.updatedAt,
     state: { id: state.id, name: state.name, type: state.type },
     assignee: assignee === null ? null : { id: assignee.id, name: assignee.name },
+    team: () => {
+      const team = data.teams.find((candidate) => candidate.id === issue.teamId);
+      if (team === undefined) throw new Error(`fixture: issue ${issue.identifier} has no team`);
+      return teamObject(data, team);
+    },
+    comments: (args: ConnectionArgs) =>
+      pagedConnection(commentsOf(data, issue.id), args, (comment) => commentObject(data, comment)),
     labels: (args: ConnectionArgs) =>
       nodesConnection(
         issue.labels.map((name, index) => ({ id: `${issue.id}-label-${index}`, name })),
@@ -267,6 +282,7 @@ async function handle(standIn: LinearStandIn, request: IncomingMessage, response
       return me ?? null;
     },
     issues: (args: ConnectionArgs & { filter?: unknown }) => issuesConnection(standIn, args),
+    ...writeResolvers(() => standIn.data, issueObject),
   };
   const result = await graphql({
     schema: linearSchema(),
@@ -287,6 +303,11 @@ async function handle(standIn: LinearStandIn, request: IncomingMessage, response
   );
   if (unsupported) {
     return send(response, 500, JSON.stringify({ errors: [{ message: unsupported.message }] }));
+  }
+  const notFound = result.errors?.find((error) => error.originalError instanceof EntityNotFound);
+  if (notFound) {
+    const error = linearError(notFound.message, 'INVALID_INPUT', 'invalid input', 400);
+    return send(response, 200, JSON.stringify({ data: null, errors: [error] }));
   }
   const body = JSON.parse(JSON.stringify(result)) as Record<string, unknown>;
   standIn.rewrite?.(body);
