@@ -7,6 +7,7 @@ import {
   mintToolsToken,
   toolsTokenSecret,
 } from '../../src/controller/issuerun/tools-token.js';
+import { controllerNamespace, parseControllerArgs } from '../../src/controller/main.js';
 import { failWith } from './fakes/controller.js';
 import {
   RUN,
@@ -190,5 +191,23 @@ const rows: RunRow[] = [
 describe('IssueRun reconciler: agent-tools tokens', () => {
   it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
     await playRun(row);
+  });
+});
+
+describe('controller tools flags', () => {
+  it('serve tools on :8090 by default, at the lorenz-tools Service of its namespace', () => {
+    const inCluster = controllerNamespace(undefined, () => 'ops\n');
+    expect(inCluster).toBe('ops');
+    expect(controllerNamespace('lorenz', () => '')).toBe('lorenz');
+    const defaults = parseControllerArgs(['--leader-election-namespace', 'lorenz']);
+    expect(defaults.toolsBindAddress).toBe(':8090');
+    expect(defaults.toolsUrl).toMatch(/^http:\/\/lorenz-tools\.[a-z0-9-]+\.svc:8090\/mcp$/);
+    expect(parseControllerArgs(['--tools-url', 'http://gw:1/mcp']).toolsUrl).toBe(
+      'http://gw:1/mcp',
+    );
+    // 0 turns tools off: no gateway, no tokens, no runner flags.
+    const off = parseControllerArgs(['--tools-bind-address', '0', '--tools-url', 'http://x']);
+    expect(off).toMatchObject({ toolsBindAddress: '0' });
+    expect(off.toolsUrl).toBeUndefined();
   });
 });
