@@ -34,6 +34,8 @@ export interface SessionOptions {
   responseTimeoutMs: number;
   signal: AbortSignal;
   emit: AgentEmit;
+  /** MCP servers offered in session/new (the Lorenz tools gateway); their headers hold secrets. */
+  mcpServers?: readonly acp.McpServer[] | undefined;
 }
 
 export interface Session {
@@ -52,6 +54,33 @@ export interface Session {
 function approvalOption(options: acp.PermissionOption[]): acp.PermissionOption | undefined {
   const allowing = options.filter((option) => option.kind.startsWith('allow'));
   return allowing.find((option) => option.kind === 'allow_once') ?? allowing[0];
+}
+
+/**
+ * The servers the agent can take: ACP lets a client offer http and sse servers only to an
+ * agent that says it speaks them (stdio ones always). The rest are dropped with a word why,
+ * so a run without tools says so instead of failing at session/new.
+ */
+function offeredServers(
+  servers: readonly acp.McpServer[],
+  initialized: acp.InitializeResponse,
+  emit: AgentEmit,
+): acp.McpServer[] {
+  const speaks = initialized.agentCapabilities?.mcpCapabilities ?? {};
+  const kept = servers.filter((server) => {
+    if (!('type' in server)) return true;
+    if (server.type === 'http') return speaks.http === true;
+    if (server.type === 'sse') return speaks.sse === true;
+    return false;
+  });
+  for (const server of servers.filter((each) => !kept.includes(each))) {
+    const type = 'type' in server ? server.type : 'stdio';
+    emit(
+      'stderr',
+      `lorenz: the agent does not take ${type} MCP servers; ${server.name} not offered`,
+    );
+  }
+  return kept;
 }
 
 /** Start the bridge and connect to it; `open()` does the handshake. */
@@ -167,9 +196,10 @@ export function startSession(options: SessionOptions): Session {
           clientInfo: { name: 'lorenz', version: '0.1.0' },
         }),
       );
+      const mcpServers = offeredServers(options.mcpServers ?? [], initialized, emit);
       const created = await answer(
         'session/new',
-        connection.agent.request('session/new', { cwd: options.cwd, mcpServers: [] }),
+        connection.agent.request('session/new', { cwd: options.cwd, mcpServers }),
       );
       emit('session_started', {
         sessionId: created.sessionId,
@@ -177,6 +207,8 @@ export function startSession(options: SessionOptions): Session {
         pid: bridge.pid ?? null,
         agent: initialized.agentInfo ?? null,
         protocolVersion: initialized.protocolVersion,
+        // Names only: a server's headers carry its bearer token.
+        mcpServers: mcpServers.map((server) => server.name),
       });
       return created.sessionId;
     },

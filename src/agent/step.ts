@@ -7,6 +7,9 @@ import type { AgentStep, AgentStepContext, AgentStepResult } from '../workspace/
 import { bridgeEnvironment } from './environment.js';
 import { AgentFailure, cancelledByCaller, type AgentFailureCode } from './failures.js';
 import { startSession, type AgentEmit, type Session } from './session.js';
+import type { acp } from './client.js';
+
+export type McpServer = acp.McpServer;
 import { runTurn, type TurnLimits } from './turn.js';
 import { addTurnUsage } from './usage.js';
 
@@ -32,6 +35,8 @@ export interface AcpAgentStepOptions {
   cancelGraceMs?: number;
   /** SIGTERM → SIGKILL grace when the bridge's process group is ended (3000). */
   killGraceMs?: number;
+  /** MCP servers for session/new (the tools gateway, with its Authorization header). */
+  mcpServers?: readonly McpServer[];
 }
 
 const DEFAULT_CANCEL_GRACE_MS = 3000;
@@ -78,6 +83,7 @@ export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
       responseTimeoutMs: config.agents.responseTimeoutMs,
       signal: context.signal,
       emit,
+      mcpServers: options.mcpServers,
     });
     try {
       return await runTurns(session, prompt, options, context, emit);

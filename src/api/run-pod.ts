@@ -17,6 +17,8 @@ export const RUN_POD_VOLUME_NAMES = {
   inputs: 'lorenz-inputs',
   podinfo: 'lorenz-podinfo',
   workspace: 'workspace',
+  /** The attempt's agent-tools token (a Secret), only when tools are on. */
+  tools: 'lorenz-tools',
 } as const;
 export const RESERVED_VOLUME_NAMES: readonly string[] = Object.values(RUN_POD_VOLUME_NAMES);
 
@@ -30,6 +32,8 @@ export const RUN_POD_PATHS = {
   podinfo: '/lorenz/podinfo',
   /** The one workspace volume: the lifecycle's root. */
   workspace: '/workspace',
+  /** The agent-tools token Secret (read-only, agent container only). */
+  tools: '/lorenz/tools',
   terminationLog: '/dev/termination-log',
 } as const;
 /** Files the init container copies into the runner volume. */
@@ -46,7 +50,24 @@ export const RUNNER_FLAGS = {
   /** A workspace claim outlives the Pod: no before_remove, no removal. */
   keepWorkspace: 'keep-workspace',
   noAgent: 'no-agent',
+  /** The MCP gateway the agent is given in session/new; absent: no tools. */
+  toolsUrl: 'tools-url',
+  /** The file holding the bearer token for the gateway (never an environment variable). */
+  toolsTokenFile: 'tools-token-file',
+  /** The name the agent sees the gateway under. */
+  toolsServerName: 'tools-server-name',
 } as const;
+
+/** The key of the token in the tools Secret, hence its file name under the tools mount. */
+export const TOOLS_TOKEN_KEY = 'token';
+export const TOOLS_TOKEN_PATH = `${RUN_POD_PATHS.tools}/${TOOLS_TOKEN_KEY}`;
+
+/**
+ * The MCP server name of the gateway: `lorenz_<tracker kind>`, with anything but letters,
+ * digits and `_` turned into `_` (agents use the name in tool ids, which allow no more).
+ */
+export const toolsServerName = (trackerKind: string): string =>
+  `lorenz_${trackerKind.toLowerCase().replace(/[^a-z0-9_]/g, '_')}`;
 
 /**
  * The agent container gets each Secret-sourced variable of its template a second time under
@@ -61,6 +82,7 @@ export const RESERVED_MOUNT_PATHS: readonly string[] = [
   RUN_POD_PATHS.inputs,
   RUN_POD_PATHS.podinfo,
   RUN_POD_PATHS.workspace,
+  RUN_POD_PATHS.tools,
 ];
 
 /** The downward-API file, under the podinfo mount, that holds the issue's state. */

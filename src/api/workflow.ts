@@ -138,6 +138,34 @@ export const podTemplateSchema = z
     'A PodTemplateSpec for run Pods. The controller adds the runner, the volumes and restricted security defaults, and refuses what would break them.',
   );
 
+export const workflowToolsSchema = z
+  .object({
+    enabled: z
+      .boolean()
+      .optional()
+      .describe(
+        'Give the agent the tracker tools (an MCP server the controller serves, reached with a token per attempt); default true when the controller serves them.',
+      ),
+    allowedStates: z
+      .array(z.string().min(1).max(253))
+      .max(64)
+      .optional()
+      .describe(
+        'The states tracker_update_state may move the issue to (compared trimmed, case-insensitively); default the active and terminal states plus In Review.',
+      ),
+    createIssue: z
+      .boolean()
+      .optional()
+      .describe('Offer tracker_create_issue (the agent files new issues); default false.'),
+    linearGraphql: z
+      .boolean()
+      .optional()
+      .describe('Linear only: offer linear_graphql, raw GraphQL with the key; default false.'),
+  })
+  .describe(
+    "The agent's tools for its own issue: read it and its comments, comment, move it; the tracker key stays with the controller.",
+  );
+
 /** Longest inline WORKFLOW.md: every run's inputs carry a copy, and a ConfigMap holds 1 MiB. */
 export const MAX_WORKFLOW_TEXT = 262_144;
 
@@ -215,6 +243,7 @@ export const workflowSpecSchema = z
       .describe(
         'The backstop deadline of a run Pod (activeDeadlineSeconds); computed from the workflow config when unset.',
       ),
+    tools: workflowToolsSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -287,6 +316,7 @@ export type WorkflowSpec = z.infer<typeof workflowSpecSchema>;
 export type WorkflowStatus = z.infer<typeof workflowStatusSchema>;
 export type WorkflowRunCounts = z.infer<typeof workflowRunCountsSchema>;
 export type WorkflowDispatch = z.infer<typeof workflowDispatchSchema>;
+export type WorkflowTools = z.infer<typeof workflowToolsSchema>;
 export type PodTemplate = z.infer<typeof podTemplateSchema>;
 export type ContainerTemplate = z.infer<typeof containerSchema>;
 export type Workflow = z.infer<typeof workflowSchema>;

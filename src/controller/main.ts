@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -33,6 +34,10 @@ export interface ControllerRunOptions {
   logLostAfterMs?: number;
   /** Service accounts a Workflow's podTemplate may name (their tokens are never mounted). */
   allowedServiceAccounts?: readonly string[];
+  /** Where the agent-tools gateway listens (`0` or absent: not served). */
+  toolsBindAddress?: string;
+  /** The gateway URL run Pods are given; absent: runs get no tools (no token, no flags). */
+  toolsUrl?: string;
 }
 
 export interface RunningController {
@@ -76,6 +81,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     progressIntervalMs: options.progressIntervalMs,
     podStatus: options.podStatus,
     logLostAfterMs: options.logLostAfterMs,
+    toolsUrl: options.toolsUrl,
   });
   setupWorkflowController(manager, { client, logger, podTemplatePolicy });
 
@@ -113,6 +119,8 @@ export function parseControllerArgs(
       'health-probe-bind-address': { type: 'string', default: ':8081' },
       'operator-image': { type: 'string' },
       'allowed-service-accounts': { type: 'string' },
+      'tools-bind-address': { type: 'string', default: ':8090' },
+      'tools-url': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -130,6 +138,44 @@ export function parseControllerArgs(
     ...(values['allowed-service-accounts'] === undefined
       ? {}
       : { allowedServiceAccounts: splitList(values['allowed-service-accounts']) }),
+    ...toolsOptions(
+      values['tools-bind-address'],
+      values['tools-url'],
+      values['leader-election-namespace'],
+    ),
+  };
+}
+
+/** Where an in-cluster process finds its own namespace (as client-go does). */
+const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * The namespace the controller runs in, for the gateway's default Service URL: the service
+ * account's in a cluster, else the Lease's (the chart puts it there), else the chart's default.
+ */
+export function controllerNamespace(
+  leaseNamespace: string | undefined,
+  read: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): string {
+  try {
+    const own = read(SERVICE_ACCOUNT_NAMESPACE_FILE).trim();
+    if (own) return own;
+  } catch {
+    // not in a cluster
+  }
+  return leaseNamespace ?? 'lorenz-system';
+}
+
+/** `--tools-bind-address 0` turns tools off: no gateway, so no URL for run Pods either. */
+function toolsOptions(
+  bindAddress: string,
+  url: string | undefined,
+  leaseNamespace: string | undefined,
+): Pick<ControllerRunOptions, 'toolsBindAddress' | 'toolsUrl'> {
+  if (bindAddress === '0') return { toolsBindAddress: '0' };
+  return {
+    toolsBindAddress: bindAddress,
+    toolsUrl: url ?? `http://lorenz-tools.${controllerNamespace(leaseNamespace)}.svc:8090/mcp`,
   };
 }
 

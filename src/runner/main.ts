@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createAcpAgentStep } from '../agent/index.js';
+import { createAcpAgentStep, type McpServer } from '../agent/index.js';
 import {
   INPUT_FILES,
   ISSUE_STATE_PATH,
@@ -28,6 +28,7 @@ import { createIssueStateCheck } from './issue-state.js';
 import { createRedactor, secretsFromEnv } from './redact.js';
 import { renderHooks } from './rendered-hooks.js';
 import { encodeTerminationSummary, summarizeSlot } from './summary.js';
+import { gatewayServer, readToolsToken, type RunnerTools } from './tools.js';
 
 /**
  * `lorenz runner`: the entrypoint of a run Pod. It runs one ensemble slot of one IssueRun
@@ -46,6 +47,8 @@ export interface RunnerOptions {
   keepWorkspace: boolean;
   /** Run the hooks only (no agent step). */
   noAgent: boolean;
+  /** The agent-tools gateway to offer the agent; absent: no tools. */
+  tools?: RunnerTools | undefined;
   env: NodeJS.ProcessEnv;
   write: (line: string) => void;
   /** Aborted on SIGTERM: the agent stops, after_run still runs. */
@@ -58,6 +61,7 @@ export interface RunnerOptions {
     isIssueActive: () => Promise<boolean>;
     env: NodeJS.ProcessEnv;
     executor: Executor;
+    mcpServers: readonly McpServer[];
   }) => AgentStep;
 }
 
@@ -85,6 +89,9 @@ export function parseRunnerArgs(
       },
       [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
       [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
+      [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
+      [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
+      [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
     },
     strict: true,
     allowPositionals: false,
@@ -93,6 +100,13 @@ export function parseRunnerArgs(
   const slot = Number(slotText);
   if (!Number.isInteger(slot) || slot < 0)
     throw new Error(`--${RUNNER_FLAGS.slot}: not a slot number: ${slotText}`);
+  const toolsUrl = values[RUNNER_FLAGS.toolsUrl];
+  const tokenFile = values[RUNNER_FLAGS.toolsTokenFile];
+  if ((toolsUrl === undefined) !== (tokenFile === undefined)) {
+    throw new Error(
+      `--${RUNNER_FLAGS.toolsUrl} and --${RUNNER_FLAGS.toolsTokenFile} go together: give both or neither`,
+    );
+  }
   return {
     inputsDir: values[RUNNER_FLAGS.inputs],
     slot,
@@ -101,6 +115,15 @@ export function parseRunnerArgs(
     terminationLogPath: values[RUNNER_FLAGS.terminationLog],
     keepWorkspace: values[RUNNER_FLAGS.keepWorkspace],
     noAgent: values[RUNNER_FLAGS.noAgent],
+    ...(toolsUrl !== undefined && tokenFile !== undefined
+      ? {
+          tools: {
+            url: toolsUrl,
+            tokenFile,
+            serverName: values[RUNNER_FLAGS.toolsServerName],
+          },
+        }
+      : {}),
   };
 }
 
@@ -148,6 +171,7 @@ function defaultAgentStep(
     isIssueActive: options.isIssueActive,
     env: options.env,
     executor: options.executor,
+    mcpServers: options.mcpServers,
   });
 }
 
@@ -157,7 +181,17 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   // Secret values never leave the Pod in what it reports: not in a hook's output, an agent
   // message or an error; and hooks and the agent do not get the copies made for this.
   const { secrets, env: visibleEnv } = secretsFromEnv(options.env);
-  const redact = createRedactor(secrets);
+  // The tools token is one more secret: a hook that prints it shows [redacted].
+  let token: string | undefined;
+  let tokenError: Error | undefined;
+  if (options.tools) {
+    try {
+      token = await readToolsToken(options.tools);
+    } catch (error) {
+      tokenError = error instanceof Error ? error : new Error(errorMessage(error));
+    }
+  }
+  const redact = createRedactor(token ? [...secrets, token] : secrets);
   const emit = (raw: LorenzEvent): void => {
     const event = redact.value(raw);
     if (event.type === 'hook_execution') hooks.push(event.message);
@@ -167,6 +201,8 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   let failure: { code: SlotErrorCode; message: string } | undefined;
   const executor = options.executor ?? createLocalExecutor();
   try {
+    if (tokenError !== undefined) throw tokenError;
+    const mcpServers = options.tools && token ? [gatewayServer(options.tools, token)] : [];
     const plan = await planRun(options);
     const env = { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
     const isIssueActive = createIssueStateCheck({
@@ -178,7 +214,14 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
     const makeStep = options.createAgentStep ?? defaultAgentStep;
     const agent = options.noAgent
       ? undefined
-      : makeStep({ config: plan.config, prompt: plan.prompt, isIssueActive, env, executor });
+      : makeStep({
+          config: plan.config,
+          prompt: plan.prompt,
+          isIssueActive,
+          env,
+          executor,
+          mcpServers,
+        });
     summary = await runIssueLifecycle({
       config: plan.config,
       issue: plan.issue,

@@ -342,12 +342,17 @@ describe('on a real kube-apiserver', () => {
     [['update', 'leases.coordination.k8s.io', '-n', RELEASE_NAMESPACE], true],
     [['update', 'leases.coordination.k8s.io', '-n', 'default'], false],
     // The dispatcher creates IssueRuns, and reads the one Secret a Workflow names
-    // (spec.trackerSecretRef) by name: it can neither list nor watch Secrets.
+    // (spec.trackerSecretRef) by name: it can neither list nor watch Secrets. It creates
+    // and deletes the per-attempt agent-tools token Secrets, and never updates one.
     [['create', 'issueruns.lorenz.dev', '-n', 'default'], true],
     [['get', 'secrets', '-n', 'default'], true],
+    [['create', 'secrets', '-n', 'default'], true],
+    [['delete', 'secrets', '-n', 'default'], true],
     [['list', 'secrets', '-n', 'default'], false],
     [['watch', 'secrets', '-n', 'default'], false],
     [['update', 'secrets', '-n', 'default'], false],
+    [['patch', 'secrets', '-n', 'default'], false],
+    [['deletecollection', 'secrets', '-n', 'default'], false],
     [['update', 'pods', '-n', 'default'], false],
     [['create', 'deployments.apps', '-n', 'default'], false],
   ])("the chart's ServiceAccount: can-i %j = %s", async (args, expected) => {

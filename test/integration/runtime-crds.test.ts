@@ -277,8 +277,11 @@ describe('Lorenz CRDs on a real apiserver', () => {
       [['update', 'leases.coordination.k8s.io', '-n', 'team-a'], false],
       [['create', 'issueruns.lorenz.dev', '-n', 'team-a'], true],
       [['get', 'secrets', '-n', 'team-a'], true],
+      [['create', 'secrets', '-n', 'team-a'], true],
+      [['delete', 'secrets', '-n', 'team-a'], true],
       [['list', 'secrets', '-n', 'team-a'], false],
       [['watch', 'secrets', '-n', 'team-a'], false],
+      [['update', 'secrets', '-n', 'team-a'], false],
       [['update', 'pods', '-n', 'team-a'], false],
       [['create', 'pods', '--subresource=exec', '-n', 'team-a'], false],
     ];

@@ -38,6 +38,52 @@ const base = {
   policy: { allowedServiceAccounts: ['default', 'agents'] },
 };
 
+describe('run pod builder: agent tools', () => {
+  const tools = {
+    url: 'http://lorenz-tools.lorenz-system.svc:8090/mcp',
+    serverName: 'lorenz_linear',
+    secretName: 'eng-1-tools-1',
+  };
+  const withTools = buildRunPod({ ...base, tools });
+  const agent = withTools.spec!.containers[0]!;
+
+  it('mounts the token Secret read-only in the agent container only, readable through fsGroup', () => {
+    const volume = withTools.spec!.volumes!.find((each) => each.name === 'lorenz-tools');
+    expect(volume).toEqual({
+      name: 'lorenz-tools',
+      secret: { secretName: 'eng-1-tools-1', defaultMode: 0o440 },
+    });
+    // Group-readable: the runner's uid is in the Pod's fsGroup, which the kubelet gives the files.
+    expect(withTools.spec!.securityContext?.fsGroup).toBe(65532);
+    expect(agent.volumeMounts).toContainEqual({
+      name: 'lorenz-tools',
+      mountPath: '/lorenz/tools',
+      readOnly: true,
+    });
+    for (const init of withTools.spec!.initContainers ?? []) {
+      expect((init.volumeMounts ?? []).map((mount) => mount.name)).not.toContain('lorenz-tools');
+    }
+  });
+
+  it("passes the gateway to the runner by flags, the token only as a file's path", () => {
+    expect(agent.command?.slice(-6)).toEqual([
+      '--tools-url',
+      tools.url,
+      '--tools-token-file',
+      '/lorenz/tools/token',
+      '--tools-server-name',
+      'lorenz_linear',
+    ]);
+    const env = JSON.stringify([agent.env, agent.envFrom]);
+    expect(env).not.toContain('tools');
+  });
+
+  it('adds nothing when tools are off', () => {
+    const pod = buildRunPod(base);
+    expect(JSON.stringify(pod)).not.toMatch(/tools/);
+  });
+});
+
 describe('run pod builder', () => {
   const pod = buildRunPod(base);
   const spec = pod.spec!;
@@ -251,6 +297,8 @@ describe('run pod builder', () => {
         ['/lorenz/x/../inputs', '/lorenz/inputs'],
         ['/lorenz', '/lorenz/inputs'],
         ['/', '/lorenz-bin'],
+        ['/lorenz/tools', '/lorenz/tools'],
+        ['/lorenz/tools/token', '/lorenz/tools'],
       ] as const
     ).map(
       ([mountPath, reserved]) =>

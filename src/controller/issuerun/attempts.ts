@@ -46,6 +46,8 @@ export interface AttemptDeps {
   expectations: PodExpectations;
   /** Refused creates in a row, per run uid: the retry delay grows with them. */
   createRetries: Map<string, number>;
+  /** The agent-tools gateway URL run Pods use; absent: no tools. */
+  toolsUrl?: string | undefined;
 }
 
 export interface StartedAttempts {
@@ -106,6 +108,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: new Set(pods.map((pod) => pod.metadata?.name ?? '')),
       retry: { attempt, slots },
+      toolsUrl: deps.toolsUrl,
     });
   }
 

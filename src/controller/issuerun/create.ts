@@ -27,7 +27,7 @@ export interface Created {
 
 /** What is being created, for messages and reasons. */
 export interface CreateTarget {
-  kind: 'Pod' | 'ConfigMap' | 'PersistentVolumeClaim';
+  kind: 'Pod' | 'ConfigMap' | 'PersistentVolumeClaim' | 'Secret';
   name: string;
   namespace: string;
   /** Path of the collection to POST to. */
@@ -41,11 +41,14 @@ const INVALID_REASONS = {
   Pod: Reasons.PodInvalid,
   ConfigMap: Reasons.InputsInvalid,
   PersistentVolumeClaim: Reasons.PodInvalid,
+  // The tools token is one of the attempt's inputs.
+  Secret: Reasons.InputsInvalid,
 } as const;
 const RETRY_REASONS = {
   Pod: Reasons.PodCreateFailed,
   ConfigMap: Reasons.InputsCreateFailed,
   PersistentVolumeClaim: Reasons.PodCreateFailed,
+  Secret: Reasons.InputsCreateFailed,
 } as const;
 
 /** The apiserver's refusal as a status: invalid is final, anything else 4xx is retried. */

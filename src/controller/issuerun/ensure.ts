@@ -8,15 +8,17 @@ import { errorMessage, isLorenzError } from '../../workflow/errors.js';
 import { normalizeIssue, type Issue } from '../../workflow/issue.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
-import { CONFIGMAPS, PODS, PVCS, resourcePath } from '../runtime/client.js';
+import { CONFIGMAPS, PODS, PVCS, SECRETS, resourcePath } from '../runtime/client.js';
 import { ANNOTATION_INPUTS_DIGEST } from '../shared/constants.js';
-import { inputsConfigMapName, runPodName } from '../shared/names.js';
+import { inputsConfigMapName, runPodName, toolsTokenSecretName } from '../shared/names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { CreateRefused, createOwned, type CreateFailure, type CreateTarget } from './create.js';
 import { inputsConfigMap, renderRunInputs, type RunInputs } from './inputs.js';
-import { buildRunPod, workspaceClaim } from './pod-builder.js';
+import { buildRunPod, workspaceClaim, type RunPodTools } from './pod-builder.js';
+import { mintToolsToken, toolsTokenSecret } from './tools-token.js';
 import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-config.js';
+import { toolsServerName } from '../../api/run-pod.js';
 
 export type EnsureResult =
   | {
@@ -65,6 +67,8 @@ export async function ensureRunObjects(options: {
   existingPods: ReadonlySet<string>;
   /** A retry: the attempt to start and its slots (default: every slot's first attempt). */
   retry?: { attempt: number; slots: readonly number[] } | undefined;
+  /** The agent-tools gateway URL run Pods use; absent: the controller serves no tools. */
+  toolsUrl?: string | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -117,6 +121,14 @@ export async function ensureRunObjects(options: {
   })).filter((entry) => !options.retry || options.retry.slots.includes(entry.slot));
   const missing = slots.filter((entry) => !options.existingPods.has(entry.podName));
   const configMapName = inputsConfigMapName(identity.name, options.retry ? attempt : 1);
+  const tools: RunPodTools | undefined =
+    options.toolsUrl !== undefined && workflow.spec.tools?.enabled !== false
+      ? {
+          url: options.toolsUrl,
+          serverName: toolsServerName(config.tracker.kind),
+          secretName: toolsTokenSecretName(identity.name, attempt),
+        }
+      : undefined;
   let pods: V1Pod[];
   try {
     pods = missing.map((entry) =>
@@ -135,6 +147,7 @@ export async function ensureRunObjects(options: {
         activeDeadlineSeconds: workflow.spec.runTimeoutSeconds ?? defaultRunTimeoutSeconds(config),
         policy: options.podTemplatePolicy,
         redactSecrets: workflow.spec.redactSecretOutput ?? true,
+        tools,
       }),
     );
   } catch (error) {
@@ -165,6 +178,21 @@ export async function ensureRunObjects(options: {
       inputs,
     }),
   );
+  // A token only when a Pod is still to be made: one that exists mounts the Secret already
+  // (made before it), and a Secret that exists keeps its token (a new one would not match).
+  const tokenTarget =
+    tools && missing.length > 0
+      ? target(
+          'Secret',
+          resourcePath(SECRETS, identity.namespace),
+          toolsTokenSecret({
+            run: identity,
+            attempt,
+            token: mintToolsToken(identity.namespace, identity.name, attempt),
+          }),
+        )
+      : undefined;
+  const tokenFirst = tokenTarget ? [tokenTarget] : [];
   const restTargets = [
     ...(claimSpec
       ? missing.map((entry) =>
@@ -188,11 +216,20 @@ export async function ensureRunObjects(options: {
       // A run seen for the first time: nothing was rendered for it before, so the Pods can be
       // created beside their inputs instead of after them (one API round trip less before
       // the Pod exists; a kubelet waits for a ConfigMap volume that is not there yet).
-      await settleAll([inputsTarget, ...restTargets].map((each) => createOwned(client, each)));
+      // The token Secret alone goes before them: a Pod must never mount a name that is not
+      // ours yet (a squatter's Secret would be refused by the create, after the kubelet read it).
+      await settleAll([
+        createOwned(client, inputsTarget),
+        createAllOwned(client, tokenFirst).then(() =>
+          settleAll(restTargets.map((each) => createOwned(client, each))),
+        ),
+      ]);
     } else if (!run.status?.inputsConfigMap || missing.length > 0 || options.retry) {
-      // Inputs first; when they were rendered before (perhaps from an older config), the
-      // Pods run what is stored.
-      const stored = await createOwned(client, inputsTarget);
+      // Inputs (and the token) first; when the inputs were rendered before (perhaps from an
+      // older config), the Pods run what is stored.
+      const storing = createOwned(client, inputsTarget);
+      await settleAll([storing, createAllOwned(client, tokenFirst)]);
+      const stored = await storing;
       const digest = stored.object.metadata?.annotations?.[ANNOTATION_INPUTS_DIGEST];
       if (stored.outcome === 'existing' && digest) {
         for (const pod of pods) {
@@ -210,6 +247,9 @@ export async function ensureRunObjects(options: {
   }
   return { ok: true, slots, inputsConfigMap: configMapName, configDigest: runnable.digest };
 }
+
+const createAllOwned = (client: KubeClient, targets: readonly CreateTarget[]) =>
+  settleAll(targets.map((each) => createOwned(client, each)));
 
 async function deletePods(client: KubeClient, namespace: string, pods: readonly V1Pod[]) {
   await Promise.allSettled(

@@ -21,6 +21,7 @@ import {
   RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
   RUN_POD_PATHS,
   RUN_POD_VOLUME_NAMES,
+  TOOLS_TOKEN_PATH,
 } from '../../api/run-pod.js';
 import {
   ANNOTATION_INPUTS_DIGEST,
@@ -51,6 +52,7 @@ const {
   inputs: INPUTS_DIR,
   podinfo: PODINFO_DIR,
   workspace: WORKSPACE_DIR,
+  tools: TOOLS_DIR,
   terminationLog: TERMINATION_LOG_PATH,
 } = RUN_POD_PATHS;
 const {
@@ -58,6 +60,7 @@ const {
   inputs: VOLUME_INPUTS,
   podinfo: VOLUME_PODINFO,
   workspace: VOLUME_WORKSPACE,
+  tools: VOLUME_TOOLS,
 } = RUN_POD_VOLUME_NAMES;
 
 export interface RunPodOptions {
@@ -80,7 +83,42 @@ export interface RunPodOptions {
   redactSecrets?: boolean | undefined;
   /** What the operator allows beyond the restricted profile (service accounts). */
   policy?: PodTemplatePolicy | undefined;
+  /** The agent tools of this attempt; absent when the controller or the Workflow turns them off. */
+  tools?: RunPodTools | undefined;
 }
+
+export interface RunPodTools {
+  /** The gateway's URL as run Pods reach it. */
+  url: string;
+  /** What the agent calls the gateway (`lorenz_<tracker kind>`). */
+  serverName: string;
+  /** The attempt's token Secret. */
+  secretName: string;
+}
+
+/** The runner's tools flags: where the gateway is and where its token is. */
+const toolsArgs = (tools: RunPodTools | undefined): string[] =>
+  tools
+    ? [
+        `--${RUNNER_FLAGS.toolsUrl}`,
+        tools.url,
+        `--${RUNNER_FLAGS.toolsTokenFile}`,
+        TOOLS_TOKEN_PATH,
+        `--${RUNNER_FLAGS.toolsServerName}`,
+        tools.serverName,
+      ]
+    : [];
+
+/**
+ * The token as a file, not a variable: whatever the agent runs inherits its environment,
+ * while the runner reads the file once and hands the token over in session/new only.
+ * 0440: the files are root's, their group the Pod's fsGroup (always set, see restrictedPod),
+ * which the runner's uid belongs to.
+ */
+const toolsVolume = (tools: RunPodTools | undefined): V1Volume[] =>
+  tools
+    ? [{ name: VOLUME_TOOLS, secret: { secretName: tools.secretName, defaultMode: 0o440 } }]
+    : [];
 
 type Profile = { type: string; localhostProfile?: string };
 type SeLinux = { level?: string; type?: string; user?: string; role?: string };
@@ -253,6 +291,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       ISSUE_STATE_PATH,
       // A claim outlives the Pod: keep the tree for the next attempt.
       ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
+      ...toolsArgs(options.tools),
     ],
     workingDir: WORKSPACE_DIR,
     env: agentEnv(agentTemplate, options.redactSecrets ?? true),
@@ -264,6 +303,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       { name: VOLUME_INPUTS, mountPath: INPUTS_DIR, readOnly: true },
       { name: VOLUME_PODINFO, mountPath: PODINFO_DIR, readOnly: true },
       { name: VOLUME_WORKSPACE, mountPath: WORKSPACE_DIR },
+      ...(options.tools ? [{ name: VOLUME_TOOLS, mountPath: TOOLS_DIR, readOnly: true }] : []),
     ],
     securityContext: restrictedContainer(agentTemplate.securityContext),
     terminationMessagePath: TERMINATION_LOG_PATH,
@@ -285,6 +325,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       },
     },
     workspaceVolume(options),
+    ...toolsVolume(options.tools),
   ];
   return {
     apiVersion: 'v1',

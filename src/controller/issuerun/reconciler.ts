@@ -40,6 +40,7 @@ import {
   deleteRunPod,
   isLive,
 } from './attempts.js';
+import { createTokenRevoker } from './tools-token.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -58,6 +59,8 @@ export interface IssueRunReconcilerDeps {
   podStatus?: Partial<Omit<PodStatusOptions, 'now'>>;
   /** Least time between two status writes of a running run (terminal ones go at once). */
   progressIntervalMs?: number;
+  /** The agent-tools gateway URL run Pods use; absent: no token Secrets, no tools. */
+  toolsUrl?: string | undefined;
 }
 
 /** Least time between two progress writes of one run, unless the deps say otherwise. */
@@ -112,6 +115,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   /** Refused creates in a row, per run uid: the retry delay grows with them. */
   const createRetries = new Map<string, number>();
   const attempts = createAttemptStarter({ ...deps, expectations, createRetries });
+  const tokens = deps.toolsUrl === undefined ? undefined : createTokenRevoker(deps.client);
   const podStatusOptions = (): PodStatusOptions => ({
     ...DEFAULT_POD_STATUS_OPTIONS,
     ...deps.podStatus,
@@ -169,6 +173,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   /** Finished: nothing more to do but delete the run once its Workflow's TTL has passed. */
   async function finishedRun(key: string, run: IssueRun) {
     forgetRun(runUid(run));
+    // A finished run's tokens open nothing any more.
+    await tokens?.revoke(run);
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
     const ttl = workflow?.spec.ttlSecondsAfterFinished;
     const completed = run.status?.completionTime;
@@ -246,6 +252,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       operatorImage: deps.operatorImage,
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: cachedPods,
+      toolsUrl: deps.toolsUrl,
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;
@@ -357,6 +364,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       statuses.forget(key);
       const uid = uids.get(key);
       if (uid !== undefined) forgetRun(uid);
+      if (uid !== undefined) tokens?.forget(uid);
       uids.delete(key);
       return;
     }

@@ -25,6 +25,8 @@ export interface IssueRunControllerOptions {
   podStatus?: Partial<Omit<PodStatusOptions, 'now'>> | undefined;
   /** How long an ended Pod's log may be refused before its records come from its summary. */
   logLostAfterMs?: number | undefined;
+  /** The agent-tools gateway URL run Pods use; absent: tools are off. */
+  toolsUrl?: string | undefined;
 }
 
 /** Reconciles at once: many runs start together, and each waits on API round trips. */
@@ -95,6 +97,7 @@ export function setupIssueRunController(
         ? {}
         : { progressIntervalMs: options.progressIntervalMs }),
       ...(options.podStatus ? { podStatus: options.podStatus } : {}),
+      toolsUrl: options.toolsUrl,
     }),
   });
   enqueue = (key) => controller.enqueue(key);

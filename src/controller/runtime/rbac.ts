@@ -40,8 +40,9 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
   { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'delete'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: [...READ, 'create', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-  // get only (no list, no watch): the Secret a Workflow names in spec.trackerSecretRef.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get'] },
+  // get (never list or watch, so no Secret can be enumerated): the one a Workflow names in
+  // spec.trackerSecretRef; create and delete: each attempt's agent-tools token Secret.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'delete'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 

@@ -35,3 +35,7 @@ export const ANNOTATION_ISSUE_ID = 'lorenz.dev/issue-id';
 export const ANNOTATION_INPUTS_DIGEST = 'lorenz.dev/inputs-digest';
 /** sha256 of a config snapshot's WORKFLOW.md. */
 export const ANNOTATION_CONFIG_DIGEST = 'lorenz.dev/config-digest';
+/** The component label value of an attempt's agent-tools token Secret. */
+export const COMPONENT_TOOLS_TOKEN = 'tools-token';
+/** On a tools token Secret: hex sha256 of the token, so the gateway checks a hash, not the value. */
+export const ANNOTATION_TOKEN_SHA256 = 'lorenz.dev/token-sha256';

@@ -28,6 +28,10 @@ export const workspaceClaimName = (run: string, slot: number): string =>
 export const inputsConfigMapName = (run: string, attempt = 1): string =>
   boundedName(run, attempt > 1 ? `-inputs-${attempt}` : '-inputs', 253);
 
+/** The agent-tools token Secret of an attempt (every slot of that attempt mounts it). */
+export const toolsTokenSecretName = (run: string, attempt: number): string =>
+  boundedName(run, `-tools-${attempt}`, 253);
+
 export const configSnapshotName = (workflow: string, digest: string): string =>
   boundedName(workflow, `-config-${digest.slice(0, 8)}`, 253);
 

@@ -167,6 +167,8 @@ export interface RunRow {
   pods?: PodObject[];
   /** The WORKFLOW.md in the snapshot the Workflow points at. */
   snapshot?: string;
+  /** The controller serves agent tools at this URL (off when absent). */
+  toolsUrl?: string;
   steps: RunStep[];
 }
 
@@ -241,6 +243,7 @@ export async function playRun(row: RunRow): Promise<void> {
     followers,
     loadWorkflowConfig: config.load,
     now: clock.now,
+    toolsUrl: row.toolsUrl,
   });
   for (const [index, step] of row.steps.entries()) {
     clock.advance(step.advanceMs ?? 0);
