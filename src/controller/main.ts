@@ -12,6 +12,7 @@ import {
   DEFAULT_POD_TEMPLATE_POLICY,
   type PodTemplatePolicy,
 } from './shared/pod-template-check.js';
+import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
 
 export interface ControllerRunOptions {
@@ -71,6 +72,23 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     allowedServiceAccounts:
       options.allowedServiceAccounts ?? DEFAULT_POD_TEMPLATE_POLICY.allowedServiceAccounts,
   };
+  // The gateway first: a port chosen by the OS (`:0`, tests) must be known to give run Pods
+  // their URL. Tool calls use the uncounted client: they are the agent's writes, not the
+  // reconcilers'.
+  const tools =
+    options.toolsBindAddress && options.toolsBindAddress !== '0'
+      ? await setupToolsGateway(manager, {
+          client: manager.client,
+          logger,
+          identity,
+          bindAddress: options.toolsBindAddress,
+        })
+      : undefined;
+  const toolsUrl =
+    options.toolsUrl ??
+    (tools && /^(127\.0\.0\.1|localhost)?:/.test(options.toolsBindAddress ?? '')
+      ? `http://127.0.0.1:${tools.port}/mcp`
+      : undefined);
   const issueRuns = setupIssueRunController(manager, {
     client,
     identity,
@@ -81,7 +99,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     progressIntervalMs: options.progressIntervalMs,
     podStatus: options.podStatus,
     logLostAfterMs: options.logLostAfterMs,
-    toolsUrl: options.toolsUrl,
+    toolsUrl,
   });
   setupWorkflowController(manager, { client, logger, podTemplatePolicy });
 
@@ -93,6 +111,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     done: manager.done,
     async stop() {
       issueRuns.stop();
+      await tools?.stop();
       await manager.stop('stopped');
     },
   };

@@ -134,9 +134,11 @@ describe('helm template', () => {
       'ClusterRole/lorenz',
       'ClusterRoleBinding/lorenz',
       'Deployment/lorenz',
+      'NetworkPolicy/lorenz-controller',
       'Role/lorenz-leader-election',
       'RoleBinding/lorenz-leader-election',
       'Service/lorenz-metrics',
+      'Service/lorenz-tools',
       'ServiceAccount/lorenz',
     ]);
     const deployment = find<DeploymentManifest>(manifests, 'Deployment')[0]!;
@@ -155,6 +157,8 @@ describe('helm template', () => {
       '--metrics-bind-address=:8080',
       '--health-probe-bind-address=:8081',
       '--allowed-service-accounts=default',
+      '--tools-bind-address=:8090',
+      '--tools-url=http://lorenz-tools.lorenz-system.svc:8090/mcp',
     ]);
     expect(container.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
       'ghcr.io/lorenz-dev/lorenz:0.1.0',

@@ -27,6 +27,7 @@ const LAYERS: Record<string, number> = {
   'controller/events': 12,
   'controller/issuerun': 13,
   'controller/workflow': 13,
+  'controller/tools': 13,
   controller: 14,
   cli: 15,
 };

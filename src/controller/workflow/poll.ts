@@ -12,12 +12,12 @@ import {
 import { planDispatch, type HeldIssue } from '../../dispatch/policy.js';
 import type { TrackerAdapter } from '../../tracker/index.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
-import { LorenzError, errorMessage, isLorenzError } from '../../workflow/errors.js';
+import { errorMessage, isLorenzError } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
 import { isActiveState } from '../../workflow/states.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
-import { SECRETS, isConflict, isNotFound, resourcePath } from '../runtime/client.js';
+import { isConflict, isNotFound, resourcePath } from '../runtime/client.js';
 import type { Informer } from '../runtime/informer.js';
 import {
   ANNOTATION_ISSUE_ID,
@@ -26,6 +26,7 @@ import {
   MANAGED_BY,
 } from '../shared/constants.js';
 import { dispatchedRunName, labelValue } from '../shared/names.js';
+import { trackerKey } from '../shared/tracker-key.js';
 import { ISSUERUNS } from '../shared/resources.js';
 
 /**
@@ -214,27 +215,6 @@ export async function pollWorkflow(
     reachable: { ok: true },
     requeueAfterMs: interval,
   };
-}
-
-/** The API key in the Secret the Workflow names, if it names one. */
-async function trackerKey(client: KubeClient, workflow: Workflow): Promise<string | undefined> {
-  const ref = workflow.spec.trackerSecretRef;
-  if (!ref) return undefined;
-  const key = ref.key ?? 'api_key';
-  const where = `Secret ${ref.name} (spec.trackerSecretRef)`;
-  let secret: { data?: Record<string, string> };
-  try {
-    secret = await client.request({
-      path: resourcePath(SECRETS, workflow.metadata.namespace, ref.name),
-    });
-  } catch (error) {
-    if (isNotFound(error)) throw new LorenzError('missing_tracker_secret', `${where} not found`);
-    throw error;
-  }
-  const encoded = secret.data?.[key];
-  const value = encoded === undefined ? '' : Buffer.from(encoded, 'base64').toString('utf8').trim();
-  if (!value) throw new LorenzError('missing_tracker_secret', `${where} has no key ${key}`);
-  return value;
 }
 
 function isTerminal(state: string | null, config: WorkflowConfig): boolean {

@@ -1,0 +1,170 @@
+import type { Logger } from 'pino';
+import { Counter } from 'prom-client';
+import {
+  API_VERSION,
+  FINISHED,
+  ISSUERUN_KIND,
+  findCondition,
+  type IssueRun,
+  type Workflow,
+} from '../../api/index.js';
+import {
+  createToolsGateway,
+  startToolsServer,
+  type ResolvedRun,
+  type ToolCallRecord,
+  type ToolsServer,
+} from '../../tools/index.js';
+import { createTracker, type TrackerAdapter } from '../../tracker/index.js';
+import { sha256Hex } from '../../api/run-pod.js';
+import { errorMessage } from '../../workflow/errors.js';
+import { REPORTING_CONTROLLER, microTime } from '../events/recorder.js';
+import type { KubeClient } from '../runtime/client.js';
+import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
+import type { Manager } from '../runtime/manager.js';
+import { ANNOTATION_ISSUE_ID, ANNOTATION_TOKEN_SHA256 } from '../shared/constants.js';
+import { toolsTokenSecretName } from '../shared/names.js';
+import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
+import { trackerKey } from '../shared/tracker-key.js';
+import { createWorkflowConfigCache } from '../shared/workflow-config.js';
+
+export interface ToolsControllerOptions {
+  client: KubeClient;
+  logger: Logger;
+  identity: string;
+  /** host:port to listen on (`:8090`; `127.0.0.1:0` in tests). */
+  bindAddress: string;
+}
+
+const isFinished = (run: IssueRun): boolean =>
+  findCondition(run.status?.conditions, FINISHED)?.status === 'True';
+
+/**
+ * The agent-tools gateway of the controller (issue 12): serves MCP on its own port to run
+ * Pods, resolving each token from the IssueRun it names and the hash on that attempt's
+ * token Secret, and talking to the run's tracker with the Workflow's key. It writes nothing
+ * but the tracker and a `ToolCalled` Event per call. Every replica serves it: a token is
+ * verified from the cluster, not from memory, so a restarted controller still accepts it.
+ */
+export async function setupToolsGateway(
+  manager: Manager,
+  options: ToolsControllerOptions,
+): Promise<ToolsServer> {
+  const { client, logger } = options;
+  const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
+  const workflows = manager.informer<Workflow>(WORKFLOWS);
+  const loadConfig = createWorkflowConfigCache(client);
+  const calls = new Counter({
+    name: 'lorenz_tool_calls_total',
+    help: 'Agent tool calls served by the gateway, by tool and outcome.',
+    labelNames: ['tool', 'outcome'] as const,
+    registers: [manager.metrics.registry],
+  });
+  /** Writers per Workflow, kept while its tracker settings and key stay the same. */
+  const trackers = new Map<string, { fingerprint: string; adapter: TrackerAdapter }>();
+
+  const configOf = async (run: IssueRun) => {
+    const workflow = workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
+    const snapshot = workflow?.status?.lastGoodConfigMap;
+    if (!workflow || !snapshot) return null;
+    const runnable = await loadConfig(run.metadata.namespace ?? '', snapshot);
+    return { workflow, config: runnable.loaded.config };
+  };
+
+  async function resolveRun(
+    namespace: string,
+    name: string,
+    attempt: number,
+  ): Promise<ResolvedRun | null> {
+    const run = issueRuns.get(namespace, name);
+    if (!run?.metadata.uid) return null;
+    let secret: { metadata?: { annotations?: Record<string, string> } };
+    try {
+      secret = await client.request({
+        path: resourcePath(SECRETS, namespace, toolsTokenSecretName(name, attempt)),
+      });
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+    const tokenHash = secret.metadata?.annotations?.[ANNOTATION_TOKEN_SHA256];
+    const found = await configOf(run);
+    if (!tokenHash || !found) return null;
+    const tools = found.workflow.spec.tools;
+    return {
+      uid: run.metadata.uid,
+      tokenHash,
+      issueId:
+        run.metadata.annotations?.[ANNOTATION_ISSUE_ID] ??
+        run.spec.issue.id ??
+        run.spec.issue.identifier,
+      issueIdentifier: run.spec.issue.identifier,
+      trackerKind: found.config.tracker.kind,
+      workflow: found.config,
+      allowedStates: tools?.allowedStates ?? null,
+      createIssue: tools?.createIssue === true,
+      linearGraphql: tools?.linearGraphql === true,
+      // A finished run's token is revoked, whatever its Secret says.
+      revoked: isFinished(run) || run.spec.cancelRequested === true || tools?.enabled === false,
+    };
+  }
+
+  async function trackerFor(verified: { namespace: string; run: string }) {
+    const run = issueRuns.get(verified.namespace, verified.run);
+    const found = run ? await configOf(run) : null;
+    if (!found) return null;
+    const apiKey = await trackerKey(client, found.workflow);
+    const key = `${verified.namespace}/${found.workflow.metadata.name}`;
+    const fingerprint = sha256Hex(`${JSON.stringify(found.config.tracker)}\n${apiKey ?? ''}`);
+    let entry = trackers.get(key);
+    if (entry?.fingerprint !== fingerprint) {
+      const adapter = createTracker(found.config, apiKey === undefined ? {} : { apiKey });
+      entry = { fingerprint, adapter };
+      trackers.set(key, entry);
+    }
+    return entry.adapter.writer ?? null;
+  }
+
+  /** Each call becomes an Event on its IssueRun (tool and target, never the arguments). */
+  function toolCalled(record: ToolCallRecord): void {
+    calls.inc({ tool: record.tool, outcome: record.ok ? 'ok' : 'error' });
+    const now = new Date();
+    client
+      .request({
+        method: 'POST',
+        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(record.namespace)}/events`,
+        body: {
+          apiVersion: 'events.k8s.io/v1',
+          kind: 'Event',
+          metadata: { generateName: `${record.run}.tool-`, namespace: record.namespace },
+          eventTime: microTime(now),
+          reportingController: REPORTING_CONTROLLER,
+          reportingInstance: options.identity,
+          action: 'CallTool',
+          reason: 'ToolCalled',
+          type: record.ok ? 'Normal' : 'Warning',
+          note: `${record.tool} on ${record.target} (attempt ${record.attempt}): ${record.ok ? 'ok' : 'failed'}`,
+          regarding: {
+            apiVersion: API_VERSION,
+            kind: ISSUERUN_KIND,
+            name: record.run,
+            namespace: record.namespace,
+            uid: record.uid,
+          },
+        },
+      })
+      .catch((error: unknown) => {
+        logger.warn({ err: errorMessage(error), run: record.run }, 'cannot record a tool call');
+      });
+  }
+
+  const gateway = createToolsGateway({
+    resolveRun,
+    trackerFor,
+    recorder: { toolCalled },
+    logger,
+  });
+  const server = await startToolsServer({ bindAddress: options.bindAddress, gateway });
+  logger.info({ port: server.port }, 'agent tools gateway listening');
+  return server;
+}

@@ -1,0 +1,129 @@
+// The agent updates its own issue through the controller's MCP gateway: a scripted agent in
+// a run Pod calls `tracker_comment` and `tracker_update_state` (the MCP SDK's client over
+// Streamable HTTP, with its attempt's token), the gateway writes to the tracker (here a
+// local board in a directory), each call is a ToolCalled Event, a restarted controller
+// still accepts the token, and a forged token is refused with nothing written.
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssueRun } from '../../src/api/index.js';
+import {
+  createWorkflow,
+  finished,
+  path,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface EventView {
+  reason: string;
+  note: string;
+  regarding: { name: string };
+}
+
+describe('agent tools through the gateway', () => {
+  let env: OperatorEnv;
+  let board: string;
+  let port: number;
+  const start = () =>
+    env.startController({
+      toolsBindAddress: `127.0.0.1:${port}`,
+      toolsUrl: `http://127.0.0.1:${port}/mcp`,
+    });
+  beforeAll(async () => {
+    board = await mkdtemp(join(tmpdir(), 'lorenz-board-'));
+    await mkdir(board, { recursive: true });
+    await writeFile(
+      join(board, 'BOARD-1.md'),
+      '---\nstatus: Todo\nlabels: [agent]\n---\n# Say done\nComment, then move to review.\n',
+    );
+    port = await freePort();
+    env = await startOperatorEnv();
+    await start();
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await rm(board, { recursive: true, force: true });
+  });
+
+  it('comments on and moves its own issue, across a controller restart', async () => {
+    await createWorkflow(
+      env,
+      'tools',
+      workflowText(env, {
+        trackerKind: 'local',
+        tracker: `  path: ${board}`,
+        pollingMs: 1000,
+        prompt: [
+          'Work on {{ issue.identifier }}.',
+          '@tool tracker_comment {"body":"first note from the agent"}',
+          '@sleep 4000',
+          '@tool tracker_update_state {"state":"In Review"}',
+          '@tool tracker_comment {"issue_id":"BOARD-9","body":"not mine"}',
+        ].join('\n'),
+      }),
+    );
+    const events = async () =>
+      (await env.admin.request<{ items: EventView[] }>({ path: path.events })).items.filter(
+        (event) => event.reason === 'ToolCalled' && event.regarding.name === 'tools-board-1',
+      );
+    await until('the first tool call', async () =>
+      (await events()).length >= 1 ? true : undefined,
+    );
+    expect(await readFile(join(board, 'BOARD-1.md'), 'utf8')).toContain(
+      'agent: first note from the agent',
+    );
+
+    // The controller goes away and comes back on the same port: the token still works.
+    await env.controller?.stop();
+    await start();
+
+    const run: IssueRun = await finished(env, 'tools-board-1', 120_000);
+    const file = await readFile(join(board, 'BOARD-1.md'), 'utf8');
+    expect(file).toMatch(/^status: In Review$/m);
+    expect(file).not.toContain('not mine');
+    const notes = (await events()).map((event) => event.note);
+    expect(notes).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^tracker_comment on BOARD-1 .*: ok$/),
+        expect.stringMatching(/^tracker_update_state on BOARD-1 .*: ok$/),
+        expect.stringMatching(/^tracker_comment on .*: failed$/),
+      ]),
+    );
+    // The agent moved its issue out of the active states: the dispatcher stopped the run.
+    expect(run.status?.reason).toBeTruthy();
+  });
+
+  it('refuses a forged token with 401 and writes nothing', async () => {
+    const before = await readFile(join(board, 'BOARD-1.md'), 'utf8');
+    const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer lzt1.default.tools-board-1.1.${'A'.repeat(43)}`,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'tracker_comment', arguments: { body: 'forged' } },
+      }),
+    });
+    expect(response.status).toBe(401);
+    expect(await readFile(join(board, 'BOARD-1.md'), 'utf8')).toBe(before);
+  });
+});
