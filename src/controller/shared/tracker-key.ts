@@ -4,7 +4,10 @@ import type { KubeClient } from '../runtime/client.js';
 import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
 
 /** The API key in the Secret the Workflow names, if it names one. */
-export async function trackerKey(client: KubeClient, workflow: Workflow): Promise<string | undefined> {
+export async function trackerKey(
+  client: KubeClient,
+  workflow: Workflow,
+): Promise<string | undefined> {
   const ref = workflow.spec.trackerSecretRef;
   if (!ref) return undefined;
   const key = ref.key ?? 'api_key';
