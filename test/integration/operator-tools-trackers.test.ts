@@ -1,0 +1,124 @@
+// The agent's tools against the Linear and GitHub stand-ins (their real wire formats, every
+// request checked against the published schemas): a scripted agent in a run Pod comments on
+// its own issue and moves it to Done through the controller's gateway; the tracker key stays
+// in its Secret and appears in no Pod, status, Event or log.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGithubStandIn, type GithubStandIn } from '../unit/fakes/github-server.js';
+import { fixtureData } from '../unit/fakes/linear-data.js';
+import { startLinearStandIn, type LinearStandIn } from '../unit/fakes/linear-server.js';
+import {
+  NAMESPACE,
+  createWorkflow,
+  path,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+const LINEAR_KEY = 'lin_api_T00lsKey8vRk2PmW4tXs9b';
+const PROMPT = [
+  'Work on {{ issue.identifier }}.',
+  '@tool tracker_comment {"body":"done by the agent"}',
+  '@tool tracker_update_state {"state":"Done"}',
+].join('\n');
+
+interface EventView {
+  reason: string;
+  note: string;
+}
+
+describe('agent tools against the tracker stand-ins', () => {
+  let env: OperatorEnv;
+  let linear: LinearStandIn;
+  let github: GithubStandIn;
+  beforeAll(async () => {
+    linear = await startLinearStandIn(fixtureData(), LINEAR_KEY);
+    github = await startGithubStandIn({
+      issues: [{ number: 7, title: 'Tidy the README', labels: ['lorenz:todo'] }],
+    });
+    env = await startOperatorEnv();
+    await env.startController({ toolsBindAddress: '127.0.0.1:0' });
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await linear?.close();
+    await github?.close();
+  });
+
+  const toolEvents = async () =>
+    (await env.admin.request<{ items: EventView[] }>({ path: path.events })).items.filter(
+      (event) => event.reason === 'ToolCalled',
+    );
+
+  it('Linear: comments on its issue and moves it to Done', async () => {
+    await env.kubectl(
+      'create',
+      'secret',
+      'generic',
+      'linear-tools',
+      '-n',
+      NAMESPACE,
+      `--from-literal=api_key=${LINEAR_KEY}`,
+    );
+    await createWorkflow(
+      env,
+      'lt',
+      workflowText(env, {
+        trackerKind: 'linear',
+        tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
+        agent: '  max_concurrent_agents: 1',
+        pollingMs: 1000,
+        prompt: PROMPT,
+      }),
+      { trackerSecretRef: { name: 'linear-tools' } },
+    );
+    const issue = await until('the agent to move its Linear issue to Done', async () => {
+      const found = linear.data.issues.find((entry) => entry.identifier === 'ENG-1');
+      return found?.stateId === 'st-done' ? found : undefined;
+    });
+    expect(
+      linear.data.comments.filter((comment) => comment.issueId === issue.id).map((c) => c.body),
+    ).toContain('done by the agent');
+    const notes = (await toolEvents()).map((event) => event.note);
+    expect(notes.some((note) => /^tracker_update_state on .*: ok$/.test(note))).toBe(true);
+    for (const kind of ['pods', 'issueruns.lorenz.dev', 'events', 'configmaps']) {
+      expect(await env.kubectl('get', kind, '-n', NAMESPACE, '-o', 'json')).not.toContain(
+        LINEAR_KEY,
+      );
+    }
+  });
+
+  it('GitHub: comments on its issue and closes it as Done', async () => {
+    await env.kubectl(
+      'create',
+      'secret',
+      'generic',
+      'github-tools',
+      '-n',
+      NAMESPACE,
+      `--from-literal=api_key=${github.token}`,
+    );
+    await createWorkflow(
+      env,
+      'gt',
+      workflowText(env, {
+        trackerKind: 'github',
+        tracker: `  endpoint: ${github.url}\n  repository: ${github.repository}`,
+        pollingMs: 1000,
+        prompt: PROMPT,
+      }),
+      { trackerSecretRef: { name: 'github-tools' } },
+    );
+    await until('the agent to close its GitHub issue', async () =>
+      github.issues.find((entry) => entry.number === 7)?.state === 'closed' ? true : undefined,
+    );
+    expect(github.comments.map((comment) => comment.body)).toContain('done by the agent');
+    expect(github.violations).toEqual([]);
+    for (const kind of ['pods', 'issueruns.lorenz.dev', 'events', 'configmaps']) {
+      expect(await env.kubectl('get', kind, '-n', NAMESPACE, '-o', 'json')).not.toContain(
+        github.token,
+      );
+    }
+  });
+});
