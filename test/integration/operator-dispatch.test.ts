@@ -7,6 +7,7 @@ import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   createWorkflow,
   path,
+  runPodNames,
   useOperatorEnv,
   until,
   workflowText,
@@ -136,4 +137,64 @@ describe('the tracker drives the work', () => {
       expect(env.controller?.manager.isLeader() ?? true).toBe(true);
     },
   );
+
+  it('a controller restarted mid-dispatch makes no second IssueRun and keeps the retry schedule', async () => {
+    const issues = `  issues:
+    - { id: "r1", identifier: "RST-1", title: "One", state: "Todo" }
+    - { id: "r2", identifier: "RST-2", title: "Two", state: "Todo" }
+    - { id: "r3", identifier: "RST-3", title: "Three", state: "Todo" }`;
+    await createWorkflow(
+      env,
+      'rst',
+      workflowText(env, {
+        tracker: issues,
+        agent: '  max_concurrent_agents: 3\n  max_retry_backoff_ms: 4000',
+        pollingMs: 1000,
+        hooks: { before_run: 'echo failing; exit 1' },
+      }),
+    );
+    const ofRst = async () =>
+      (await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() })).items.filter(
+        (run) => run.spec.workflowRef.name === 'rst',
+      );
+    await until('the first IssueRun', async () => ((await ofRst()).length >= 1 ? true : undefined));
+    await env.controller?.stop();
+    await env.startController();
+    const waiting = await until('every run waiting to retry', async () => {
+      const runs = await ofRst();
+      return runs.length === 3 && runs.every((run) => run.status?.reason === 'RetryScheduled')
+        ? runs
+        : undefined;
+    });
+    const planned = new Map(
+      waiting.map((run) => [run.metadata.name, run.status?.slots?.[0]?.nextAttemptTime ?? '']),
+    );
+    // Restart again while they wait: the schedule is read back from status, not made anew.
+    await env.controller?.stop();
+    await env.startController();
+    const retried = await until('every run on attempt 2', async () => {
+      const runs = await ofRst();
+      return runs.every((run) => (run.status?.slots?.[0]?.attempt ?? 0) >= 2) ? runs : undefined;
+    });
+    expect(retried.map((run) => run.metadata.name).sort()).toEqual([
+      'rst-rst-1',
+      'rst-rst-2',
+      'rst-rst-3',
+    ]);
+    for (const run of retried) {
+      const pods = await runPodNames(env, run.metadata.name ?? '');
+      // One Pod per attempt, never two for the same one.
+      expect(new Set(pods).size).toBe(pods.length);
+      expect(pods.filter((pod) => pod.endsWith('-0-1'))).toHaveLength(
+        pods.includes(`${run.metadata.name}-0-1`) ? 1 : 0,
+      );
+      // Attempt 2 started when the schedule written before the restart said, not earlier.
+      const second = await env.admin.request<{ metadata: { creationTimestamp: string } }>({
+        path: `${path.pods}/${run.metadata.name}-0-2`,
+      });
+      const due = Date.parse(planned.get(run.metadata.name) ?? '');
+      expect(Number.isFinite(due)).toBe(true);
+      expect(Date.parse(second.metadata.creationTimestamp)).toBeGreaterThanOrEqual(due - 1000);
+    }
+  });
 });

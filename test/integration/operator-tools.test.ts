@@ -28,6 +28,27 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** A tools/call of tracker_comment with this bearer token: the HTTP status it gets. */
+let gatewayPort = 0;
+async function callWith(token: string): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${gatewayPort}/mcp`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'tracker_comment', arguments: { body: 'not the agent' } },
+    }),
+  });
+  await response.text();
+  return response.status;
+}
+
 interface EventView {
   reason: string;
   note: string;
@@ -51,6 +72,7 @@ describe('agent tools through the gateway', () => {
       '---\nstatus: Todo\nlabels: [agent]\n---\n# Say done\nComment, then move to review.\n',
     );
     port = await freePort();
+    gatewayPort = port;
     env = await startOperatorEnv();
     await start();
   });
@@ -83,6 +105,11 @@ describe('agent tools through the gateway', () => {
     await until('the first tool call', async () =>
       (await events()).length >= 1 ? true : undefined,
     );
+    // The attempt's token, as an attacker who read the Secret would have it.
+    const secret = await env.admin.request<{ data: { token: string } }>({
+      path: `/api/v1/namespaces/default/secrets/tools-board-1-tools-1`,
+    });
+    const stolen = Buffer.from(secret.data.token, 'base64').toString('utf8');
     expect(await readFile(join(board, 'BOARD-1.md'), 'utf8')).toContain(
       'agent: first note from the agent',
     );
@@ -103,27 +130,16 @@ describe('agent tools through the gateway', () => {
         expect.stringMatching(/^tracker_comment on .*: failed$/),
       ]),
     );
+    // Once the run has finished its token is revoked; renamed for another run it never worked.
+    expect(await callWith(stolen)).toBe(401);
+    expect(await callWith(stolen.replace('.tools-board-1.', '.tools-board-2.'))).toBe(401);
     // The agent moved its issue out of the active states: the dispatcher stopped the run.
     expect(run.status?.reason).toBeTruthy();
   });
 
   it('refuses a forged token with 401 and writes nothing', async () => {
     const before = await readFile(join(board, 'BOARD-1.md'), 'utf8');
-    const response = await fetch(`http://127.0.0.1:${port}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer lzt1.default.tools-board-1.1.${'A'.repeat(43)}`,
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'tracker_comment', arguments: { body: 'forged' } },
-      }),
-    });
-    expect(response.status).toBe(401);
+    expect(await callWith(`lzt1.default.tools-board-1.1.${'A'.repeat(43)}`)).toBe(401);
     expect(await readFile(join(board, 'BOARD-1.md'), 'utf8')).toBe(before);
   });
 });

@@ -164,6 +164,17 @@ export async function setupToolsGateway(
     recorder: { toolCalled },
     logger,
   });
+  // A run that ends (or is cancelled, or goes) takes its tokens with it at once, not when
+  // the gateway's cache of verified tokens next expires.
+  const revokeIfDone = (run: IssueRun) => {
+    if (isFinished(run) || run.spec.cancelRequested || run.metadata.deletionTimestamp) {
+      gateway.revoke(run.metadata.namespace ?? '', run.metadata.name ?? '');
+    }
+  };
+  issueRuns.onUpdate((_old, run) => revokeIfDone(run));
+  issueRuns.onDelete((run) =>
+    gateway.revoke(run.metadata.namespace ?? '', run.metadata.name ?? ''),
+  );
   const server = await startToolsServer({ bindAddress: options.bindAddress, gateway });
   logger.info({ port: server.port }, 'agent tools gateway listening');
   return server;
