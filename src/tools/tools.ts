@@ -13,6 +13,7 @@ export const TOOL_NAMES = [
   'tracker_update_comment',
   'tracker_update_state',
   'tracker_create_issue',
+  'linear_graphql',
 ] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -21,7 +22,12 @@ export const REVIEW_STATE = 'In Review';
 
 /** The tools a run is offered: create_issue only when its Workflow allows it. */
 export function toolNamesFor(resolved: ResolvedRun): ToolName[] {
-  return TOOL_NAMES.filter((name) => name !== 'tracker_create_issue' || resolved.createIssue);
+  return TOOL_NAMES.filter((name) => {
+    if (name === 'tracker_create_issue') return resolved.createIssue;
+    if (name === 'linear_graphql')
+      return resolved.linearGraphql && resolved.trackerKind === 'linear';
+    return true;
+  });
 }
 
 /** The states tracker_update_state accepts for a run (see ResolvedRun.allowedStates). */
@@ -89,6 +95,10 @@ const SCHEMAS = {
       .optional()
       .describe('Its state; default the tracker’s.'),
   },
+  linear_graphql: {
+    query: z.string().trim().min(1).max(65_536).describe('One GraphQL query or mutation.'),
+    variables: z.record(z.string(), z.unknown()).optional().describe('Its variables, by name.'),
+  },
 } satisfies Record<ToolName, z.ZodRawShape>;
 
 const DESCRIPTIONS: Record<ToolName, string> = {
@@ -98,6 +108,8 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   tracker_update_comment: "Replace the text of a comment on this run's issue.",
   tracker_update_state: "Move this run's issue to another state (only the states allowed).",
   tracker_create_issue: 'Create a new issue on the tracker (a follow-up).',
+  linear_graphql:
+    "Run one GraphQL operation against Linear's API with the workspace's key (the Workflow opted in; it is not limited to this run's issue).",
 };
 
 export function toolError(text: string): CallToolResult {
@@ -205,6 +217,11 @@ export function registerTrackerTools(server: McpServer, context: ToolCallContext
       return toolResult(await writer.updateState(id, state));
     },
   );
+  register<typeof SCHEMAS.linear_graphql>('linear_graphql', async (writer, _id, args, aimedAt) => {
+    if (!writer.graphql) return toolError('this tracker takes no GraphQL');
+    aimedAt('(graphql)');
+    return toolResult(await writer.graphql(args.query, args.variables ?? {}));
+  });
   register<typeof SCHEMAS.tracker_create_issue>(
     'tracker_create_issue',
     async (writer, _id, args, aimedAt) => {

@@ -55,6 +55,15 @@ export interface TrackerWriter {
   /** Moves the issue to the state of that name (matched trimmed, case-insensitively). */
   updateState(issueId: string, state: string, options?: FetchOptions): Promise<Issue>;
   createIssue?(input: NewIssue, options?: FetchOptions): Promise<Issue>;
+  /**
+   * One raw GraphQL operation with the tracker's key (Linear only; the `linear_graphql` tool
+   * when a Workflow opts in). Returns the answer's `data`.
+   */
+  graphql?(
+    query: string,
+    variables: Record<string, unknown>,
+    options?: FetchOptions,
+  ): Promise<unknown>;
 }
 
 export interface FetchOptions {

@@ -39,6 +39,31 @@ describe('tools/list', () => {
   });
 });
 
+describe('linear_graphql', () => {
+  it.each([
+    ['a linear Workflow that opted in', { linearGraphql: true }, true],
+    ['a linear Workflow that did not', { linearGraphql: false }, false],
+    ['another tracker, even opted in', { linearGraphql: true, trackerKind: 'github' }, false],
+  ])('is offered to %s: %s', async (_name, run, offered) => {
+    const h = await start(run);
+    const { tools } = await (await connect(h)).listTools();
+    expect(tools.some((tool) => tool.name === 'linear_graphql')).toBe(offered);
+  });
+
+  it('passes one operation and its variables through, and records it', async () => {
+    const h = await start({ linearGraphql: true });
+    const result = await call(await connect(h), 'linear_graphql', {
+      query: 'query { viewer { id } }',
+      variables: { first: 1 },
+    });
+    expect(result).toEqual({ isError: false, text: expect.stringContaining('user-me') as unknown });
+    expect(h.writer.writes).toEqual(['graphql query { viewer { id } } {"first":1}']);
+    expect(h.records.map((record) => `${record.tool} ${record.target} ${record.ok}`)).toEqual([
+      'linear_graphql (graphql) true',
+    ]);
+  });
+});
+
 describe('each tool against the writer', () => {
   it.each([
     ['tracker_read_issue', {}, /"identifier":"ENG-42"/, null],

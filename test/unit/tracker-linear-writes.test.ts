@@ -249,3 +249,19 @@ describe('linear write failures', () => {
     expect(standIn.requests).toHaveLength(2);
   });
 });
+
+describe('linear raw GraphQL (the linear_graphql tool)', () => {
+  it('answers one operation with its data, checked by the stand-in against the schema', async () => {
+    await expect(writer().graphql?.('query { viewer { id } }', {})).resolves.toEqual({
+      viewer: { id: 'user-me' },
+    });
+  });
+
+  it('reports a query Linear rejects (HTTP 400) as tracker_status, without the key', async () => {
+    const error = await failureOf(
+      writer().graphql?.('query { viewer { nope } }', {}) ?? Promise.resolve(),
+    );
+    expect(error.code).toBe('tracker_status');
+    expect(error.message).not.toContain(KEY);
+  });
+});

@@ -130,6 +130,10 @@ export function createLinearWriter(options: LinearWriterOptions): TrackerWriter 
   }
 
   return {
+    async graphql(query, variables, fetchOptions) {
+      return linearRequest(transport, query, variables, fetchOptions?.signal);
+    },
+
     async readIssue(issueId, fetchOptions) {
       return (await options.fetchByIds([issueId], fetchOptions))[0] ?? null;
     },

@@ -86,6 +86,11 @@ export class FakeWriter implements TrackerWriter {
     this.issue = { ...this.issue, state };
     return Promise.resolve(this.issue);
   }
+  graphql(query: string, variables: Record<string, unknown>) {
+    this.writes.push(`graphql ${query} ${JSON.stringify(variables)}`);
+    return Promise.resolve({ viewer: { id: 'user-me' } });
+  }
+
   createIssue(input: NewIssue) {
     this.check();
     this.writes.push(`createIssue ${input.title} ${input.state ?? '-'}`);
