@@ -72,6 +72,8 @@ console.log('\n2. Peak RSS of lorenz run --no-agent (VmHWM), hook printing 50 MB
 const root = mkdtempSync(join(tmpdir(), 'lorenz-bench-limits-'));
 const node = join(repo, 'node_modules/.bin/node');
 const cli = join(repo, 'dist/cli/lorenz.js');
+// The flags the bin's shebang gives node (`#!/usr/bin/env -S node …`), as a user runs it.
+const shebangFlags = readFileSync(cli, 'utf8').split('\n')[0].split(/\s+/).slice(3);
 const issueFile = join(root, 'issue.yaml');
 writeFileSync(issueFile, 'identifier: ENG-1\ntitle: bench\nstate: Todo\n');
 
@@ -89,7 +91,7 @@ function peakRss(workflow) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       node,
-      [cli, 'run', '--workflow', workflow, '--issue', issueFile, '--no-agent'],
+      [...shebangFlags, cli, 'run', '--workflow', workflow, '--issue', issueFile, '--no-agent'],
       {
         stdio: ['ignore', 'ignore', 'inherit'],
       },

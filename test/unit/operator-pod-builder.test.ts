@@ -122,8 +122,9 @@ describe('run pod builder', () => {
       '/lorenz-bin/',
     ]);
     expect(agent.image).toBe('node:24');
-    expect(agent.command?.slice(0, 9)).toEqual([
+    expect(agent.command?.slice(0, 10)).toEqual([
       'node',
+      '--max-semi-space-size=1',
       '/lorenz-bin/lorenz.js',
       'runner',
       '--inputs',

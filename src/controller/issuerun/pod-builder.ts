@@ -22,6 +22,7 @@ import {
   RUN_POD_PATHS,
   RUN_POD_VOLUME_NAMES,
   TOOLS_TOKEN_PATH,
+  RUNNER_NODE_FLAGS,
 } from '../../api/run-pod.js';
 import {
   ANNOTATION_INPUTS_DIGEST,
@@ -279,6 +280,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     imagePullPolicy: agentTemplate.imagePullPolicy,
     command: [
       'node',
+      ...RUNNER_NODE_FLAGS,
       `${RUNNER_BIN_DIR}/${RUNNER_BUNDLE_FILE}`,
       'runner',
       `--${RUNNER_FLAGS.inputs}`,
