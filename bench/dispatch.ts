@@ -136,7 +136,7 @@ async function pollCpu(): Promise<void> {
       client: quietClient,
       issueRuns: informer,
       now: () => new Date(),
-      trackerFor: () => tracker,
+      trackerFor: () => Promise.resolve(tracker),
     });
     const used = process.cpuUsage(start);
     samples.push((used.user + used.system) / 1000);

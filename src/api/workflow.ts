@@ -216,6 +216,14 @@ export const workflowSpecSchema = z
         'Delete a finished IssueRun (and its Pods) this many seconds after it finished; kept when unset.',
       ),
     suspend: z.boolean().optional().describe('Stop starting new runs; running ones go on.'),
+    trackerBoardRef: z
+      .object({
+        name: z.string().min(1).max(253).describe('A ConfigMap in this namespace.'),
+      })
+      .optional()
+      .describe(
+        'For `tracker.kind: local`: the board is the files of this ConfigMap (`BOARD-1.md`: …), so a GitOps repo can hold it; read-only.',
+      ),
     trackerSecretRef: z
       .object({
         name: z.string().min(1).max(253).describe('A Secret in this namespace.'),

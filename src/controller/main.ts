@@ -12,6 +12,7 @@ import {
   DEFAULT_POD_TEMPLATE_POLICY,
   type PodTemplatePolicy,
 } from './shared/pod-template-check.js';
+import { createTrackerCache } from './shared/trackers.js';
 import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
 
@@ -75,6 +76,8 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   // The gateway first: a port chosen by the OS (`:0`, tests) must be known to give run Pods
   // their URL. Tool calls use the uncounted client: they are the agent's writes, not the
   // reconcilers'.
+  // One adapter per Workflow, read by the polls and written by the agents' tools.
+  const trackers = createTrackerCache(manager.client);
   const tools =
     options.toolsBindAddress && options.toolsBindAddress !== '0'
       ? await setupToolsGateway(manager, {
@@ -82,6 +85,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
           logger,
           identity,
           bindAddress: options.toolsBindAddress,
+          trackers,
         })
       : undefined;
   const toolsUrl =
@@ -101,7 +105,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     logLostAfterMs: options.logLostAfterMs,
     toolsUrl,
   });
-  setupWorkflowController(manager, { client, logger, podTemplatePolicy });
+  setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers });
 
   await manager.start();
   return {

@@ -28,6 +28,8 @@ export interface TrackerOptions {
   cwd?: string;
   /** Told about each item an adapter leaves out (a malformed board file) and why. */
   onWarning?: (message: string) => void;
+  /** Local board: its files (a ConfigMap's data) instead of a directory. */
+  files?: Readonly<Record<string, string>>;
 }
 
 /** The options that are set, so optional properties are never set to undefined. */
@@ -66,7 +68,12 @@ export function createTracker(
     case 'local':
       return createLocalTracker({
         config: config.tracker,
-        ...given({ env: options.env, cwd: options.cwd, onWarning: options.onWarning }),
+        ...given({
+          env: options.env,
+          cwd: options.cwd,
+          onWarning: options.onWarning,
+          files: options.files,
+        }),
       });
     default:
       throw new LorenzError(

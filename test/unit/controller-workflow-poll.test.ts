@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import { dispatchedRun, pollWorkflow } from '../../src/controller/workflow/poll.js';
+import { createTrackerCache } from '../../src/controller/shared/trackers.js';
 import { ISSUERUNS } from '../../src/controller/shared/resources.js';
 import { createMemoryTracker } from '../../src/tracker/memory.js';
 import type { TrackerAdapter } from '../../src/tracker/types.js';
@@ -47,6 +48,11 @@ async function poll(
   client.answer(...(options.answers ?? []));
   const tracker = Array.isArray(board) ? createMemoryTracker(board, config.tracker) : board;
   const keys: Array<string | undefined> = [];
+  // The controller's cache, over a factory that records the key it was handed.
+  const trackers = createTrackerCache(client, (_config, made) => {
+    keys.push(made.apiKey);
+    return tracker;
+  });
   const result = await pollWorkflow(
     options.workflow ?? owner,
     config,
@@ -55,10 +61,7 @@ async function poll(
       client,
       issueRuns: new FakeInformer<IssueRun>(ISSUERUNS, runs),
       now: new FakeClock(T0).now,
-      trackerFor: (_config, apiKey) => {
-        keys.push(apiKey);
-        return tracker;
-      },
+      trackerFor: (workflow, config) => trackers.get(workflow, config),
     },
     options.startup,
   );

@@ -143,13 +143,16 @@ const rows: WorkflowRow[] = [
       {
         advanceMs: 1000,
         workflow: fresh({ workflow: BAD_YAML }, 2),
-        want: writes({
-          ...ready(TEXT),
-          observedGeneration: 2,
-          message: expect.stringContaining('invalid YAML'),
-          conditions: conditions('True/ConfigInvalid', 'False/ConfigInvalid'),
-        }),
-        // No good spec to poll with: the Workflow waits for a change.
+        want: writes(
+          {
+            ...ready(TEXT),
+            observedGeneration: 2,
+            message: expect.stringContaining('invalid YAML'),
+            conditions: conditions('True/ConfigInvalid', 'False/ConfigInvalid'),
+          },
+          POLL_MS - 1000,
+        ),
+        // The last good settings stay in force: the polls go on with them.
       },
       // Fixed: a new snapshot, and Ready again.
       {
@@ -183,12 +186,15 @@ const rows: WorkflowRow[] = [
       {
         advanceMs: 1000,
         workflow: fresh({ podTemplate: { spec: { containers: [{ name: 'sidecar' }] } } }, 2),
-        want: writes({
-          ...ready(TEXT),
-          observedGeneration: 2,
-          message: expect.stringContaining('a container named "agent" is required'),
-          conditions: conditions('True/WorkflowInvalid', 'False/WorkflowInvalid'),
-        }),
+        want: writes(
+          {
+            ...ready(TEXT),
+            observedGeneration: 2,
+            message: expect.stringContaining('a container named "agent" is required'),
+            conditions: conditions('True/WorkflowInvalid', 'False/WorkflowInvalid'),
+          },
+          POLL_MS - 1000,
+        ),
       },
     ],
   },
@@ -245,8 +251,54 @@ const rows: WorkflowRow[] = [
   },
 ];
 
+const BOARD = [
+  '---',
+  'tracker:',
+  '  kind: memory',
+  '  issues: [{ id: "1", identifier: "ENG-1", title: "t", state: "Todo" }]',
+  'agent: { kind: codex }',
+  '---',
+  'Work on {{ issue.identifier }}.',
+].join('\n');
+
 describe('Workflow reconciler', () => {
   it.each(rows)('$name', playWorkflow);
+
+  it('goes on polling with the last good settings while the spec is bad', () =>
+    playWorkflow({
+      name: 'bad reload, polls go on',
+      workflow: fresh({ workflow: BOARD }),
+      steps: [
+        {
+          want: {
+            actions: [createSnapshot(BOARD), 'POST issueruns/wf-eng-1', STATUS],
+            status: { lastGoodConfigMap: snapshotOf(BOARD) },
+            result: { requeueAfter: POLL_MS },
+          },
+          configs: 1,
+        },
+        {
+          advanceMs: POLL_MS,
+          workflow: fresh({ workflow: BAD_YAML }, 2),
+          answers: [
+            {
+              match: `GET configmaps/${snapshotOf(BOARD)}`,
+              answer: { body: { data: { 'WORKFLOW.md': BOARD } } },
+            },
+          ],
+          want: {
+            // The snapshot is read, and the poll dispatches from it (the run exists: 409 is
+            // not asked here, the fake accepts the create again).
+            actions: [`GET configmaps/${snapshotOf(BOARD)}`, 'POST issueruns/wf-eng-1', STATUS],
+            status: {
+              lastGoodConfigMap: snapshotOf(BOARD),
+              conditions: conditions('True/ConfigInvalid', 'False/ConfigInvalid'),
+            },
+            result: { requeueAfter: POLL_MS },
+          },
+        },
+      ],
+    }));
 
   // Regression: a failed snapshot create (500, 403, a timeout) was reported as
   // ConfigValid=False although the config is fine, and the key was not retried. It is an

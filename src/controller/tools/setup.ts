@@ -15,8 +15,6 @@ import {
   type ToolCallRecord,
   type ToolsServer,
 } from '../../tools/index.js';
-import { createTracker, type TrackerAdapter } from '../../tracker/index.js';
-import { sha256Hex } from '../../api/run-pod.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { REPORTING_CONTROLLER, microTime } from '../events/recorder.js';
 import type { KubeClient } from '../runtime/client.js';
@@ -25,7 +23,7 @@ import type { Manager } from '../runtime/manager.js';
 import { ANNOTATION_ISSUE_ID, ANNOTATION_TOKEN_SHA256 } from '../shared/constants.js';
 import { toolsTokenSecretName } from '../shared/names.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
-import { trackerKey } from '../shared/tracker-key.js';
+import type { TrackerCache } from '../shared/trackers.js';
 import { createWorkflowConfigCache } from '../shared/workflow-config.js';
 
 export interface ToolsControllerOptions {
@@ -34,6 +32,8 @@ export interface ToolsControllerOptions {
   identity: string;
   /** host:port to listen on (`:8090`; `127.0.0.1:0` in tests). */
   bindAddress: string;
+  /** The controller's adapters, shared with the Workflow reconciler's polls. */
+  trackers: TrackerCache;
 }
 
 const isFinished = (run: IssueRun): boolean =>
@@ -60,8 +60,6 @@ export async function setupToolsGateway(
     labelNames: ['tool', 'outcome'] as const,
     registers: [manager.metrics.registry],
   });
-  /** Writers per Workflow, kept while its tracker settings and key stay the same. */
-  const trackers = new Map<string, { fingerprint: string; adapter: TrackerAdapter }>();
 
   const configOf = async (run: IssueRun) => {
     const workflow = workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
@@ -113,16 +111,7 @@ export async function setupToolsGateway(
     const run = issueRuns.get(verified.namespace, verified.run);
     const found = run ? await configOf(run) : null;
     if (!found) return null;
-    const apiKey = await trackerKey(client, found.workflow);
-    const key = `${verified.namespace}/${found.workflow.metadata.name}`;
-    const fingerprint = sha256Hex(`${JSON.stringify(found.config.tracker)}\n${apiKey ?? ''}`);
-    let entry = trackers.get(key);
-    if (entry?.fingerprint !== fingerprint) {
-      const adapter = createTracker(found.config, apiKey === undefined ? {} : { apiKey });
-      entry = { fingerprint, adapter };
-      trackers.set(key, entry);
-    }
-    return entry.adapter.writer ?? null;
+    return (await options.trackers.get(found.workflow, found.config)).writer ?? null;
   }
 
   /** Each call becomes an Event on its IssueRun (tool and target, never the arguments). */

@@ -26,7 +26,6 @@ import {
   MANAGED_BY,
 } from '../shared/constants.js';
 import { dispatchedRunName, labelValue } from '../shared/names.js';
-import { trackerKey } from '../shared/tracker-key.js';
 import { ISSUERUNS } from '../shared/resources.js';
 
 /**
@@ -43,10 +42,10 @@ export interface PollDeps {
   issueRuns: Informer<IssueRun>;
   now: () => Date;
   /**
-   * The adapter for a Workflow's configuration and key. Adapters keep state between polls
-   * (GitHub's ETags, Linear's viewer), so the reconciler hands in a cached one.
+   * The Workflow's adapter (its key and board resolved). Adapters keep state between polls
+   * (GitHub's ETags, the memory board's writes), so the reconciler hands in a cached one.
    */
-  trackerFor: (config: WorkflowConfig, apiKey: string | undefined) => TrackerAdapter;
+  trackerFor: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerAdapter>;
   logger?: Logger;
 }
 
@@ -138,7 +137,7 @@ export async function pollWorkflow(
   let refreshed: Issue[];
   let terminal = new Set<string>();
   try {
-    tracker = deps.trackerFor(config, await trackerKey(deps.client, workflow));
+    tracker = await deps.trackerFor(workflow, config);
     const held = runs.filter((run) => !isFinished(run));
     refreshed = held.length > 0 ? await tracker.fetchByIds(held.map(heldId)) : [];
     candidates = await tracker.fetchCandidates();

@@ -14,11 +14,9 @@ import { workflowConditions } from './conditions.js';
 import { evaluateWorkflow, type LoadedSpec } from './evaluate.js';
 import { runCounts } from './run-counts.js';
 import { pollWorkflow, type PollResult } from './poll.js';
-import { createTracker, type TrackerAdapter } from '../../tracker/index.js';
-import { sha256Hex } from '../../api/run-pod.js';
-
-const defaultTracker = (config: LoadedWorkflow['config'], apiKey: string | undefined) =>
-  createTracker(config, apiKey === undefined ? {} : { apiKey });
+import { createTrackerCache, type TrackerCache, type TrackerFactory } from '../shared/trackers.js';
+import { createWorkflowConfigCache } from '../shared/workflow-config.js';
+import { errorMessage } from '../../workflow/errors.js';
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
@@ -37,8 +35,10 @@ export interface WorkflowReconcilerDeps {
   podTemplatePolicy?: PodTemplatePolicy;
   /** Called with each good config (tests watch what the reconciler loaded). */
   onConfig?: (workflow: Workflow, loaded: LoadedWorkflow) => void;
-  /** The tracker of a configuration; the built-in adapters unless a test says otherwise. */
-  trackerFor?: (config: LoadedWorkflow['config'], apiKey: string | undefined) => TrackerAdapter;
+  /** The controller's adapters, shared with the tools gateway; one of its own otherwise. */
+  trackers?: TrackerCache;
+  /** How adapters are built when the reconciler makes its own cache (tests: stand-ins). */
+  trackerFor?: TrackerFactory;
 }
 
 /**
@@ -53,22 +53,21 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
   const countsDue = new Map<string, number>();
   /** When each Workflow's tracker is polled next (ms since epoch); at once after a restart. */
   const pollDue = new Map<string, number>();
-  /**
-   * Each Workflow's adapter, kept while its tracker settings and key stay the same: adapters
-   * remember between polls (GitHub's ETags make an unchanged poll free).
-   */
-  const trackers = new Map<string, { fingerprint: string; adapter: TrackerAdapter }>();
-  function trackerOf(
-    key: string,
-    config: LoadedWorkflow['config'],
-    apiKey: string | undefined,
-  ): TrackerAdapter {
-    const fingerprint = sha256Hex(`${JSON.stringify(config.tracker)}\n${apiKey ?? ''}`);
-    const known = trackers.get(key);
-    if (known?.fingerprint === fingerprint) return known.adapter;
-    const adapter = (deps.trackerFor ?? defaultTracker)(config, apiKey);
-    trackers.set(key, { fingerprint, adapter });
-    return adapter;
+  const trackers = deps.trackers ?? createTrackerCache(deps.client, deps.trackerFor);
+  const snapshots = createWorkflowConfigCache(deps.client);
+
+  /** The configuration of the last good snapshot; undefined when there is none to read. */
+  async function lastGoodConfig(namespace: string, configMap: string | undefined) {
+    if (!configMap) return undefined;
+    try {
+      return (await snapshots(namespace, configMap)).loaded.config;
+    } catch (error) {
+      deps.logger?.warn(
+        { configMap, err: errorMessage(error) },
+        'cannot read the last good configuration',
+      );
+      return undefined;
+    }
   }
 
   /** The immutable ConfigMap `<wf>-config-<digest>` of a good spec (create → 409: it exists). */
@@ -137,7 +136,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       statuses.forget(key);
       countsDue.delete(key);
       pollDue.delete(key);
-      trackers.delete(key);
+      trackers.forget(namespace, name);
       return;
     }
     const now = deps.now();
@@ -158,9 +157,13 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       }
       deps.onConfig?.(workflow, spec.loaded);
     }
-    const polled = evaluation.ok
-      ? await poll(key, workflow, evaluation.spec.loaded.config, current?.dispatch, now)
-      : undefined;
+    // A bad reload keeps the last good settings in force, for the polls too (read only
+    // when a poll is due).
+    const pollConfig = async () =>
+      evaluation.ok
+        ? evaluation.spec.loaded.config
+        : await lastGoodConfig(namespace, snapshot.name);
+    const polled = await poll(key, workflow, pollConfig, current?.dispatch, now);
 
     const next: WorkflowStatus = {
       ...current,
@@ -189,14 +192,16 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
   async function poll(
     key: string,
     workflow: Workflow,
-    config: LoadedWorkflow['config'],
+    configOf: () => Promise<LoadedWorkflow['config'] | undefined>,
     dispatch: WorkflowDispatch | undefined,
     now: Date,
-  ): Promise<PollResult> {
+  ): Promise<PollResult | undefined> {
     const due = pollDue.get(key) ?? 0;
     if (now.getTime() < due) {
       return { dispatch: dispatch ?? {}, requeueAfterMs: due - now.getTime() };
     }
+    const config = await configOf();
+    if (!config) return undefined;
     const startup = !pollDue.has(key);
     const result = await pollWorkflow(
       workflow,
@@ -206,7 +211,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         client: deps.client,
         issueRuns: deps.issueRuns,
         now: deps.now,
-        trackerFor: (config, apiKey) => trackerOf(key, config, apiKey),
+        trackerFor: (wf, settings) => trackers.get(wf, settings),
         ...(deps.logger ? { logger: deps.logger } : {}),
       },
       startup,

@@ -7,12 +7,15 @@ import type { Manager } from '../runtime/manager.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
+import type { TrackerCache } from '../shared/trackers.js';
 import { createWorkflowReconciler } from './reconciler.js';
 
 export interface WorkflowControllerOptions {
   client: KubeClient;
   logger: Logger;
   podTemplatePolicy: PodTemplatePolicy;
+  /** The controller's tracker adapters, shared with the tools gateway. */
+  trackers?: TrackerCache;
 }
 
 const CONCURRENCY = 2;
@@ -39,6 +42,7 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
       now: () => new Date(),
       logger: options.logger,
       podTemplatePolicy: options.podTemplatePolicy,
+      ...(options.trackers ? { trackers: options.trackers } : {}),
     }),
   });
 
