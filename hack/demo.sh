@@ -106,6 +106,7 @@ run_samples() {
   check_sample "$NAMESPACE"
   echo
   echo "issuerun/$SAMPLE_RUN Succeeded, with an Event for each of the four hooks."
+  show_board "$NAMESPACE" 180
 }
 
 "demo_$mode"

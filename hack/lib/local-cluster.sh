@@ -64,6 +64,9 @@ controller_command() {
     --kubeconfig "$KUBECONFIG"
     --metrics-bind-address "${LORENZ_METRICS_ADDR:-127.0.0.1:18080}"
     --health-probe-bind-address "${LORENZ_HEALTH_ADDR:-127.0.0.1:18081}"
+    # The agent-tools gateway, where the process node's run Pods reach it.
+    --tools-bind-address "${LORENZ_TOOLS_ADDR:-127.0.0.1:18090}"
+    --tools-url "http://${LORENZ_TOOLS_ADDR:-127.0.0.1:18090}/mcp"
   )
   export LORENZ_OPERATOR_IMAGE="$OPERATOR_IMAGE"
 }

@@ -71,3 +71,27 @@ check_sample() {
   done
   return "$missing"
 }
+
+# The board sample (config/samples/workflow-board.yaml): waits, up to $2, until the tracker
+# has nothing left to do (no candidates: the agents moved BOARD-1 and BOARD-2 to Done
+# through the tools gateway), then shows the Workflow's dispatch status and its IssueRuns.
+# Only says so when it does not get there: the board is a show, demo-1 is the check.
+show_board() {
+  local namespace="$1" timeout="${2:-180}" waited=0 candidates
+  echo
+  echo "waiting for the board Workflow to run out of work (the agents move their issues to Done)…"
+  while ((waited < timeout)); do
+    candidates="$(kubectl -n "$namespace" get workflows.lorenz.dev board \
+      -o jsonpath='{.status.dispatch.candidates}' 2>/dev/null || true)"
+    [[ "$candidates" == "0" ]] && break
+    sleep 2
+    waited=$((waited + 2))
+  done
+  echo "\$ kubectl get workflows.lorenz.dev board"
+  kubectl -n "$namespace" get workflows.lorenz.dev board
+  echo "\$ kubectl get issueruns -l lorenz.dev/workflow=board"
+  kubectl -n "$namespace" get issueruns -l lorenz.dev/workflow=board
+  if [[ "$candidates" != "0" ]]; then
+    echo "(the board still has work after ${timeout}s: kubectl describe workflows.lorenz.dev board)"
+  fi
+}

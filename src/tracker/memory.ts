@@ -27,9 +27,25 @@ export function createMemoryTracker(
 ): TrackerAdapter {
   // A copy, so a write never reaches the parsed config another reader may hold.
   const issues: Issue[] = source.map((issue) => structuredClone(issue));
+  /**
+   * An issue as the board has it now: a blocker that is itself on the board carries that
+   * issue's current state (moving BOARD-1 to Done unblocks what it blocked), as a tracker
+   * with live relations answers.
+   */
+  const live = (issue: Issue): Issue => ({
+    ...issue,
+    blocked_by: issue.blocked_by.map((blocker) => {
+      const found = issues.find(
+        (candidate) =>
+          (blocker.id !== null && candidate.id === blocker.id) ||
+          (blocker.identifier !== null && candidate.identifier === blocker.identifier),
+      );
+      return found ? { ...blocker, state: found.state, state_type: found.state_type } : blocker;
+    }),
+  });
   const inStates = (wanted: readonly string[]) => {
     const keys = new Set(wanted.map(stateKey));
-    return issues.filter((issue) => keys.has(stateKey(issue.state)));
+    return issues.filter((issue) => keys.has(stateKey(issue.state))).map(live);
   };
   return {
     kind: 'memory',
@@ -37,7 +53,9 @@ export function createMemoryTracker(
     fetchByIds(ids) {
       const wanted = new Set(ids);
       return Promise.resolve(
-        issues.filter((issue) => wanted.has(issue.id ?? '') || wanted.has(issue.identifier)),
+        issues
+          .filter((issue) => wanted.has(issue.id ?? '') || wanted.has(issue.identifier))
+          .map(live),
       );
     },
     fetchByStates: (wanted) => Promise.resolve(inStates(wanted)),

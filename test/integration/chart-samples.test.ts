@@ -131,6 +131,8 @@ describe('helm install, then the samples', () => {
       handleSignals: false,
       identity: 'chart-samples',
       operatorImage: DEFAULT_OPERATOR_IMAGE,
+      // The board sample's agents reach the tools gateway on this machine.
+      toolsBindAddress: '127.0.0.1:0',
       logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
     });
     // config/samples as shipped: the bridge is /lorenz-bin/scripted-agent.mjs, which the init
@@ -179,5 +181,41 @@ describe('helm install, then the samples', () => {
     );
     // after_run prints what the scripted agent wrote, following the sample's prompt.
     expect(afterRun).toContain('Read the issue DEMO-1 and wrote this note.');
+  });
+
+  it('works the board sample through: both open issues moved to Done by their agents', async () => {
+    // BOARD-1 first (BOARD-2 is blocked by it); each agent comments and moves its issue to
+    // Done through the tools gateway; then the tracker has nothing left to do.
+    const deadline = Date.now() + 100_000;
+    let candidates = '';
+    while (Date.now() < deadline) {
+      candidates = await kubectl(
+        '-n',
+        'default',
+        'get',
+        'workflows.lorenz.dev',
+        'board',
+        '-o',
+        'jsonpath={.status.dispatch.candidates}',
+      );
+      if (candidates === '0') break;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    expect(
+      candidates,
+      await kubectl('-n', 'default', 'describe', 'workflows.lorenz.dev', 'board'),
+    ).toBe('0');
+    const calls = await kubectl(
+      '-n',
+      'default',
+      'get',
+      'events',
+      '--field-selector',
+      'reason=ToolCalled',
+      '-o',
+      'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
+    );
+    expect(calls).toMatch(/^tracker_update_state on BOARD-1 .*: ok$/m);
+    expect(calls).toMatch(/^tracker_update_state on BOARD-2 .*: ok$/m);
   });
 });

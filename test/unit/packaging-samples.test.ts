@@ -47,10 +47,11 @@ const workflowText = (workflow: K8sObject): string => {
 };
 
 describe('config/samples', () => {
-  it('has an inline Workflow, a ConfigMap-sourced Workflow with its ConfigMap, and an IssueRun', () => {
+  it('has inline Workflows (one a tracker board), a ConfigMap-sourced one with its ConfigMap, and an IssueRun', () => {
     expect(objects.map((object) => `${object.kind}/${object.metadata.name}`).sort()).toEqual([
       'ConfigMap/demo-workflow-md',
       'IssueRun/demo-1',
+      'Workflow/board',
       'Workflow/demo',
       'Workflow/demo-from-configmap',
     ]);

@@ -109,3 +109,25 @@ describe('memory tracker writes', () => {
     expect(await board().writer.readIssue('MEM-7')).toBeNull();
   });
 });
+
+describe('memory board blockers', () => {
+  it('carry the current state of the board issue they name: a move to Done unblocks', async () => {
+    const board = [
+      normalizeIssue({ id: 'b1', identifier: 'B-1', title: 'one', state: 'Todo' }),
+      normalizeIssue({
+        id: 'b2',
+        identifier: 'B-2',
+        title: 'two',
+        state: 'Todo',
+        blocked_by: [{ id: 'b1', identifier: 'B-1', state: 'Todo' }],
+      }),
+    ];
+    const tracker = createMemoryTracker(board, { activeStates: ['Todo'] });
+    const blockerOf = async () =>
+      (await tracker.fetchCandidates()).find((issue) => issue.identifier === 'B-2')?.blocked_by[0]
+        ?.state;
+    expect(await blockerOf()).toBe('Todo');
+    await tracker.writer?.updateState('b1', 'Done');
+    expect(await blockerOf()).toBe('Done');
+  });
+});
