@@ -277,7 +277,7 @@ describe('kubectl kustomize', () => {
       parseManifests(stdout)
         .map((m) => m.kind)
         .sort(),
-    ).toEqual(['ConfigMap', 'IssueRun', 'Workflow', 'Workflow']);
+    ).toEqual(['ConfigMap', 'IssueRun', 'Workflow', 'Workflow', 'Workflow']);
   });
 });
 
@@ -430,6 +430,7 @@ describe('on a real kube-apiserver', () => {
     const { stdout } = await kubectl('-n', 'default', 'get', 'workflows,issueruns', '-o', 'name');
     expect(stdout.trim().split('\n').sort()).toEqual([
       'issuerun.lorenz.dev/demo-1',
+      'workflow.lorenz.dev/board',
       'workflow.lorenz.dev/demo',
       'workflow.lorenz.dev/demo-from-configmap',
     ]);
