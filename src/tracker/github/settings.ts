@@ -1,6 +1,6 @@
+import { resolveTrackerKey } from '../credentials.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
-import { expandPath } from '../../workspace/paths.js';
 
 /** GitHub.com's REST API; GitHub Enterprise Server is `https://<host>/api/v3`. */
 export const GITHUB_DEFAULT_ENDPOINT = 'https://api.github.com';
@@ -64,28 +64,10 @@ export function parseRepository(repository: string | null): { owner: string; rep
  * Messages say where the token was looked for, never what it is.
  */
 export function resolveGithubToken(apiKey: string | null, env: NodeJS.ProcessEnv): string {
-  const written = apiKey?.trim() ?? '';
-  if (written !== '') {
-    // Only `$…` goes through expandPath: its `~` expansion means nothing for a token.
-    const value = written.startsWith('$') ? expandPath(written, env) : written;
-    if (value === null || value.trim() === '') {
-      throw new LorenzError(
-        'missing_tracker_secret',
-        `tracker.api_key names ${written}, which is not set or empty`,
-        { key: 'tracker.api_key' },
-      );
-    }
-    return value.trim();
-  }
-  const fallback = env[GITHUB_TOKEN_VARIABLE]?.trim() ?? '';
-  if (fallback === '') {
-    throw new LorenzError(
-      'missing_tracker_secret',
-      `github tracker: no token: set tracker.api_key or ${GITHUB_TOKEN_VARIABLE}`,
-      { key: 'tracker.api_key' },
-    );
-  }
-  return fallback;
+  return resolveTrackerKey(apiKey, env, {
+    variable: GITHUB_TOKEN_VARIABLE,
+    what: 'github tracker: no token',
+  });
 }
 
 function endpointOf(endpoint: string | null): string {

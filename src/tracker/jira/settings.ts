@@ -1,3 +1,4 @@
+import { resolveTrackerKey } from '../credentials.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
 import { expandPath } from '../../workspace/paths.js';
@@ -72,27 +73,10 @@ function siteOf(endpoint: string | null): string {
  * the token was looked for, never what it is.
  */
 export function resolveJiraToken(apiKey: string | null, env: NodeJS.ProcessEnv): string {
-  const written = apiKey?.trim() ?? '';
-  if (written !== '') {
-    const value = expandVariable(written, env);
-    if (value === null) {
-      throw new LorenzError(
-        'missing_tracker_secret',
-        `tracker.api_key names ${written}, which is not set or empty`,
-        { key: 'tracker.api_key' },
-      );
-    }
-    return value;
-  }
-  const fallback = env[JIRA_API_TOKEN_VARIABLE]?.trim() ?? '';
-  if (fallback === '') {
-    throw new LorenzError(
-      'missing_tracker_secret',
-      `jira tracker: no API token: set tracker.api_key or ${JIRA_API_TOKEN_VARIABLE}`,
-      { key: 'tracker.api_key' },
-    );
-  }
-  return fallback;
+  return resolveTrackerKey(apiKey, env, {
+    variable: JIRA_API_TOKEN_VARIABLE,
+    what: 'jira tracker: no API token',
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
+import { resolveTrackerKey } from '../credentials.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
-import { expandPath } from '../../workspace/paths.js';
 
 /** Linear's public GraphQL endpoint, used when tracker.endpoint is not set. */
 export const LINEAR_DEFAULT_ENDPOINT = 'https://api.linear.app/graphql';
@@ -83,28 +83,10 @@ export function assigneeScope(assignee: string | null): AssigneeScope {
  * is), else LINEAR_API_KEY. Messages name where the key was looked for, never a value.
  */
 export function resolveLinearApiKey(apiKey: string | null, env: NodeJS.ProcessEnv): string {
-  const written = apiKey?.trim() ?? '';
-  if (written !== '') {
-    // Only `$…` goes through expandPath: its `~` expansion means nothing for a key.
-    const value = written.startsWith('$') ? expandPath(written, env) : written;
-    if (value === null || value.trim() === '') {
-      throw new LorenzError(
-        'missing_tracker_secret',
-        `tracker.api_key names ${written}, which is not set or empty`,
-        { key: 'tracker.api_key' },
-      );
-    }
-    return value.trim();
-  }
-  const fallback = env[LINEAR_API_KEY_VARIABLE]?.trim() ?? '';
-  if (fallback === '') {
-    throw new LorenzError(
-      'missing_tracker_secret',
-      `linear tracker: no API key: set tracker.api_key or ${LINEAR_API_KEY_VARIABLE}`,
-      { key: 'tracker.api_key' },
-    );
-  }
-  return fallback;
+  return resolveTrackerKey(apiKey, env, {
+    variable: LINEAR_API_KEY_VARIABLE,
+    what: 'linear tracker: no API key',
+  });
 }
 
 function endpointOf(endpoint: string | null): string {
