@@ -7,6 +7,7 @@ import {
   agentSection,
   agentsSection,
   bridgeSection,
+  gitSection,
   hooksSection,
   pollingSection,
   trackerSection,
@@ -85,6 +86,7 @@ export function renderWorkflowReference(): string {
   for (const section of TOP_LEVEL_SECTIONS) {
     const schema = SECTIONS[section];
     if (schema) lines.push(...rows(section, schema));
+    if (section === 'workspace') lines.push(...rows('workspace.git', gitSection));
   }
   lines.push(...rows('agents.<kind>', bridgeSection(undefined)));
   lines.push(

@@ -75,7 +75,7 @@ export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
       command: bridgeConfig.bridgeCommand,
       cwd: context.workspace,
       env: bridgeEnvironment({
-        base: options.env ?? process.env,
+        base: { ...(options.env ?? process.env), ...context.env },
         trackerApiKey: config.tracker.apiKey,
         controllerOnly: options.controllerOnlyEnv ?? [],
         bridgeEnv: bridgeConfig.env,

@@ -82,6 +82,18 @@ export const Reasons = {
   TemplateError: 'TemplateError',
   /** The workspace could not be made or used safely (containment, symlinks, skills). */
   WorkspaceError: 'WorkspaceError',
+  /** workspace.git names no repository (workspace_repo_missing). */
+  WorkspaceRepoMissing: 'WorkspaceRepoMissing',
+  /** A short owner/name repo with no repo_template to expand it (workspace_repo_no_clone_address). */
+  WorkspaceRepoNoCloneAddress: 'WorkspaceRepoNoCloneAddress',
+  /** The branch name could not be worked out (workspace_branch_unresolved). */
+  WorkspaceBranchUnresolved: 'WorkspaceBranchUnresolved',
+  /** git clone, or checking out the branch, failed (workspace_clone_failed). */
+  WorkspaceCloneFailed: 'WorkspaceCloneFailed',
+  /** A step of the repository's setup failed; the clone was discarded (workspace_setup_failed). */
+  WorkspaceSetupFailed: 'WorkspaceSetupFailed',
+  /** The git credentials given to the run do not parse (invalid_git_credentials). */
+  GitCredentialsInvalid: 'GitCredentialsInvalid',
   CreateContainerConfigError: 'CreateContainerConfigError',
   WorkflowNotFound: 'WorkflowNotFound',
   WorkflowInvalid: 'WorkflowInvalid',

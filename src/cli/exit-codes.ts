@@ -23,6 +23,12 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'workspace_skill_source_unsupported':
     case 'workspace_skill_source_missing':
     case 'invalid_ssh_timeout':
+    case 'workspace_repo_missing':
+    case 'workspace_repo_no_clone_address':
+    case 'workspace_branch_unresolved':
+    case 'workspace_clone_failed':
+    case 'workspace_setup_failed':
+    case 'invalid_git_credentials':
     case 'hook_failed':
     case 'hook_timed_out':
     case 'hook_killed':

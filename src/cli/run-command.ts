@@ -6,6 +6,7 @@ import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
+import { loadGitCredentials, type GitCredentials } from '../workspace/git/index.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { loadWorkflowFile } from '../template/load-workflow.js';
@@ -15,9 +16,13 @@ import { integerOption, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
 
+/** Where `lorenz run` and `lorenz poll` find git credentials when no flag names them. */
+export const GIT_CREDENTIALS_VARIABLE = 'LORENZ_GIT_CREDENTIALS';
+
 /**
- * `lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]`: the whole lifecycle of
- * one issue on this machine, every update printed as one JSON line on stdout.
+ * `lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N] [--git-credentials P]`:
+ * the whole lifecycle of one issue on this machine, every update printed as one JSON line on
+ * stdout.
  */
 export async function runCommand(args: string[], out: Output, err: Output): Promise<number> {
   const { values } = parseArgs({
@@ -28,6 +33,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       issue: { type: 'string' },
       'no-agent': { type: 'boolean', default: false },
       attempt: { type: 'string' },
+      'git-credentials': { type: 'string' },
     },
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
@@ -36,6 +42,12 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
   const issue = await readIssueFile(issuePath);
   const attempt = integerOption(values.attempt, '--attempt') ?? null;
+  const credentialsPath = values['git-credentials'] ?? process.env[GIT_CREDENTIALS_VARIABLE];
+  // Only a workflow with workspace.git uses them; read up front so a bad file fails first.
+  const credentials: GitCredentials | null =
+    credentialsPath && workflow.config.workspace.git
+      ? await loadGitCredentials(credentialsPath)
+      : null;
   const executor = createLocalExecutor();
 
   const emit = (event: LorenzEvent): void => {
@@ -86,6 +98,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       signal: abort.signal,
       workflowDirectory: dirname(resolve(workflowPath)),
       ...(agent ? { agent } : {}),
+      ...(credentials ? { git: { credentialsDirectory: credentials.directory } } : {}),
     });
     for (const slot of summary.slots) {
       if (!slot.succeeded)
@@ -96,6 +109,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   } finally {
     // Nothing this run started may outlive it: daemons hooks left behind end here.
     await executor.shutdown();
+    await credentials?.dispose();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

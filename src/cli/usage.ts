@@ -11,6 +11,7 @@ export const USAGE = `usage:
   lorenz prompt render --workflow FILE --issue ISSUE [--attempt N] [--slot I --size N]
   lorenz hook render --workflow FILE --hook NAME --issue ISSUE
   lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]
+             [--git-credentials DIR|FILE]   (or $LORENZ_GIT_CREDENTIALS; workspace.git)
   lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]
   lorenz runner --inputs DIR --slot N --workspace DIR      (inside a run Pod)
   lorenz controller [--kubeconfig F] [--namespace NS] [--leader-elect]

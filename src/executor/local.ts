@@ -1,4 +1,14 @@
-import { cp, lstat, mkdir, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  cp,
+  lstat,
+  mkdir,
+  readFile,
+  realpath,
+  rm,
+  rmdir,
+  writeFile,
+} from 'node:fs/promises';
 import { homedir } from 'node:os';
 import type { Executor } from './types.js';
 import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
@@ -50,7 +60,15 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
         () => false,
       ),
     copyTree,
-    writeFile: (path, content) => writeFile(path, content, 'utf8'),
+    writeFile: async (path, content, options) => {
+      await writeFile(path, content, { encoding: 'utf8', mode: options?.mode });
+      // The mode only applies to a new file; an existing one keeps its own unless set here.
+      if (options?.mode !== undefined) await chmod(path, options.mode);
+    },
+    readFile: async (path) => {
+      if ((await pathKind(path)) !== 'file') return null;
+      return readFile(path, 'utf8');
+    },
     homeDirectory: async () => process.env.HOME || process.env.USERPROFILE || homedir(),
     shutdown: async (graceMs = DEFAULT_KILL_GRACE_MS) => {
       const alive = [...groups];

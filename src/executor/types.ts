@@ -65,7 +65,10 @@ export interface Executor {
   removeEmptyDirectory(path: string): Promise<boolean>;
   /** Copy a directory tree (no symlinks inside: the caller checks), replacing `to`. */
   copyTree(from: string, to: string): Promise<void>;
-  writeFile(path: string, content: string): Promise<void>;
+  /** Write (replace) a file; `mode` for an executable script (0o755) or a private file. */
+  writeFile(path: string, content: string, options?: { mode?: number }): Promise<void>;
+  /** A regular file's text; null when nothing is there. Never follows a symlink at `path`. */
+  readFile(path: string): Promise<string | null>;
   readonly homeDirectory: () => Promise<string>;
   /**
    * End every process group this executor started that is still alive (a daemon a hook left

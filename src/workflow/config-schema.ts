@@ -116,6 +116,61 @@ export const workspaceSection = z.object({
     .describe(
       '`per-agent`: a directory per issue (and slot); `none`: every issue in the root itself, no hooks.',
     ),
+  // Validated on its own (gitSection) so that its errors and unknown keys name workspace.git.*.
+  git: z
+    .unknown()
+    .optional()
+    .describe(
+      'Opt-in: each new workspace is a clone of a repository, on the issue’s own branch (the `workspace.git.*` keys below).',
+    ),
+});
+
+/** The default branch name: the issue's identifier, then its title as a slug. */
+export const DEFAULT_GIT_BRANCH_TEMPLATE =
+  'lorenz/{{ issue.identifier | downcase }}-{{ issue.title | slug }}';
+/** What a repository's `.lorenz/workspace.yml` steps may run, unless the workflow says otherwise. */
+export const DEFAULT_SETUP_BINARIES = ['git', 'node', 'npm', 'pnpm', 'mise'];
+
+/**
+ * `workspace.git`: opt-in. When present, every new workspace is a clone of `repo` on the
+ * issue's own branch, with credentials scoped to the remote's host and pushes to protected
+ * branches refused (see src/workspace/git).
+ */
+export const gitSection = z.object({
+  repo: nullableString()
+    .default(null)
+    .describe(
+      'The repository to clone: an https or ssh remote (`https://github.com/acme/web.git`, `git@gitlab.com:acme/web.git`), or `owner/name` expanded through `repo_template`. Missing: the run fails `workspace_repo_missing`.',
+    ),
+  repo_template: nullableString()
+    .default(null)
+    .describe(
+      'Expands a short `owner/name` repo into a clone address; a Liquid template over `repo`, `owner` and `name` (`https://github.com/{{ repo }}.git`). Without it a short repo fails `workspace_repo_no_clone_address`: no host is guessed.',
+    ),
+  branch: nonEmptyString()
+    .default(DEFAULT_GIT_BRANCH_TEMPLATE)
+    .describe(
+      "The issue's branch: a Liquid template over `issue` (filter `slug`: lower-case words joined by `-`). Worked out once per run (an IssueRun keeps it in its status).",
+    ),
+  protected: stringList()
+    .default(() => [])
+    .describe(
+      'Branch globs (`release/*`) that cannot be pushed from the workspace, besides the default branch, `main` and `master`.',
+    ),
+  depth: positiveInteger()
+    .default(50)
+    .describe('Commits fetched per branch (a shallow clone of the last 50 by default).'),
+  setup_binaries: stringList()
+    .default(() => [...DEFAULT_SETUP_BINARIES])
+    .describe(
+      "Binaries a repository's `.lorenz/workspace.yml` setup and teardown steps may run (by name, never a path).",
+    ),
+  user_name: nonEmptyString()
+    .default('Lorenz')
+    .describe('Committer name set in the clone (merges Lorenz makes, and the agent’s commits).'),
+  user_email: nonEmptyString()
+    .default('lorenz@localhost')
+    .describe('Committer email set in the clone.'),
 });
 
 export const hooksSection = z.object({

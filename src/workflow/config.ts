@@ -9,6 +9,7 @@ import {
   agentSection,
   agentsSection,
   bridgeSection,
+  gitSection,
   hooksSection,
   pollingSection,
   trackerSection,
@@ -51,6 +52,8 @@ export interface WorkflowConfig {
     /** As written; root resolution (env, `~`, `$VAR`) happens in src/workspace. */
     root: string | null;
     isolation: 'per-agent' | 'none';
+    /** `workspace.git`: null unless the front matter has the section. */
+    git: GitWorkspaceConfig | null;
   };
   hooks: {
     afterCreate: string | null;
@@ -78,6 +81,20 @@ export interface WorkflowConfig {
     bridges: Record<string, AgentBridge>;
   };
   worker: { sshHosts: string[]; sshTimeoutMs: number };
+}
+
+export interface GitWorkspaceConfig {
+  /** As written: a remote, or `owner/name` for repoTemplate; null fails the run (repo missing). */
+  repo: string | null;
+  repoTemplate: string | null;
+  /** Liquid template over `issue`. */
+  branch: string;
+  /** Globs of branches never pushed from the workspace (besides the default, main, master). */
+  protected: string[];
+  depth: number;
+  setupBinaries: string[];
+  userName: string;
+  userEmail: string;
 }
 
 export interface AgentBridge {
@@ -206,8 +223,38 @@ export const HOOK_FIELDS: Readonly<
   before_remove: 'beforeRemove',
 };
 
+function parseGitSection(value: unknown, warnings: string[]): GitWorkspaceConfig | null {
+  if (value === undefined) return null;
+  const path = 'workspace.git';
+  // `git:` with nothing under it opts in with every default (and then names no repo).
+  if (value !== null && !isMap(value)) throw invalid(path, 'must be a map');
+  const git = parseSection(gitSection, value ?? {}, path, warnings);
+  git.setup_binaries.forEach((binary, index) => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(binary)) {
+      throw invalid(`${path}.setup_binaries[${index}]`, 'must be a binary name, not a path');
+    }
+  });
+  return {
+    repo: git.repo,
+    repoTemplate: git.repo_template,
+    branch: git.branch,
+    protected: git.protected,
+    depth: git.depth,
+    setupBinaries: git.setup_binaries,
+    userName: git.user_name,
+    userEmail: git.user_email,
+  };
+}
+
 function checkSharedWorkspace(config: WorkflowConfig): void {
   if (config.workspace.isolation !== 'none') return;
+  if (config.workspace.git) {
+    throw new LorenzError(
+      'invalid_workflow_config',
+      'workspace.isolation = "none" does not support workspace.git: every issue would share one clone',
+      { path: 'workspace.git' },
+    );
+  }
   // HOOK_NAMES is in lifecycle order, which is the order the message lists them in.
   const configured = HOOK_NAMES.filter((name) => config.hooks[HOOK_FIELDS[name]] !== null);
   if (configured.length === 0) return;
@@ -285,7 +332,11 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       issues: parseIssues(tracker.issues),
     },
     polling: { intervalMs: polling.interval_ms },
-    workspace: { root: workspace.root, isolation: workspace.isolation },
+    workspace: {
+      root: workspace.root,
+      isolation: workspace.isolation,
+      git: parseGitSection(workspace.git, warnings),
+    },
     hooks: {
       afterCreate: hooks.after_create,
       beforeRun: hooks.before_run,

@@ -22,6 +22,13 @@ export type LorenzErrorCode =
   | 'workspace_skill_source_unsupported'
   | 'workspace_skill_source_missing'
   | 'invalid_ssh_timeout'
+  // git workspaces
+  | 'workspace_repo_missing'
+  | 'workspace_repo_no_clone_address'
+  | 'workspace_branch_unresolved'
+  | 'workspace_clone_failed'
+  | 'workspace_setup_failed'
+  | 'invalid_git_credentials'
   // hooks
   | 'hook_failed'
   | 'hook_timed_out'
@@ -96,6 +103,18 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   workspace_skill_source_unsupported: 'An agent.skills source is not a directory of regular files.',
   workspace_skill_source_missing: 'An agent.skills source does not exist.',
   invalid_ssh_timeout: 'worker.ssh_timeout_ms is not a positive integer.',
+  workspace_repo_missing:
+    'workspace.git is set but names no repository to clone (workspace.git.repo).',
+  workspace_repo_no_clone_address:
+    'workspace.git.repo is a short owner/name and no workspace.git.repo_template expands it; no host is guessed.',
+  workspace_branch_unresolved:
+    "The issue's branch name could not be worked out: workspace.git.branch renders empty or not a valid git branch name.",
+  workspace_clone_failed:
+    "Cloning workspace.git.repo, or checking out the issue's branch, failed (git's own message given); nothing of the clone is kept.",
+  workspace_setup_failed:
+    "A step of the repository's setup (.lorenz/workspace.yml, or inferred from its lock files) failed or is not allowed; the clone was discarded. Names the binary and the start of its output.",
+  invalid_git_credentials:
+    'The git credentials (--git-credentials, or the Secret spec.git.credentialsSecretRef names) cannot be read or parsed.',
   hook_failed: 'A fail-fast hook (after_create, before_run) exited non-zero or could not start.',
   hook_timed_out: 'A hook outlived hooks.timeout_ms (its process group was killed).',
   hook_killed:

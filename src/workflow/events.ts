@@ -32,6 +32,21 @@ export interface HookExecutionMessage {
   slot?: number;
 }
 
+/** One step of a git workspace (src/workspace/git), reported like a hook. */
+export type GitStep = 'clone' | 'branch' | 'merge_up' | 'setup' | 'teardown';
+export interface GitWorkspaceMessage {
+  step: GitStep;
+  /** `warning`: the step did not do what it tries to, and the run goes on (a merge-up undone). */
+  status: 'completed' | 'failed' | 'warning';
+  /** The issue's branch. */
+  branch: string;
+  /** What happened, in a sentence; never a credential. */
+  detail: string;
+  code?: SlotErrorCode;
+  durationMs: number;
+  slot: number;
+}
+
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
@@ -58,6 +73,7 @@ export type LorenzEvent =
   | { type: 'workspace_prepared'; message: { path: string; created: boolean; slot: number } }
   | { type: 'workspace_removed'; message: { path: string; slot: number } }
   | { type: 'skills_synced'; message: { path: string; skills: string[]; slot: number } }
+  | { type: 'git_workspace'; message: GitWorkspaceMessage }
   | { type: 'stderr'; message: string; slot?: number }
   | { type: AgentEventType; message: Record<string, unknown> | string; slot?: number }
   | { type: 'run_completed'; message: RunSummary };

@@ -17,6 +17,8 @@ export interface AgentStepContext {
   /** Aborted on cancellation: stop the agent promptly (after_run still runs). */
   signal: AbortSignal;
   emit: EventSink;
+  /** Variables set for this slot's agent over its base environment (Lorenz's git on PATH). */
+  env?: Record<string, string>;
 }
 
 export type AgentStepResult =

@@ -14,6 +14,18 @@ import { allSlots, ensembleSize } from './ensemble.js';
 import { runHook } from './hooks.js';
 import { resolveWorkspaceRoot, workspacePath } from './paths.js';
 import { resolveSkillSources, syncSkills } from './skills.js';
+import {
+  agentPath,
+  attachWorkspace,
+  cloneWorkspace,
+  lockHooks,
+  resolveBranchName,
+  resolveRemote,
+  teardownWorkspace,
+  type GitGuard,
+  type GitWorkspaceOptions,
+  type ResolvedRemote,
+} from './git/index.js';
 
 export interface LifecycleOptions {
   config: WorkflowConfig;
@@ -35,6 +47,29 @@ export interface LifecycleOptions {
   hookKillGraceMs?: number;
   /** Where relative `agent.skills` paths start: the WORKFLOW.md's directory; cwd by default. */
   workflowDirectory?: string;
+  /** For `workspace.git`: the branch worked out earlier (an IssueRun's), and credentials. */
+  git?: {
+    /** The issue's branch as first worked out; rendered from workspace.git.branch if absent. */
+    branch?: string | undefined;
+    /** The directory of per-host credential files; absent: anonymous. */
+    credentialsDirectory?: string | undefined;
+  };
+}
+
+/** What `workspace.git` resolves to for this run, or why it cannot be used. */
+type GitPlan = { remote: ResolvedRemote; branch: string } | { error: unknown } | null;
+
+function planGit(options: LifecycleOptions): GitPlan {
+  const git = options.config.workspace.git;
+  if (!git) return null;
+  try {
+    return {
+      remote: resolveRemote(git),
+      branch: options.git?.branch ?? resolveBranchName(git, options.issue),
+    };
+  } catch (error) {
+    return { error };
+  }
 }
 
 interface RunContext {
@@ -47,6 +82,7 @@ interface RunContext {
   signal: AbortSignal;
   /** One overlay per directory: in shared mode every slot's workspace is the same root. */
   skillSyncs: Map<string, Promise<string[]>>;
+  git: GitPlan;
 }
 
 /**
@@ -67,6 +103,7 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
     env,
     signal: options.signal ?? new AbortController().signal,
     skillSyncs: new Map(),
+    git: planGit(options),
   };
   const slots = await Promise.all(
     (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
@@ -105,8 +142,13 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
           signal,
         });
   let prepared = false;
+  const git = gitOptions(context, workspace, slot);
+  let guard: GitGuard | null = null;
   try {
+    // A run that cannot name its repository or its branch fails before touching the disk.
+    if (context.git && 'error' in context.git) throw context.git.error;
     const created = await prepareWorkspace(context, workspace);
+    if (git) guard = created ? await cloneWorkspace(git) : await attachWorkspace(git);
     prepared = true;
     options.emit({ type: 'workspace_prepared', message: { path: workspace, created, slot } });
     const { hooks } = options.config;
@@ -119,7 +161,9 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     // (before_run failing or killed included), as the reference runs it in a finally block.
     try {
       await hook('before_run', hooks.beforeRun, context.signal);
-      await runAgent(context, workspace, summary);
+      if (git && guard) await lockHooks(git, guard);
+      const agentEnv = guard ? { PATH: agentPath(guard, context.env) } : undefined;
+      await runAgent(context, workspace, summary, agentEnv);
     } finally {
       await hook('after_run', hooks.afterRun);
     }
@@ -128,6 +172,7 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
   } finally {
     if (prepared && !shared && options.cleanup !== false) {
       await hook('before_remove', options.config.hooks.beforeRemove);
+      if (git) await teardownWorkspace(git);
       await removeWorkspace(context, workspace, slot);
     }
   }
@@ -158,10 +203,35 @@ async function prepareWorkspace(context: RunContext, workspace: string): Promise
   return createWorkspaceDirectory(executor, context.root, workspace);
 }
 
+function gitOptions(
+  context: RunContext,
+  workspace: string,
+  slot: number,
+): GitWorkspaceOptions | null {
+  const plan = context.git;
+  const git = context.options.config.workspace.git;
+  if (!plan || 'error' in plan || !git) return null;
+  return {
+    executor: context.options.executor,
+    emit: context.options.emit,
+    git,
+    remote: plan.remote,
+    branch: plan.branch,
+    root: context.root,
+    workspace,
+    slot,
+    env: context.env,
+    timeoutMs: context.options.config.hooks.timeoutMs,
+    signal: context.signal,
+    credentialsDirectory: context.options.git?.credentialsDirectory,
+  };
+}
+
 async function runAgent(
   context: RunContext,
   workspace: string,
   summary: SlotSummary,
+  env: Record<string, string> | undefined,
 ): Promise<void> {
   const { options, signal } = context;
   if (signal.aborted) {
@@ -181,6 +251,7 @@ async function runAgent(
     attempt: options.attempt,
     signal,
     emit: options.emit,
+    ...(env ? { env } : {}),
   });
   summary.turns = result.turns;
   if (result.usage) summary.usage = result.usage;

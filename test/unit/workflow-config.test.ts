@@ -34,7 +34,7 @@ const DEFAULTS: WorkflowConfig = {
     issues: [],
   },
   polling: { intervalMs: 30_000 },
-  workspace: { root: null, isolation: 'per-agent' },
+  workspace: { root: null, isolation: 'per-agent', git: null },
   hooks: {
     afterCreate: null,
     beforeRun: null,
@@ -104,7 +104,20 @@ describe('parseConfig values', () => {
         jql: 'labels = agent',
       },
       polling: { interval_ms: 5000 },
-      workspace: { root: '~/ws', isolation: 'per-agent' },
+      workspace: {
+        root: '~/ws',
+        isolation: 'per-agent',
+        git: {
+          repo: 'acme/web',
+          repo_template: 'https://git.example.test/{{ repo }}.git',
+          branch: 'fix/{{ issue.identifier }}',
+          protected: ['release/*'],
+          depth: '10',
+          setup_binaries: ['pnpm'],
+          user_name: 'Bot',
+          user_email: 'bot@example.test',
+        },
+      },
       hooks: {
         after_create: 'a',
         before_run: 'b',
@@ -147,7 +160,20 @@ describe('parseConfig values', () => {
         issues: [],
       },
       polling: { intervalMs: 5000 },
-      workspace: { root: '~/ws', isolation: 'per-agent' },
+      workspace: {
+        root: '~/ws',
+        isolation: 'per-agent',
+        git: {
+          repo: 'acme/web',
+          repoTemplate: 'https://git.example.test/{{ repo }}.git',
+          branch: 'fix/{{ issue.identifier }}',
+          protected: ['release/*'],
+          depth: 10,
+          setupBinaries: ['pnpm'],
+          userName: 'Bot',
+          userEmail: 'bot@example.test',
+        },
+      },
       hooks: {
         afterCreate: 'a',
         beforeRun: 'b',

@@ -26,6 +26,12 @@ export type PodReason =
   | 'InputsInvalid'
   | 'TemplateError'
   | 'WorkspaceError'
+  | 'WorkspaceRepoMissing'
+  | 'WorkspaceRepoNoCloneAddress'
+  | 'WorkspaceBranchUnresolved'
+  | 'WorkspaceCloneFailed'
+  | 'WorkspaceSetupFailed'
+  | 'GitCredentialsInvalid'
   | 'PodFailed';
 
 export interface PodOutcome {
@@ -97,6 +103,18 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     case 'workspace_skill_source_missing':
     case 'workspace_error':
       return 'WorkspaceError';
+    case 'workspace_repo_missing':
+      return 'WorkspaceRepoMissing';
+    case 'workspace_repo_no_clone_address':
+      return 'WorkspaceRepoNoCloneAddress';
+    case 'workspace_branch_unresolved':
+      return 'WorkspaceBranchUnresolved';
+    case 'workspace_clone_failed':
+      return 'WorkspaceCloneFailed';
+    case 'workspace_setup_failed':
+      return 'WorkspaceSetupFailed';
+    case 'invalid_git_credentials':
+      return 'GitCredentialsInvalid';
     case 'agent_bridge_missing':
     case 'agent_bridge_exited':
     case 'agent_protocol_error':

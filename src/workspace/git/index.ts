@@ -1,0 +1,12 @@
+export { type GitWorkspaceOptions } from './context.js';
+export {
+  agentPath,
+  attachWorkspace,
+  cloneWorkspace,
+  lockHooks,
+  removeGuard,
+  teardownWorkspace,
+  type GitGuard,
+} from './workspace.js';
+export { resolveBranchName, resolveRemote, type ResolvedRemote } from './names.js';
+export { credentialSecrets, loadGitCredentials, type GitCredentials } from './credential-files.js';
