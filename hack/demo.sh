@@ -65,6 +65,7 @@ demo_local() {
   trap stop_controller EXIT
   say "controller started (pid $CONTROLLER_PID, logs: $CONTROLLER_LOG)"
   run_samples
+  show_git_sample "$NAMESPACE" 180
   echo
   echo "The local cluster is still up. To look further:"
   echo "  eval \"\$(hack/dev-cluster.sh up)\"      # PATH and KUBECONFIG for kubectl"

@@ -95,3 +95,38 @@ show_board() {
     echo "(the board still has work after ${timeout}s: kubectl describe workflows.lorenz.dev board)"
   fi
 }
+
+# The git sample (config/samples/workflow-git.yaml) on the local control plane: serves a
+# bare repository with `git daemon` on 127.0.0.1:9418 (anonymous push), applies the
+# sample, waits up to $2 for the agent's push to reach the branch, and shows it.
+# Run Pods of the process-backed node are processes of this machine, so they reach it.
+GIT_SAMPLE_BRANCH="lorenz/git-1-add-a-greeting"
+show_git_sample() {
+  local namespace="$1" timeout="${2:-180}" waited=0 served daemon
+  served="$(mktemp -d)"
+  git init -q --bare -b main "$served/web.git"
+  git -C "$served/web.git" config daemon.receivepack true
+  git clone -q "$served/web.git" "$served/seed" 2>/dev/null
+  echo "# web" >"$served/seed/README.md"
+  git -C "$served/seed" add README.md
+  git -C "$served/seed" -c user.name=demo -c user.email=demo@localhost commit -qm "Initial commit"
+  git -C "$served/seed" push -q origin main
+  git daemon --reuseaddr --listen=127.0.0.1 --port=9418 --base-path="$served" --export-all \
+    --enable=receive-pack "$served" &
+  daemon=$!
+  kubectl -n "$namespace" delete workflows.lorenz.dev git-demo --ignore-not-found --wait=true >/dev/null
+  kubectl -n "$namespace" apply -f "$ROOT/config/samples/workflow-git.yaml"
+  echo
+  echo "waiting for the git sample's agent to push $GIT_SAMPLE_BRANCH…"
+  while ((waited < timeout)); do
+    git --git-dir "$served/web.git" rev-parse -q --verify "refs/heads/$GIT_SAMPLE_BRANCH" >/dev/null && break
+    sleep 2
+    waited=$((waited + 2))
+  done
+  echo "\$ git log --oneline $GIT_SAMPLE_BRANCH   (in the served repository)"
+  git --git-dir "$served/web.git" log --oneline "$GIT_SAMPLE_BRANCH" 2>/dev/null ||
+    echo "(no push after ${timeout}s: kubectl describe issuerun git-demo-git-1)"
+  kill "$daemon" 2>/dev/null || true
+  wait "$daemon" 2>/dev/null || true
+  rm -rf "$served"
+}
