@@ -127,7 +127,34 @@ const failedPod = runPod({
 });
 const attempt2Pod = `POST pods/${podName(0, 2)}`;
 
+const GET_CREDENTIALS = 'GET secrets/git-creds';
+const GIT_CREDENTIALS = {
+  match: GET_CREDENTIALS,
+  answer: { body: { metadata: { name: 'git-creds' } } },
+};
+
 const rows: RunRow[] = [
+  {
+    name: 'the credentials Secret does not exist: no Pod, the run says what it waits for',
+    run: issueRun(),
+    snapshot: gitWorkflow(REPO),
+    workflow: workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
+    steps: [
+      {
+        want: {
+          actions: [GET_CREDENTIALS, STATUS],
+          status: {
+            reason: Reasons.GitCredentialsNotFound,
+            message:
+              'waiting for Secret git-creds (spec.git.credentialsSecretRef of Workflow wf): not found',
+            conditions: runConditions.stalled(Reasons.GitCredentialsNotFound),
+            slots: [],
+          },
+          result: { requeueAfter: 10_000 },
+        },
+      },
+    ],
+  },
   {
     name: 'first reconcile: the branch is stored first, then the inputs carry it and the Pod mounts the credentials',
     run: issueRun(),
@@ -135,8 +162,9 @@ const rows: RunRow[] = [
     workflow: workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
     steps: [
       {
+        answers: [GIT_CREDENTIALS],
         want: {
-          actions: [STATUS, CREATE_INPUTS, CREATE_POD(0), STATUS],
+          actions: [GET_CREDENTIALS, STATUS, CREATE_INPUTS, CREATE_POD(0), STATUS],
           status: {
             phase: 'Pending',
             branch: 'lorenz/eng-1-fix-the-bug',

@@ -42,6 +42,7 @@ import {
 } from './attempts.js';
 import { createTokenRevoker } from './tools-token.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
+import { missingGitCredentials } from './git-credentials.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -75,6 +76,8 @@ export const REQUEUE_MS = {
   cancelling: 1000,
   /** A finished run's logs are still being read: its verdict waits for every record. */
   logsDraining: 500,
+  /** The git credentials Secret does not exist yet (Secrets are not watched: look again). */
+  secretMissing: 10_000,
 } as const;
 
 const cancelledState: RunState = {
@@ -250,6 +253,17 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (branch.kind === 'unresolved') {
       const { reason, message } = branch;
       return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
+    }
+    if (pods.length === 0 && runnable.loaded.config.workspace.git) {
+      const missing = await missingGitCredentials(deps.client, workflow);
+      if (missing !== null) {
+        await writePodless(key, run, {
+          kind: 'stalled',
+          reason: Reasons.GitCredentialsNotFound,
+          message: missing,
+        });
+        return { requeueAfter: REQUEUE_MS.secretMissing };
+      }
     }
     // The branch goes into the status before anything is rendered with it: whatever happens
     // next (a restart, a new WORKFLOW.md), every attempt reads this one back.
