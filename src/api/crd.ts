@@ -75,6 +75,12 @@ const WORKFLOW: KindDefinition = {
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
     {
+      name: 'Suspended',
+      type: 'boolean',
+      jsonPath: '.spec.suspend',
+      description: 'No new runs start while true.',
+    },
+    {
       name: 'Active',
       type: 'integer',
       jsonPath: '.status.runs.active',

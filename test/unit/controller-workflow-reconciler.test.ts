@@ -148,7 +148,11 @@ const rows: WorkflowRow[] = [
             ...ready(TEXT),
             observedGeneration: 2,
             message: expect.stringContaining('invalid YAML'),
-            conditions: conditions('True/ConfigInvalid', 'False/ConfigInvalid'),
+            conditions: conditions(
+              'True/ConfigInvalid',
+              'False/ConfigInvalid',
+              'True/ConfigInvalid',
+            ),
           },
           POLL_MS - 1000,
         ),
@@ -191,7 +195,11 @@ const rows: WorkflowRow[] = [
             ...ready(TEXT),
             observedGeneration: 2,
             message: expect.stringContaining('a container named "agent" is required'),
-            conditions: conditions('True/WorkflowInvalid', 'False/WorkflowInvalid'),
+            conditions: conditions(
+              'True/WorkflowInvalid',
+              'False/WorkflowInvalid',
+              'True/WorkflowInvalid',
+            ),
           },
           POLL_MS - 1000,
         ),
@@ -199,12 +207,12 @@ const rows: WorkflowRow[] = [
     ],
   },
   {
-    name: 'suspended: config snapshotted and valid, Ready False Suspended',
+    name: 'suspended: config snapshotted and valid, Ready True Suspended (what was asked for)',
     workflow: fresh({ suspend: true }),
     steps: [
       snapshotted(
         TEXT,
-        ready(TEXT, { conditions: conditions('False/Suspended', 'True/ConfigValid') }),
+        ready(TEXT, { conditions: conditions('True/Suspended', 'True/ConfigValid') }),
       ),
     ],
   },
@@ -242,7 +250,7 @@ const rows: WorkflowRow[] = [
           ready(TEXT, {
             observedGeneration: 2,
             runs: counted,
-            conditions: conditions('False/Suspended', 'True/ConfigValid'),
+            conditions: conditions('True/Suspended', 'True/ConfigValid'),
           }),
           POLL_MS - 1000,
         ),
@@ -292,7 +300,11 @@ describe('Workflow reconciler', () => {
             actions: [`GET configmaps/${snapshotOf(BOARD)}`, 'POST issueruns/wf-eng-1', STATUS],
             status: {
               lastGoodConfigMap: snapshotOf(BOARD),
-              conditions: conditions('True/ConfigInvalid', 'False/ConfigInvalid'),
+              conditions: conditions(
+                'True/ConfigInvalid',
+                'False/ConfigInvalid',
+                'True/ConfigInvalid',
+              ),
             },
             result: { requeueAfter: POLL_MS },
           },

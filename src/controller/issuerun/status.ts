@@ -58,7 +58,10 @@ export function runConditions(
     list = set(list, SUCCEEDED, state.succeeded ? 'True' : 'False', state.reason, state.message);
     list = set(list, FINISHED, 'True', state.reason, state.message);
     list = set(list, RECONCILING, 'False', Reasons.Reconciled, '');
-    list = set(list, STALLED, 'False', Reasons.Reconciled, '');
+    // kstatus (Flux, kpt) reads Stalled=True as Failed: a run that failed is not healthy.
+    list = state.succeeded
+      ? set(list, STALLED, 'False', Reasons.Reconciled, '')
+      : set(list, STALLED, 'True', state.reason, state.message);
   } else if (state.kind === 'stalled') {
     list = set(list, SUCCEEDED, 'Unknown', state.reason, state.message);
     list = set(list, FINISHED, 'False', state.reason, state.message);

@@ -25,8 +25,8 @@ export interface WorkflowConditionInput {
 
 /**
  * Pure: ConfigValid says whether the current spec loads; Ready whether new runs can start
- * (from the last good snapshot, even when the current spec is bad); Stalled whether there
- * is nothing good to run at all.
+ * (from the last good snapshot, even when the current spec is bad); Stalled whether the
+ * spec as written is not in force (it does not load: nothing to run, or the last good one).
  */
 export function workflowConditions(input: WorkflowConditionInput): Condition[] {
   const { evaluation, lastGoodConfigMap } = input;
@@ -60,7 +60,9 @@ export function workflowConditions(input: WorkflowConditionInput): Condition[] {
     return conditions;
   }
   if (input.suspended) {
-    set(READY, 'False', Reasons.Suspended, 'spec.suspend is true: no new runs start');
+    // Suspended is a state the user asked for, not one on its way: Ready=False would make
+    // kstatus (Flux, kpt) wait on it as InProgress forever. The reason says it.
+    set(READY, 'True', Reasons.Suspended, 'spec.suspend is true: no new runs start');
   } else if (problem) {
     const message = `running the last good config ${lastGoodConfigMap}: ${problem.message}`;
     set(READY, 'True', problem.reason, message);
@@ -68,6 +70,12 @@ export function workflowConditions(input: WorkflowConditionInput): Condition[] {
     set(READY, 'True', Reasons.Reconciled, 'ready');
   }
   set(RECONCILING, 'False', Reasons.Reconciled, '');
-  set(STALLED, 'False', Reasons.Reconciled, '');
+  // Runs go on from the last good config, but what was applied is not in force: kstatus
+  // must call that Failed until the spec is fixed, or GitOps reports a bad edit as healthy.
+  if (problem) {
+    set(STALLED, 'True', problem.reason, `the spec is not applied: ${problem.message}`);
+  } else {
+    set(STALLED, 'False', Reasons.Reconciled, '');
+  }
   return conditions;
 }

@@ -143,7 +143,7 @@ export const runConditions = {
     `Succeeded=${succeeded ? 'True' : 'False'}/${reason}`,
     `Finished=True/${reason}`,
     'Reconciling=False/Reconciled',
-    'Stalled=False/Reconciled',
+    succeeded ? 'Stalled=False/Reconciled' : `Stalled=True/${reason}`,
   ],
 };
 
