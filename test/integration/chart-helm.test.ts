@@ -204,6 +204,21 @@ describe('helm template', () => {
       (m: Manifest[]) => find(m, 'ServiceMonitor').length === 1,
     ],
     [
+      ['metrics.prometheusRule.enabled=true', 'metrics.prometheusRule.stuckAfterSeconds=60'],
+      (m: Manifest[]) => {
+        const [rule] = find<
+          Manifest & { spec: { groups: Array<{ rules: Array<{ alert: string; expr: string }> }> } }
+        >(m, 'PrometheusRule');
+        const rules = rule?.spec.groups.flatMap((group) => group.rules) ?? [];
+        return (
+          rules.map((r) => r.alert).join(',') ===
+            'LorenzReconcileStuck,LorenzWorkqueueBacklog,LorenzReconcileErrors,LorenzControllerDown' &&
+          rules[0]!.expr.endsWith('> 60') &&
+          rules.every((r) => r.expr.includes('job="lorenz-metrics"'))
+        );
+      },
+    ],
+    [
       ['image.digest=sha256:' + 'b'.repeat(64)],
       (m: Manifest[]) =>
         controllerOf(m).image === `ghcr.io/lorenz-dev/lorenz@sha256:${'b'.repeat(64)}`,
@@ -240,6 +255,19 @@ describe('helm template', () => {
       'metrics.service.enabled=false',
     ]);
     expect(output).toContain('metrics.serviceMonitor.enabled needs metrics.service.enabled');
+  });
+
+  it('fails clearly when alerts are asked for without the metrics Service', async () => {
+    const output = await runFailing(tools.helm, [
+      'template',
+      'lorenz',
+      chart,
+      '--set',
+      'metrics.prometheusRule.enabled=true',
+      '--set',
+      'metrics.service.enabled=false',
+    ]);
+    expect(output).toContain('metrics.prometheusRule.enabled needs metrics.service.enabled');
   });
 });
 

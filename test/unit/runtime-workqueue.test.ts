@@ -188,3 +188,57 @@ describe('controller', () => {
     expect(calls).toEqual(['ns/a', 'ns/a']);
   });
 });
+
+describe('work queue metrics', () => {
+  const sample = async (metrics: ReturnType<typeof createRuntimeMetrics>, name: string) =>
+    metrics.registry.getSingleMetricAsString(name);
+
+  it('exports every series from the start, before any item arrives', async () => {
+    const metrics = createRuntimeMetrics({ defaultMetrics: false });
+    queue({ metrics });
+    const labels = '{name="test",controller="test"}';
+    expect(await sample(metrics, 'workqueue_depth')).toContain(`workqueue_depth${labels} 0`);
+    expect(await sample(metrics, 'workqueue_adds_total')).toContain(
+      `workqueue_adds_total${labels} 0`,
+    );
+    expect(await sample(metrics, 'workqueue_retries_total')).toContain(
+      `workqueue_retries_total${labels} 0`,
+    );
+    expect(await sample(metrics, 'workqueue_queue_duration_seconds')).toContain(
+      `workqueue_queue_duration_seconds_count${labels} 0`,
+    );
+    expect(await sample(metrics, 'workqueue_work_duration_seconds')).toContain(
+      `workqueue_work_duration_seconds_count${labels} 0`,
+    );
+    expect(await sample(metrics, 'workqueue_unfinished_work_seconds')).toContain(
+      `workqueue_unfinished_work_seconds${labels} 0`,
+    );
+    expect(await sample(metrics, 'workqueue_longest_running_processor_seconds')).toContain(
+      `workqueue_longest_running_processor_seconds${labels} 0`,
+    );
+  });
+
+  it('shows work in progress while it is in progress: unfinished (sum) and longest', async () => {
+    let clock = 0;
+    const metrics = createRuntimeMetrics({ defaultMetrics: false });
+    const q = queue({ metrics, now: () => clock });
+    q.add('a');
+    q.add('b');
+    const a = await q.get();
+    clock = 2000;
+    const b = await q.get();
+    clock = 5000;
+    const labels = '{name="test",controller="test"}';
+    expect(await sample(metrics, 'workqueue_unfinished_work_seconds')).toContain(
+      `workqueue_unfinished_work_seconds${labels} 8`,
+    );
+    expect(await sample(metrics, 'workqueue_longest_running_processor_seconds')).toContain(
+      `workqueue_longest_running_processor_seconds${labels} 5`,
+    );
+    q.done(a!);
+    q.done(b!);
+    expect(await sample(metrics, 'workqueue_unfinished_work_seconds')).toContain(
+      `workqueue_unfinished_work_seconds${labels} 0`,
+    );
+  });
+});

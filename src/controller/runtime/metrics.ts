@@ -17,7 +17,19 @@ export interface RuntimeMetrics {
   workqueueQueueDuration: Histogram<'name' | 'controller'>;
   workqueueWorkDuration: Histogram<'name' | 'controller'>;
   workqueueRetries: Counter<'name' | 'controller'>;
+  workqueueUnfinishedWork: Gauge<'name' | 'controller'>;
+  workqueueLongestRunning: Gauge<'name' | 'controller'>;
   leaderStatus: Gauge<'name'>;
+  /** A queue reports the start times of what its workers hold, read at each scrape. */
+  trackQueue(probe: QueueProbe): () => void;
+}
+
+/** What a work queue tells the metrics about the items its workers are processing. */
+export interface QueueProbe {
+  labels: { name: string; controller: string };
+  /** When each item in process started, on the queue's clock (ms). */
+  inFlightSince(): Iterable<number>;
+  now(): number;
 }
 
 // controller-runtime's buckets: 5 ms … ~16 min for reconciles, 1 µs … 10 s ×10 for queues.
@@ -32,7 +44,22 @@ export function createRuntimeMetrics(options: { defaultMetrics?: boolean } = {})
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const queueLabels = ['name', 'controller'] as const;
+  const probes = new Set<QueueProbe>();
+  // Read at scrape time, as client-go computes them: how long the items in process have been
+  // at it, in all and at most. A stuck reconcile shows here while it is stuck, not after.
+  const inFlight = (pick: (ages: number[]) => number) =>
+    function collect(this: Gauge<'name' | 'controller'>): void {
+      for (const probe of probes) {
+        const now = probe.now();
+        const ages = [...probe.inFlightSince()].map((since) => (now - since) / 1000);
+        this.set(probe.labels, ages.length === 0 ? 0 : pick(ages));
+      }
+    };
   return {
+    trackQueue(probe) {
+      probes.add(probe);
+      return () => void probes.delete(probe);
+    },
     registry,
     reconcileTotal: new Counter({
       name: 'controller_runtime_reconcile_total',
@@ -95,6 +122,20 @@ export function createRuntimeMetrics(options: { defaultMetrics?: boolean } = {})
       name: 'workqueue_retries_total',
       help: 'Total number of retries handled by workqueue',
       labelNames: queueLabels,
+      registers,
+    }),
+    workqueueUnfinishedWork: new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help: "How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+      labelNames: queueLabels,
+      collect: inFlight((ages) => ages.reduce((sum, age) => sum + age, 0)),
+      registers,
+    }),
+    workqueueLongestRunning: new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: 'How many seconds has the longest running processor for workqueue been running.',
+      labelNames: queueLabels,
+      collect: inFlight((ages) => Math.max(...ages)),
       registers,
     }),
     leaderStatus: new Gauge({

@@ -57,6 +57,17 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   let shuttingDown = false;
 
   const updateDepth = () => metrics?.workqueueDepth.set(labels, queue.length);
+  // Every series exists from the start (as controller-runtime's do): an idle queue hands
+  // items straight to waiting workers and would otherwise never show a depth, so a
+  // dashboard or an alert on it would see "no data" instead of 0.
+  if (metrics) {
+    updateDepth();
+    metrics.workqueueAdds.inc(labels, 0);
+    metrics.workqueueRetries.inc(labels, 0);
+    metrics.workqueueQueueDuration.zero(labels);
+    metrics.workqueueWorkDuration.zero(labels);
+  }
+  const untrack = metrics?.trackQueue({ labels, inFlightSince: () => processing.values(), now });
 
   function hand(key: string): void {
     const waiter = waiters.shift();
@@ -143,6 +154,7 @@ export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
     },
     async shutdown(shutdownOptions = {}) {
       shuttingDown = true;
+      untrack?.();
       for (const { timer } of delayed.values()) clearTimeout(timer);
       delayed.clear();
       queue.length = 0;
