@@ -28,6 +28,8 @@ async function canonical(executor: Executor, path: string): Promise<string> {
     return await executor.realpath(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    // A symlink loop cannot lead anywhere safe: it is refused like any other unsafe symlink.
+    if (code === 'ELOOP') throw unsafeSymlink(path);
     if (code === 'ENOENT' || code === 'ENOTDIR') {
       throw new LorenzError(
         'invalid_workspace_cwd',
