@@ -12,6 +12,8 @@ export const USAGE = `usage:
   lorenz hook render --workflow FILE --hook NAME --issue ISSUE
   lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]
              [--git-credentials DIR|FILE]   (or $LORENZ_GIT_CREDENTIALS; workspace.git)
+             [--ssh-key FILE] [--known-hosts FILE]
+                                (worker.ssh_hosts; default ~/.ssh/id_ed25519, ~/.ssh/known_hosts)
   lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]
   lorenz runner --inputs DIR --slot N --workspace DIR      (inside a run Pod)
   lorenz controller [--kubeconfig F] [--namespace NS] [--leader-elect]

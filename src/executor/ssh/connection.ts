@@ -24,10 +24,22 @@ export interface SshTarget {
   timeoutMs: number;
 }
 
+/** How a remote command ended, as sshd reported it (a signal by name, without SIG). */
+export interface ChannelExit {
+  code: number | null;
+  signal: string | null;
+}
+
 export interface OpenChannel {
   channel: ClientChannel;
   /** Resolves with a reason when the connection carrying the channel ends. */
   lost: Promise<string>;
+  /**
+   * Resolves when sshd reports the exit. Listened for as the channel opens: a quick command's
+   * exit can arrive in the same read as the channel's confirmation, before any caller could
+   * attach a listener of its own, and the event would be missed.
+   */
+  exit: Promise<ChannelExit>;
 }
 
 export interface SshConnectionOptions {
@@ -127,7 +139,12 @@ export function createSshConnection(
             return;
           }
           channel.once('close', release);
-          resolve({ channel, lost });
+          const exit = new Promise<ChannelExit>((resolveExit) => {
+            channel.once('exit', (code: number | null, signal?: string) =>
+              resolveExit({ code: code ?? null, signal: signal ?? null }),
+            );
+          });
+          resolve({ channel, lost, exit });
         });
       } catch (error) {
         // ssh2 throws synchronously when the connection is already gone.

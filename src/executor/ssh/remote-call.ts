@@ -31,14 +31,14 @@ export async function callScript(
   args: readonly string[],
   options: CallOptions = {},
 ): Promise<CallResult> {
-  const { channel, lost } = await connection.exec(invocation(script, args));
+  const { channel, lost, exit } = await connection.exec(invocation(script, args));
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
   channel.on('data', (chunk: Buffer) => stdout.push(chunk));
   channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   let status: number | null = null;
   let exited = false;
-  channel.once('exit', (code: number | null) => {
+  void exit.then(({ code }) => {
     exited = true;
     status = code;
   });
@@ -56,6 +56,8 @@ export async function callScript(
     }),
   ]);
   clearTimeout(timer);
+  // The exit is reported before the close; let its handler run first.
+  await Promise.race([exit, Promise.resolve()]);
   if (outcome === 'timeout') {
     channel.close();
     throw connectFailure(

@@ -83,7 +83,7 @@ export async function runRemoteCommand(
     options.root ?? '',
     `${run.exports}${command}`,
   ]);
-  const { channel, lost } = await run.connection.exec(script);
+  const { channel, lost, exit: exited } = await run.connection.exec(script);
   channel.end();
   const capture = withoutFinalNewline(createOutputCapture(options.outputLimit));
   const decoder = new StringDecoder('utf8');
@@ -104,8 +104,8 @@ export async function runRemoteCommand(
   channel.on('data', (chunk: Buffer) => capture.push(decoder.write(chunk)));
   channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   let exit: { code: number | null; signal: NodeJS.Signals | null; at: number } | undefined;
-  channel.once('exit', (code: number | null, signal?: string) => {
-    exit = { code, signal: signalName(signal), at: performance.now() };
+  void exited.then(({ code, signal }) => {
+    exit = { code, signal: signalName(signal ?? undefined), at: performance.now() };
   });
   const closed = new Promise<void>((resolve) => channel.once('close', () => resolve()));
 
@@ -145,6 +145,7 @@ export async function runRemoteCommand(
     options.signal?.removeEventListener('abort', onAbort);
   }
   capture.push(decoder.end());
+  await Promise.race([exited, Promise.resolve()]);
   if (dropped === undefined && exit === undefined && !killing) {
     // The channel went first; the connection's own end (and its reason) follows shortly.
     dropped = await Promise.race([lost, sleep(LOST_WAIT_MS).then(() => undefined)]);

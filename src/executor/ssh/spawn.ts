@@ -41,6 +41,10 @@ export function spawnRemoteProcess(
       return { exitCode: null, signal: null };
     }
     const { channel, lost } = opened;
+    let exit: Exit = { exitCode: null, signal: null };
+    void opened.exit.then(({ code, signal }) => {
+      exit = { exitCode: code, signal: signalName(signal ?? undefined) };
+    });
     const reader = protocolReader(
       (value) => {
         group = value;
@@ -52,10 +56,6 @@ export function spawnRemoteProcess(
     stdin.pipe(channel);
     channel.pipe(stdout);
     channel.stderr.on('data', (chunk: Buffer) => reader.push(chunk));
-    let exit: Exit = { exitCode: null, signal: null };
-    channel.once('exit', (code: number | null, signal?: string) => {
-      exit = { exitCode: code, signal: signalName(signal) };
-    });
     const reason = await Promise.race([
       new Promise<null>((resolve) => channel.once('close', () => resolve(null))),
       lost,
