@@ -150,6 +150,29 @@ describe('SSH executor: commands', () => {
     }
   });
 
+  it('long-lived channels (bridges) never starve short ones of the connection', async () => {
+    const executor = await sshExecutor(sshd);
+    const mark = marker();
+    try {
+      const bridges = Array.from({ length: 8 }, () =>
+        executor.spawn(`sleep ${mark} & cat`, { cwd: sshd.home }),
+      );
+      expect(
+        await eventually(
+          async () =>
+            (await sshd.processes(`sleep ${mark}`)).filter((line) => line.startsWith('sleep'))
+              .length === 8,
+        ),
+      ).toBe(true);
+      const result = await executor.runCommand('echo still', { cwd: sshd.home, timeoutMs: 10_000 });
+      expect(result.output).toBe('still');
+      await Promise.all(bridges.map((bridge) => bridge.kill(300)));
+      expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
+    } finally {
+      await executor.shutdown();
+    }
+  });
+
   it('a command whose cwd is missing fails to start, as locally', async () => {
     const executor = await sshExecutor(sshd);
     try {

@@ -5,13 +5,16 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAcpAgentStep } from '../../src/agent/step.js';
 import type { Executor } from '../../src/executor/types.js';
+import type { AgentStep } from '../../src/workspace/agent-step.js';
+import { agentConfig } from '../fixtures/scripted-agent/harness.js';
 import { runIssueLifecycle } from '../../src/workspace/lifecycle.js';
 import { parseConfig } from '../../src/workflow/config.js';
 import type { LorenzEvent } from '../../src/workflow/events.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { startSshd, type Sshd } from './fakes/sshd.js';
-import { marker, sshExecutor } from './ssh-support.js';
+import { eventually, marker, sshExecutor } from './ssh-support.js';
 import { makeTempDir, removeTempDir } from './workspace-helpers.js';
 
 let sshd: Sshd;
@@ -34,7 +37,7 @@ const env = (): NodeJS.ProcessEnv => {
 async function run(
   executor: Executor,
   front: Record<string, unknown>,
-  extra: { cleanup?: boolean; workflowDirectory?: string } = {},
+  extra: { cleanup?: boolean; workflowDirectory?: string; agent?: AgentStep } = {},
 ) {
   const events: LorenzEvent[] = [];
   const { config } = parseConfig(front);
@@ -180,6 +183,73 @@ describe('the lifecycle on an SSH worker', () => {
       await executor.shutdown();
     }
   }, 120_000);
+
+  it('a connection cut mid-hook fails the slot ssh_connect; after_run and cleanup still run, nothing is left', async () => {
+    const executor = await sshExecutor(sshd);
+    const name = `cut-${marker()}`;
+    const mark = marker();
+    try {
+      const running = run(executor, {
+        workspace: { root: `~/${name}` },
+        hooks: {
+          before_run: `trap '' TERM HUP PIPE; sleep ${mark}`,
+          after_run: `echo after_run >> ~/${name}.log`,
+          timeout_ms: 60_000,
+        },
+      });
+      expect(await eventually(async () => (await sshd.processes(`sleep ${mark}`)).length > 0)).toBe(
+        true,
+      );
+      await sshd.cutSessions();
+      const { summary, events } = await running;
+      expect(summary.slots[0]).toMatchObject({ succeeded: false, errorCode: 'ssh_connect' });
+      expect(summary.slots[0]?.error).toMatch(/connection to .* lost/);
+      const failed = events.find(
+        (event) => event.type === 'hook_execution' && event.message.status === 'failed',
+      );
+      expect(failed?.type === 'hook_execution' && failed.message.hookName).toBe('before_run');
+      expect(await sshd.asWorker(`cat ~/${name}.log`)).toBe('after_run\n');
+      expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
+      expect(await exists(`${sshd.home}/${name}/ENG_9`)).toBe(false);
+    } finally {
+      await sshd.asWorker(`rm -rf ~/${name} ~/${name}.log`);
+      await executor.shutdown();
+    }
+  });
+
+  it("runs the agent's ACP bridge on the worker over the channel's stdio", async () => {
+    const executor = await sshExecutor(sshd);
+    const name = `agent-${marker()}`;
+    const repo = new URL('../..', import.meta.url).pathname;
+    // dist/ is bundled by the unit tier's global setup and readable by the worker user.
+    const bridge = `${process.execPath} ${join(repo, 'dist/scripted-agent.mjs')}`;
+    const agent = createAcpAgentStep({
+      config: agentConfig(bridge, { env: { AGENT_FLAG: 'from-workflow' } }),
+      renderPrompt: () =>
+        'Fix it.\n@write notes.txt "hello"\n@shell echo "$(id -un) $AGENT_FLAG" > who.txt',
+      isIssueActive: async () => true,
+      env: process.env,
+      executor,
+      controllerOnlyEnv: [],
+      cancelGraceMs: 300,
+      killGraceMs: 1000,
+    });
+    try {
+      const { summary } = await run(
+        executor,
+        { workspace: { root: `~/${name}` } },
+        { cleanup: false, agent },
+      );
+      expect(summary.slots[0]).toMatchObject({ succeeded: true, turns: 1 });
+      const workspace = `${sshd.home}/${name}/ENG_9`;
+      expect(await sshd.asWorker(`cat ${workspace}/notes.txt`)).toBe('hello');
+      expect(await sshd.asWorker(`cat ${workspace}/who.txt`)).toBe(`${sshd.user} from-workflow\n`);
+      expect(await sshd.processes('scripted-agent')).toEqual([]);
+    } finally {
+      await sshd.asWorker(`rm -rf ~/${name}`);
+      await executor.shutdown();
+    }
+  });
 
   it('clones a workspace.git repository on the worker and runs git there', async () => {
     const executor = await sshExecutor(sshd);

@@ -50,7 +50,8 @@ export interface SshConnectionOptions {
   onConnected?: (exec: (command: string) => Promise<OpenChannel>) => Promise<void>;
   /**
    * Channels open at once: OpenSSH's MaxSessions is 10 by default, and one more is refused,
-   * so the rest wait their turn.
+   * so the rest wait their turn. Long-lived channels (agents' bridges) never wait, since
+   * they would hold their place for good; they shrink what short ones share, down to one.
    */
   maxChannels?: number;
 }
@@ -59,7 +60,7 @@ export interface SshConnection {
   /** `user@host[:port]`, for messages. */
   readonly name: string;
   /** An exec channel for `command` (parsed by the user's login shell), connecting if needed. */
-  exec: (command: string) => Promise<OpenChannel>;
+  exec: (command: string, options?: { longLived?: boolean }) => Promise<OpenChannel>;
   /** Connects now (or reuses the connection); fails with ssh_connect. */
   connect(): Promise<void>;
   close(): void;
@@ -107,29 +108,38 @@ export function createSshConnection(
   let current: Promise<{ client: Client; lost: Promise<string> }> | undefined;
   // The client `current` stands for: a late close of an older one must not forget a newer one.
   let currentClient: Client | undefined;
-  let open = 0;
+  let shortOpen = 0;
+  let longOpen = 0;
   const waiting: (() => void)[] = [];
   const maxChannels = options.maxChannels ?? DEFAULT_MAX_CHANNELS;
-
-  const acquire = async (): Promise<void> => {
-    if (open < maxChannels) {
-      open += 1;
-      return;
+  const budget = () => Math.max(1, maxChannels - longOpen);
+  const pump = (): void => {
+    while (shortOpen < budget()) {
+      const next = waiting.shift();
+      if (!next) return;
+      shortOpen += 1;
+      next();
     }
-    await new Promise<void>((resolve) => waiting.push(resolve));
   };
-  const release = (): void => {
-    const next = waiting.shift();
-    if (next) next();
-    else open -= 1;
+  const acquire = async (longLived: boolean): Promise<void> => {
+    if (longLived) longOpen += 1;
+    else if (shortOpen < budget()) shortOpen += 1;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+  };
+  const releaser = (longLived: boolean) => (): void => {
+    if (longLived) longOpen -= 1;
+    else shortOpen -= 1;
+    pump();
   };
 
   const rawExec = async (
     client: Client,
     lost: Promise<string>,
     command: string,
+    longLived = false,
   ): Promise<OpenChannel> => {
-    await acquire();
+    await acquire(longLived);
+    const release = releaser(longLived);
     return new Promise<OpenChannel>((resolve, reject) => {
       try {
         client.exec(command, (error, channel) => {
@@ -224,9 +234,9 @@ export function createSshConnection(
 
   return {
     name,
-    exec: async (command) => {
+    exec: async (command, execOptions) => {
       const { client, lost } = await connection();
-      return rawExec(client, lost, command);
+      return rawExec(client, lost, command, execOptions?.longLived ?? false);
     },
     connect: async () => {
       await connection();

@@ -34,6 +34,7 @@ export function spawnRemoteProcess(
     try {
       opened = await run.connection.exec(
         invocation(COMMAND_SCRIPT, ['split', options.cwd, '', `${run.exports}${command}`]),
+        { longLived: true },
       );
     } catch (error) {
       stderr.end(`cannot start bash in ${options.cwd}: ${errorMessage(error)}\n`);
