@@ -2,6 +2,9 @@
 // commands, process groups, the canonicalize guard, file operations, and every way the
 // connection can fail.
 import { createHmac, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLorenzError } from '../../src/workflow/errors.js';
 import { startSshd, type Sshd } from './fakes/sshd.js';
@@ -252,6 +255,44 @@ describe('SSH executor: files', () => {
       await executor.removeTree(dir);
       expect(await executor.pathKind(dir)).toBe('missing');
     } finally {
+      await executor.shutdown();
+    }
+  });
+});
+
+describe('SSH executor: copyTree', () => {
+  it('refuses a symlinked parent or target before extracting anything', async () => {
+    const executor = await sshExecutor(sshd);
+    const base = `${sshd.home}/copy-${marker()}`;
+    const source = await mkdtemp(join(tmpdir(), 'lorenz-copy-'));
+    await writeFile(join(source, 'big.bin'), Buffer.alloc(8 * 1024 * 1024, 1));
+    try {
+      await sshd.asWorker(
+        `mkdir -p ${base}/ws/.lorenz ${base}/outside && ln -s ${base}/outside ${base}/ws/.lorenz/skills && ` +
+          `mkdir -p ${base}/ws2/.lorenz/skills && ln -s ${base}/outside ${base}/ws2/.lorenz/skills/s`,
+      );
+      expect(
+        await failure(
+          executor.copyTree(source, `${base}/ws/.lorenz/skills/s`, { within: `${base}/ws` }),
+        ),
+      ).toEqual({
+        code: 'workspace_unsafe_symlink',
+        message: `unsafe symlink in workspace path: ${base}/ws/.lorenz/skills`,
+      });
+      expect(
+        await failure(
+          executor.copyTree(source, `${base}/ws2/.lorenz/skills/s`, { within: `${base}/ws2` }),
+        ),
+      ).toEqual({
+        code: 'workspace_unsafe_symlink',
+        message: `unsafe symlink in workspace path: ${base}/ws2/.lorenz/skills/s`,
+      });
+      expect(await sshd.asWorker(`ls -A ${base}/outside`)).toBe('');
+      await executor.copyTree(source, `${base}/ws2/.lorenz/new`, { within: `${base}/ws2` });
+      expect(await sshd.asWorker(`stat -c %s ${base}/ws2/.lorenz/new/big.bin`)).toBe('8388608\n');
+    } finally {
+      await rm(source, { recursive: true, force: true });
+      await sshd.asWorker(`rm -rf ${base}`);
       await executor.shutdown();
     }
   });

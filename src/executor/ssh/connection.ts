@@ -149,6 +149,9 @@ export function createSshConnection(
             return;
           }
           channel.once('close', release);
+          // A write after the remote end closed (a guard that refused a transfer) is an
+          // 'error' on the channel; what happened is read from its exit and close instead.
+          channel.on('error', () => {});
           const exit = new Promise<ChannelExit>((resolveExit) => {
             channel.once('exit', (code: number | null, signal?: string) =>
               resolveExit({ code: code ?? null, signal: signal ?? null }),

@@ -71,6 +71,9 @@ export async function copyTreeToWorker(
 ): Promise<void> {
   const timeoutMs = checkSshTimeout(options.timeoutMs);
   const archive = tarPack();
+  // The receiving end may refuse and close early: the archive then fails to write, which is
+  // not the news. What the guard said is, so errors here are kept and weighed afterwards.
+  archive.on('error', () => {});
   let packError: Error | undefined;
   const packing = addTree(archive, from, from).then(
     () => archive.finalize(),
@@ -80,18 +83,26 @@ export async function copyTreeToWorker(
     },
   );
   const within = options.within ?? to.slice(0, to.lastIndexOf('/'));
-  const result = await callScript(connection, RECEIVE_TREE_SCRIPT, [to, within], {
-    input: archive,
-    timeoutMs,
-  }).finally(() => {
+  let result;
+  try {
+    result = await callScript(connection, RECEIVE_TREE_SCRIPT, [to, within], {
+      input: archive,
+      timeoutMs,
+    });
+  } catch (error) {
+    // A source that failed to pack (a symlink planted since the check) ends the channel
+    // abruptly: that failure is the reason, not the channel's.
+    await packing;
+    throw packError ?? error;
+  } finally {
     if (!archive.destroyed) archive.destroy();
-  });
+  }
   await packing;
-  if (packError !== undefined) throw packError;
   if (result.status === REFUSED_STATUS) {
     const refusal = refusalIn(result.stderr);
     if (refusal) throw refusal;
   }
+  if (packError !== undefined) throw packError;
   if (result.status !== 0) {
     const detail = `${result.stdout.toString('utf8')}${result.stderr}`.trim();
     throw new Error(`copying ${from} to ${to} on ${connection.name} failed: ${detail}`);
