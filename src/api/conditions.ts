@@ -94,6 +94,8 @@ export const Reasons = {
   WorkspaceSetupFailed: 'WorkspaceSetupFailed',
   /** The git credentials given to the run do not parse (invalid_git_credentials). */
   GitCredentialsInvalid: 'GitCredentialsInvalid',
+  /** The Secret spec.git.credentialsSecretRef names does not exist (yet): no Pod is made. */
+  GitCredentialsNotFound: 'GitCredentialsNotFound',
   /** An SSH worker could not be reached or dropped the connection (ssh_connect). */
   SshConnectFailed: 'SshConnectFailed',
   CreateContainerConfigError: 'CreateContainerConfigError',

@@ -112,6 +112,7 @@ const ISSUERUN: KindDefinition = {
     { name: 'Reason', type: 'string', jsonPath: '.status.reason' },
     { name: 'Attempt', type: 'integer', jsonPath: '.status.attempt' },
     { name: 'Turn', type: 'integer', jsonPath: '.status.turn' },
+    { name: 'Branch', type: 'string', jsonPath: '.status.git.branch', priority: 1 },
     AGE,
   ],
 };

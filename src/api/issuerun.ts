@@ -233,6 +233,16 @@ export const issueRunStatusSchema = z
       .string()
       .optional()
       .describe('The ConfigMap holding the rendered prompt and hooks.'),
+    git: z
+      .object({
+        branch: z
+          .string()
+          .describe(
+            "The issue's branch, worked out from workspace.git.branch when the run started and kept for every later attempt.",
+          ),
+      })
+      .optional()
+      .describe('The git workspace of the run (workspace.git).'),
     conditions: conditionListSchema.optional(),
   })
   .describe('The observed state of an IssueRun.');

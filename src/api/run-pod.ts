@@ -19,6 +19,8 @@ export const RUN_POD_VOLUME_NAMES = {
   workspace: 'workspace',
   /** The attempt's agent-tools token (a Secret), only when tools are on. */
   tools: 'lorenz-tools',
+  /** The Workflow's git credentials Secret, only with workspace.git and spec.git. */
+  gitCredentials: 'lorenz-git-credentials',
 } as const;
 export const RESERVED_VOLUME_NAMES: readonly string[] = Object.values(RUN_POD_VOLUME_NAMES);
 
@@ -34,6 +36,8 @@ export const RUN_POD_PATHS = {
   workspace: '/workspace',
   /** The agent-tools token Secret (read-only, agent container only). */
   tools: '/lorenz/tools',
+  /** The git credentials Secret, a file per host (read-only, agent container only). */
+  gitCredentials: '/lorenz/git-credentials',
   terminationLog: '/dev/termination-log',
 } as const;
 /** Files the init container copies into the runner volume. */
@@ -65,6 +69,8 @@ export const RUNNER_FLAGS = {
   toolsTokenFile: 'tools-token-file',
   /** The name the agent sees the gateway under. */
   toolsServerName: 'tools-server-name',
+  /** The directory of per-host git credential files (the mounted Secret); absent: anonymous. */
+  gitCredentials: 'git-credentials',
 } as const;
 
 /** The key of the token in the tools Secret, hence its file name under the tools mount. */
@@ -92,6 +98,7 @@ export const RESERVED_MOUNT_PATHS: readonly string[] = [
   RUN_POD_PATHS.podinfo,
   RUN_POD_PATHS.workspace,
   RUN_POD_PATHS.tools,
+  RUN_POD_PATHS.gitCredentials,
 ];
 
 /** The downward-API file, under the podinfo mount, that holds the issue's state. */
@@ -114,6 +121,11 @@ export interface RunDescriptor {
   identifier: string;
   attempt: number | null;
   ensembleSize: number;
+  /**
+   * workspace.git's branch, as the IssueRun's status keeps it (absent without workspace.git):
+   * the runner passes it to the engine instead of rendering the branch template again.
+   */
+  branch?: string;
 }
 
 export const INPUT_MANIFEST_VERSION = 1;

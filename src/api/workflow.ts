@@ -238,6 +238,21 @@ export const workflowSpecSchema = z
       .describe(
         "The tracker's API key, read by the controller only (never put in a run Pod, an Event, a log or a status).",
       ),
+    git: z
+      .object({
+        credentialsSecretRef: z
+          .object({
+            name: nameSchema.describe('A Secret in this namespace.'),
+          })
+          .optional()
+          .describe(
+            'The git credentials of `workspace.git`: a Secret whose keys are host names (`github.com`) and values a token or `username:token`. It is mounted read-only into the agent container of run Pods as files, never as environment variables, and its tokens are redacted from everything a run reports.',
+          ),
+      })
+      .optional()
+      .describe(
+        'Git workspaces (`workspace.git` in WORKFLOW.md): what run Pods clone and push with.',
+      ),
     redactSecretOutput: z
       .boolean()
       .optional()

@@ -23,6 +23,11 @@ import { normalizeIssue, type Issue } from '../workflow/issue.js';
 import { loadWorkflowText } from '../template/load-workflow.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
+import {
+  credentialSecrets,
+  loadGitCredentials,
+  type GitCredentials,
+} from '../workspace/git/index.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { createIssueStateCheck } from './issue-state.js';
 import { createRedactor, secretsFromEnv } from './redact.js';
@@ -49,6 +54,8 @@ export interface RunnerOptions {
   noAgent: boolean;
   /** The agent-tools gateway to offer the agent; absent: no tools. */
   tools?: RunnerTools | undefined;
+  /** The directory of per-host git credential files (the mounted Secret); absent: anonymous. */
+  gitCredentials?: string | undefined;
   env: NodeJS.ProcessEnv;
   write: (line: string) => void;
   /** Aborted on SIGTERM: the agent stops, after_run still runs. */
@@ -92,6 +99,7 @@ export function parseRunnerArgs(
       [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
       [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
       [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
+      [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -115,6 +123,9 @@ export function parseRunnerArgs(
     terminationLogPath: values[RUNNER_FLAGS.terminationLog],
     keepWorkspace: values[RUNNER_FLAGS.keepWorkspace],
     noAgent: values[RUNNER_FLAGS.noAgent],
+    ...(values[RUNNER_FLAGS.gitCredentials] === undefined
+      ? {}
+      : { gitCredentials: values[RUNNER_FLAGS.gitCredentials] }),
     ...(toolsUrl !== undefined && tokenFile !== undefined
       ? {
           tools: {
@@ -132,6 +143,8 @@ interface RunPlan {
   issue: Issue;
   attempt: number | null;
   prompt: string;
+  /** workspace.git's branch as the IssueRun keeps it; absent: the engine renders it. */
+  branch: string | undefined;
 }
 
 async function planRun(options: RunnerOptions): Promise<RunPlan> {
@@ -159,7 +172,8 @@ async function planRun(options: RunnerOptions): Promise<RunPlan> {
       `input_digest_mismatch: the hooks rendered in the Pod differ from ${INPUT_FILES.hooks}`,
     );
   }
-  return { config, issue, attempt: run.attempt ?? null, prompt };
+  const branch = typeof run.branch === 'string' ? run.branch : undefined;
+  return { config, issue, attempt: run.attempt ?? null, prompt, branch };
 }
 
 function defaultAgentStep(
@@ -191,7 +205,19 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       tokenError = error instanceof Error ? error : new Error(errorMessage(error));
     }
   }
-  const redact = createRedactor(token ? [...secrets, token] : secrets);
+  // So are the git tokens: a hook or the agent may print a remote's answer, or the file.
+  let credentials: GitCredentials | undefined;
+  let credentialsError: Error | undefined;
+  const gitSecrets: string[] = [];
+  if (options.gitCredentials !== undefined) {
+    try {
+      credentials = await loadGitCredentials(options.gitCredentials);
+      gitSecrets.push(...(await credentialSecrets(credentials)));
+    } catch (error) {
+      credentialsError = error instanceof Error ? error : new Error(errorMessage(error));
+    }
+  }
+  const redact = createRedactor([...secrets, ...(token ? [token] : []), ...gitSecrets]);
   const emit = (raw: LorenzEvent): void => {
     const event = redact.value(raw);
     if (event.type === 'hook_execution') hooks.push(event.message);
@@ -202,6 +228,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   const executor = options.executor ?? createLocalExecutor();
   try {
     if (tokenError !== undefined) throw tokenError;
+    if (credentialsError !== undefined) throw credentialsError;
     const mcpServers = options.tools && token ? [gatewayServer(options.tools, token)] : [];
     const plan = await planRun(options);
     const env = { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
@@ -233,6 +260,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       ...(options.signal ? { signal: options.signal } : {}),
       slots: [options.slot],
       cleanup: !options.keepWorkspace,
+      git: { branch: plan.branch, credentialsDirectory: credentials?.directory },
     });
   } catch (error) {
     failure = {
@@ -243,6 +271,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   } finally {
     // Nothing a hook started may outlive the runner, not even what left its process group.
     if (!options.executor) await executor.shutdown();
+    await credentials?.dispose();
   }
   if (!summary) {
     // The lifecycle never ran to its end: still close the stream with run_completed.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   boundedName,
+  gitEventName,
   hookEventName,
   runPodName,
   uidFragment,
@@ -33,6 +34,13 @@ describe('object names', () => {
   it('names hook events <run>.<uid8>.<slot>-<attempt>-<seq>, the same on a replay', () => {
     expect(hookEventName({ name: 'eng-1', uid }, 0, 1, 7)).toBe('eng-1.3f2b9c1e.0-1-7');
     expect(hookEventName({ name: 'eng-1', uid }, 0, 1, 7)).toBe(
+      hookEventName({ name: 'eng-1', uid }, 0, 1, 7),
+    );
+  });
+
+  it('names git events <run>.<uid8>.<slot>-<attempt>-git-<seq>, apart from hook events', () => {
+    expect(gitEventName({ name: 'eng-1', uid }, 0, 2, 3)).toBe('eng-1.3f2b9c1e.0-2-git-3');
+    expect(gitEventName({ name: 'eng-1', uid }, 0, 1, 7)).not.toBe(
       hookEventName({ name: 'eng-1', uid }, 0, 1, 7),
     );
   });

@@ -84,6 +84,61 @@ describe('run pod builder: agent tools', () => {
   });
 });
 
+describe('run pod builder: git credentials', () => {
+  const withGit = buildRunPod({ ...base, gitCredentialsSecret: 'git-creds' });
+  const agent = withGit.spec!.containers[0]!;
+
+  it('mounts the Secret read-only at /lorenz/git-credentials in the agent container only', () => {
+    expect(withGit.spec!.volumes).toContainEqual({
+      name: 'lorenz-git-credentials',
+      secret: { secretName: 'git-creds', defaultMode: 0o440 },
+    });
+    expect(agent.volumeMounts).toContainEqual({
+      name: 'lorenz-git-credentials',
+      mountPath: '/lorenz/git-credentials',
+      readOnly: true,
+    });
+    for (const init of withGit.spec!.initContainers ?? []) {
+      expect(JSON.stringify(init)).not.toContain('git-credentials');
+    }
+  });
+
+  it('passes the directory by flag; no variable carries the Secret', () => {
+    expect(agent.command?.slice(-2)).toEqual(['--git-credentials', '/lorenz/git-credentials']);
+    const env = JSON.stringify([agent.env, agent.envFrom]);
+    expect(env).not.toContain('git-creds');
+    expect(env).not.toContain('git-credentials');
+  });
+
+  it('adds nothing without a Secret', () => {
+    expect(JSON.stringify(buildRunPod(base))).not.toContain('git-credentials');
+  });
+
+  it('reserves the mount path and the volume name from the podTemplate', () => {
+    const mounted = podTemplateProblems({
+      spec: {
+        containers: [
+          {
+            name: 'agent',
+            volumeMounts: [{ name: 'cache', mountPath: '/lorenz/git-credentials/github.com' }],
+          },
+        ],
+        volumes: [{ name: 'cache', emptyDir: {} }],
+      },
+    });
+    expect(mounted.join('\n')).toMatch(
+      /reserved by Lorenz \(it is, is inside or is above \/lorenz\/git-credentials\)/,
+    );
+    const named = podTemplateProblems({
+      spec: {
+        containers: [{ name: 'agent' }],
+        volumes: [{ name: 'lorenz-git-credentials', emptyDir: {} }],
+      },
+    });
+    expect(named.join('\n')).toContain('lorenz-git-credentials');
+  });
+});
+
 describe('run pod builder', () => {
   const pod = buildRunPod(base);
   const spec = pod.spec!;

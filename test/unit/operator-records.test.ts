@@ -1,13 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import {
+  EVENT_NOTE_LIMIT,
   createRecordParser,
+  gitEvent,
   hookEventNote,
   hookEventReason,
   hookStatusEntry,
   mergeHookEntries,
+  type GitRecord,
   type HookRecord,
 } from '../../src/controller/events/records.js';
-import type { HookExecutionMessage, LorenzEvent } from '../../src/workflow/events.js';
+import { createEventRecorder } from '../../src/controller/events/recorder.js';
+import type {
+  GitWorkspaceMessage,
+  HookExecutionMessage,
+  LorenzEvent,
+} from '../../src/workflow/events.js';
+import { FakeKubeClient, conflict } from './fakes/controller.js';
 
 const started: HookExecutionMessage = {
   status: 'started',
@@ -82,5 +91,106 @@ describe('runner record stream', () => {
     expect(Buffer.byteLength(note)).toBeLessThanOrEqual(1024);
     expect(note.startsWith('after_create completed in slot 0 (exit 0, 12 ms): éé')).toBe(true);
     expect(hookEventNote(started, 0)).toBe('after_create started in slot 0: git clone x .');
+  });
+});
+
+describe('git_workspace records', () => {
+  const clone: GitWorkspaceMessage = {
+    step: 'clone',
+    status: 'completed',
+    branch: 'lorenz/eng-1-fix',
+    detail: 'cloned https://git.example.com/acme/app.git on lorenz/eng-1-fix (new branch)',
+    durationMs: 800,
+    slot: 0,
+  };
+
+  it('are numbered on their own count, apart from hook records', () => {
+    const gits: GitRecord[] = [];
+    const hooks: HookRecord[] = [];
+    const parser = createRecordParser({
+      onGit: (git) => gits.push(git),
+      onHook: (hook) => hooks.push(hook),
+    });
+    parser.push(line({ type: 'git_workspace', message: clone }));
+    parser.push(line({ type: 'hook_execution', message: started }));
+    parser.push(line({ type: 'git_workspace', message: { ...clone, step: 'merge_up' } }));
+    // Not a git message: ignored.
+    parser.push('{"type":"git_workspace","message":{"step":"rm -rf","status":"completed"}}\n');
+    parser.end();
+    expect(gits.map((git) => [git.seq, git.message.step])).toEqual([
+      [0, 'clone'],
+      [1, 'merge_up'],
+    ]);
+    expect(hooks.map((hook) => hook.seq)).toEqual([0]);
+  });
+
+  it.each<[string, Partial<GitWorkspaceMessage>, ReturnType<typeof gitEvent>]>([
+    [
+      'a step done is Normal',
+      {},
+      {
+        reason: 'GitWorkspace',
+        type: 'Normal',
+        note: 'clone completed: cloned https://git.example.com/acme/app.git on lorenz/eng-1-fix (new branch)',
+      },
+    ],
+    [
+      'a step undone is a Warning',
+      { step: 'merge_up', status: 'warning', detail: 'merging main conflicted; undone' },
+      {
+        reason: 'GitWorkspaceWarning',
+        type: 'Warning',
+        note: 'merge_up warning: merging main conflicted; undone',
+      },
+    ],
+    [
+      'a failed step is a Warning',
+      {
+        step: 'setup',
+        status: 'failed',
+        detail: '  npm ci exited 1  ',
+        code: 'workspace_setup_failed',
+      },
+      { reason: 'GitWorkspaceWarning', type: 'Warning', note: 'setup failed: npm ci exited 1' },
+    ],
+    [
+      'no detail: the step and status alone',
+      { step: 'teardown', detail: '' },
+      { reason: 'GitWorkspace', type: 'Normal', note: 'teardown completed' },
+    ],
+  ])('%s', (_name, fields, want) => {
+    expect(gitEvent({ ...clone, ...fields })).toEqual(want);
+  });
+
+  it('cuts a long detail to the Event note limit', () => {
+    const note = gitEvent({ ...clone, detail: 'x'.repeat(5000) }).note;
+    expect(Buffer.byteLength(note)).toBeLessThanOrEqual(EVENT_NOTE_LIMIT);
+    expect(note.startsWith('clone completed: xxx')).toBe(true);
+  });
+
+  it('become Events with a deterministic name, written once', async () => {
+    const client = new FakeKubeClient();
+    const recorder = createEventRecorder({ client, reportingInstance: 'r1' });
+    const input = {
+      run: { name: 'eng-1', namespace: 'ns', uid: '3f2b9c1e-5d4a' },
+      podName: 'eng-1-0-1',
+      slot: 0,
+      attempt: 1,
+      seq: 2,
+      message: { ...clone, status: 'warning' as const, detail: 'merge undone' },
+      now: new Date('2026-03-01T10:00:00Z'),
+    };
+    expect(await recorder.recordGit(input)).toBe(true);
+    expect(client.actions[0]?.body).toMatchObject({
+      metadata: { name: 'eng-1.3f2b9c1e.0-1-git-2', namespace: 'ns' },
+      action: 'GitWorkspace',
+      reason: 'GitWorkspaceWarning',
+      type: 'Warning',
+      note: 'clone warning: merge undone',
+      regarding: { kind: 'IssueRun', name: 'eng-1', uid: '3f2b9c1e-5d4a' },
+      related: { kind: 'Pod', name: 'eng-1-0-1' },
+    });
+    client.answer(conflict('POST events/*'));
+    expect(await recorder.recordGit(input)).toBe(false);
   });
 });

@@ -1,10 +1,10 @@
 import type { KubeClient } from '../runtime/client.js';
 import { isConflict } from '../runtime/client.js';
-import type { HookExecutionMessage } from '../../workflow/events.js';
+import type { GitWorkspaceMessage, HookExecutionMessage } from '../../workflow/events.js';
 import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
-import { hookEventName } from '../shared/names.js';
+import { gitEventName, hookEventName } from '../shared/names.js';
 import type { ObjectIdentity } from '../shared/owner.js';
-import { hookEventNote, hookEventReason } from './records.js';
+import { gitEvent, hookEventNote, hookEventReason } from './records.js';
 
 export const REPORTING_CONTROLLER = 'lorenz.dev/controller';
 
@@ -25,62 +25,103 @@ export interface HookEventInput {
   now: Date;
 }
 
+export interface GitEventInput {
+  run: ObjectIdentity;
+  podName: string;
+  slot: number;
+  attempt: number;
+  /** Position of the record among the Pod's git records: names the Event. */
+  seq: number;
+  message: GitWorkspaceMessage;
+  now: Date;
+}
+
 export interface EventRecorder {
   /** Creates the Event of a hook record; false when it already existed (a replay). */
   recordHook(input: HookEventInput): Promise<boolean>;
+  /** Creates the Event of a git_workspace record; false when it already existed. */
+  recordGit(input: GitEventInput): Promise<boolean>;
+}
+
+interface EventBody {
+  name: string;
+  run: ObjectIdentity;
+  podName: string;
+  action: string;
+  reason: string;
+  type: 'Normal' | 'Warning';
+  note: string;
+  now: Date;
 }
 
 /**
- * hook_execution records become events.k8s.io/v1 Events on the IssueRun. Each has a name
- * derived from the run (name and uid), slot, attempt and record number, so replaying a Pod's log after a
- * controller restart meets 409 AlreadyExists instead of duplicating the history.
+ * hook_execution and git_workspace records become events.k8s.io/v1 Events on the IssueRun.
+ * Each has a name derived from the run (name and uid), slot, attempt and record number, so
+ * replaying a Pod's log after a controller restart meets 409 AlreadyExists instead of
+ * duplicating the history.
  */
 export function createEventRecorder(options: {
   client: KubeClient;
   reportingInstance: string;
 }): EventRecorder {
+  async function create(event: EventBody): Promise<boolean> {
+    const { run } = event;
+    const body = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: event.name, namespace: run.namespace },
+      eventTime: microTime(event.now),
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: options.reportingInstance,
+      action: event.action,
+      reason: event.reason,
+      type: event.type,
+      note: event.note,
+      regarding: {
+        apiVersion: API_VERSION,
+        kind: ISSUERUN_KIND,
+        name: run.name,
+        namespace: run.namespace,
+        uid: run.uid,
+      },
+      related: { apiVersion: 'v1', kind: 'Pod', name: event.podName, namespace: run.namespace },
+    };
+    try {
+      await options.client.request({
+        method: 'POST',
+        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(run.namespace)}/events`,
+        body,
+      });
+      return true;
+    } catch (error) {
+      if (isConflict(error)) return false;
+      throw error;
+    }
+  }
+
   return {
-    async recordHook(input) {
+    recordHook(input) {
       const reason = hookEventReason(input.message);
-      const body = {
-        apiVersion: 'events.k8s.io/v1',
-        kind: 'Event',
-        metadata: {
-          name: hookEventName(input.run, input.slot, input.attempt, input.seq),
-          namespace: input.run.namespace,
-        },
-        eventTime: microTime(input.now),
-        reportingController: REPORTING_CONTROLLER,
-        reportingInstance: options.reportingInstance,
+      return create({
+        name: hookEventName(input.run, input.slot, input.attempt, input.seq),
+        run: input.run,
+        podName: input.podName,
         action: 'RunHook',
         reason,
         type: reason === 'HookStarted' || reason === 'HookSucceeded' ? 'Normal' : 'Warning',
         note: hookEventNote(input.message, input.slot, input.recovered),
-        regarding: {
-          apiVersion: API_VERSION,
-          kind: ISSUERUN_KIND,
-          name: input.run.name,
-          namespace: input.run.namespace,
-          uid: input.run.uid,
-        },
-        related: {
-          apiVersion: 'v1',
-          kind: 'Pod',
-          name: input.podName,
-          namespace: input.run.namespace,
-        },
-      };
-      try {
-        await options.client.request({
-          method: 'POST',
-          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(input.run.namespace)}/events`,
-          body,
-        });
-        return true;
-      } catch (error) {
-        if (isConflict(error)) return false;
-        throw error;
-      }
+        now: input.now,
+      });
+    },
+    recordGit(input) {
+      return create({
+        name: gitEventName(input.run, input.slot, input.attempt, input.seq),
+        run: input.run,
+        podName: input.podName,
+        action: 'GitWorkspace',
+        ...gitEvent(input.message),
+        now: input.now,
+      });
     },
   };
 }

@@ -1,4 +1,5 @@
 import type {
+  GitWorkspaceMessage,
   HookExecutionMessage,
   HookName,
   LorenzEvent,
@@ -21,6 +22,12 @@ export interface HookRecord {
    * record has no command and no output.
    */
   recovered?: boolean;
+}
+
+/** A git_workspace record, numbered among this Pod's git records as hook records are. */
+export interface GitRecord {
+  seq: number;
+  message: GitWorkspaceMessage;
 }
 
 export interface HookStatusEntry {
@@ -67,16 +74,34 @@ const isHookMessage = (message: unknown): message is HookExecutionMessage => {
   );
 };
 
+const GIT_STEPS: readonly string[] = ['clone', 'branch', 'merge_up', 'setup', 'teardown'];
+
+const isGitMessage = (message: unknown): message is GitWorkspaceMessage => {
+  if (typeof message !== 'object' || message === null) return false;
+  const candidate = message as Partial<GitWorkspaceMessage>;
+  return (
+    typeof candidate.step === 'string' &&
+    GIT_STEPS.includes(candidate.step) &&
+    (candidate.status === 'completed' ||
+      candidate.status === 'failed' ||
+      candidate.status === 'warning') &&
+    typeof candidate.detail === 'string'
+  );
+};
+
 /**
- * A line splitter for a byte stream that numbers hook records as they come. Feed it chunks;
- * it calls `onRecord` for every record and `onHook` for every hook record with its seq.
+ * A line splitter for a byte stream that numbers hook and git records as they come (each
+ * kind on its own count). Feed it chunks; it calls `onRecord` for every record, `onHook` for
+ * every hook record and `onGit` for every git_workspace record, with its seq.
  */
 export function createRecordParser(handlers: {
   onRecord?: (record: LorenzEvent) => void;
   onHook?: (hook: HookRecord) => void;
+  onGit?: (git: GitRecord) => void;
 }): { push(chunk: string): void; end(): void; readonly hookCount: number } {
   let pending = '';
   let hookCount = 0;
+  let gitCount = 0;
   const handleLine = (line: string): void => {
     const record = parseRecordLine(line);
     if (!record) return;
@@ -84,6 +109,9 @@ export function createRecordParser(handlers: {
     if (record.type === 'hook_execution' && isHookMessage(record.message)) {
       handlers.onHook?.({ seq: hookCount, message: record.message });
       hookCount += 1;
+    } else if (record.type === 'git_workspace' && isGitMessage(record.message)) {
+      handlers.onGit?.({ seq: gitCount, message: record.message });
+      gitCount += 1;
     }
   };
   return {
@@ -193,4 +221,23 @@ export function hookEventNote(
     message.status === 'failed' ? (message.error ?? message.output ?? '') : (message.output ?? '');
   const head = `${message.hookName} ${message.status} in ${where} (${exitText(message)})`;
   return truncateBytes(detail.trim() ? `${head}: ${detail.trim()}` : head, EVENT_NOTE_LIMIT);
+}
+
+export type GitEventReason = 'GitWorkspace' | 'GitWorkspaceWarning';
+
+/** A step done is news; one undone or failed is a warning (the run may still go on). */
+export function gitEvent(message: GitWorkspaceMessage): {
+  reason: GitEventReason;
+  type: 'Normal' | 'Warning';
+  note: string;
+} {
+  const completed = message.status === 'completed';
+  // The runner redacted the detail already: a credential never reaches this far.
+  const detail = message.detail.trim();
+  const head = `${message.step} ${message.status}`;
+  return {
+    reason: completed ? 'GitWorkspace' : 'GitWorkspaceWarning',
+    type: completed ? 'Normal' : 'Warning',
+    note: truncateBytes(detail ? `${head}: ${detail}` : head, EVENT_NOTE_LIMIT),
+  };
 }

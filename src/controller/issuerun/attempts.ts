@@ -9,6 +9,7 @@ import type { PodObject } from '../shared/resources.js';
 import { isActiveState } from '../../workflow/states.js';
 import { ensureRunObjects, type EnsureResult } from './ensure.js';
 import type { PodExpectations } from './expectations.js';
+import { decideBranch, decidedBranch } from './git-branch.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
 import type { SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
@@ -55,7 +56,7 @@ export interface StartedAttempts {
   /** When a refused start is tried again (ms since epoch). */
   retryAt?: number;
   /** The inputs of the last attempt started, for the status. */
-  created?: { configDigest: string; inputsConfigMap: string };
+  created?: { configDigest: string; inputsConfigMap: string; branch?: string | undefined };
 }
 
 /**
@@ -92,24 +93,35 @@ export function createAttemptStarter(deps: AttemptDeps) {
     pods: readonly PodObject[],
     attempt: number,
     slots: readonly number[],
-  ): Promise<EnsureResult> {
+  ): Promise<EnsureResult & { branch?: string | undefined }> {
     const workflow = workflowOf(run);
     const snapshot = workflow?.status?.lastGoodConfigMap;
     if (!workflow || !snapshot) {
       const message = `Workflow ${run.spec.workflowRef.name} is missing or has no valid configuration`;
       return { ok: false, final: false, reason: Reasons.WorkflowInvalid, message };
     }
-    return ensureRunObjects({
+    const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
+    // A later attempt works on the branch the status keeps, whatever the issue or the
+    // template say now (git-branch.ts); one that has none yet (the Workflow took up
+    // workspace.git since) works it out, and the status keeps that one.
+    const decision = decideBranch(runnable.loaded.config.workspace.git, run);
+    if (decision.kind === 'unresolved') {
+      return { ok: false, final: false, reason: decision.reason, message: decision.message };
+    }
+    const branch = decidedBranch(decision);
+    const ensured = await ensureRunObjects({
       client: deps.client,
       run,
       workflow,
-      runnable: await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot),
+      runnable,
       operatorImage: deps.operatorImage,
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: new Set(pods.map((pod) => pod.metadata?.name ?? '')),
       retry: { attempt, slots },
       toolsUrl: deps.toolsUrl,
+      branch,
     });
+    return decision.kind === 'new' ? { ...ensured, branch } : ensured;
   }
 
   /**
@@ -154,6 +166,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       started.created = {
         configDigest: ensured.configDigest,
         inputsConfigMap: ensured.inputsConfigMap,
+        branch: ensured.branch,
       };
       started.views = started.views.map((view) => {
         const fresh = ensured.slots.find((entry) => entry.slot === view.slot);

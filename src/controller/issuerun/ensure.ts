@@ -69,6 +69,8 @@ export async function ensureRunObjects(options: {
   retry?: { attempt: number; slots: readonly number[] } | undefined;
   /** The agent-tools gateway URL run Pods use; absent: the controller serves no tools. */
   toolsUrl?: string | undefined;
+  /** workspace.git's branch as the run's status keeps it (git-branch.ts); absent without it. */
+  branch?: string | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -98,6 +100,8 @@ export async function ensureRunObjects(options: {
         // The templates see null on a first run, the number on a retry (as the reference).
         attempt: options.retry ? attempt : (run.spec.attempt ?? null),
         ensembleSize: size,
+        // Only with a branch: the inputs of a run without workspace.git stay as they were.
+        ...(options.branch === undefined ? {} : { branch: options.branch }),
       },
     });
   } catch (error) {
@@ -129,6 +133,10 @@ export async function ensureRunObjects(options: {
           secretName: toolsTokenSecretName(identity.name, attempt),
         }
       : undefined;
+  // Credentials only for a Workflow that clones: any other run has no use for them.
+  const gitCredentialsSecret = config.workspace.git
+    ? workflow.spec.git?.credentialsSecretRef?.name
+    : undefined;
   let pods: V1Pod[];
   try {
     pods = missing.map((entry) =>
@@ -148,6 +156,7 @@ export async function ensureRunObjects(options: {
         policy: options.podTemplatePolicy,
         redactSecrets: workflow.spec.redactSecretOutput ?? true,
         tools,
+        gitCredentialsSecret,
       }),
     );
   } catch (error) {

@@ -3,7 +3,7 @@ import type { KubeClient } from '../runtime/client.js';
 import { KubeApiError, PODS, isNotFound, resourcePath } from '../runtime/client.js';
 import type { HookExecutionMessage, TokenUsage } from '../../workflow/events.js';
 import { errorMessage } from '../../workflow/errors.js';
-import { createRecordParser, type HookRecord } from '../events/records.js';
+import { createRecordParser, type GitRecord, type HookRecord } from '../events/records.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 import type { TerminationSummary } from '../../runner/summary.js';
 
@@ -24,6 +24,8 @@ export interface FollowTarget {
 export interface PodLogState extends FollowTarget {
   /** Every hook record in log order; `seq` is the index. */
   hooks: HookRecord[];
+  /** git_workspace records read so far (their Events are written in order, like hooks'). */
+  gitRecords: number;
   turns: number;
   usage?: TokenUsage;
   /** run_completed was read: the log holds nothing more of interest. */
@@ -101,19 +103,23 @@ function usageFrom(message: unknown): TokenUsage | undefined {
 export function createLogFollowers(options: {
   client: KubeClient;
   onHook: (state: PodLogState, record: HookRecord) => Promise<void>;
+  /** For each new git_workspace record (its Event); none when absent. */
+  onGit?: (state: PodLogState, record: GitRecord) => Promise<void>;
   onProgress: (state: PodLogState) => void;
   logger?: Logger;
   logLostAfterMs?: number;
 }): LogFollowers {
   const logLostAfterMs = options.logLostAfterMs ?? LOG_LOST_AFTER_MS;
   const states = new Map<string, PodLogState>();
+  /** Queues an Event write behind the earlier ones: `flushed` waits for all of them. */
+  const queueEvent = (state: PodLogState, write: () => Promise<void>, what: string): void => {
+    state.flushed = state.flushed.then(write).catch((error: unknown) => {
+      options.logger?.warn({ err: errorMessage(error), pod: state.podName }, `${what} failed`);
+    });
+  };
   const addRecord = (state: PodLogState, record: HookRecord): void => {
     state.hooks.push(record);
-    state.flushed = state.flushed
-      .then(() => options.onHook(state, record))
-      .catch((error: unknown) => {
-        options.logger?.warn({ err: errorMessage(error), pod: state.podName }, 'hook event failed');
-      });
+    queueEvent(state, () => options.onHook(state, record), 'hook event');
     options.onProgress(state);
   };
   /**
@@ -165,6 +171,13 @@ export function createLogFollowers(options: {
         seen += 1;
         if (record.seq < state.hooks.length) return;
         addRecord(state, record);
+      },
+      onGit(record) {
+        // A re-read from the start skips what was read before, by position.
+        if (record.seq < state.gitRecords) return;
+        state.gitRecords = record.seq + 1;
+        const { onGit } = options;
+        if (onGit) queueEvent(state, () => onGit(state, record), 'git event');
       },
     });
     options.client
@@ -227,6 +240,7 @@ export function createLogFollowers(options: {
         state = {
           ...target,
           hooks: [],
+          gitRecords: 0,
           turns: 0,
           failures: 0,
           retryAt: 0,

@@ -54,6 +54,7 @@ const {
   podinfo: PODINFO_DIR,
   workspace: WORKSPACE_DIR,
   tools: TOOLS_DIR,
+  gitCredentials: GIT_CREDENTIALS_DIR,
   terminationLog: TERMINATION_LOG_PATH,
 } = RUN_POD_PATHS;
 const {
@@ -62,6 +63,7 @@ const {
   podinfo: VOLUME_PODINFO,
   workspace: VOLUME_WORKSPACE,
   tools: VOLUME_TOOLS,
+  gitCredentials: VOLUME_GIT_CREDENTIALS,
 } = RUN_POD_VOLUME_NAMES;
 
 export interface RunPodOptions {
@@ -86,6 +88,8 @@ export interface RunPodOptions {
   policy?: PodTemplatePolicy | undefined;
   /** The agent tools of this attempt; absent when the controller or the Workflow turns them off. */
   tools?: RunPodTools | undefined;
+  /** The Secret of git credentials (spec.git.credentialsSecretRef), when workspace.git is on. */
+  gitCredentialsSecret?: string | undefined;
 }
 
 export interface RunPodTools {
@@ -120,6 +124,19 @@ const toolsVolume = (tools: RunPodTools | undefined): V1Volume[] =>
   tools
     ? [{ name: VOLUME_TOOLS, secret: { secretName: tools.secretName, defaultMode: 0o440 } }]
     : [];
+
+/**
+ * The git credentials as files too, for the same reason as the tools token: a variable
+ * reaches every process of the Pod, while the engine's credential helper reads the file of
+ * the one host git asks about. 0440 as for the token: a kubelet adds the group's read bit
+ * to a read-only Secret volume of a Pod with an fsGroup anyway (0400 would read as 0440),
+ * and the runner's uid reads it through that group.
+ */
+const gitCredentialsVolume = (secretName: string | undefined): V1Volume[] =>
+  secretName ? [{ name: VOLUME_GIT_CREDENTIALS, secret: { secretName, defaultMode: 0o440 } }] : [];
+
+const gitCredentialsArgs = (secretName: string | undefined): string[] =>
+  secretName ? [`--${RUNNER_FLAGS.gitCredentials}`, GIT_CREDENTIALS_DIR] : [];
 
 type Profile = { type: string; localhostProfile?: string };
 type SeLinux = { level?: string; type?: string; user?: string; role?: string };
@@ -294,6 +311,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       // A claim outlives the Pod: keep the tree for the next attempt.
       ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
       ...toolsArgs(options.tools),
+      ...gitCredentialsArgs(options.gitCredentialsSecret),
     ],
     workingDir: WORKSPACE_DIR,
     env: agentEnv(agentTemplate, options.redactSecrets ?? true),
@@ -306,6 +324,9 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       { name: VOLUME_PODINFO, mountPath: PODINFO_DIR, readOnly: true },
       { name: VOLUME_WORKSPACE, mountPath: WORKSPACE_DIR },
       ...(options.tools ? [{ name: VOLUME_TOOLS, mountPath: TOOLS_DIR, readOnly: true }] : []),
+      ...(options.gitCredentialsSecret
+        ? [{ name: VOLUME_GIT_CREDENTIALS, mountPath: GIT_CREDENTIALS_DIR, readOnly: true }]
+        : []),
     ],
     securityContext: restrictedContainer(agentTemplate.securityContext),
     terminationMessagePath: TERMINATION_LOG_PATH,
@@ -328,6 +349,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     },
     workspaceVolume(options),
     ...toolsVolume(options.tools),
+    ...gitCredentialsVolume(options.gitCredentialsSecret),
   ];
   return {
     apiVersion: 'v1',

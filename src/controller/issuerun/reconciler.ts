@@ -41,6 +41,8 @@ import {
   isLive,
 } from './attempts.js';
 import { createTokenRevoker } from './tools-token.js';
+import { decideBranch, decidedBranch } from './git-branch.js';
+import { missingGitCredentials } from './git-credentials.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -74,6 +76,8 @@ export const REQUEUE_MS = {
   cancelling: 1000,
   /** A finished run's logs are still being read: its verdict waits for every record. */
   logsDraining: 500,
+  /** The git credentials Secret does not exist yet (Secrets are not watched: look again). */
+  secretMissing: 10_000,
 } as const;
 
 const cancelledState: RunState = {
@@ -127,7 +131,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     run: IssueRun,
     slots: readonly SlotView[],
     state: RunState,
-    created?: { configDigest: string; inputsConfigMap: string },
+    created?: { configDigest: string; inputsConfigMap: string; branch?: string | undefined },
   ): IssueRunStatus {
     return runStatus({
       current: run.status,
@@ -244,27 +248,49 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {
       return { requeueAfter: REQUEUE_MS.podsNotCached };
     }
+    const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
+    const branch = decideBranch(runnable.loaded.config.workspace.git, run);
+    if (branch.kind === 'unresolved') {
+      const { reason, message } = branch;
+      return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
+    }
+    if (pods.length === 0 && runnable.loaded.config.workspace.git) {
+      const missing = await missingGitCredentials(deps.client, workflow);
+      if (missing !== null) {
+        await writePodless(key, run, {
+          kind: 'stalled',
+          reason: Reasons.GitCredentialsNotFound,
+          message: missing,
+        });
+        return { requeueAfter: REQUEUE_MS.secretMissing };
+      }
+    }
+    // The branch goes into the status before anything is rendered with it: whatever happens
+    // next (a restart, a new WORKFLOW.md), every attempt reads this one back.
+    const current = branch.kind === 'new' ? await storeBranch(key, run, branch.branch) : run;
     const ensured = await ensureRunObjects({
       client: deps.client,
+      // The run as it came: only the branch was written since, nothing was rendered yet.
       run,
       workflow,
-      runnable: await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot),
+      runnable,
       operatorImage: deps.operatorImage,
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: cachedPods,
       toolsUrl: deps.toolsUrl,
+      branch: decidedBranch(branch),
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;
       if (ensured.final) {
         createRetries.delete(runUid(run));
-        return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
+        return writePodless(key, current, { kind: 'finished', succeeded: false, reason, message });
       }
       // Refused for now (quota, admission, a name taken): say so at once, and try again
       // later and later.
       const failures = createRetries.get(runUid(run)) ?? 0;
       createRetries.set(runUid(run), failures + 1);
-      await writePodless(key, run, { kind: 'stalled', reason, message });
+      await writePodless(key, current, { kind: 'stalled', reason, message });
       return {
         requeueAfter: exponentialDelay(failures, CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS),
       };
@@ -280,8 +306,19 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       return { ...entry, outcome: pod ? mapPodStatus(pod, podStatusOptions()) : null };
     });
     const { configDigest, inputsConfigMap } = ensured;
-    const next = statusOf(run, views, runStateFromSlots(views), { configDigest, inputsConfigMap });
-    return patchStatus(key, run, next, true);
+    const next = statusOf(current, views, runStateFromSlots(views), {
+      configDigest,
+      inputsConfigMap,
+    });
+    return patchStatus(key, current, next, true);
+  }
+
+  /** Writes the run's branch into its status; returns the run as it now stands. */
+  async function storeBranch(key: string, run: IssueRun, branch: string): Promise<IssueRun> {
+    const state = runState('Pending', Reasons.Pending, `creating the run Pod on branch ${branch}`);
+    const next: IssueRunStatus = { ...statusOf(run, [], state), git: { branch } };
+    await patchStatus(key, run, next, true);
+    return { ...run, status: next };
   }
 
   /** Keeps the downward-API annotation in step with spec.issue.state (ends the turn loop). */

@@ -8,7 +8,8 @@ import type { Manager } from '../runtime/manager.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, WORKFLOWS, type PodObject } from '../shared/resources.js';
-import { createLogFollowers } from './log-follower.js';
+import { createLogFollowers, type PodLogState } from './log-follower.js';
+import type { ObjectIdentity } from '../shared/owner.js';
 import type { PodStatusOptions } from './pod-status.js';
 import { createIssueRunReconciler } from './reconciler.js';
 import { createWorkflowConfigCache } from './workflow-config.js';
@@ -58,22 +59,40 @@ export function setupIssueRunController(
 
   let enqueue: (key: string) => void = () => {};
   const events = createEventRecorder({ client, reportingInstance: options.identity });
+  /** The Pod's own run only: one deleted and re-created under its name is another run. */
+  const ownRun = (state: PodLogState): ObjectIdentity | undefined => {
+    const run = issueRuns.get(state.namespace, state.runKey.slice(state.namespace.length + 1));
+    if (!run?.metadata.uid || run.metadata.uid !== state.runUid) return undefined;
+    return { name: run.metadata.name ?? '', namespace: state.namespace, uid: run.metadata.uid };
+  };
   const followers = createLogFollowers({
     client,
     logger,
     ...(options.logLostAfterMs === undefined ? {} : { logLostAfterMs: options.logLostAfterMs }),
     onHook: async (state, record) => {
-      const run = issueRuns.get(state.namespace, state.runKey.slice(state.namespace.length + 1));
-      // The Pod's own run only: one deleted and re-created under its name is another run.
-      if (!run?.metadata.uid || run.metadata.uid !== state.runUid) return;
+      const run = ownRun(state);
+      if (!run) return;
       await events.recordHook({
-        run: { name: run.metadata.name ?? '', namespace: state.namespace, uid: run.metadata.uid },
+        run,
         podName: state.podName,
         slot: state.slot,
         attempt: state.attempt,
         seq: record.seq,
         message: record.message,
         ...(record.recovered ? { recovered: true } : {}),
+        now: new Date(),
+      });
+    },
+    onGit: async (state, record) => {
+      const run = ownRun(state);
+      if (!run) return;
+      await events.recordGit({
+        run,
+        podName: state.podName,
+        slot: state.slot,
+        attempt: state.attempt,
+        seq: record.seq,
+        message: record.message,
         now: new Date(),
       });
     },

@@ -205,6 +205,8 @@ export function runStatus(options: {
   state: RunState;
   configDigest?: string | undefined;
   inputsConfigMap?: string | undefined;
+  /** workspace.git's branch, once worked out (kept from then on: see git-branch.ts). */
+  branch?: string | undefined;
   now: Date;
 }): IssueRunStatus {
   const { current, state, now } = options;
@@ -248,6 +250,7 @@ export function runStatus(options: {
   }
   if (options.configDigest) status.configDigest = options.configDigest;
   if (options.inputsConfigMap) status.inputsConfigMap = options.inputsConfigMap;
+  if (options.branch && !current?.git?.branch) status.git = { branch: options.branch };
   if (state.kind === 'finished') status.completionTime = current?.completionTime ?? rfc3339(now);
   return status;
 }

@@ -58,6 +58,17 @@ export const hookEventName = (
 ): string => boundedName(run.name, `.${uidFragment(run.uid)}.${slot}-${attempt}-${seq}`, 253);
 
 /**
+ * git_workspace Events: `<run>.<uid8>.<slot>-<attempt>-git-<seq>`, numbered among the git
+ * records of the Pod as hook Events are among its hook records, so they never meet.
+ */
+export const gitEventName = (
+  run: { name: string; uid: string },
+  slot: number,
+  attempt: number,
+  seq: number,
+): string => boundedName(run.name, `.${uidFragment(run.uid)}.${slot}-${attempt}-git-${seq}`, 253);
+
+/**
  * The IssueRun the dispatcher makes for an issue: `<workflow>-<identifier>`, lower-cased
  * with anything but letters and digits turned into `-`. When that changed the identifier
  * (`ENG_1` and `ENG-1` would meet), a digest of the identifier keeps the names apart.

@@ -232,6 +232,7 @@ export class FakeLogFollowers implements LogFollowers {
     return {
       ...target,
       hooks: [],
+      gitRecords: 0,
       turns: 0,
       completed: false,
       streaming: false,

@@ -120,6 +120,7 @@ export function runSummary(status: IssueRunStatus) {
     completionTime: status.completionTime,
     turn: status.turn,
     usage: status.usage,
+    branch: status.git?.branch,
   };
 }
 export type RunSummary = ReturnType<typeof runSummary>;
