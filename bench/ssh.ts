@@ -139,11 +139,11 @@ async function skillsThroughput(
   const mb = bytes / 1024 / 1024;
   const rate = (ms: number) => mb / (ms / 1000);
   console.log('\n## Skills sync (1000 files + 50 MB, median of %d)\n', rounds);
-  console.log('| variant | ms | MB/s | × `tar -c | ssh tar -x` | goal |');
+  console.log('| variant | ms | MB/s | × `tar -c \\| ssh tar -x` | goal |');
   console.log('|---|---|---|---|---|');
   const base = rate(median(bare));
   console.log(
-    `| \`tar -c | ssh host tar -x\` | ${median(bare).toFixed(0)} | ${base.toFixed(1)} | 1.00 | |`,
+    `| \`tar -c \\| ssh host tar -x\` | ${median(bare).toFixed(0)} | ${base.toFixed(1)} | 1.00 | |`,
   );
   const value = rate(median(ours));
   console.log(
