@@ -25,6 +25,7 @@ tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm: cached, 
 	hack/tools.sh > /dev/null
 
 test: build lint tools ## Every test tier that runs on this machine (unit + integration)
+	hack/ensure-sshd.sh
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.

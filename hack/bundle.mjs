@@ -5,6 +5,7 @@
 //   only the engine, never the Kubernetes client: start-up is what is left to win over
 //   the login shells of four hooks.
 import { build } from 'esbuild';
+import { sshBundleOptions } from './bundle-native.mjs';
 
 const common = {
   bundle: true,
@@ -18,6 +19,7 @@ const common = {
     js: "#!/usr/bin/env -S node --max-semi-space-size=1\nimport { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
   },
   logLevel: 'warning',
+  ...sshBundleOptions,
 };
 
 await build({ ...common, entryPoints: ['src/cli.ts'], outfile: 'dist/lorenz.js' });

@@ -96,6 +96,8 @@ export const Reasons = {
   GitCredentialsInvalid: 'GitCredentialsInvalid',
   /** The Secret spec.git.credentialsSecretRef names does not exist (yet): no Pod is made. */
   GitCredentialsNotFound: 'GitCredentialsNotFound',
+  /** An SSH worker could not be reached or dropped the connection (ssh_connect). */
+  SshConnectFailed: 'SshConnectFailed',
   CreateContainerConfigError: 'CreateContainerConfigError',
   WorkflowNotFound: 'WorkflowNotFound',
   WorkflowInvalid: 'WorkflowInvalid',

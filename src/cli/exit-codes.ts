@@ -23,6 +23,7 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'workspace_skill_source_unsupported':
     case 'workspace_skill_source_missing':
     case 'invalid_ssh_timeout':
+    case 'ssh_connect':
     case 'workspace_repo_missing':
     case 'workspace_repo_no_clone_address':
     case 'workspace_branch_unresolved':

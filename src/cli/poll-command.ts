@@ -47,7 +47,8 @@ function printJson(entries: readonly DispatchEntry[], out: Output): void {
 }
 
 /**
- * `lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]`: asks the tracker
+ * `lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]
+ * [--ssh-key FILE] [--known-hosts FILE]`: asks the tracker
  * the Workflow names for its candidates and prints, in dispatch order, what the controller
  * would do with each (the same policy). With `--once` and without `--dry-run` it then runs
  * the dispatched issues here, one after another, through `lorenz run`'s engine. Keys come
@@ -63,6 +64,8 @@ export async function pollCommand(args: string[], out: Output, err: Output): Pro
       'dry-run': { type: 'boolean', default: false },
       output: { type: 'string', default: 'text' },
       'no-agent': { type: 'boolean', default: false },
+      'ssh-key': { type: 'string' },
+      'known-hosts': { type: 'string' },
     },
   });
   const path = requireOption(values.workflow, '--workflow');
@@ -89,8 +92,17 @@ export async function pollCommand(args: string[], out: Output, err: Output): Pro
       if (decision.kind !== 'dispatch') continue;
       const issueFile = join(dir, `${issue.identifier.replace(/[^A-Za-z0-9_-]/g, '_')}.json`);
       await writeFile(issueFile, `${JSON.stringify(issue, null, 2)}\n`);
-      const run = ['--workflow', path, '--issue', issueFile];
-      const code = await runCommand(values['no-agent'] ? [...run, '--no-agent'] : run, out, err);
+      const run = [
+        '--workflow',
+        path,
+        '--issue',
+        issueFile,
+        ...(values['no-agent'] ? ['--no-agent'] : []),
+        // For worker.ssh_hosts: each run connects to its worker with the same key.
+        ...(values['ssh-key'] ? ['--ssh-key', values['ssh-key']] : []),
+        ...(values['known-hosts'] ? ['--known-hosts', values['known-hosts']] : []),
+      ];
+      const code = await runCommand(run, out, err);
       if (code !== 0) failed += 1;
     }
   } finally {

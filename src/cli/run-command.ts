@@ -12,6 +12,7 @@ import type { Issue } from '../workflow/issue.js';
 import { loadWorkflowFile } from '../template/load-workflow.js';
 import { isActiveState } from '../workflow/states.js';
 import { readIssueFile } from './issue-file.js';
+import { chooseExecutor } from './ssh-worker.js';
 import { integerOption, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
@@ -20,9 +21,9 @@ type Output = (text: string) => void;
 export const GIT_CREDENTIALS_VARIABLE = 'LORENZ_GIT_CREDENTIALS';
 
 /**
- * `lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N] [--git-credentials P]`:
- * the whole lifecycle of one issue on this machine, every update printed as one JSON line on
- * stdout.
+ * `lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N] [--git-credentials P]
+ * [--ssh-key FILE] [--known-hosts FILE]`: the whole lifecycle of one issue on this machine (or
+ * on an SSH worker of `worker.ssh_hosts`), every update printed as one JSON line on stdout.
  */
 export async function runCommand(args: string[], out: Output, err: Output): Promise<number> {
   const { values } = parseArgs({
@@ -34,6 +35,8 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       'no-agent': { type: 'boolean', default: false },
       attempt: { type: 'string' },
       'git-credentials': { type: 'string' },
+      'ssh-key': { type: 'string' },
+      'known-hosts': { type: 'string' },
     },
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
@@ -48,7 +51,12 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
     credentialsPath && workflow.config.workspace.git
       ? await loadGitCredentials(credentialsPath)
       : null;
-  const executor = createLocalExecutor();
+  // With worker.ssh_hosts, everything below happens on the first host that connects.
+  const executor = await chooseExecutor(
+    workflow.config,
+    { sshKey: values['ssh-key'], knownHosts: values['known-hosts'] },
+    () => createLocalExecutor(),
+  );
 
   const emit = (event: LorenzEvent): void => {
     out(`${JSON.stringify(event)}\n`);

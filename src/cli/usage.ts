@@ -12,7 +12,10 @@ export const USAGE = `usage:
   lorenz hook render --workflow FILE --hook NAME --issue ISSUE
   lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]
              [--git-credentials DIR|FILE]   (or $LORENZ_GIT_CREDENTIALS; workspace.git)
+             [--ssh-key FILE] [--known-hosts FILE]
+                                (worker.ssh_hosts; default ~/.ssh/id_ed25519, ~/.ssh/known_hosts)
   lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]
+              [--ssh-key FILE] [--known-hosts FILE]
   lorenz runner --inputs DIR --slot N --workspace DIR      (inside a run Pod)
   lorenz controller [--kubeconfig F] [--namespace NS] [--leader-elect]
                     [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]

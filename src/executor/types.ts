@@ -17,6 +17,12 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
   /** Told the process group id once the command has started (for end-of-run cleanup). */
   onStart?: (processGroup: number) => void;
+  /**
+   * The workspace root a hook's cwd must stay inside. The caller has checked it already; a
+   * remote executor checks again in the command's own shell, so that nothing can be swapped
+   * in between over the network round trips (locally the check precedes the spawn).
+   */
+  root?: string;
 }
 
 export interface CommandResult {
@@ -63,13 +69,22 @@ export interface Executor {
   removeTree(path: string): Promise<void>;
   /** rmdir: removes the directory only when it is empty; false when it was not removed. */
   removeEmptyDirectory(path: string): Promise<boolean>;
-  /** Copy a directory tree (no symlinks inside: the caller checks), replacing `to`. */
-  copyTree(from: string, to: string): Promise<void>;
+  /**
+   * Copy a directory tree of this machine (no symlinks inside: the caller checks) to `to`,
+   * replacing it. `within`: the directory `to` must stay inside (the workspace); a remote
+   * executor refuses a symlink from there down to `to` in the shell that extracts.
+   */
+  copyTree(from: string, to: string, options?: { within?: string }): Promise<void>;
   /** Write (replace) a file; `mode` for an executable script (0o755) or a private file. */
   writeFile(path: string, content: string, options?: { mode?: number }): Promise<void>;
   /** A regular file's text; null when nothing is there. Never follows a symlink at `path`. */
   readFile(path: string): Promise<string | null>;
   readonly homeDirectory: () => Promise<string>;
+  /**
+   * True when the workspace lives on another machine (an SSH worker): a `~` or `~/…` root
+   * then expands against homeDirectory(), the worker's HOME, not this machine's.
+   */
+  readonly remote?: boolean;
   /**
    * End every process group this executor started that is still alive (a daemon a hook left
    * behind): SIGTERM, then SIGKILL after the grace. A one-shot command calls it before exiting

@@ -13,6 +13,7 @@ import {
   MAX_TIMER_MS,
   stringList,
 } from './config-fields.js';
+import { parseSshHost } from './ssh-host.js';
 
 /**
  * The front matter, section by section, with the snake_case keys a WORKFLOW.md uses and the
@@ -267,11 +268,26 @@ export function bridgeSection(defaultCommand: string | undefined) {
 
 export const workerSection = z.object({
   ssh_hosts: stringList()
+    .superRefine((hosts, context) => {
+      hosts.forEach((host, index) => {
+        const parsed = parseSshHost(host);
+        if ('error' in parsed)
+          context.addIssue({ code: 'custom', path: [index], message: parsed.error });
+      });
+    })
     .default(() => [])
-    .describe('SSH workers (later).'),
+    .describe(
+      'SSH workers, each `[user@]host[:port]` (`[::1]:2222` for IPv6): the workspace, hooks and agent run on the first host that answers. Empty: everything runs where Lorenz runs.',
+    ),
+  max_concurrent_agents_per_host: positiveInteger()
+    .nullable()
+    .default(null)
+    .describe('At most this many agents at once on one SSH worker; unset: no limit per host.'),
   ssh_timeout_ms: durationMs()
     .default(60_000)
-    .describe('Bound on SSH operations; a positive integer.'),
+    .describe(
+      'Bound on SSH operations: connecting, each file operation and each skills transfer. A positive integer.',
+    ),
 });
 
 export const TOP_LEVEL_SECTIONS = [

@@ -80,7 +80,13 @@ export interface WorkflowConfig {
     responseTimeoutMs: number;
     bridges: Record<string, AgentBridge>;
   };
-  worker: { sshHosts: string[]; sshTimeoutMs: number };
+  worker: {
+    /** `[user@]host[:port]` entries, checked by parseSshHost. */
+    sshHosts: string[];
+    sshTimeoutMs: number;
+    /** null: no limit per host. */
+    maxConcurrentAgentsPerHost: number | null;
+  };
 }
 
 export interface GitWorkspaceConfig {
@@ -364,7 +370,11 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       responseTimeoutMs: agents.response_timeout_ms,
       bridges,
     },
-    worker: { sshHosts: worker.ssh_hosts, sshTimeoutMs: worker.ssh_timeout_ms },
+    worker: {
+      sshHosts: worker.ssh_hosts,
+      sshTimeoutMs: worker.ssh_timeout_ms,
+      maxConcurrentAgentsPerHost: worker.max_concurrent_agents_per_host,
+    },
   };
   checkSharedWorkspace(config);
   return { config, warnings };

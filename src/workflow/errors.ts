@@ -22,6 +22,7 @@ export type LorenzErrorCode =
   | 'workspace_skill_source_unsupported'
   | 'workspace_skill_source_missing'
   | 'invalid_ssh_timeout'
+  | 'ssh_connect'
   // git workspaces
   | 'workspace_repo_missing'
   | 'workspace_repo_no_clone_address'
@@ -103,6 +104,8 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   workspace_skill_source_unsupported: 'An agent.skills source is not a directory of regular files.',
   workspace_skill_source_missing: 'An agent.skills source does not exist.',
   invalid_ssh_timeout: 'worker.ssh_timeout_ms is not a positive integer.',
+  ssh_connect:
+    'An SSH worker could not be reached, refused the key, showed an unknown or changed host key, or dropped the connection mid-command (the host and the reason given).',
   workspace_repo_missing:
     'workspace.git is set but names no repository to clone (workspace.git.repo).',
   workspace_repo_no_clone_address:

@@ -162,15 +162,23 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
     type: 'hook_execution',
     message: { status: 'started', hookName, command, cwd: workspace, slot },
   });
-  const result = await executor.runCommand(command, {
-    cwd: workspace,
-    timeoutMs: request.timeoutMs,
-    killGraceMs: request.killGraceMs,
-    env: request.env,
-    signal: request.signal,
-    // Streamed: the first 4096 characters are kept, the rest only counted.
-    outputLimit: OUTPUT_LIMIT,
-  });
+  let result: Awaited<ReturnType<Executor['runCommand']>>;
+  try {
+    result = await executor.runCommand(command, {
+      cwd: workspace,
+      root: request.root,
+      timeoutMs: request.timeoutMs,
+      killGraceMs: request.killGraceMs,
+      env: request.env,
+      signal: request.signal,
+      // Streamed: the first 4096 characters are kept, the rest only counted.
+      outputLimit: OUTPUT_LIMIT,
+    });
+  } catch (error) {
+    // A remote executor's own refusal (the guard in the hook's shell) or a dropped
+    // connection: the hook started, so this is its `failed` record.
+    return notRun(request, command, asLorenzError(error, request));
+  }
   const output = truncateCaptured(result.output, result.outputDropped);
   const failure = failureText(result, request.timeoutMs);
   // A failure text that quotes the output quotes what was kept; the marker counts the rest.

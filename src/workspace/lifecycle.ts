@@ -12,7 +12,7 @@ import {
 } from './containment.js';
 import { allSlots, ensembleSize } from './ensemble.js';
 import { runHook } from './hooks.js';
-import { resolveWorkspaceRoot, workspacePath } from './paths.js';
+import { resolveWorkspaceRoot, workerRoot, workspacePath } from './paths.js';
 import { resolveSkillSources, syncSkills } from './skills.js';
 import {
   agentPath,
@@ -93,8 +93,22 @@ interface RunContext {
  */
 export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunSummary> {
   const env = options.env ?? process.env;
-  const { root } = resolveWorkspaceRoot(options.config.workspace.root, env);
   const size = ensembleSize(options.issue, options.config.agent.ensembleSize);
+  let root: string;
+  try {
+    root = await resolveRoot(options, env);
+  } catch (error) {
+    // The worker is unreachable before anything started: every slot fails alike.
+    return completeRun(
+      options,
+      (options.slots ?? allSlots(size)).map((slot) => {
+        const summary: SlotSummary = { slot, workspace: '', succeeded: false, turns: 0 };
+        summary.errorCode = isLorenzError(error) ? error.code : 'workspace_error';
+        summary.error = errorMessage(error);
+        return summary;
+      }),
+    );
+  }
   const context: RunContext = {
     options,
     root,
@@ -109,6 +123,10 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
     (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
   );
   if (size > 1 && !context.shared && options.cleanup !== false) await removeEnsembleParent(context);
+  return completeRun(options, slots);
+}
+
+function completeRun(options: LifecycleOptions, slots: SlotSummary[]): RunSummary {
   const summary: RunSummary = {
     identifier: options.issue.identifier,
     succeeded: slots.every((slot) => slot.succeeded),
@@ -116,6 +134,13 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
   };
   options.emit({ type: 'run_completed', message: summary });
   return summary;
+}
+
+/** On a remote worker, `~` means the worker's HOME (asked over the connection). */
+async function resolveRoot(options: LifecycleOptions, env: NodeJS.ProcessEnv): Promise<string> {
+  const resolved = resolveWorkspaceRoot(options.config.workspace.root, env);
+  if (!options.executor.remote) return resolved.root;
+  return workerRoot(resolved, await options.executor.homeDirectory());
 }
 
 async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> {

@@ -54,6 +54,18 @@ export function expandPath(expression: string, env: NodeJS.ProcessEnv): string |
 }
 
 /**
+ * The root on a remote worker: a `~` or `~/…` expression expands against the worker's HOME
+ * (the reference's remote root resolution); anything else is used as this machine expanded it.
+ */
+export function workerRoot(resolved: ResolvedRoot, workerHome: string): string {
+  const expression = resolved.rootExpression;
+  if (expression === '~' || expression.startsWith('~/')) {
+    return join(workerHome, expression.slice(1));
+  }
+  return resolved.root;
+}
+
+/**
  * The workspace root: LORENZ_WORKSPACE_ROOT if non-empty, else `workspace.root`, else
  * `<tmpdir>/lorenz_workspaces`. A value that expands to nothing (an unset `$VAR`) counts as
  * absent, so the next source applies rather than a relative, empty root.

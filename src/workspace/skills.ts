@@ -154,7 +154,9 @@ export async function syncSkills(
   for (const { real, name, target } of targets) {
     // With no symlink on the way, a target shares the source's realpath only when the source
     // itself lies in the workspace: there is nothing to copy then.
-    if (!(await sameRealpath(executor, target, real))) await executor.copyTree(real, target);
+    if (!(await sameRealpath(executor, target, real))) {
+      await executor.copyTree(real, target, { within: workspace });
+    }
     names.push(name);
   }
   return names;

@@ -8,6 +8,7 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { sshBundleOptions } from '../../hack/bundle-native.mjs';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -336,6 +337,7 @@ describe('the runner bundle', () => {
         },
         metafile: true,
         logLevel: 'silent',
+        ...sshBundleOptions,
       });
       // A package esbuild left external must not be installed either: it is an optional
       // dependency probed in a try/catch (ws's bufferutil, debug's supports-color), absent

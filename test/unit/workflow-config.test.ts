@@ -60,7 +60,7 @@ const DEFAULTS: WorkflowConfig = {
       codex: { bridgeCommand: 'codex-acp', env: {} },
     },
   },
-  worker: { sshHosts: [], sshTimeoutMs: 60_000 },
+  worker: { sshHosts: [], sshTimeoutMs: 60_000, maxConcurrentAgentsPerHost: null },
 };
 
 describe('parseConfig defaults', () => {
@@ -135,7 +135,11 @@ describe('parseConfig values', () => {
         skills: ['./s'],
       },
       agents: { turn_timeout_ms: 10, stall_timeout_ms: -1, response_timeout_ms: 20 },
-      worker: { ssh_hosts: ['h1'], ssh_timeout_ms: 7 },
+      worker: {
+        ssh_hosts: ['h1'],
+        ssh_timeout_ms: 7,
+        max_concurrent_agents_per_host: 3,
+      },
     });
     expect(warnings).toEqual([]);
     expect(config).toEqual({
@@ -191,7 +195,7 @@ describe('parseConfig values', () => {
         skills: ['./s'],
       },
       agents: { ...DEFAULTS.agents, turnTimeoutMs: 10, stallTimeoutMs: -1, responseTimeoutMs: 20 },
-      worker: { sshHosts: ['h1'], sshTimeoutMs: 7 },
+      worker: { sshHosts: ['h1'], sshTimeoutMs: 7, maxConcurrentAgentsPerHost: 3 },
     });
   });
 
@@ -436,6 +440,22 @@ describe('invalid values name the key path and the rule', () => {
       'agents.claude.env.A: must be a map of names to strings',
     ],
     [{ worker: { ssh_hosts: [1] } }, 'worker.ssh_hosts[0]: must be a string'],
+    [
+      { worker: { ssh_hosts: ['ok', 'h:99999'] } },
+      'worker.ssh_hosts[1]: must be [user@]host[:port]; the port is not 1-65535',
+    ],
+    [
+      { worker: { ssh_hosts: ['a b@h'] } },
+      'worker.ssh_hosts[0]: must be [user@]host[:port]; the user is not a login name',
+    ],
+    [
+      { worker: { ssh_hosts: ['host_name'] } },
+      'worker.ssh_hosts[0]: must be [user@]host[:port]; "host_name" is not a host name',
+    ],
+    [
+      { worker: { max_concurrent_agents_per_host: 0 } },
+      'worker.max_concurrent_agents_per_host: must be a positive integer',
+    ],
     [{ worker: { ssh_timeout_ms: 0 } }, `worker.ssh_timeout_ms: ${duration}`],
     ...(
       [

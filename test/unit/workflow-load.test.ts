@@ -54,7 +54,11 @@ describe('loadWorkflowFile', () => {
       codex: { bridgeCommand: 'codex-acp', env: {} },
       scripted: { bridgeCommand: 'node ./bridge.mjs', env: {} },
     });
-    expect(config.worker).toEqual({ sshHosts: ['worker-1', 'worker-2'], sshTimeoutMs: 30_000 });
+    expect(config.worker).toEqual({
+      sshHosts: ['worker-1', 'worker-2'],
+      sshTimeoutMs: 30_000,
+      maxConcurrentAgentsPerHost: null,
+    });
   });
 
   it('uses the default prompt for a blank body', async () => {

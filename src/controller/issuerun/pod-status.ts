@@ -32,6 +32,7 @@ export type PodReason =
   | 'WorkspaceCloneFailed'
   | 'WorkspaceSetupFailed'
   | 'GitCredentialsInvalid'
+  | 'SshConnectFailed'
   | 'PodFailed';
 
 export interface PodOutcome {
@@ -115,6 +116,8 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'WorkspaceSetupFailed';
     case 'invalid_git_credentials':
       return 'GitCredentialsInvalid';
+    case 'ssh_connect':
+      return 'SshConnectFailed';
     case 'agent_bridge_missing':
     case 'agent_bridge_exited':
     case 'agent_protocol_error':

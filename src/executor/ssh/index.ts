@@ -1,0 +1,82 @@
+import type { Executor } from '../types.js';
+import { createSshConnection, type SshTarget } from './connection.js';
+import { copyTreeToWorker } from './copy-tree.js';
+import { remoteExports } from './environment.js';
+import { createRemoteFiles } from './files.js';
+import { createRemoteGroups, type RemoteGroups } from './groups.js';
+import { runRemoteCommand, type RemoteRun } from './run.js';
+import { spawnRemoteProcess } from './spawn.js';
+
+export { checkSshTimeout } from './copy-tree.js';
+export type { SshTarget } from './connection.js';
+
+export interface SshExecutorOptions {
+  target: Omit<SshTarget, 'timeoutMs'>;
+  /** worker.ssh_timeout_ms: connecting, each file operation, each transfer. */
+  timeoutMs: number;
+  /** The environment Lorenz started with; only what differs from it is shipped. */
+  baseEnv?: NodeJS.ProcessEnv;
+  /** Channels open at once on the connection (below the host's MaxSessions). */
+  maxChannels?: number;
+}
+
+export interface SshExecutor extends Executor {
+  /** `user@host[:port]`. */
+  readonly name: string;
+  /** Connects now: fails with ssh_connect (unreachable, key refused, host key unknown). */
+  connect(): Promise<void>;
+}
+
+/**
+ * The executor for a remote worker: everything the lifecycle does (hooks, git, the skills
+ * overlay, the agent's bridge, the workspace's files) happens on the host over one SSH
+ * connection. Nothing of this machine's environment goes along but what Lorenz sets (see
+ * environment.ts), and the key and known_hosts stay in this process.
+ */
+export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
+  const base = options.baseEnv ?? process.env;
+  // The groups signal over the connection, and the connection ends orphan groups whenever
+  // it comes back: each refers to the other, through closures.
+  const liveGroups: RemoteGroups = createRemoteGroups({
+    get name() {
+      return connection.name;
+    },
+    exec: (command) => connection.exec(command),
+  });
+  const connection = createSshConnection(
+    { ...options.target, timeoutMs: options.timeoutMs },
+    {
+      // Groups a dropped connection left running end before anything else happens.
+      onConnected: (exec) => liveGroups.endOrphans(exec),
+      ...(options.maxChannels === undefined ? {} : { maxChannels: options.maxChannels }),
+    },
+  );
+  const run = (env: NodeJS.ProcessEnv | undefined): RemoteRun => ({
+    connection,
+    groups: liveGroups,
+    exports: remoteExports(env, base),
+  });
+  const files = createRemoteFiles(connection, options.timeoutMs);
+  return {
+    ...files,
+    name: connection.name,
+    remote: true,
+    connect: () => connection.connect(),
+    runCommand: (command, commandOptions) =>
+      runRemoteCommand(run(commandOptions.env), command, commandOptions),
+    spawn: (command, spawnOptions) =>
+      spawnRemoteProcess(run(spawnOptions.env), command, spawnOptions),
+    copyTree: (from, to, copyOptions) =>
+      copyTreeToWorker(connection, from, to, {
+        timeoutMs: options.timeoutMs,
+        ...(copyOptions?.within === undefined ? {} : { within: copyOptions.within }),
+      }),
+    shutdown: async (graceMs) => {
+      try {
+        await liveGroups.endAll(graceMs);
+      } finally {
+        connection.close();
+      }
+    },
+  };
+}
