@@ -1,4 +1,4 @@
-import { mkdir, readdir, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
