@@ -391,6 +391,48 @@ describe('on a real kube-apiserver', () => {
     expect(await canI(`${RELEASE_NAMESPACE}:lorenz`, ...args)).toBe(expected);
   });
 
+  it('grants every verb of every rule in src/controller/runtime/rbac.ts, and no other verb on those resources', async () => {
+    const verbs = [
+      'get',
+      'list',
+      'watch',
+      'create',
+      'update',
+      'patch',
+      'delete',
+      'deletecollection',
+    ];
+    const answers: string[] = [];
+    const expected: string[] = [];
+    for (const rule of CONTROLLER_RULES) {
+      for (const group of rule.apiGroups) {
+        for (const resource of rule.resources) {
+          // `kubectl auth can-i VERB TYPE/NAME` reads `issueruns/status` as an object named
+          // status: a subresource goes in --subresource.
+          const [plural = '', subresource] = resource.split('/');
+          const type = group === '' ? plural : `${plural}.${group}`;
+          const name = subresource ? `${type}/${subresource}` : type;
+          const target = subresource ? [type, `--subresource=${subresource}`] : [type];
+          for (const verb of verbs) {
+            // A verb granted by another rule for the same resource (events in two groups) counts.
+            const granted = CONTROLLER_RULES.some(
+              (other) =>
+                other.apiGroups.includes(group) &&
+                other.resources.includes(resource) &&
+                other.verbs.includes(verb),
+            );
+            expected.push(`${verb} ${name}: ${granted}`);
+            answers.push(
+              `${verb} ${name}: ${await canI(`${RELEASE_NAMESPACE}:lorenz`, verb, ...target, '-n', 'team-a')}`,
+            );
+          }
+        }
+      }
+    }
+    expect(answers).toEqual(expected);
+    expect(answers.filter((answer) => answer.endsWith('true')).length).toBeGreaterThan(20);
+  });
+
   it('with watchNamespace, grants the controller rules in that namespace only', async () => {
     const { stdout } = await run(tools.helm, [
       'template',
