@@ -109,16 +109,25 @@ describe('run inputs', () => {
     let ticks = 0;
     const timer = setInterval(() => (ticks += 1), 1);
     const started = performance.now();
+    let message = '';
     try {
-      await expect(inputsFor({}, quick, 100, { perTemplateMs: 250, totalMs: 300 })).rejects.toThrow(
-        /rendering the run's inputs took longer than 300 ms \(done: the hooks and \d+ of 100 prompts\)/,
+      await inputsFor({}, quick, 100, { perTemplateMs: 250, totalMs: 300 }).catch(
+        (error: Error) => (message = error.message),
       );
     } finally {
       clearInterval(timer);
     }
     const elapsed = performance.now() - started;
+    const done =
+      /rendering the run's inputs took longer than 300 ms \(done: the hooks and (\d+) of 100 prompts\)/.exec(
+        message,
+      );
+    expect(done, message).not.toBeNull();
     expect(elapsed).toBeLessThan(1500);
-    // The timer fired between renders: the event loop was never held for the whole run.
-    expect(ticks).toBeGreaterThan(3);
+    // The timer fired between renders (at least once between every two of them, however
+    // slow the machine is): the event loop was never held for the whole run.
+    const rendered = Number(done?.[1]);
+    expect(rendered).toBeLessThan(100);
+    expect(ticks).toBeGreaterThanOrEqual(Math.max(1, rendered - 1));
   });
 });
