@@ -5,6 +5,7 @@
 //   only the engine, never the Kubernetes client: start-up is what is left to win over
 //   the login shells of four hooks.
 import { build } from 'esbuild';
+import { buildSnapshot } from './snapshot.mjs';
 
 const common = {
   bundle: true,
@@ -45,3 +46,6 @@ await build({
   target: 'node22',
   logLevel: 'warning',
 });
+
+// The startup snapshot of the engine and its launcher (hack/snapshot.mjs).
+await buildSnapshot();

@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAcpAgentStep } from '../agent/index.js';
+import { createLazyAcpAgentStep } from '../agent/lazy.js';
 import { createLocalExecutor } from '../executor/local.js';
 import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
@@ -11,6 +11,7 @@ import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { loadWorkflowFile } from '../template/load-workflow.js';
 import { isActiveState } from '../workflow/states.js';
+import { markStartup } from '../workflow/startup-marks.js';
 import { readIssueFile } from './issue-file.js';
 import { integerOption, requireOption } from './usage.js';
 
@@ -41,6 +42,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   const workflow = await loadWorkflowFile(workflowPath);
   for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
   const issue = await readIssueFile(issuePath);
+  markStartup('workflow_loaded');
   const attempt = integerOption(values.attempt, '--attempt') ?? null;
   const credentialsPath = values['git-credentials'] ?? process.env[GIT_CREDENTIALS_VARIABLE];
   // Only a workflow with workspace.git uses them; read up front so a bad file fails first.
@@ -57,7 +59,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
 
   const agent: AgentStep | undefined = values['no-agent']
     ? undefined
-    : createAcpAgentStep({
+    : createLazyAcpAgentStep({
         config: workflow.config,
         executor,
         env: process.env,

@@ -14,6 +14,7 @@ import type { Executor } from './types.js';
 import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
 import { runLocalCommand, spawnLocalProcess } from './local-run.js';
 import { startPidNamespace, type PidNamespace } from './pid-namespace.js';
+import { markStartup } from '../workflow/startup-marks.js';
 
 export interface LocalExecutorOptions {
   /**
@@ -35,7 +36,10 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
   // Started with the first hook, so a run without hooks never pays for it.
   let namespace: Promise<PidNamespace | null> | undefined;
   const pidNamespace = () =>
-    (namespace ??= settings.pidNamespace === false ? Promise.resolve(null) : startPidNamespace());
+    (namespace ??=
+      settings.pidNamespace === false
+        ? Promise.resolve(null)
+        : startPidNamespace().finally(() => markStartup('pid_namespace_ready')));
   return {
     runCommand: async (command, options) =>
       runLocalCommand(
