@@ -116,6 +116,7 @@ function timedRun(argv, env = {}, trace = false) {
   });
 }
 const runArgs = ['run', '--workflow', workflow, '--issue', issue, '--no-agent'];
+const baseline = process.env.BENCH_BASELINE;
 const traces = { snapshot: [], plain: [] };
 const traced = (kind, argv, env) => async () => {
   const { wall, trace } = await timedRun(argv, env, true);
@@ -132,8 +133,10 @@ const whole = await interleaved([
   traced('plain', [launcher, ...runArgs], { LORENZ_SNAPSHOT: '0' }),
   () => timedRun([launcher, ...runArgs], { PATH: `${noUnshare}:${process.env.PATH}` }),
   () => timedRun([node, '-e', '0']),
+  // BENCH_BASELINE=<another checkout's dist/cli/lorenz.js>: its run, in the same rounds.
+  ...(baseline ? [() => timedRun([node, baseline, ...runArgs])] : []),
 ]);
-const [fourBare, viaSnapshot, viaPlain, withoutNamespace, nodeAlone] = whole.medians;
+const [fourBare, viaSnapshot, viaPlain, withoutNamespace, nodeAlone, viaBaseline] = whole.medians;
 
 const small = await interleaved([
   () => timedRun([node, '-e', '0']),
@@ -209,6 +212,9 @@ const rows = [
     ms(withoutNamespace),
     `${ratio(withoutNamespace)}: the namespace's share ${ms(viaSnapshot - withoutNamespace)}`,
   ],
+  ...(viaBaseline === undefined
+    ? []
+    : [['  the same, BENCH_BASELINE', ms(viaBaseline), `${ratio(viaBaseline)}`]]),
   [
     'lorenz --version',
     ms(small.medians[1]),

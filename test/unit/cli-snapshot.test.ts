@@ -7,6 +7,7 @@ import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import type { StartupTrace } from '../../src/workflow/startup-marks.js';
+import { RUNNER_NODE_FLAGS } from '../../src/api/run-pod.js';
 
 // The launcher (hack/launcher.sh, built beside each bundle) starts from the V8 startup
 // snapshot only when its key names this node; anything else (another node, as in a run Pod
@@ -98,6 +99,14 @@ describe('the launcher', () => {
     const poll = launch(join(dist, 'lorenz'), ['poll', '--no-such-flag']);
     expect(poll.code).toBe(2);
     expect(poll.stderr).not.toMatch(/not in the startup snapshot/);
+  });
+
+  it('starts node with RUNNER_NODE_FLAGS either way', () => {
+    const execs = readFileSync(join(repo, 'hack/launcher.sh'), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim().startsWith('exec "$node"'));
+    expect(execs).toHaveLength(2);
+    for (const line of execs) expect(line).toContain(` ${RUNNER_NODE_FLAGS.join(' ')} `);
   });
 
   it('prints the version from either start', () => {
