@@ -9,7 +9,7 @@ import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import { loadGitCredentials, type GitCredentials } from '../workspace/git/index.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
-import { loadWorkflowFile } from '../template/load-workflow.js';
+import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
 import { isActiveState } from '../workflow/states.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import { readIssueFile } from './issue-file.js';
@@ -39,18 +39,28 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
   const issuePath = requireOption(values.issue, '--issue');
-  const workflow = await loadWorkflowFile(workflowPath);
-  for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
-  const issue = await readIssueFile(issuePath);
-  markStartup('workflow_loaded');
-  const attempt = integerOption(values.attempt, '--attempt') ?? null;
-  const credentialsPath = values['git-credentials'] ?? process.env[GIT_CREDENTIALS_VARIABLE];
-  // Only a workflow with workspace.git uses them; read up front so a bad file fails first.
-  const credentials: GitCredentials | null =
-    credentialsPath && workflow.config.workspace.git
-      ? await loadGitCredentials(credentialsPath)
-      : null;
-  const executor = createLocalExecutor();
+  // The namespace for the hooks starts while the workflow and the issue load.
+  const executor = createLocalExecutor({ startNamespaceNow: true });
+  let workflow: LoadedWorkflow;
+  let issue: Issue;
+  let credentials: GitCredentials | null;
+  let attempt: number | null;
+  try {
+    workflow = await loadWorkflowFile(workflowPath);
+    for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
+    issue = await readIssueFile(issuePath);
+    markStartup('workflow_loaded');
+    attempt = integerOption(values.attempt, '--attempt') ?? null;
+    const credentialsPath = values['git-credentials'] ?? process.env[GIT_CREDENTIALS_VARIABLE];
+    // Only a workflow with workspace.git uses them; read up front so a bad file fails first.
+    credentials =
+      credentialsPath && workflow.config.workspace.git
+        ? await loadGitCredentials(credentialsPath)
+        : null;
+  } catch (error) {
+    await executor.shutdown();
+    throw error;
+  }
 
   const emit = (event: LorenzEvent): void => {
     out(`${JSON.stringify(event)}\n`);

@@ -203,7 +203,8 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   };
   let summary: RunSummary | null = null;
   let failure: { code: SlotErrorCode; message: string } | undefined;
-  const executor = options.executor ?? createLocalExecutor();
+  // The namespace for the hooks starts while the inputs are verified and the workflow loaded.
+  const executor = options.executor ?? createLocalExecutor({ startNamespaceNow: true });
   try {
     if (tokenError !== undefined) throw tokenError;
     const mcpServers = options.tools && token ? [gatewayServer(options.tools, token)] : [];
