@@ -1,6 +1,8 @@
 # The Lorenz operator image: the controller (`lorenz controller`) and, at /lorenz/lorenz.js,
 # the runner bundle that the init container of every run Pod copies into an emptyDir
-# (and, beside it, /lorenz/scripted-agent.mjs, the scripted ACP agent the samples use).
+# (and, beside it, /lorenz/scripted-agent.mjs, the scripted ACP agent the samples use), with
+# its launcher /lorenz/lorenz and the V8 startup snapshot the launcher starts the runner from
+# when the agent image's node is this image's (else the bundle: see hack/launcher.sh).
 #
 # Two stages. The build stage installs the locked dependencies and bundles the CLI with
 # esbuild; the bundle is self-contained (test/unit/packaging-image.test.ts checks that it
@@ -19,7 +21,8 @@ COPY src/ src/
 COPY test/fixtures/scripted-agent/ test/fixtures/scripted-agent/
 RUN npm run build \
   && mkdir -p /out/lorenz \
-  && cp dist/lorenz.js dist/scripted-agent.mjs /out/lorenz/
+  && cp dist/lorenz.js dist/lorenz dist/lorenz.snapshot.blob dist/lorenz.snapshot.key \
+        dist/scripted-agent.mjs /out/lorenz/
 
 FROM node:24.21.0-bookworm-slim
 LABEL org.opencontainers.image.title="lorenz" \

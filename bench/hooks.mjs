@@ -1,7 +1,8 @@
 // `npm run bench`: hook overhead and a whole `lorenz run --no-agent`, medians side by side.
-// A benchmark, not a test: it prints figures and ratios against the targets in DESIGN.md.
+// A benchmark, not a test: it prints figures and ratios against the targets in DESIGN.md,
+// and where a start's time goes (LORENZ_STARTUP_TRACE marks, src/workflow/startup-marks.ts).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -68,7 +69,11 @@ const hooks = await interleaved([
 ]);
 const [bare, viaExecutor, viaHook] = hooks.medians;
 
-// 2. A whole `lorenz run --no-agent` with four trivial hooks vs four bare `bash -lc true`.
+// 2. Start-up: a whole `lorenz run --no-agent` with four trivial hooks vs four bare
+// `bash -lc true`, through the launcher from the V8 startup snapshot and from the plain
+// bundle; the PID namespace's share (the snapshot run on a PATH whose `unshare` fails, so
+// hooks run without one); `--version`, `workflow validate`; and the runner as a run Pod
+// starts it, from its command to the first hook's spawn.
 const workflow = join(root, 'WORKFLOW.md');
 writeFileSync(
   workflow,
@@ -77,34 +82,124 @@ writeFileSync(
 const issue = join(root, 'issue.yaml');
 writeFileSync(issue, 'identifier: ENG-1\ntitle: bench\nstate: Todo\n');
 const node = join(repo, 'node_modules/.bin/node');
-const cli = join(repo, 'dist/cli/lorenz.js');
+const launcher = join(repo, 'dist/cli/lorenz');
+const noUnshare = join(root, 'no-unshare');
+spawnSync('mkdir', ['-p', noUnshare]);
+writeFileSync(join(noUnshare, 'unshare'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+const traceFile = join(root, 'trace.jsonl');
+
+/** Runs argv; resolves its wall time; with `trace`, also the start-up marks it wrote. */
+function timedRun(argv, env = {}, trace = false) {
+  return new Promise((resolve, reject) => {
+    if (trace) rmSync(traceFile, { force: true });
+    const spawnedAt = performance.timeOrigin + performance.now();
+    const start = performance.now();
+    const child = spawn(argv[0], argv.slice(1), {
+      stdio: 'ignore',
+      env: {
+        ...process.env,
+        LORENZ_NODE: node,
+        ...env,
+        ...(trace ? { LORENZ_STARTUP_TRACE: traceFile } : {}),
+      },
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code}`));
+      const wall = performance.now() - start;
+      if (!trace) return resolve(wall);
+      const t = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]);
+      // From the command's start (the launcher's sh included) to the first hook's spawn.
+      t.fromCommand = t.timeOrigin + t.marks.first_command_spawn - spawnedAt;
+      resolve({ wall, trace: t });
+    });
+  });
+}
+const runArgs = ['run', '--workflow', workflow, '--issue', issue, '--no-agent'];
+const baseline = process.env.BENCH_BASELINE;
+const traces = { snapshot: [], plain: [] };
+const traced = (kind, argv, env) => async () => {
+  const { wall, trace } = await timedRun(argv, env, true);
+  traces[kind].push(trace);
+  return wall;
+};
 const whole = await interleaved([
   async () => {
     let total = 0;
     for (let i = 0; i < 4; i += 1) total += await bareBash();
     return total;
   },
-  () =>
-    new Promise((resolve, reject) => {
-      const start = performance.now();
-      const child = spawn(
-        node,
-        [cli, 'run', '--workflow', workflow, '--issue', issue, '--no-agent'],
-        {
-          stdio: 'ignore',
-        },
-      );
-      child.on('error', reject);
-      child.on('exit', (code) =>
-        code === 0
-          ? resolve(performance.now() - start)
-          : reject(new Error(`lorenz run exited ${code}`)),
-      );
-    }),
+  traced('snapshot', [launcher, ...runArgs]),
+  traced('plain', [launcher, ...runArgs], { LORENZ_SNAPSHOT: '0' }),
+  () => timedRun([launcher, ...runArgs], { PATH: `${noUnshare}:${process.env.PATH}` }),
+  () => timedRun([node, '-e', '0']),
+  // BENCH_BASELINE=<another checkout's dist/cli/lorenz.js>: its run, in the same rounds.
+  ...(baseline ? [() => timedRun([node, baseline, ...runArgs])] : []),
 ]);
-const [fourBare, wholeRun] = whole.medians;
+const [fourBare, viaSnapshot, viaPlain, withoutNamespace, nodeAlone, viaBaseline] = whole.medians;
+
+const small = await interleaved([
+  () => timedRun([node, '-e', '0']),
+  () => timedRun([launcher, '--version']),
+  () => timedRun([launcher, '--version'], { LORENZ_SNAPSHOT: '0' }),
+  () => timedRun([launcher, 'workflow', 'validate', workflow]),
+  () => timedRun([launcher, 'workflow', 'validate', workflow], { LORENZ_SNAPSHOT: '0' }),
+]);
+
+// The runner: the inputs a controller renders, and the run Pod's command (RUNNER_NODE_FLAGS
+// come from the launcher) from its start to the first hook's spawn.
+const { renderRunInputs } = await import(join(repo, 'dist/tsc/controller/issuerun/inputs.js'));
+const { loadWorkflowText } = await import(join(repo, 'dist/tsc/template/load-workflow.js'));
+const { normalizeIssue } = await import(join(repo, 'dist/tsc/workflow/issue.js'));
+const workflowText = readFileSync(workflow, 'utf8');
+const loaded = loadWorkflowText(workflowText, 'bench');
+const inputs = await renderRunInputs({
+  workflowText,
+  config: loaded.config,
+  promptTemplate: loaded.promptTemplate,
+  issue: normalizeIssue({ identifier: 'ENG-1', title: 'bench', state: 'Todo' }),
+  run: { run: 'eng-1', identifier: 'ENG-1', attempt: null, ensembleSize: 1 },
+});
+const inputsDir = join(root, 'inputs');
+spawnSync('mkdir', ['-p', inputsDir, join(root, 'pod-ws')]);
+for (const [name, content] of Object.entries(inputs.files))
+  writeFileSync(join(inputsDir, name), content);
+const runnerArgs = [
+  'runner',
+  '--inputs',
+  inputsDir,
+  '--slot',
+  '0',
+  '--workspace',
+  join(root, 'pod-ws'),
+  '--issue-state-file',
+  join(root, 'state'),
+  '--termination-log',
+  join(root, 'termination-log'),
+  '--no-agent',
+];
+// The files as the init container copies them: in a copy the launcher asks node its version.
+const podBin = join(root, 'lorenz-bin');
+spawnSync('mkdir', ['-p', podBin]);
+for (const file of ['lorenz', 'lorenz.js', 'lorenz.snapshot.blob', 'lorenz.snapshot.key'])
+  copyFileSync(join(repo, 'dist', file), join(podBin, file));
+const runnerTraces = { snapshot: [], plain: [] };
+const runnerTraced = (kind, env) => async () => {
+  const { trace } = await timedRun(['sh', join(podBin, 'lorenz'), ...runnerArgs], env, true);
+  runnerTraces[kind].push(trace);
+  return trace.fromCommand;
+};
+const runner = await interleaved([
+  runnerTraced('snapshot'),
+  runnerTraced('plain', { LORENZ_SNAPSHOT: '0' }),
+]);
 rmSync(root, { recursive: true, force: true });
 
+// Each run's excess over the four bare shells of its own round, the median of those: robust
+// to the machine's load drifting between rounds, unlike a difference of two medians.
+const excessOf = (x) => whole.excess[whole.medians.indexOf(x)];
+const ratio = (x) =>
+  `${((fourBare + excessOf(x)) / fourBare).toFixed(3)}× (+${ms(excessOf(x))} per round)`;
 const rows = [
   ['bare bash -lc true', ms(bare), ''],
   [
@@ -113,13 +208,53 @@ const rows = [
     `+${ms(hooks.excess[1])} per round (target ≤ 10 ms)`,
   ],
   ['runHook(true) with events', ms(viaHook), `+${ms(hooks.excess[2])} per round (target ≤ 10 ms)`],
+  ['node -e 0', ms(nodeAlone), ''],
   ['4 × bare bash -lc true', ms(fourBare), ''],
   [
     'lorenz run --no-agent, 4 hooks',
-    ms(wholeRun),
-    `${(wholeRun / fourBare).toFixed(3)}× (target ≤ 1.10×; reference Lorenz 1.24×)`,
+    ms(viaSnapshot),
+    `${ratio(viaSnapshot)} from the snapshot (target ≤ 1.10×)`,
+  ],
+  ['  the same, plain bundle', ms(viaPlain), `${ratio(viaPlain)}`],
+  [
+    '  the same, no PID namespace',
+    ms(withoutNamespace),
+    `${ratio(withoutNamespace)}: the namespace's share ${ms(excessOf(viaSnapshot) - excessOf(withoutNamespace))}`,
+  ],
+  ...(viaBaseline === undefined
+    ? []
+    : [['  the same, BENCH_BASELINE', ms(viaBaseline), `${ratio(viaBaseline)}`]]),
+  [
+    'lorenz --version',
+    ms(small.medians[1]),
+    `snapshot; plain ${ms(small.medians[2])}; node -e 0 ${ms(small.medians[0])}`,
+  ],
+  ['lorenz workflow validate', ms(small.medians[3]), `snapshot; plain ${ms(small.medians[4])}`],
+  [
+    'runner: command → first hook',
+    ms(runner.medians[0]),
+    `snapshot; plain ${ms(runner.medians[1])} (inputs verified, hooks re-rendered)`,
   ],
 ];
 console.log(`medians of ${runs} interleaved rounds (BENCH_RUNS)`);
 for (const [name, value, note] of rows)
   console.log(`${name.padEnd(34)} ${value.padStart(10)}   ${note}`);
+
+/** Median ms since the process started of each start-up mark, and the gaps between them. */
+function breakdown(title, series) {
+  const names = Object.keys(series[0].marks);
+  console.log(`\n${title} (ms since the process started; median of ${series.length})`);
+  let previous = 0;
+  for (const name of names) {
+    const at = median(series.map((t) => t.marks[name]));
+    console.log(`  ${name.padEnd(22)} ${ms(at).padStart(10)}   +${ms(at - previous)}`);
+    previous = at;
+  }
+  console.log(
+    `  ${'from the command'.padEnd(22)} ${ms(median(series.map((t) => t.fromCommand))).padStart(10)}   (launcher and node start included)`,
+  );
+}
+breakdown('lorenz run, snapshot: where the start goes', traces.snapshot);
+breakdown('lorenz run, plain bundle', traces.plain);
+breakdown('runner, snapshot', runnerTraces.snapshot);
+breakdown('runner, plain bundle', runnerTraces.plain);

@@ -6,6 +6,7 @@
 //   the login shells of four hooks.
 import { build } from 'esbuild';
 import { sshBundleOptions } from './bundle-native.mjs';
+import { buildSnapshot } from './snapshot.mjs';
 
 const common = {
   bundle: true,
@@ -47,3 +48,6 @@ await build({
   target: 'node22',
   logLevel: 'warning',
 });
+
+// The startup snapshot of the engine and its launcher (hack/snapshot.mjs).
+await buildSnapshot();

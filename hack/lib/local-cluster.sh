@@ -30,6 +30,9 @@ write_image_map() {
 {
   "$OPERATOR_IMAGE": {
     "/lorenz/lorenz.js": "$ROOT/dist/lorenz.js",
+    "/lorenz/lorenz": "$ROOT/dist/lorenz",
+    "/lorenz/lorenz.snapshot.blob": "$ROOT/dist/lorenz.snapshot.blob",
+    "/lorenz/lorenz.snapshot.key": "$ROOT/dist/lorenz.snapshot.key",
     "/lorenz/scripted-agent.mjs": "$ROOT/dist/scripted-agent.mjs"
   },
   "$SAMPLE_AGENT_IMAGE": {

@@ -5,5 +5,6 @@ export {
   type AgentRuntimeConfig,
   type McpServer,
 } from './step.js';
+export { createLazyAcpAgentStep } from './lazy.js';
 export { AgentFailure, type AgentFailureCode } from './failures.js';
 export { bridgeEnvironment, TRACKER_CREDENTIAL_VARIABLES } from './environment.js';

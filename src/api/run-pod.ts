@@ -43,6 +43,14 @@ export const RUN_POD_PATHS = {
 /** Files the init container copies into the runner volume. */
 export const RUNNER_BUNDLE_FILE = 'lorenz.js';
 export const SCRIPTED_AGENT_FILE = 'scripted-agent.mjs';
+/**
+ * The launcher (hack/launcher.sh), the agent container's command: it starts the runner from
+ * the V8 startup snapshot beside it when the agent image's node is the one that built it,
+ * else from RUNNER_BUNDLE_FILE, with RUNNER_NODE_FLAGS either way.
+ */
+export const RUNNER_LAUNCHER_FILE = 'lorenz';
+/** The snapshot and its key (`<node version> <machine>`): copied when the image has them. */
+export const RUNNER_SNAPSHOT_FILES = ['lorenz.snapshot.blob', 'lorenz.snapshot.key'] as const;
 
 /** The flags of `lorenz runner`, the agent container's command. */
 /**

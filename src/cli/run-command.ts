@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAcpAgentStep } from '../agent/index.js';
+import { createLazyAcpAgentStep } from '../agent/lazy.js';
 import { createLocalExecutor } from '../executor/local.js';
 import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
@@ -9,8 +9,9 @@ import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import { loadGitCredentials, type GitCredentials } from '../workspace/git/index.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
-import { loadWorkflowFile } from '../template/load-workflow.js';
+import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
 import { isActiveState } from '../workflow/states.js';
+import { markStartup } from '../workflow/startup-marks.js';
 import { readIssueFile } from './issue-file.js';
 import { chooseExecutor } from './ssh-worker.js';
 import { integerOption, requireOption } from './usage.js';
@@ -41,22 +42,38 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
   const issuePath = requireOption(values.issue, '--issue');
-  const workflow = await loadWorkflowFile(workflowPath);
-  for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
-  const issue = await readIssueFile(issuePath);
-  const attempt = integerOption(values.attempt, '--attempt') ?? null;
-  const credentialsPath = values['git-credentials'] ?? process.env[GIT_CREDENTIALS_VARIABLE];
-  // Only a workflow with workspace.git uses them; read up front so a bad file fails first.
-  const credentials: GitCredentials | null =
-    credentialsPath && workflow.config.workspace.git
-      ? await loadGitCredentials(credentialsPath)
-      : null;
+  // The namespace for the hooks starts while the workflow and the issue load.
+  const local = createLocalExecutor({ startNamespaceNow: true });
+  let workflow: LoadedWorkflow;
+  let issue: Issue;
+  let credentials: GitCredentials | null;
+  let attempt: number | null;
+  try {
+    workflow = await loadWorkflowFile(workflowPath);
+    for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
+    issue = await readIssueFile(issuePath);
+    markStartup('workflow_loaded');
+    attempt = integerOption(values.attempt, '--attempt') ?? null;
+    const credentialsPath = values['git-credentials'] ?? process.env[GIT_CREDENTIALS_VARIABLE];
+    // Only a workflow with workspace.git uses them; read up front so a bad file fails first.
+    credentials =
+      credentialsPath && workflow.config.workspace.git
+        ? await loadGitCredentials(credentialsPath)
+        : null;
+  } catch (error) {
+    await local.shutdown();
+    throw error;
+  }
   // With worker.ssh_hosts, everything below happens on the first host that connects.
   const executor = await chooseExecutor(
     workflow.config,
     { sshKey: values['ssh-key'], knownHosts: values['known-hosts'] },
-    () => createLocalExecutor(),
-  );
+    () => local,
+  ).catch(async (error: unknown) => {
+    await local.shutdown();
+    throw error;
+  });
+  if (executor !== local) await local.shutdown();
 
   const emit = (event: LorenzEvent): void => {
     out(`${JSON.stringify(event)}\n`);
@@ -65,7 +82,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
 
   const agent: AgentStep | undefined = values['no-agent']
     ? undefined
-    : createAcpAgentStep({
+    : createLazyAcpAgentStep({
         config: workflow.config,
         executor,
         env: process.env,

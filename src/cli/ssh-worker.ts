@@ -2,7 +2,6 @@ import { access, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Executor } from '../executor/types.js';
-import { connectFirstHost } from '../executor/ssh/first-host.js';
 import type { WorkflowConfig } from '../workflow/config.js';
 import { UsageError } from './usage.js';
 
@@ -48,6 +47,8 @@ export async function chooseExecutor(
   const knownHostsFile = flags.knownHosts ?? join(homedir(), '.ssh', 'known_hosts');
   const privateKey = await readOption(keyFile, 'the SSH key');
   const knownHosts = (await readOption(knownHostsFile, 'known_hosts')).toString('utf8');
+  // Loaded only for SSH workers: ssh2 is most of a start-up that local runs need not pay.
+  const { connectFirstHost } = await import('../executor/ssh/first-host.js');
   return connectFirstHost(
     config.worker.sshHosts,
     { privateKey, knownHosts },

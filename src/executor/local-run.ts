@@ -1,4 +1,5 @@
 import { createOutputCapture, withoutFinalNewline } from './output-capture.js';
+import { markFirstCommandSpawn } from '../workflow/startup-marks.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -64,6 +65,7 @@ export async function runLocalCommand(
   let child: ChildProcess;
   try {
     const argv = [...enter, '/bin/sh', '-c', MERGED_OUTPUT_SCRIPT, 'sh', command];
+    markFirstCommandSpawn();
     child = spawn(argv[0] ?? '/bin/sh', argv.slice(1), {
       cwd: options.cwd,
       env: options.env ?? process.env,

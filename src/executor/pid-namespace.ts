@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdir, readlink } from 'node:fs/promises';
+import { readFile, readdir, readlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -106,6 +106,52 @@ async function waitEmpty(inode: string, withinMs: number, except: number[]): Pro
   }
 }
 
+/** True when `exited` resolves within `ms`; the timer never outlives the wait. */
+async function exitWithin(exited: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    exited.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return inTime;
+}
+
+/**
+ * The holder's children (its init): one small read where `members` reads every process's
+ * namespace link, which on a busy machine costs milliseconds before the first hook. Null
+ * where the kernel has no `children` file (CONFIG_PROC_CHILDREN).
+ */
+async function holderChildren(pid: number): Promise<number[] | null> {
+  try {
+    const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8');
+    const pids = text.split(' ').filter((word) => /^\d+$/.test(word));
+    return pids.length === 1 ? pids.map(Number) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether the namespace holds only its init, read from the namespace's own /proc (mounted by
+ * --mount-proc, seen through the init's root): it lists the members alone, so the common end
+ * (every hook done, nothing left behind) needs no scan of the machine's processes. False
+ * when that cannot be read: then `members` decides.
+ */
+async function onlyInitLeft(init: readonly number[]): Promise<boolean> {
+  if (init.length !== 1) return false;
+  try {
+    const inside = (await readdir(`/proc/${init[0]}/root/proc`)).filter((entry) =>
+      /^\d+$/.test(entry),
+    );
+    return inside.length === 1 && inside[0] === '1';
+  } catch {
+    return false;
+  }
+}
+
 /** Start the holder; null when this machine does not let us have a PID namespace. */
 export async function startPidNamespace(): Promise<PidNamespace | null> {
   let holder: ChildProcess;
@@ -115,6 +161,7 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
     return null;
   }
   holder.on('error', () => {}); // reported through holderReady
+  const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
   const pid = holder.pid;
   if (!(await holderReady(holder)) || pid === undefined) {
     holder.kill('SIGKILL');
@@ -128,7 +175,7 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
     return null;
   }
   // Right after READY the namespace holds its init (the holder's `sh`) and nothing else.
-  const init = await members(inode);
+  const init = (await holderChildren(pid)) ?? (await members(inode));
   // The holder must never keep this process alive: `end` is the orderly way out, and this
   // process exiting closes the pipe, which ends the namespace too.
   holder.unref();
@@ -147,15 +194,22 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
     end(graceMs) {
       ending ??= (async () => {
         // Everything but the init gets a SIGTERM and the grace (an init ignores SIGTERM).
-        signalAll(
-          (await members(inode)).filter((member) => !init.includes(member)),
-          'SIGTERM',
-        );
-        await waitEmpty(inode, graceMs, init);
+        const left = (await onlyInitLeft(init))
+          ? []
+          : (await members(inode)).filter((member) => !init.includes(member));
+        signalAll(left, 'SIGTERM');
+        if (left.length > 0) await waitEmpty(inode, graceMs, init);
+        // The init ends with its pipe, and the kernel kills whatever is left in the namespace
+        // before the init is reaped: the holder's exit is the namespace's end. Awaited rather
+        // than polled (a poll costs up to its interval on every run's way out).
         holder.stdin?.end();
-        signalAll(await members(inode), 'SIGKILL');
-        // Polled, never a pending timer: this process must be free to exit at once after.
-        await waitEmpty(inode, TEARDOWN_WAIT_MS, []);
+        if (await exitWithin(exited, TEARDOWN_WAIT_MS)) return;
+        // The holder did not exit in time: SIGKILL whatever is left and wait as before.
+        const lingering = await members(inode);
+        if (lingering.length > 0) {
+          signalAll(lingering, 'SIGKILL');
+          await waitEmpty(inode, TEARDOWN_WAIT_MS, []);
+        }
       })();
       return ending;
     },

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createAcpAgentStep, type McpServer } from '../agent/index.js';
+import type { McpServer } from '../agent/index.js';
+import { createLazyAcpAgentStep } from '../agent/lazy.js';
 import {
   INPUT_FILES,
   ISSUE_STATE_PATH,
@@ -21,6 +22,7 @@ import {
 import type { HookExecutionMessage, LorenzEvent, RunSummary } from '../workflow/events.js';
 import { normalizeIssue, type Issue } from '../workflow/issue.js';
 import { loadWorkflowText } from '../template/load-workflow.js';
+import { markStartup } from '../workflow/startup-marks.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import {
@@ -149,6 +151,7 @@ interface RunPlan {
 
 async function planRun(options: RunnerOptions): Promise<RunPlan> {
   const inputs = await readVerifiedInputs(options.inputsDir);
+  markStartup('inputs_verified');
   const loaded = loadWorkflowText(
     requireInput(inputs, INPUT_FILES.workflow),
     `inputs/${INPUT_FILES.workflow}`,
@@ -173,13 +176,14 @@ async function planRun(options: RunnerOptions): Promise<RunPlan> {
     );
   }
   const branch = typeof run.branch === 'string' ? run.branch : undefined;
+  markStartup('workflow_loaded');
   return { config, issue, attempt: run.attempt ?? null, prompt, branch };
 }
 
 function defaultAgentStep(
   options: Parameters<NonNullable<RunnerOptions['createAgentStep']>>[0],
 ): AgentStep {
-  return createAcpAgentStep({
+  return createLazyAcpAgentStep({
     config: options.config,
     renderPrompt: () => options.prompt,
     isIssueActive: options.isIssueActive,
@@ -225,7 +229,8 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   };
   let summary: RunSummary | null = null;
   let failure: { code: SlotErrorCode; message: string } | undefined;
-  const executor = options.executor ?? createLocalExecutor();
+  // The namespace for the hooks starts while the inputs are verified and the workflow loaded.
+  const executor = options.executor ?? createLocalExecutor({ startNamespaceNow: true });
   try {
     if (tokenError !== undefined) throw tokenError;
     if (credentialsError !== undefined) throw credentialsError;

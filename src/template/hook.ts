@@ -6,6 +6,7 @@ import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import { shellEscape } from './shell-escape.js';
 import { TEMPLATE_LIMITS } from './limits.js';
+import { DEFERRED_LOCALE, deferLocale } from './locale.js';
 
 export { shellEscape } from './shell-escape.js';
 
@@ -39,15 +40,18 @@ function quoteValue(value: unknown): string {
  * way out. `| raw` opts out; `| shell_escape` quotes explicitly and is marked raw so that
  * liquidjs does not quote its result a second time.
  */
-const hookEngine = new Liquid({
-  strictVariables: true,
-  strictFilters: true,
-  globals: {},
-  ownPropertyOnly: true,
-  templates: {},
-  outputEscape: quoteValue,
-  ...TEMPLATE_LIMITS,
-});
+const hookEngine = deferLocale(
+  new Liquid({
+    strictVariables: true,
+    strictFilters: true,
+    globals: {},
+    ownPropertyOnly: true,
+    templates: {},
+    outputEscape: quoteValue,
+    ...TEMPLATE_LIMITS,
+    ...DEFERRED_LOCALE,
+  }),
+);
 hookEngine.registerFilter('shell_escape', { handler: quoteValue, raw: true });
 
 const parsedHooks = new Map<string, Template[]>();

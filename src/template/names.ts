@@ -3,6 +3,7 @@ import { LorenzError, errorMessage } from '../workflow/errors.js';
 import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { TEMPLATE_LIMITS, describeLimit } from './limits.js';
+import { DEFERRED_LOCALE, deferLocale } from './locale.js';
 
 /**
  * Short names rendered from a Workflow: the issue's git branch (`workspace.git.branch`) and
@@ -38,13 +39,16 @@ export function slugify(value: unknown): string {
   return slug === '' && words[0] ? words[0].slice(0, SLUG_MAX_LENGTH) : slug;
 }
 
-const namesEngine = new Liquid({
-  strictVariables: true,
-  strictFilters: true,
-  ownPropertyOnly: true,
-  templates: {},
-  ...TEMPLATE_LIMITS,
-});
+const namesEngine = deferLocale(
+  new Liquid({
+    strictVariables: true,
+    strictFilters: true,
+    ownPropertyOnly: true,
+    templates: {},
+    ...TEMPLATE_LIMITS,
+    ...DEFERRED_LOCALE,
+  }),
+);
 namesEngine.registerFilter('slug', slugify);
 
 type NameError = 'workspace_branch_unresolved' | 'workspace_repo_no_clone_address';

@@ -4,6 +4,7 @@ import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import type { EnsembleContext } from './ensemble.js';
 import { TEMPLATE_LIMITS } from './limits.js';
+import { DEFERRED_LOCALE, deferLocale } from './locale.js';
 
 export { continuationPrompt } from './continuation.js';
 export { type EnsembleContext, ensembleContext, soloEnsemble } from './ensemble.js';
@@ -20,14 +21,17 @@ export interface PromptContext {
  * error rather than an empty string. `templates: {}` gives it an empty file system, so
  * `{% include %}` and `{% render %}` cannot read files off the machine that renders.
  */
-const promptEngine = new Liquid({
-  strictVariables: true,
-  strictFilters: true,
-  globals: {},
-  ownPropertyOnly: true,
-  templates: {},
-  ...TEMPLATE_LIMITS,
-});
+const promptEngine = deferLocale(
+  new Liquid({
+    strictVariables: true,
+    strictFilters: true,
+    globals: {},
+    ownPropertyOnly: true,
+    templates: {},
+    ...TEMPLATE_LIMITS,
+    ...DEFERRED_LOCALE,
+  }),
+);
 
 /** Parsed prompts keyed by template text: re-rendering across polls reuses the parse. */
 const parsedPrompts = new Map<string, Template[]>();

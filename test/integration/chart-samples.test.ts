@@ -24,6 +24,7 @@ import { startProcessNode, type ProcessNode } from '../../hack/process-node/inde
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_LAUNCHER_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
 } from '../../src/controller/shared/constants.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
@@ -93,6 +94,8 @@ beforeAll(async () => {
     imageMap: {
       [DEFAULT_OPERATOR_IMAGE]: {
         [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
+        // The launcher; no startup snapshot: the runner starts from the bundle (its fallback).
+        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(root, 'hack/launcher.sh'),
         [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
       },
       [SAMPLE_AGENT_IMAGE]: {

@@ -31,6 +31,7 @@ import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_LAUNCHER_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
 } from '../../src/controller/shared/constants.js';
 import { RUN_POD_PATHS, SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
@@ -136,6 +137,8 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
     imageMap: {
       [DEFAULT_OPERATOR_IMAGE]: {
         [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
+        // The launcher; no startup snapshot: the runner starts from the bundle (its fallback).
+        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(root, 'hack/launcher.sh'),
         [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
       },
     },

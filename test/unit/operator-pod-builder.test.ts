@@ -171,16 +171,20 @@ describe('run pod builder', () => {
   it('installs the runner with an init container and runs it in the user image', () => {
     expect(spec.initContainers?.[0]?.image).toBe(DEFAULT_OPERATOR_IMAGE);
     expect(spec.initContainers?.[0]?.command).toEqual([
-      'cp',
-      '/lorenz/lorenz.js',
-      '/lorenz/scripted-agent.mjs',
-      '/lorenz-bin/',
+      'sh',
+      '-c',
+      [
+        'set -e',
+        'cp /lorenz/lorenz.js /lorenz/lorenz /lorenz/scripted-agent.mjs /lorenz-bin/',
+        'for file in /lorenz/lorenz.snapshot.blob /lorenz/lorenz.snapshot.key; do',
+        '  if [ -e "$file" ]; then cp "$file" /lorenz-bin/; fi',
+        'done',
+      ].join('\n'),
     ]);
     expect(agent.image).toBe('node:24');
-    expect(agent.command?.slice(0, 10)).toEqual([
-      'node',
-      '--max-semi-space-size=1',
-      '/lorenz-bin/lorenz.js',
+    expect(agent.command?.slice(0, 9)).toEqual([
+      'sh',
+      '/lorenz-bin/lorenz',
       'runner',
       '--inputs',
       '/lorenz/inputs',

@@ -16,13 +16,12 @@ import {
   ISSUE_STATE_FILE,
   ISSUE_STATE_PATH,
   REDACT_ENV_PREFIX,
-  RUNNER_BUNDLE_FILE,
   RUNNER_FLAGS,
+  RUNNER_LAUNCHER_FILE,
   RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
   RUN_POD_PATHS,
   RUN_POD_VOLUME_NAMES,
   TOOLS_TOKEN_PATH,
-  RUNNER_NODE_FLAGS,
 } from '../../api/run-pod.js';
 import {
   ANNOTATION_INPUTS_DIGEST,
@@ -34,7 +33,9 @@ import {
   LABEL_WORKFLOW,
   MANAGED_BY,
   OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_LAUNCHER_PATH,
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
+  OPERATOR_IMAGE_SNAPSHOT_PATHS,
 } from '../shared/constants.js';
 import { labelValue, runPodName, workspaceClaimName } from '../shared/names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
@@ -100,6 +101,19 @@ export interface RunPodTools {
   /** The attempt's token Secret. */
   secretName: string;
 }
+
+/**
+ * The init container's copy: the bundle, the launcher and the scripted agent always; the
+ * startup snapshot and its key when the operator image has them (an image built without one
+ * still runs, from the bundle). Paths are constants, never user input.
+ */
+const INSTALL_RUNNER_SCRIPT = [
+  'set -e',
+  `cp ${[OPERATOR_IMAGE_BUNDLE_PATH, OPERATOR_IMAGE_LAUNCHER_PATH, OPERATOR_IMAGE_SCRIPTED_AGENT_PATH].join(' ')} ${RUNNER_BIN_DIR}/`,
+  `for file in ${OPERATOR_IMAGE_SNAPSHOT_PATHS.join(' ')}; do`,
+  `  if [ -e "$file" ]; then cp "$file" ${RUNNER_BIN_DIR}/; fi`,
+  'done',
+].join('\n');
 
 /** The runner's tools flags: where the gateway is and where its token is. */
 const toolsArgs = (tools: RunPodTools | undefined): string[] =>
@@ -281,12 +295,8 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     name: INIT_CONTAINER_NAME,
     image: options.operatorImage,
     // The scripted agent too, so `node /lorenz-bin/scripted-agent.mjs` works in any image.
-    command: [
-      'cp',
-      OPERATOR_IMAGE_BUNDLE_PATH,
-      OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-      `${RUNNER_BIN_DIR}/`,
-    ],
+    // The startup snapshot when the image has one: without it the launcher runs the bundle.
+    command: ['sh', '-c', INSTALL_RUNNER_SCRIPT],
     volumeMounts: [{ name: VOLUME_RUNNER_BIN, mountPath: RUNNER_BIN_DIR }],
     securityContext: restrictedContainer(undefined),
     terminationMessagePolicy: 'File',
@@ -295,10 +305,11 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     name: AGENT_CONTAINER_NAME,
     image: agentTemplate.image,
     imagePullPolicy: agentTemplate.imagePullPolicy,
+    // The launcher is a POSIX sh script: sh is in every agent image already (hooks run
+    // under it), and `exec` leaves node as the container's main process.
     command: [
-      'node',
-      ...RUNNER_NODE_FLAGS,
-      `${RUNNER_BIN_DIR}/${RUNNER_BUNDLE_FILE}`,
+      'sh',
+      `${RUNNER_BIN_DIR}/${RUNNER_LAUNCHER_FILE}`,
       'runner',
       `--${RUNNER_FLAGS.inputs}`,
       INPUTS_DIR,

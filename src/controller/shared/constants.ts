@@ -1,4 +1,9 @@
-import { RUNNER_BUNDLE_FILE, SCRIPTED_AGENT_FILE } from '../../api/run-pod.js';
+import {
+  RUNNER_BUNDLE_FILE,
+  RUNNER_LAUNCHER_FILE,
+  RUNNER_SNAPSHOT_FILES,
+  SCRIPTED_AGENT_FILE,
+} from '../../api/run-pod.js';
 
 /**
  * Labels, annotations and the operator image: the names both controllers, the pod builder
@@ -17,6 +22,9 @@ export const DEFAULT_OPERATOR_IMAGE = `${OPERATOR_IMAGE_REPOSITORY}:${OPERATOR_I
 export const OPERATOR_IMAGE_BUNDLE_PATH = `/lorenz/${RUNNER_BUNDLE_FILE}`;
 /** The scripted ACP agent beside it (the samples' and the demo's agent, no model needed). */
 export const OPERATOR_IMAGE_SCRIPTED_AGENT_PATH = `/lorenz/${SCRIPTED_AGENT_FILE}`;
+/** The launcher beside it, and the startup snapshot an image built by the Dockerfile has. */
+export const OPERATOR_IMAGE_LAUNCHER_PATH = `/lorenz/${RUNNER_LAUNCHER_FILE}`;
+export const OPERATOR_IMAGE_SNAPSHOT_PATHS = RUNNER_SNAPSHOT_FILES.map((file) => `/lorenz/${file}`);
 
 export const LABEL_ISSUERUN = 'lorenz.dev/issuerun';
 export const LABEL_WORKFLOW = 'lorenz.dev/workflow';

@@ -1,0 +1,15 @@
+import type { CommandTable } from './main.js';
+
+/**
+ * The subcommands of the plain entry. Each is imported on demand, so `lorenz run` never
+ * loads the Kubernetes client.
+ */
+export const COMMANDS: CommandTable = {
+  'workflow validate': async () => (await import('./workflow-commands.js')).validateCommand,
+  'prompt render': async () => (await import('./workflow-commands.js')).promptRenderCommand,
+  'hook render': async () => (await import('./workflow-commands.js')).hookRenderCommand,
+  run: async () => (await import('./run-command.js')).runCommand,
+  poll: async () => (await import('./poll-command.js')).pollCommand,
+  runner: async () => (await import('./operator-commands.js')).runnerCommand,
+  controller: async () => (await import('./operator-commands.js')).controllerCommand,
+};

@@ -1,0 +1,51 @@
+import { appendFileSync } from 'node:fs';
+
+/**
+ * Where a start goes, from the process's start to the first command it spawns (a hook):
+ * `performance.now()` counts from the process's start, also in a process restored from a
+ * startup snapshot. With `LORENZ_STARTUP_TRACE=FILE` the marks are appended to FILE as one
+ * JSON line when the first command spawns (`npm run bench` reads them); otherwise a mark is
+ * one array push and nothing is ever written.
+ */
+export const STARTUP_TRACE_VARIABLE = 'LORENZ_STARTUP_TRACE';
+
+export interface StartupTrace {
+  /** Each mark and its ms since the process started, in order. */
+  marks: Record<string, number>;
+  /** Whether the process was restored from the V8 startup snapshot. */
+  snapshot: boolean;
+  /** `performance.timeOrigin`: the marks' zero, in ms since the epoch. */
+  timeOrigin: number;
+}
+
+const marks: [string, number][] = [];
+let finished = false;
+let fromSnapshot = false;
+
+/** Called by the snapshot entry's main, before anything else. */
+export function markRestoredFromSnapshot(): void {
+  fromSnapshot = true;
+}
+
+export function markStartup(name: string): void {
+  if (!finished) marks.push([name, performance.now()]);
+}
+
+/** The first command spawns: the trace is complete, and written if asked for. */
+export function markFirstCommandSpawn(env: NodeJS.ProcessEnv = process.env): void {
+  if (finished) return;
+  markStartup('first_command_spawn');
+  finished = true;
+  const file = env[STARTUP_TRACE_VARIABLE];
+  if (!file) return;
+  const trace: StartupTrace = {
+    marks: Object.fromEntries(marks),
+    snapshot: fromSnapshot,
+    timeOrigin: performance.timeOrigin,
+  };
+  try {
+    appendFileSync(file, `${JSON.stringify(trace)}\n`);
+  } catch {
+    // A trace is for benchmarks: it never fails the run.
+  }
+}
