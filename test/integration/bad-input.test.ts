@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Condition, IssueRun, Workflow } from '../../src/api/index.js';
 import {
+  NAMESPACE,
   createIssueRun,
   createWorkflow,
   finished,
@@ -194,6 +195,27 @@ describe('bad input', () => {
       exited = JSON.stringify(reason);
     });
     await createWorkflow(env, PARKED, workflowText(env), { suspend: true });
+    // What controller-refs.yaml names: present, but without the key it asks for.
+    await env.admin.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'tracker-key-elsewhere' },
+        stringData: { api_key: 'x' },
+      },
+    });
+    await env.admin.request({
+      method: 'POST',
+      path: path.configMaps(),
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'tracker-key-elsewhere-md' },
+        data: { 'OTHER.md': VALID_MD },
+      },
+    });
   });
 
   it('holds at least 100 cases, each with an expectation', () => {
@@ -264,7 +286,12 @@ describe('bad input', () => {
           path: path.workflows(),
           body: buildObject(entry, name),
         });
-        pending.push({ label: `${entry.file}: ${entry.name}`, workflow: name, entry });
+        const item: Pending = { label: `${entry.file}: ${entry.name}`, workflow: name, entry };
+        if (entry.run) {
+          item.run = `${name}-run`;
+          await createIssueRun(env, item.run, name, entry.run);
+        }
+        pending.push(item);
         continue;
       }
       for (const via of ['spec', 'configmap'] as const) {
@@ -385,7 +412,7 @@ describe('bad input', () => {
     await createWorkflow(
       env,
       'doomed',
-      workflowText(env, { hooks: { before_run: 'sleep 30', timeout_ms: 60000 } }),
+      workflowText(env, { hooks: { before_run: 'sleep 10', timeout_ms: 60000 } }),
     );
     await createIssueRun(env, 'doomed-1', 'doomed', { identifier: 'DOOM-1', title: 'Rug pull' });
     await until('doomed-1 to run', async () => {
