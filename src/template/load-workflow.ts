@@ -23,7 +23,14 @@ export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
   const { frontMatter, body } = parseWorkflowContent(text);
   const { config, warnings } = parseConfig(frontMatter);
   const promptTemplate = effectivePromptTemplate(body);
-  parsePromptTemplate(promptTemplate);
+  try {
+    parsePromptTemplate(promptTemplate);
+  } catch (error) {
+    // liquidjs's message gives a line and column but not which template: hook errors say
+    // `hooks.<name>: `, so the prompt says `prompt: ` (a Workflow condition shows only this).
+    if (!isLorenzError(error)) throw error;
+    throw new LorenzError(error.code, `prompt: ${error.message}`, error.detail);
+  }
   return { source, config, promptTemplate, warnings };
 }
 

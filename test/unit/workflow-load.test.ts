@@ -78,7 +78,7 @@ describe('loadWorkflowFile', () => {
     expect(() => loadWorkflowText('{{ issue.title | shout }}', 'inline')).toThrow(
       expect.objectContaining({
         code: 'template_parse_error',
-        message: expect.stringMatching(/^undefined filter: shout/),
+        message: expect.stringMatching(/^prompt: undefined filter: shout/),
       }),
     );
   });

@@ -1,7 +1,10 @@
 import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { Reasons, type Workflow } from '../../api/index.js';
+import { checkHookTemplate } from '../../template/hook.js';
 import { loadWorkflowText, type LoadedWorkflow } from '../../template/load-workflow.js';
+import { HOOK_FIELDS } from '../../workflow/config.js';
 import { errorMessage } from '../../workflow/errors.js';
+import { HOOK_NAMES } from '../../workflow/events.js';
 import { workflowDigest } from '../shared/config-snapshot.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import type { ConfigMapObject } from '../shared/resources.js';
@@ -65,6 +68,12 @@ export function evaluateWorkflow(
   let loaded: LoadedWorkflow;
   try {
     loaded = loadWorkflowText(source.text, source.source);
+    // Hooks render only when a run starts; parse them now, as `lorenz workflow validate`
+    // does, so a broken hook template is refused here and not by every run's inputs.
+    for (const name of HOOK_NAMES) {
+      const command = loaded.config.hooks[HOOK_FIELDS[name]];
+      if (command !== null) checkHookTemplate(name, command);
+    }
   } catch (error) {
     return { ok: false, problem: { reason: Reasons.ConfigInvalid, message: errorMessage(error) } };
   }

@@ -1,0 +1,474 @@
+// Bad input on a real apiserver with the controller running: every case of the corpus in
+// test/fixtures/bad-input is refused at admission with an error naming the field, or judged
+// by the controller onto a condition naming it; and through all of it the controller keeps
+// reconciling the good objects and never exits. Then the lifecycle faults: a Workflow that
+// arrives after its run, a ConfigMap that arrives after its Workflow, a Workflow deleted
+// while its run is running, and 1000 IssueRuns created at once.
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import type { Condition, IssueRun, Workflow } from '../../src/api/index.js';
+import {
+  NAMESPACE,
+  createIssueRun,
+  createWorkflow,
+  finished,
+  getRun,
+  path,
+  podTemplate,
+  root,
+  until,
+  useOperatorEnv,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+const CORPUS = join(root, 'test/fixtures/bad-input');
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+interface ConditionExpectation {
+  type: string;
+  status: Condition['status'];
+  reason: string;
+  message: string;
+}
+
+interface Fill {
+  path: string;
+  char: string;
+  length: number;
+  /** true: a list of `length` strings; `containers`/`volumes`: that many named entries. */
+  list?: true | 'containers' | 'volumes';
+}
+
+interface CorpusCase {
+  name: string;
+  kind?: 'Workflow' | 'IssueRun';
+  patch?: Json;
+  object?: JsonObject;
+  fill?: Fill[];
+  update?: Json;
+  code?: string;
+  workflowMd?: string;
+  run?: JsonObject;
+  expect: {
+    admission?: string;
+    condition?: ConditionExpectation;
+    run?: { reason: string; message: string };
+  };
+}
+
+interface LoadedCase extends CorpusCase {
+  file: string;
+}
+
+async function loadCorpus(): Promise<LoadedCase[]> {
+  const files = (await readdir(CORPUS)).filter((file) => file.endsWith('.yaml')).sort();
+  const cases: LoadedCase[] = [];
+  for (const file of files) {
+    const list = parse(await readFile(join(CORPUS, file), 'utf8')) as CorpusCase[];
+    cases.push(...list.map((entry) => ({ ...entry, file })));
+  }
+  return cases;
+}
+
+const isObject = (value: Json | undefined): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** RFC 7386: objects merge, null removes, anything else replaces. */
+function mergePatch(target: Json, patch: Json | undefined): Json {
+  if (patch === undefined) return target;
+  if (!isObject(patch)) return patch;
+  const result: JsonObject = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key] ?? null, value);
+  }
+  return result;
+}
+
+/** Puts a generated value at a dotted path (numeric segments index lists). */
+function applyFill(object: JsonObject, fill: Fill): void {
+  const segments = fill.path.split('.');
+  const last = segments.pop() ?? '';
+  let node: Json = object;
+  for (const segment of segments) {
+    const container: JsonObject | Json[] = node as JsonObject | Json[];
+    const key = Array.isArray(container) ? Number(segment) : segment;
+    const next = (container as Record<string | number, Json | undefined>)[key];
+    if (next === undefined || next === null) {
+      (container as Record<string | number, Json>)[key] = {};
+    }
+    node = (container as Record<string | number, Json>)[key] ?? null;
+  }
+  const indexes = Array.from({ length: fill.length }, (_, index) => index);
+  const value: Json =
+    fill.list === true
+      ? indexes.map((index) => `${fill.char}${index}`)
+      : fill.list === 'containers'
+        ? indexes.map((index) => ({ name: `${fill.char}${index}`, image: 'x' }))
+        : fill.list === 'volumes'
+          ? indexes.map((index) => ({ name: `${fill.char}${index}`, emptyDir: {} }))
+          : fill.char.repeat(fill.length);
+  (node as Record<string | number, Json>)[Array.isArray(node) ? Number(last) : last] = value;
+}
+
+/** A Workflow no run starts from: IssueRuns of the corpus point at it. */
+const PARKED = 'parked';
+
+const VALID_MD = '---\ntracker:\n  kind: memory\n---\nWork on {{ issue.identifier }}.';
+
+function baseObject(kind: 'Workflow' | 'IssueRun', name: string): JsonObject {
+  if (kind === 'Workflow') {
+    return {
+      apiVersion: 'lorenz.dev/v1alpha1',
+      kind,
+      metadata: { name },
+      spec: {
+        workflow: VALID_MD,
+        podTemplate: { spec: { containers: [{ name: 'agent', image: 'lorenz-test/agent:1' }] } },
+      },
+    };
+  }
+  return {
+    apiVersion: 'lorenz.dev/v1alpha1',
+    kind,
+    metadata: { name },
+    spec: {
+      workflowRef: { name: PARKED },
+      issue: { identifier: 'ENG-1', title: 'Bad input', state: 'Todo' },
+    },
+  };
+}
+
+function buildObject(entry: CorpusCase, name: string): JsonObject {
+  const kind = entry.kind ?? 'Workflow';
+  const object = (entry.object ?? mergePatch(baseObject(kind, name), entry.patch)) as JsonObject;
+  for (const fill of entry.fill ?? []) applyFill(object, fill);
+  return object;
+}
+
+const collection = (kind: string) => (kind === 'IssueRun' ? path.issueRuns() : path.workflows());
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Runs `work` over `items`, at most `limit` at a time. */
+async function pool<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let index = next++; index < items.length; index = next++) {
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+const condition = (conditions: readonly Condition[] | undefined, type: string) =>
+  conditions?.find((entry) => entry.type === type);
+
+const matches = (found: Condition | undefined, want: ConditionExpectation) =>
+  found !== undefined &&
+  found.status === want.status &&
+  found.reason === want.reason &&
+  found.message.includes(want.message);
+
+describe('bad input', () => {
+  const current = useOperatorEnv();
+  let env: OperatorEnv;
+  let corpus: LoadedCase[];
+  let exited: string | undefined;
+  const timings: Record<string, number> = {};
+
+  beforeAll(async () => {
+    env = current();
+    corpus = await loadCorpus();
+    void env.controller?.done.then((reason) => {
+      exited = JSON.stringify(reason);
+    });
+    await createWorkflow(env, PARKED, workflowText(env), { suspend: true });
+    // What controller-refs.yaml names: present, but without the key it asks for.
+    await env.admin.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'tracker-key-elsewhere' },
+        stringData: { api_key: 'x' },
+      },
+    });
+    await env.admin.request({
+      method: 'POST',
+      path: path.configMaps(),
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'tracker-key-elsewhere-md' },
+        data: { 'OTHER.md': VALID_MD },
+      },
+    });
+  });
+
+  it('holds at least 100 cases, each with an expectation', () => {
+    const counted = corpus.reduce((sum, entry) => sum + (entry.workflowMd ? 2 : 1), 0);
+    expect(counted).toBeGreaterThanOrEqual(100);
+    for (const entry of corpus) {
+      expect(entry.expect, `${entry.file}: ${entry.name}`).toBeDefined();
+      expect(
+        [entry.expect.admission, entry.expect.condition, entry.expect.run].filter(Boolean),
+        `${entry.file}: ${entry.name}`,
+      ).toHaveLength(1);
+    }
+  });
+
+  it('refuses every admission case with an error naming the field', async () => {
+    const started = Date.now();
+    const cases = corpus.filter((entry) => entry.expect.admission !== undefined);
+    const failures = await pool([...cases.entries()], 8, async ([index, entry]) => {
+      const name = `bad-${index}`;
+      const object = buildObject(entry, name);
+      const kind = entry.kind ?? 'Workflow';
+      const want = entry.expect.admission ?? '';
+      const label = `${entry.file}: ${entry.name}`;
+      const create = () =>
+        env.admin.request({
+          method: 'POST',
+          path: collection(kind),
+          query: { fieldValidation: 'Strict' },
+          body: object,
+        });
+      try {
+        if (entry.update !== undefined) {
+          await create();
+          await env.admin.request({
+            method: 'PATCH',
+            path: `${collection(kind)}/${name}`,
+            query: { fieldValidation: 'Strict' },
+            body: entry.update,
+          });
+        } else {
+          await create();
+        }
+      } catch (error) {
+        const text = errorText(error);
+        return text.includes(want) ? undefined : `${label}: wanted "${want}", got: ${text}`;
+      }
+      return `${label}: accepted, wanted "${want}"`;
+    });
+    timings.admissionMs = Date.now() - started;
+    expect(failures.filter(Boolean)).toEqual([]);
+  });
+
+  it('reports every controller-judged case on a condition naming the field', async () => {
+    const started = Date.now();
+    interface Pending {
+      label: string;
+      workflow: string;
+      run?: string;
+      entry: LoadedCase;
+    }
+    const pending: Pending[] = [];
+    const judged = corpus.filter((entry) => entry.expect.admission === undefined);
+    for (const [index, entry] of judged.entries()) {
+      if (entry.workflowMd === undefined) {
+        const name = `judged-${index}`;
+        await env.admin.request({
+          method: 'POST',
+          path: path.workflows(),
+          body: buildObject(entry, name),
+        });
+        const item: Pending = { label: `${entry.file}: ${entry.name}`, workflow: name, entry };
+        if (entry.run) {
+          item.run = `${name}-run`;
+          await createIssueRun(env, item.run, name, entry.run);
+        }
+        pending.push(item);
+        continue;
+      }
+      for (const via of ['spec', 'configmap'] as const) {
+        const name = `md-${index}-${via}`;
+        const base = baseObject('Workflow', name);
+        let object: Json = mergePatch(base, { spec: { workflow: entry.workflowMd } });
+        if (via === 'configmap') {
+          await env.admin.request({
+            method: 'POST',
+            path: path.configMaps(),
+            body: {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name },
+              data: { 'WORKFLOW.md': entry.workflowMd },
+            },
+          });
+          object = mergePatch(base, {
+            spec: {
+              workflow: null,
+              workflowFrom: { configMapKeyRef: { name, key: 'WORKFLOW.md' } },
+            },
+          });
+        }
+        await env.admin.request({ method: 'POST', path: path.workflows(), body: object });
+        const item: Pending = {
+          label: `${entry.file}: ${entry.name} (${via})`,
+          workflow: name,
+          entry,
+        };
+        if (entry.run) {
+          item.run = `${name}-run`;
+          await createIssueRun(env, item.run, name, entry.run);
+        }
+        pending.push(item);
+      }
+    }
+
+    const failures = await pool(pending, 8, async (item) => {
+      const { condition: wantCondition, run: wantRun } = item.entry.expect;
+      let last = '';
+      try {
+        await until(
+          item.label,
+          async () => {
+            if (wantRun && item.run) {
+              const run = await getRun(env, item.run);
+              last = JSON.stringify({ reason: run.status?.reason, message: run.status?.message });
+              return run.status?.reason === wantRun.reason &&
+                (run.status.message ?? '').includes(wantRun.message)
+                ? true
+                : undefined;
+            }
+            const workflow = await env.admin.request<Workflow>({
+              path: path.workflows(item.workflow),
+            });
+            const found = condition(workflow.status?.conditions, wantCondition?.type ?? '');
+            last = JSON.stringify(found ?? workflow.status?.conditions ?? null);
+            return wantCondition && matches(found, wantCondition) ? true : undefined;
+          },
+          60_000,
+        );
+        return undefined;
+      } catch {
+        return `${item.label}: wanted ${JSON.stringify(wantCondition ?? wantRun)}, last saw ${last}`;
+      }
+    });
+    timings.judgedMs = Date.now() - started;
+    expect(failures.filter(Boolean)).toEqual([]);
+  });
+
+  it('runs an IssueRun whose Workflow arrives later, and whose ConfigMap arrives later still', async () => {
+    await createIssueRun(env, 'late-1', 'late', { identifier: 'LATE-1', title: 'Early run' });
+    await until('late-1 to wait for its Workflow', async () => {
+      const run = await getRun(env, 'late-1');
+      const stalled = condition(run.status?.conditions, 'Stalled');
+      return stalled?.status === 'True' && stalled.reason === 'WorkflowNotFound' ? run : undefined;
+    });
+    await env.admin.request({
+      method: 'POST',
+      path: path.workflows(),
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name: 'late' },
+        spec: {
+          workflowFrom: { configMapKeyRef: { name: 'late-md', key: 'WORKFLOW.md' } },
+          podTemplate,
+        },
+      },
+    });
+    const missing = await until('the Workflow to miss its ConfigMap', async () => {
+      const workflow = await env.admin.request<Workflow>({ path: path.workflows('late') });
+      const valid = condition(workflow.status?.conditions, 'ConfigValid');
+      return valid?.status === 'False' ? valid : undefined;
+    });
+    expect(missing).toMatchObject({ reason: 'ConfigMapNotFound' });
+    expect(missing.message).toContain('ConfigMap late-md not found');
+    await until('late-1 to wait for a valid Workflow', async () => {
+      const run = await getRun(env, 'late-1');
+      return run.status?.reason === 'WorkflowInvalid' ? run : undefined;
+    });
+    await env.admin.request({
+      method: 'POST',
+      path: path.configMaps(),
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'late-md' },
+        data: { 'WORKFLOW.md': workflowText(env) },
+      },
+    });
+    const run = await finished(env, 'late-1', 120_000);
+    expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
+  });
+
+  it('ends a run whose Workflow is deleted while it runs, leaving nothing Running', async () => {
+    await createWorkflow(
+      env,
+      'doomed',
+      workflowText(env, { hooks: { before_run: 'sleep 10', timeout_ms: 60000 } }),
+    );
+    await createIssueRun(env, 'doomed-1', 'doomed', { identifier: 'DOOM-1', title: 'Rug pull' });
+    await until('doomed-1 to run', async () => {
+      const run = await getRun(env, 'doomed-1');
+      return run.status?.phase === 'Running' ? run : undefined;
+    });
+    const deleted = Date.now();
+    await env.admin.request({ method: 'DELETE', path: path.workflows('doomed') });
+    const run = await finished(env, 'doomed-1', 120_000);
+    timings.workflowDeletedToFinishedMs = Date.now() - deleted;
+    expect(run.status?.phase).not.toBe('Running');
+    expect(run.status?.reason).toBeTruthy();
+    await until('no Pod of doomed-1 to be running', async () => {
+      const pods = await env.admin.request<{ items: { status?: { phase?: string } }[] }>({
+        path: path.pods,
+        query: { labelSelector: 'lorenz.dev/issuerun=doomed-1' },
+      });
+      return pods.items.every((pod) => pod.status?.phase !== 'Running') ? true : undefined;
+    });
+    // The run's last view of itself: its reason and message say what ended it.
+    console.log(
+      `doomed-1 ended ${run.status?.phase}/${run.status?.reason}: ${run.status?.message}`,
+    );
+  });
+
+  it('accepts 1000 IssueRuns created within about a second, and gives each a status', async () => {
+    const names = Array.from({ length: 1000 }, (_, index) => `flood-${index}`);
+    const started = Date.now();
+    await pool(names, 100, (name) =>
+      createIssueRun(env, name, PARKED, { identifier: name.toUpperCase(), title: 'Flood' }),
+    );
+    timings.create1000Ms = Date.now() - started;
+    const statused = await until(
+      'every flood run to get a status',
+      async () => {
+        const list = await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() });
+        const flood = list.items.filter((run) => run.metadata.name?.startsWith('flood-'));
+        const done = flood.filter((run) => run.status?.reason === 'WorkflowSuspended');
+        return done.length === names.length ? flood : undefined;
+      },
+      150_000,
+    );
+    timings.status1000Ms = Date.now() - started;
+    expect(statused).toHaveLength(1000);
+    console.log(
+      `1000 IssueRuns: created in ${timings.create1000Ms} ms, all with a status after ${timings.status1000Ms} ms`,
+    );
+    expect(timings.create1000Ms).toBeLessThan(10_000);
+  }, 180_000);
+
+  it('still reconciles a good run after all of it, and never exited', async () => {
+    await createWorkflow(env, 'good', workflowText(env));
+    await createIssueRun(env, 'good-1', 'good', { identifier: 'GOOD-1', title: 'After it all' });
+    const run = await finished(env, 'good-1', 120_000);
+    expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
+    expect(exited).toBeUndefined();
+    console.log(`bad-input timings: ${JSON.stringify(timings)}`);
+  });
+});
