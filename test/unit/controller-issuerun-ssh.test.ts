@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { Reasons, type IssueRun, type SlotStatus } from '../../src/api/index.js';
 import { buildRunPod, type RunPodOptions } from '../../src/controller/issuerun/pod-builder.js';
+import { podTemplateProblems } from '../../src/controller/shared/pod-template-check.js';
 import {
   chooseHosts,
   liveHostLoad,
@@ -242,6 +243,19 @@ describe('the run Pod of a slot on an SSH worker', () => {
     expect(init?.volumeMounts?.some((each) => each.name === 'lorenz-ssh')).toBe(false);
     expect(JSON.stringify(agent?.env ?? [])).not.toContain('worker-ssh');
     expect(agent?.envFrom).toBeUndefined();
+  });
+
+  it('reserves the mount path and the volume name from the podTemplate', () => {
+    const problems = podTemplateProblems({
+      spec: {
+        containers: [
+          { name: 'agent', volumeMounts: [{ name: 'lorenz-ssh', mountPath: '/lorenz/ssh/x' }] },
+        ],
+        volumes: [{ name: 'lorenz-ssh', emptyDir: {} }],
+      },
+    }).join('\n');
+    expect(problems).toMatch(/reserved by Lorenz \(it is, is inside or is above \/lorenz\/ssh\)/);
+    expect(problems).toContain('lorenz-ssh');
   });
 });
 
