@@ -622,6 +622,74 @@ const rows: RunRow[] = [
       },
     ],
   },
+  {
+    name: 'cancelled with a host recorded and no Pod yet: the slot ends Cancelled with the run',
+    run: issueRun({
+      spec: { cancelRequested: true },
+      status: {
+        phase: 'Pending',
+        slots: [
+          {
+            slot: 0,
+            attempt: 1,
+            phase: 'Pending',
+            reason: Reasons.SshHostAssigned,
+            podName: podName(0),
+            host: A,
+          },
+        ],
+      },
+    }),
+    snapshot: sshWorkflow(null),
+    workflow: withKey(),
+    steps: [
+      {
+        want: {
+          actions: [STATUS],
+          status: {
+            phase: 'Failed',
+            reason: Reasons.Cancelled,
+            slots: [`${podName(0)} Failed/Cancelled`],
+            hosts: [A],
+          },
+        },
+      },
+    ],
+  },
+  {
+    name: 'a run that ends before its Pod (a template error) ends the slots it had placed',
+    run: issueRun({
+      status: {
+        phase: 'Pending',
+        slots: [
+          {
+            slot: 0,
+            attempt: 1,
+            phase: 'Pending',
+            reason: Reasons.SshHostAssigned,
+            podName: podName(0),
+            host: A,
+          },
+        ],
+      },
+    }),
+    snapshot: sshWorkflow(null).replace('Work on', '{{ issue.nothing }} Work on'),
+    workflow: withKey(),
+    steps: [
+      {
+        answers: [KEY],
+        want: {
+          actions: [GET_KEY, STATUS],
+          status: {
+            phase: 'Failed',
+            reason: Reasons.TemplateError,
+            slots: [`${podName(0)} Failed/TemplateError`],
+            hosts: [A],
+          },
+        },
+      },
+    ],
+  },
 ];
 
 describe('IssueRun reconciler: SSH workers', () => {

@@ -22,7 +22,12 @@ import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
-import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
+import {
+  DEFAULT_POD_STATUS_OPTIONS,
+  mapPodStatus,
+  type PodOutcome,
+  type PodStatusOptions,
+} from './pod-status.js';
 import {
   assignedSlots,
   cancelledSlots,
@@ -172,9 +177,26 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     await statuses.write(key, namespace, name, next, now);
   }
 
-  /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
-  const writePodless = (key: string, run: IssueRun, state: RunState) =>
-    patchStatus(key, run, statusOf(run, [], state), true);
+  /**
+   * A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. A run
+   * that ends so ends the slots it had placed on SSH workers too (they would hold it open).
+   */
+  const writePodless = (key: string, run: IssueRun, state: RunState) => {
+    const ended: SlotView[] =
+      state.kind === 'finished'
+        ? assignedSlots(run, []).map((view) => ({
+            ...view,
+            outcome: {
+              phase: 'Failed',
+              reason: state.reason as PodOutcome['reason'],
+              message: state.message,
+              finished: true,
+              summary: null,
+            },
+          }))
+        : [];
+    return patchStatus(key, run, statusOf(run, ended, state), true);
+  };
 
   /** The uid of the run object last seen under each key: what to forget when it is gone. */
   const uids = new Map<string, string>();

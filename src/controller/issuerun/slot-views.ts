@@ -164,6 +164,12 @@ export function cancelledSlots(
     const outcome = goneOutcome('Failed', 'Cancelled', 'the Pod was deleted');
     views.push({ slot: log.slot, attempt: log.attempt, podName: log.podName, outcome, log });
   }
+  // A slot with its SSH worker recorded and no Pod yet ends here too, or the run never would.
+  for (const view of assignedSlots(run, pods)) {
+    if (views.some((each) => each.slot === view.slot)) continue;
+    const message = 'cancelled before its Pod was created';
+    views.push({ ...view, outcome: goneOutcome('Failed', 'Cancelled', message) });
+  }
   return views.sort((a, b) => a.slot - b.slot);
 }
 
