@@ -98,6 +98,14 @@ export const Reasons = {
   GitCredentialsNotFound: 'GitCredentialsNotFound',
   /** An SSH worker could not be reached or dropped the connection (ssh_connect). */
   SshConnectFailed: 'SshConnectFailed',
+  /** worker.ssh_hosts is set but the Workflow names no spec.worker.sshKeySecretRef: no Pod. */
+  SshKeySecretRefMissing: 'SshKeySecretRefMissing',
+  /** The Secret spec.worker.sshKeySecretRef names does not exist (yet): no Pod is made. */
+  SshKeyNotFound: 'SshKeyNotFound',
+  /** Every SSH worker runs max_concurrent_agents_per_host agents: the slot waits for room. */
+  SshHostsBusy: 'SshHostsBusy',
+  /** A slot's attempt has its SSH worker (recorded in status) and its Pod is being made. */
+  SshHostAssigned: 'SshHostAssigned',
   CreateContainerConfigError: 'CreateContainerConfigError',
   WorkflowNotFound: 'WorkflowNotFound',
   WorkflowInvalid: 'WorkflowInvalid',

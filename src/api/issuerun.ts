@@ -169,6 +169,12 @@ export const slotStatusSchema = z
     message: z.string().optional().describe('Human-readable detail.'),
     podName: z.string().optional().describe('The Pod of this slot (latest attempt).'),
     attempt: z.int().min(1).optional().describe('The attempt of this slot running or last run.'),
+    host: z
+      .string()
+      .optional()
+      .describe(
+        'The SSH worker (an entry of worker.ssh_hosts) the attempt runs on: chosen by the controller, least loaded first, and recorded before its Pod is made.',
+      ),
     nextAttemptTime: time('When the next attempt of this slot starts (while it waits to retry).'),
     turns: z.int().min(0).optional().describe('Agent turns run.'),
     usage: usageSchema.optional(),

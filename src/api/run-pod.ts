@@ -21,6 +21,8 @@ export const RUN_POD_VOLUME_NAMES = {
   tools: 'lorenz-tools',
   /** The Workflow's git credentials Secret, only with workspace.git and spec.git. */
   gitCredentials: 'lorenz-git-credentials',
+  /** The Workflow's SSH key and known_hosts Secret, only with worker.ssh_hosts. */
+  ssh: 'lorenz-ssh',
 } as const;
 export const RESERVED_VOLUME_NAMES: readonly string[] = Object.values(RUN_POD_VOLUME_NAMES);
 
@@ -38,6 +40,8 @@ export const RUN_POD_PATHS = {
   tools: '/lorenz/tools',
   /** The git credentials Secret, a file per host (read-only, agent container only). */
   gitCredentials: '/lorenz/git-credentials',
+  /** The SSH worker Secret: `ssh-privatekey` and `known_hosts` (read-only, agent container only). */
+  ssh: '/lorenz/ssh',
   terminationLog: '/dev/termination-log',
 } as const;
 /** Files the init container copies into the runner volume. */
@@ -79,7 +83,22 @@ export const RUNNER_FLAGS = {
   toolsServerName: 'tools-server-name',
   /** The directory of per-host git credential files (the mounted Secret); absent: anonymous. */
   gitCredentials: 'git-credentials',
+  /** The SSH worker's private key file (the mounted Secret); with worker.ssh_hosts. */
+  sshKey: 'ssh-key',
+  /** The known_hosts file the worker's host key is checked against. */
+  knownHosts: 'known-hosts',
+  /** The entry of worker.ssh_hosts this slot's attempt runs on (status.slots[].host). */
+  sshHost: 'ssh-host',
 } as const;
+
+/** The keys of the SSH worker Secret, hence its file names under the ssh mount. */
+export const SSH_SECRET_KEYS = {
+  /** The key of a `kubernetes.io/ssh-auth` Secret. */
+  privateKey: 'ssh-privatekey',
+  knownHosts: 'known_hosts',
+} as const;
+export const SSH_KEY_PATH = `${RUN_POD_PATHS.ssh}/${SSH_SECRET_KEYS.privateKey}`;
+export const SSH_KNOWN_HOSTS_PATH = `${RUN_POD_PATHS.ssh}/${SSH_SECRET_KEYS.knownHosts}`;
 
 /** The key of the token in the tools Secret, hence its file name under the tools mount. */
 export const TOOLS_TOKEN_KEY = 'token';
@@ -107,6 +126,7 @@ export const RESERVED_MOUNT_PATHS: readonly string[] = [
   RUN_POD_PATHS.workspace,
   RUN_POD_PATHS.tools,
   RUN_POD_PATHS.gitCredentials,
+  RUN_POD_PATHS.ssh,
 ];
 
 /** The downward-API file, under the podinfo mount, that holds the issue's state. */

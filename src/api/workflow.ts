@@ -253,6 +253,21 @@ export const workflowSpecSchema = z
       .describe(
         'Git workspaces (`workspace.git` in WORKFLOW.md): what run Pods clone and push with.',
       ),
+    worker: z
+      .object({
+        sshKeySecretRef: z
+          .object({
+            name: nameSchema.describe('A Secret in this namespace.'),
+          })
+          .optional()
+          .describe(
+            'The SSH credentials of `worker.ssh_hosts`: a Secret with the keys `ssh-privatekey` (as in a `kubernetes.io/ssh-auth` Secret) and `known_hosts`. It is mounted read-only into the agent container of run Pods as files, never as environment variables; the runner reads it, and the key is redacted from everything a run reports. Host keys not in `known_hosts` are refused.',
+          ),
+      })
+      .optional()
+      .describe(
+        'SSH workers (`worker.ssh_hosts` in WORKFLOW.md): what run Pods connect to the hosts with.',
+      ),
     redactSecretOutput: z
       .boolean()
       .optional()

@@ -35,6 +35,7 @@ import { createIssueStateCheck } from './issue-state.js';
 import { createRedactor, secretsFromEnv } from './redact.js';
 import { renderHooks } from './rendered-hooks.js';
 import { encodeTerminationSummary, summarizeSlot } from './summary.js';
+import { connectWorker, readWorkerCredentials, sshKeySecrets, type RunnerSsh } from './ssh.js';
 import { gatewayServer, readToolsToken, type RunnerTools } from './tools.js';
 
 /**
@@ -46,7 +47,7 @@ import { gatewayServer, readToolsToken, type RunnerTools } from './tools.js';
 export interface RunnerOptions {
   inputsDir: string;
   slot: number;
-  /** The workspace volume: the lifecycle's root. */
+  /** The workspace volume: the lifecycle's root, unless it runs on an SSH worker. */
   workspaceRoot: string;
   issueStateFile: string;
   terminationLogPath: string;
@@ -58,6 +59,8 @@ export interface RunnerOptions {
   tools?: RunnerTools | undefined;
   /** The directory of per-host git credential files (the mounted Secret); absent: anonymous. */
   gitCredentials?: string | undefined;
+  /** The SSH worker of this slot (the mounted key Secret and the chosen host); with worker.ssh_hosts. */
+  ssh?: RunnerSsh | undefined;
   env: NodeJS.ProcessEnv;
   write: (line: string) => void;
   /** Aborted on SIGTERM: the agent stops, after_run still runs. */
@@ -102,6 +105,9 @@ export function parseRunnerArgs(
       [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
       [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
       [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
+      [RUNNER_FLAGS.sshKey]: { type: 'string' },
+      [RUNNER_FLAGS.knownHosts]: { type: 'string' },
+      [RUNNER_FLAGS.sshHost]: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -117,6 +123,11 @@ export function parseRunnerArgs(
       `--${RUNNER_FLAGS.toolsUrl} and --${RUNNER_FLAGS.toolsTokenFile} go together: give both or neither`,
     );
   }
+  const ssh: RunnerSsh = {
+    keyFile: values[RUNNER_FLAGS.sshKey],
+    knownHostsFile: values[RUNNER_FLAGS.knownHosts],
+    host: values[RUNNER_FLAGS.sshHost],
+  };
   return {
     inputsDir: values[RUNNER_FLAGS.inputs],
     slot,
@@ -128,6 +139,7 @@ export function parseRunnerArgs(
     ...(values[RUNNER_FLAGS.gitCredentials] === undefined
       ? {}
       : { gitCredentials: values[RUNNER_FLAGS.gitCredentials] }),
+    ...(Object.values(ssh).some((value) => value !== undefined) ? { ssh } : {}),
     ...(toolsUrl !== undefined && tokenFile !== undefined
       ? {
           tools: {
@@ -162,10 +174,11 @@ async function planRun(options: RunnerOptions): Promise<RunPlan> {
   );
   const run = JSON.parse(requireInput(inputs, INPUT_FILES.run)) as Partial<RunDescriptor>;
   const prompt = requireInput(inputs, promptInputFile(options.slot));
-  const config: WorkflowConfig = {
-    ...loaded.config,
-    workspace: { ...loaded.config.workspace, root: options.workspaceRoot },
-  };
+  // The Pod's volume is the root of a local run only: on an SSH worker the lifecycle happens
+  // under workspace.root as written, `~` being the worker's home (the engine resolves it there).
+  const config: WorkflowConfig = onWorker(loaded.config)
+    ? loaded.config
+    : { ...loaded.config, workspace: { ...loaded.config.workspace, root: options.workspaceRoot } };
   // The engine renders the hooks again as it runs them; it must be what the controller
   // rendered and recorded, or this runner and that controller disagree on the engine.
   const expected = JSON.parse(requireInput(inputs, INPUT_FILES.hooks)) as unknown;
@@ -179,6 +192,8 @@ async function planRun(options: RunnerOptions): Promise<RunPlan> {
   markStartup('workflow_loaded');
   return { config, issue, attempt: run.attempt ?? null, prompt, branch };
 }
+
+const onWorker = (config: WorkflowConfig): boolean => config.worker.sshHosts.length > 0;
 
 function defaultAgentStep(
   options: Parameters<NonNullable<RunnerOptions['createAgentStep']>>[0],
@@ -221,7 +236,23 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       credentialsError = error instanceof Error ? error : new Error(errorMessage(error));
     }
   }
-  const redact = createRedactor([...secrets, ...(token ? [token] : []), ...gitSecrets]);
+  // And the SSH key: read here once, it never leaves this process but for the SSH client.
+  let sshCredentials: Awaited<ReturnType<typeof readWorkerCredentials>> | undefined;
+  let sshError: Error | undefined;
+  if (options.ssh?.keyFile !== undefined) {
+    try {
+      sshCredentials = await readWorkerCredentials(options.ssh);
+    } catch (error) {
+      sshError = error instanceof Error ? error : new Error(errorMessage(error));
+    }
+  }
+  const sshSecrets = sshCredentials ? sshKeySecrets(sshCredentials.privateKey) : [];
+  const redact = createRedactor([
+    ...secrets,
+    ...(token ? [token] : []),
+    ...gitSecrets,
+    ...sshSecrets,
+  ]);
   const emit = (raw: LorenzEvent): void => {
     const event = redact.value(raw);
     if (event.type === 'hook_execution') hooks.push(event.message);
@@ -229,14 +260,29 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   };
   let summary: RunSummary | null = null;
   let failure: { code: SlotErrorCode; message: string } | undefined;
-  // The namespace for the hooks starts while the inputs are verified and the workflow loaded.
-  const executor = options.executor ?? createLocalExecutor({ startNamespaceNow: true });
+  let executor = options.executor;
+  // The namespace for the hooks starts while the inputs are verified and the workflow loaded
+  // (a run on an SSH worker does not need it and ends it then).
+  const local = executor ? undefined : createLocalExecutor({ startNamespaceNow: true });
   try {
     if (tokenError !== undefined) throw tokenError;
     if (credentialsError !== undefined) throw credentialsError;
     const mcpServers = options.tools && token ? [gatewayServer(options.tools, token)] : [];
     const plan = await planRun(options);
-    const env = { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
+    const remote = onWorker(plan.config);
+    if (executor === undefined && remote) {
+      if (sshError !== undefined) throw sshError;
+      await local?.shutdown();
+      executor = await connectWorker(
+        plan.config,
+        options.ssh ?? {},
+        sshCredentials ?? (await readWorkerCredentials(options.ssh ?? {})),
+      );
+    }
+    executor ??= local ?? createLocalExecutor();
+    const env = remote
+      ? visibleEnv
+      : { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
     const isIssueActive = createIssueStateCheck({
       stateFile: options.issueStateFile,
       fallbackState: plan.issue.state,
@@ -275,7 +321,11 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
     emit({ type: 'stderr', message: `lorenz runner: ${failure.message}`, slot: options.slot });
   } finally {
     // Nothing a hook started may outlive the runner, not even what left its process group.
-    if (!options.executor) await executor.shutdown();
+    if (!options.executor) {
+      await executor?.shutdown();
+      // Failed before the lifecycle chose where to run: the early namespace ends here.
+      if (executor === undefined) await local?.shutdown();
+    }
     await credentials?.dispose();
   }
   if (!summary) {

@@ -277,12 +277,14 @@ export const workerSection = z.object({
     })
     .default(() => [])
     .describe(
-      'SSH workers, each `[user@]host[:port]` (`[::1]:2222` for IPv6): the workspace, hooks and agent run on the first host that answers. Empty: everything runs where Lorenz runs.',
+      'SSH workers, each `[user@]host[:port]` (`[::1]:2222` for IPv6): the workspace, hooks and agent run on a host, for `lorenz run` the first that answers, for an IssueRun the one the controller chose for the slot (least loaded; the Workflow needs `spec.worker.sshKeySecretRef`). Empty: everything runs where Lorenz runs.',
     ),
   max_concurrent_agents_per_host: positiveInteger()
     .nullable()
     .default(null)
-    .describe('At most this many agents at once on one SSH worker; unset: no limit per host.'),
+    .describe(
+      "At most this many agents at once on one SSH worker (the controller counts the live slots of the Workflow's IssueRuns; a slot with no room waits `SshHostsBusy`); unset: no limit per host.",
+    ),
   ssh_timeout_ms: durationMs()
     .default(60_000)
     .describe(

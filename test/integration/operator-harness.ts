@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { build } from 'esbuild';
+import { sshBundleOptions } from '../../hack/bundle-native.mjs';
 import {
   installCrds,
   startControlPlane,
@@ -103,6 +104,8 @@ async function buildRunnerBundle(dir: string): Promise<string> {
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
     },
+    // The runner drives SSH workers with ssh2, bundled as the image's bundle is.
+    ...sshBundleOptions,
   });
   return outfile;
 }

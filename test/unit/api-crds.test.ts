@@ -90,7 +90,7 @@ describe('CRD schemas', () => {
       '.securityContext.runAsUser': 'self != 0',
       '.volumes[]': '!has(self.hostPath)',
       '.volumes[].name':
-        "!(self in ['lorenz-bin', 'lorenz-inputs', 'lorenz-podinfo', 'workspace', 'lorenz-tools', 'lorenz-git-credentials'])",
+        "!(self in ['lorenz-bin', 'lorenz-inputs', 'lorenz-podinfo', 'workspace', 'lorenz-tools', 'lorenz-git-credentials', 'lorenz-ssh'])",
       '.containers[].name': "self != 'install-runner'",
       '.containers[].securityContext.privileged': '!self',
       '.containers[].securityContext.allowPrivilegeEscalation': '!self',

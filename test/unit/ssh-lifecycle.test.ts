@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/workflow/config.js';
 import type { LorenzEvent } from '../../src/workflow/events.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { startSshd, type Sshd } from './fakes/sshd.js';
-import { eventually, marker, sshExecutor } from './ssh-support.js';
+import { eventually, marker, sshExecutor, workerReadableAgent } from './ssh-support.js';
 import { makeTempDir, removeTempDir } from './workspace-helpers.js';
 
 let sshd: Sshd;
@@ -221,8 +221,8 @@ describe('the lifecycle on an SSH worker', () => {
     const executor = await sshExecutor(sshd);
     const name = `agent-${marker()}`;
     const repo = new URL('../..', import.meta.url).pathname;
-    // dist/ is bundled by the unit tier's global setup and readable by the worker user.
-    const bridge = `${process.execPath} ${join(repo, 'dist/scripted-agent.mjs')}`;
+    // dist/ is bundled by the unit tier's global setup; the worker user runs a copy it can read.
+    const bridge = await workerReadableAgent(repo);
     const agent = createAcpAgentStep({
       config: agentConfig(bridge, { env: { AGENT_FLAG: 'from-workflow' } }),
       renderPrompt: () =>

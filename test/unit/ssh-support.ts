@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { chmod, copyFile, link, mkdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createSshExecutor, type SshExecutor } from '../../src/executor/ssh/index.js';
 import type { Sshd } from './fakes/sshd.js';
 
@@ -30,4 +32,27 @@ export async function eventually(check: () => Promise<boolean>, withinMs = 5000)
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * The scripted agent as the worker user can run it: a clean clone may sit in a directory
+ * only its owner can enter (`mktemp -d`), so node and the bundle are put (hard-linked when
+ * the file system allows, else copied) in a directory under the temp dir anyone can read.
+ */
+export async function workerReadableAgent(repo: string): Promise<string> {
+  const directory = join(tmpdir(), `lorenz-worker-bin-${process.getuid?.() ?? 0}`);
+  await mkdir(directory, { recursive: true });
+  await chmod(directory, 0o755);
+  const place = async (source: string, name: string, mode: number): Promise<string> => {
+    const target = join(directory, name);
+    const temporary = `${target}.${process.pid}`;
+    await rm(temporary, { force: true });
+    await link(await realpath(source), temporary).catch(() => copyFile(source, temporary));
+    await chmod(temporary, mode);
+    await rename(temporary, target);
+    return target;
+  };
+  const node = await place(process.execPath, 'node', 0o755);
+  const agent = await place(join(repo, 'dist/scripted-agent.mjs'), 'scripted-agent.mjs', 0o644);
+  return `${node} ${agent}`;
 }

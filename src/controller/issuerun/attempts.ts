@@ -10,6 +10,7 @@ import { isActiveState } from '../../workflow/states.js';
 import { ensureRunObjects, type EnsureResult } from './ensure.js';
 import type { PodExpectations } from './expectations.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
+import { planSsh } from './ssh-placement.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
 import type { SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
@@ -37,6 +38,22 @@ export async function deleteRunPod(client: KubeClient, pod: PodObject): Promise<
   }
 }
 
+/**
+ * The hosts to move away from: a slot whose attempt failed ssh_connect on the host its status
+ * records tries another one next (worker-host.ts).
+ */
+export function failedHosts(run: IssueRun, plan: RetryPlan): Map<number, string> {
+  const avoid = new Map<number, string>();
+  for (const view of plan.views) {
+    if (view.outcome?.reason !== Reasons.SshConnectFailed) continue;
+    const entry = run.status?.slots?.find(
+      (slot) => slot.slot === view.slot && slot.attempt === view.attempt,
+    );
+    if (entry?.host !== undefined) avoid.set(view.slot, entry.host);
+  }
+  return avoid;
+}
+
 export interface AttemptDeps {
   client: KubeClient;
   workflows: Informer<Workflow>;
@@ -49,6 +66,14 @@ export interface AttemptDeps {
   createRetries: Map<string, number>;
   /** The agent-tools gateway URL run Pods use; absent: no tools. */
   toolsUrl?: string | undefined;
+  /** The runs of a namespace, as fresh as the controller knows them (SSH host load). */
+  runs: (namespace: string) => IssueRun[];
+  /** Records the SSH workers of an attempt's slots in the status; the run as it now stands. */
+  storeHosts: (
+    run: IssueRun,
+    attempt: number,
+    hosts: ReadonlyMap<number, string>,
+  ) => Promise<IssueRun>;
 }
 
 export interface StartedAttempts {
@@ -93,6 +118,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
     pods: readonly PodObject[],
     attempt: number,
     slots: readonly number[],
+    avoid: ReadonlyMap<number, string>,
   ): Promise<EnsureResult & { branch?: string | undefined }> {
     const workflow = workflowOf(run);
     const snapshot = workflow?.status?.lastGoodConfigMap;
@@ -109,6 +135,21 @@ export function createAttemptStarter(deps: AttemptDeps) {
       return { ok: false, final: false, reason: decision.reason, message: decision.message };
     }
     const branch = decidedBranch(decision);
+    const ssh = await planSsh({
+      client: deps.client,
+      workflow,
+      config: runnable.loaded.config,
+      run,
+      slots: slots.map((slot) => ({ slot, attempt, avoid: avoid.get(slot) })),
+      runs: deps.runs(run.metadata.namespace ?? ''),
+    });
+    if (ssh.kind === 'wait' || ssh.kind === 'fail') {
+      return { ok: false, final: false, reason: ssh.reason, message: ssh.message };
+    }
+    // The hosts go into the status before the Pods (ssh-placement.ts).
+    if (ssh.kind === 'ready' && ssh.fresh.length > 0) {
+      await deps.storeHosts(run, attempt, ssh.hosts);
+    }
     const ensured = await ensureRunObjects({
       client: deps.client,
       run,
@@ -120,6 +161,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       retry: { attempt, slots },
       toolsUrl: deps.toolsUrl,
       branch,
+      ssh: ssh.kind === 'ready' ? ssh : undefined,
     });
     return decision.kind === 'new' ? { ...ensured, branch } : ensured;
   }
@@ -141,7 +183,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
         (pod) => slots.includes(podSlot(pod)) && isLive(pod) && !pod.metadata?.deletionTimestamp,
       );
       await Promise.all(stale.map((pod) => deleteRunPod(deps.client, pod)));
-      const ensured = await ensureAttempt(run, pods, attempt, slots);
+      const ensured = await ensureAttempt(run, pods, attempt, slots, failedHosts(run, plan));
       if (!ensured.ok) {
         const failures = deps.createRetries.get(uid) ?? 0;
         deps.createRetries.set(uid, failures + 1);

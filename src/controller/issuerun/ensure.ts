@@ -17,13 +17,14 @@ import { CreateRefused, createOwned, type CreateFailure, type CreateTarget } fro
 import { inputsConfigMap, renderRunInputs, type RunInputs } from './inputs.js';
 import { buildRunPod, workspaceClaim, type RunPodTools } from './pod-builder.js';
 import { mintToolsToken, toolsTokenSecret } from './tools-token.js';
+import type { SshWorkers } from './ssh-placement.js';
 import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-config.js';
 import { toolsServerName } from '../../api/run-pod.js';
 
 export type EnsureResult =
   | {
       ok: true;
-      slots: { slot: number; attempt: number; podName: string }[];
+      slots: { slot: number; attempt: number; podName: string; host?: string | undefined }[];
       inputsConfigMap: string;
       configDigest: string;
     }
@@ -71,6 +72,8 @@ export async function ensureRunObjects(options: {
   toolsUrl?: string | undefined;
   /** workspace.git's branch as the run's status keeps it (git-branch.ts); absent without it. */
   branch?: string | undefined;
+  /** The SSH workers of the slots, recorded in the status before this (ssh-placement.ts). */
+  ssh?: SshWorkers | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -122,6 +125,7 @@ export async function ensureRunObjects(options: {
     slot,
     attempt,
     podName: runPodName(identity.name, slot, attempt),
+    ...(options.ssh ? { host: options.ssh.hosts.get(slot) } : {}),
   })).filter((entry) => !options.retry || options.retry.slots.includes(entry.slot));
   const missing = slots.filter((entry) => !options.existingPods.has(entry.podName));
   const configMapName = inputsConfigMapName(identity.name, options.retry ? attempt : 1);
@@ -157,6 +161,7 @@ export async function ensureRunObjects(options: {
         redactSecrets: workflow.spec.redactSecretOutput ?? true,
         tools,
         gitCredentialsSecret,
+        ssh: sshOf(options.ssh, entry.slot),
       }),
     );
   } catch (error) {
@@ -255,6 +260,14 @@ export async function ensureRunObjects(options: {
     return { ok: false, ...error.failure };
   }
   return { ok: true, slots, inputsConfigMap: configMapName, configDigest: runnable.digest };
+}
+
+/** A slot's SSH worker for its Pod; a slot with no host recorded is a bug, said so. */
+function sshOf(ssh: SshWorkers | undefined, slot: number) {
+  if (!ssh) return undefined;
+  const host = ssh.hosts.get(slot);
+  if (host === undefined) throw new Error(`slot ${slot} has no SSH worker placed`);
+  return { secretName: ssh.secretName, host };
 }
 
 const createAllOwned = (client: KubeClient, targets: readonly CreateTarget[]) =>

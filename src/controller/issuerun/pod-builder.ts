@@ -21,6 +21,8 @@ import {
   RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
   RUN_POD_PATHS,
   RUN_POD_VOLUME_NAMES,
+  SSH_KEY_PATH,
+  SSH_KNOWN_HOSTS_PATH,
   TOOLS_TOKEN_PATH,
 } from '../../api/run-pod.js';
 import {
@@ -56,6 +58,7 @@ const {
   workspace: WORKSPACE_DIR,
   tools: TOOLS_DIR,
   gitCredentials: GIT_CREDENTIALS_DIR,
+  ssh: SSH_DIR,
   terminationLog: TERMINATION_LOG_PATH,
 } = RUN_POD_PATHS;
 const {
@@ -65,6 +68,7 @@ const {
   workspace: VOLUME_WORKSPACE,
   tools: VOLUME_TOOLS,
   gitCredentials: VOLUME_GIT_CREDENTIALS,
+  ssh: VOLUME_SSH,
 } = RUN_POD_VOLUME_NAMES;
 
 export interface RunPodOptions {
@@ -91,6 +95,15 @@ export interface RunPodOptions {
   tools?: RunPodTools | undefined;
   /** The Secret of git credentials (spec.git.credentialsSecretRef), when workspace.git is on. */
   gitCredentialsSecret?: string | undefined;
+  /** The SSH worker of this slot's attempt, when the Workflow has worker.ssh_hosts. */
+  ssh?: RunPodSsh | undefined;
+}
+
+export interface RunPodSsh {
+  /** The Secret of spec.worker.sshKeySecretRef (ssh-privatekey, known_hosts). */
+  secretName: string;
+  /** The worker.ssh_hosts entry the controller chose (status.slots[].host). */
+  host: string;
 }
 
 export interface RunPodTools {
@@ -151,6 +164,26 @@ const gitCredentialsVolume = (secretName: string | undefined): V1Volume[] =>
 
 const gitCredentialsArgs = (secretName: string | undefined): string[] =>
   secretName ? [`--${RUNNER_FLAGS.gitCredentials}`, GIT_CREDENTIALS_DIR] : [];
+
+/**
+ * The SSH key as files as well, mounted as the git credentials are (0440, see above): the
+ * runner reads the key and known_hosts once and keeps them in its own process; a hook or the
+ * agent runs on the worker and never sees either.
+ */
+const sshVolume = (ssh: RunPodSsh | undefined): V1Volume[] =>
+  ssh ? [{ name: VOLUME_SSH, secret: { secretName: ssh.secretName, defaultMode: 0o440 } }] : [];
+
+const sshArgs = (ssh: RunPodSsh | undefined): string[] =>
+  ssh
+    ? [
+        `--${RUNNER_FLAGS.sshKey}`,
+        SSH_KEY_PATH,
+        `--${RUNNER_FLAGS.knownHosts}`,
+        SSH_KNOWN_HOSTS_PATH,
+        `--${RUNNER_FLAGS.sshHost}`,
+        ssh.host,
+      ]
+    : [];
 
 type Profile = { type: string; localhostProfile?: string };
 type SeLinux = { level?: string; type?: string; user?: string; role?: string };
@@ -323,6 +356,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
       ...toolsArgs(options.tools),
       ...gitCredentialsArgs(options.gitCredentialsSecret),
+      ...sshArgs(options.ssh),
     ],
     workingDir: WORKSPACE_DIR,
     env: agentEnv(agentTemplate, options.redactSecrets ?? true),
@@ -338,6 +372,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       ...(options.gitCredentialsSecret
         ? [{ name: VOLUME_GIT_CREDENTIALS, mountPath: GIT_CREDENTIALS_DIR, readOnly: true }]
         : []),
+      ...(options.ssh ? [{ name: VOLUME_SSH, mountPath: SSH_DIR, readOnly: true }] : []),
     ],
     securityContext: restrictedContainer(agentTemplate.securityContext),
     terminationMessagePath: TERMINATION_LOG_PATH,
@@ -361,6 +396,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     workspaceVolume(options),
     ...toolsVolume(options.tools),
     ...gitCredentialsVolume(options.gitCredentialsSecret),
+    ...sshVolume(options.ssh),
   ];
   return {
     apiVersion: 'v1',

@@ -5,6 +5,7 @@ import {
   findCondition,
   type IssueRun,
   type IssueRunStatus,
+  type SlotStatus,
   type Workflow,
 } from '../../api/index.js';
 import { errorMessage } from '../../workflow/errors.js';
@@ -21,8 +22,14 @@ import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
-import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
 import {
+  DEFAULT_POD_STATUS_OPTIONS,
+  mapPodStatus,
+  type PodOutcome,
+  type PodStatusOptions,
+} from './pod-status.js';
+import {
+  assignedSlots,
   cancelledSlots,
   deletedSlots,
   eventsFlushed,
@@ -43,6 +50,8 @@ import {
 import { createTokenRevoker } from './tools-token.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
 import { missingGitCredentials } from './git-credentials.js';
+import { firstAttemptSlots, planSsh } from './ssh-placement.js';
+import { runPodName } from '../shared/names.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -93,6 +102,9 @@ const cancelledState: RunState = {
  */
 const runUid = (run: IssueRun): string => run.metadata.uid ?? '';
 
+const runKey = (run: IssueRun): string =>
+  `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
+
 const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
 
 /**
@@ -118,7 +130,13 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const expectations = createPodExpectations();
   /** Refused creates in a row, per run uid: the retry delay grows with them. */
   const createRetries = new Map<string, number>();
-  const attempts = createAttemptStarter({ ...deps, expectations, createRetries });
+  const attempts = createAttemptStarter({
+    ...deps,
+    expectations,
+    createRetries,
+    runs: (namespace) => freshRuns(namespace),
+    storeHosts: (run, attempt, hosts) => storeHosts(runKey(run), run, attempt, hosts),
+  });
   const tokens = deps.toolsUrl === undefined ? undefined : createTokenRevoker(deps.client);
   const podStatusOptions = (): PodStatusOptions => ({
     ...DEFAULT_POD_STATUS_OPTIONS,
@@ -159,9 +177,26 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     await statuses.write(key, namespace, name, next, now);
   }
 
-  /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
-  const writePodless = (key: string, run: IssueRun, state: RunState) =>
-    patchStatus(key, run, statusOf(run, [], state), true);
+  /**
+   * A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. A run
+   * that ends so ends the slots it had placed on SSH workers too (they would hold it open).
+   */
+  const writePodless = (key: string, run: IssueRun, state: RunState) => {
+    const ended: SlotView[] =
+      state.kind === 'finished'
+        ? assignedSlots(run, []).map((view) => ({
+            ...view,
+            outcome: {
+              phase: 'Failed',
+              reason: state.reason as PodOutcome['reason'],
+              message: state.message,
+              finished: true,
+              summary: null,
+            },
+          }))
+        : [];
+    return patchStatus(key, run, statusOf(run, ended, state), true);
+  };
 
   /** The uid of the run object last seen under each key: what to forget when it is gone. */
   const uids = new Map<string, string>();
@@ -265,9 +300,34 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
         return { requeueAfter: REQUEUE_MS.secretMissing };
       }
     }
+    const config = runnable.loaded.config;
+    const ssh = await planSsh({
+      client: deps.client,
+      workflow,
+      config,
+      run,
+      slots: firstAttemptSlots(run, config),
+      runs: freshRuns(run.metadata.namespace ?? ''),
+    });
+    if (ssh.kind === 'fail') {
+      const { reason, message } = ssh;
+      return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
+    }
+    if (ssh.kind === 'wait') {
+      const { reason, message } = ssh;
+      const state: RunState = ssh.stalled
+        ? { kind: 'stalled', reason, message }
+        : runState('Pending', reason, message);
+      await writePodless(key, run, state);
+      return { requeueAfter: ssh.requeueMs };
+    }
     // The branch goes into the status before anything is rendered with it: whatever happens
     // next (a restart, a new WORKFLOW.md), every attempt reads this one back.
-    const current = branch.kind === 'new' ? await storeBranch(key, run, branch.branch) : run;
+    let current = branch.kind === 'new' ? await storeBranch(key, run, branch.branch) : run;
+    // So do the hosts: a restart must find them, not choose again.
+    if (ssh.kind === 'ready' && ssh.fresh.length > 0) {
+      current = await storeHosts(key, current, run.spec.attempt ?? 1, ssh.hosts);
+    }
     const ensured = await ensureRunObjects({
       client: deps.client,
       // The run as it came: only the branch was written since, nothing was rendered yet.
@@ -279,6 +339,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       existingPods: cachedPods,
       toolsUrl: deps.toolsUrl,
       branch: decidedBranch(branch),
+      ssh: ssh.kind === 'ready' ? ssh : undefined,
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;
@@ -321,6 +382,54 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     return { ...run, status: next };
   }
 
+  /**
+   * Writes the SSH workers just chosen for an attempt's slots (SshHostAssigned) before their
+   * Pods are made; returns the run as it now stands. A restart finds them there: the first
+   * attempt's again in startRun, a later one's in observeRun (assignedSlots). Only those
+   * slots change; a run with none yet says it is creating its Pods.
+   */
+  async function storeHosts(
+    key: string,
+    run: IssueRun,
+    attempt: number,
+    hosts: ReadonlyMap<number, string>,
+  ): Promise<IssueRun> {
+    const recorded = run.status?.slots ?? [];
+    const names = [...new Set(hosts.values())].join(', ');
+    const base =
+      recorded.length > 0 && run.status
+        ? run.status
+        : statusOf(
+            run,
+            [],
+            runState('Pending', Reasons.Pending, `creating the run Pod on ${names}`),
+          );
+    const placed: SlotStatus[] = [...hosts].map(([slot, host]) => ({
+      slot,
+      phase: 'Pending',
+      reason: Reasons.SshHostAssigned,
+      message: `attempt ${attempt} runs on SSH worker ${host}; its Pod is being created`,
+      podName: runPodName(run.metadata.name ?? '', slot, attempt),
+      attempt,
+      host,
+      turns: 0,
+    }));
+    const slots = [...recorded.filter((entry) => !hosts.has(entry.slot)), ...placed].sort(
+      (a, b) => a.slot - b.slot,
+    );
+    const next: IssueRunStatus = { ...base, slots };
+    await patchStatus(key, run, next, true);
+    return { ...run, status: next };
+  }
+
+  /** The runs of a namespace as fresh as this controller knows them (its own writes included). */
+  function freshRuns(namespace: string): IssueRun[] {
+    return deps.issueRuns.list(namespace).map((each) => {
+      const cached = { resourceVersion: each.metadata.resourceVersion, status: each.status };
+      return { ...each, status: statuses.freshest(runKey(each), cached) };
+    });
+  }
+
   /** Keeps the downward-API annotation in step with spec.issue.state (ends the turn loop). */
   async function syncIssueState(run: IssueRun, pods: readonly PodObject[]): Promise<void> {
     const state = run.spec.issue.state ?? '';
@@ -350,19 +459,25 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     pods: readonly PodObject[],
   ): Promise<ReconcileResult> {
     await syncIssueState(run, pods);
+    const assigned = assignedSlots(run, pods);
     const observed = [
       ...observeSlots(run, pods, deps.followers, podStatusOptions()),
       ...deletedSlots(run, pods, deps.followers),
+      ...assigned,
     ].sort((a, b) => a.slot - b.slot);
     const policy = await attempts.policyInputs(run);
     const plan = planRetries(run, observed, policy.capMs, deps.now(), policy.issueActive);
+    // An attempt whose host was recorded but whose Pod was never made starts now, there.
+    for (const view of assigned) {
+      plan.due.set(view.attempt, [...(plan.due.get(view.attempt) ?? []), view.slot]);
+    }
     if (plan.retrying.length > 0) {
       // A failed attempt's records all go in before its slot moves on.
       if (logsPending(plan.retrying)) return { requeueAfter: REQUEUE_MS.logsDraining };
       await eventsFlushed(plan.retrying);
     }
     const started = await attempts.startDue(run, pods, plan);
-    if (plan.retrying.length > 0) {
+    if (plan.retrying.length > 0 || assigned.length > 0) {
       const views = started.views;
       const result = await patchStatus(
         key,

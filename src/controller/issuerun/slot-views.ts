@@ -1,4 +1,4 @@
-import type { IssueRun } from '../../api/index.js';
+import { Reasons, type IssueRun, type SlotStatus } from '../../api/index.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 import { LABEL_ATTEMPT, LABEL_SLOT } from '../shared/constants.js';
 import type { PodObject } from '../shared/resources.js';
@@ -103,7 +103,7 @@ export function deletedSlots(
   const present = new Set(pods.map((pod) => pod.metadata?.name));
   const logs = followers.ofRun(run.metadata.uid ?? '');
   return (run.status?.slots ?? [])
-    .filter((slot) => slot.podName && !present.has(slot.podName))
+    .filter((slot) => slot.podName && !present.has(slot.podName) && !hostAssigned(slot))
     .map((slot) => {
       const podName = slot.podName ?? '';
       const log = logs.find((state) => state.podName === podName);
@@ -127,6 +127,26 @@ export function deletedSlots(
     });
 }
 
+/** A slot whose SSH worker was recorded for an attempt whose Pod was not made yet. */
+const hostAssigned = (slot: SlotStatus): boolean => slot.reason === Reasons.SshHostAssigned;
+
+/**
+ * Slots with an SSH worker recorded (SshHostAssigned) and no Pod: the controller stopped
+ * between recording the host and making the Pod. Their attempt is still to start, on that
+ * host; they are not deleted Pods.
+ */
+export function assignedSlots(run: IssueRun, pods: readonly PodObject[]): SlotView[] {
+  const present = new Set(pods.map((pod) => pod.metadata?.name));
+  return (run.status?.slots ?? [])
+    .filter((slot) => hostAssigned(slot) && !present.has(slot.podName))
+    .map((slot) => ({
+      slot: slot.slot,
+      attempt: slotAttempt(run, slot.slot),
+      podName: slot.podName ?? '',
+      outcome: null,
+    }));
+}
+
 /**
  * The slots of a cancelled run: its Pods in the cache, and those already deleted whose logs
  * were read (what after_run printed is still owed to the status).
@@ -143,6 +163,12 @@ export function cancelledSlots(
     if (log.attempt !== slotAttempt(run, log.slot)) continue;
     const outcome = goneOutcome('Failed', 'Cancelled', 'the Pod was deleted');
     views.push({ slot: log.slot, attempt: log.attempt, podName: log.podName, outcome, log });
+  }
+  // A slot with its SSH worker recorded and no Pod yet ends here too, or the run never would.
+  for (const view of assignedSlots(run, pods)) {
+    if (views.some((each) => each.slot === view.slot)) continue;
+    const message = 'cancelled before its Pod was created';
+    views.push({ ...view, outcome: goneOutcome('Failed', 'Cancelled', message) });
   }
   return views.sort((a, b) => a.slot - b.slot);
 }

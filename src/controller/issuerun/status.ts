@@ -27,6 +27,8 @@ export interface SlotView {
   podName: string;
   /** null while the Pod does not exist yet. */
   outcome: PodOutcome | null;
+  /** The SSH worker of this attempt, when chosen just now (else the status keeps it). */
+  host?: string | undefined;
   log?: PodLogState | undefined;
 }
 
@@ -179,7 +181,10 @@ const addUsage = (
       }
     : total;
 
-export function slotStatuses(slots: readonly SlotView[]): SlotStatus[] {
+export function slotStatuses(
+  slots: readonly SlotView[],
+  recorded: readonly SlotStatus[] = [],
+): SlotStatus[] {
   return slots.map((view) => {
     const summary = view.outcome?.summary;
     const turns = summary?.turns ?? view.log?.turns ?? 0;
@@ -193,6 +198,11 @@ export function slotStatuses(slots: readonly SlotView[]): SlotStatus[] {
       attempt: view.attempt,
       turns,
     };
+    // The host stays with its attempt: recorded once (worker-host.ts), never chosen again.
+    const host =
+      view.host ??
+      recorded.find((entry) => entry.slot === view.slot && entry.attempt === view.attempt)?.host;
+    if (host !== undefined) status.host = host;
     if (view.nextAttemptTime) status.nextAttemptTime = view.nextAttemptTime;
     if (usage) status.usage = usage;
     return status;
@@ -213,7 +223,7 @@ export function runStatus(options: {
   now: Date;
 }): IssueRunStatus {
   const { current, state, now } = options;
-  const slots = slotStatuses(options.slots);
+  const slots = slotStatuses(options.slots, current?.slots);
   const status: IssueRunStatus = {
     ...current,
     observedGeneration: options.generation ?? 0,

@@ -121,6 +121,7 @@ export function runSummary(status: IssueRunStatus) {
     turn: status.turn,
     usage: status.usage,
     branch: status.git?.branch,
+    hosts: (status.slots ?? []).map((slot) => slot.host ?? null),
   };
 }
 export type RunSummary = ReturnType<typeof runSummary>;
@@ -170,6 +171,8 @@ export interface RunRow {
   snapshot?: string;
   /** The controller serves agent tools at this URL (off when absent). */
   toolsUrl?: string;
+  /** Other IssueRuns in the cache (SSH workers count their slots). */
+  otherRuns?: IssueRun[];
   steps: RunStep[];
 }
 
@@ -227,7 +230,10 @@ export const RUN_OPTIONS = {
 export async function playRun(row: RunRow): Promise<void> {
   const clock = new FakeClock(T0);
   const client = new FakeKubeClient();
-  const issueRuns = new FakeInformer<IssueRun>(ISSUERUNS, row.run ? [row.run] : []);
+  const issueRuns = new FakeInformer<IssueRun>(ISSUERUNS, [
+    ...(row.run ? [row.run] : []),
+    ...(row.otherRuns ?? []),
+  ]);
   const workflows = new FakeInformer<Workflow>(
     WORKFLOWS,
     row.workflow === null ? [] : [row.workflow ?? workflow()],
