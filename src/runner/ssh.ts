@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { RUNNER_FLAGS } from '../api/run-pod.js';
-import { connectFirstHost, type WorkerCredentials } from '../executor/ssh/first-host.js';
+import type { WorkerCredentials } from '../executor/ssh/first-host.js';
 import type { Executor } from '../executor/types.js';
 import type { WorkflowConfig } from '../workflow/config.js';
 import { errorMessage } from '../workflow/errors.js';
@@ -68,5 +68,8 @@ export async function connectWorker(
       `worker.ssh_hosts is set but the runner was given no --${RUNNER_FLAGS.sshHost}: the controller chooses the host of each slot`,
     );
   }
+  // Loaded only for SSH workers: ssh2 is start-up a local run need not pay (and code the
+  // startup snapshot must not run: it needs WebAssembly, absent while a snapshot is built).
+  const { connectFirstHost } = await import('../executor/ssh/first-host.js');
   return connectFirstHost([ssh.host], credentials, { timeoutMs: config.worker.sshTimeoutMs });
 }
