@@ -433,6 +433,46 @@ describe('on a real kube-apiserver', () => {
     expect(answers.filter((answer) => answer.endsWith('true')).length).toBeGreaterThan(20);
   });
 
+  it('the run Pods’ egress policy is a valid NetworkPolicy in each namespace it names', async () => {
+    const { stdout } = await run(tools.helm, [
+      'template',
+      'lorenz',
+      chart,
+      '--namespace',
+      RELEASE_NAMESPACE,
+      '--set',
+      'runPods.egress.enabled=true',
+      '--set',
+      'runPods.egress.namespaces={default,team-a}',
+      '--set',
+      'runPods.egress.allow[0].cidr=140.82.112.0/20',
+      '--set',
+      'runPods.egress.allow[0].ports={443}',
+      '--show-only',
+      'templates/run-pod-egress.yaml',
+    ]);
+    const policies = parseManifests(stdout);
+    expect(policies.map((m) => `${m.kind} ${m.metadata.namespace}`)).toEqual([
+      'NetworkPolicy default',
+      'NetworkPolicy team-a',
+    ]);
+    const applied = await applyText(
+      'egress.yaml',
+      policies.map((m) => JSON.stringify(m)).join('\n---\n'),
+      '--dry-run=server',
+    );
+    expect(applied.stdout).toContain('networkpolicy.networking.k8s.io/lorenz-run-pods-egress');
+    const spec = (
+      policies[1] as unknown as { spec: { egress: Array<{ to: unknown[]; ports?: unknown[] }> } }
+    ).spec;
+    // DNS, the tools gateway, the allow-list: nothing else.
+    expect(spec.egress).toHaveLength(3);
+    expect(spec.egress[2]).toEqual({
+      to: [{ ipBlock: { cidr: '140.82.112.0/20' } }],
+      ports: [{ port: 443, protocol: 'TCP' }],
+    });
+  });
+
   it('with watchNamespace, grants the controller rules in that namespace only', async () => {
     const { stdout } = await run(tools.helm, [
       'template',
