@@ -287,15 +287,29 @@ const rows: RunRow[] = [
     ),
   },
   {
-    name: 'progress waits out the progress interval; the end is written at once',
+    name: 'the first Running is written at once, later progress waits out the interval, the end goes at once',
     run: issueRun({ status: startedStatus() }),
     steps: [
       {
         pods: [runPod({ phase: 'Pending' })],
         want: writes({ phase: 'Pending', message: 'the Pod is starting' }),
       },
-      { advanceMs: 1500, pods: [running], want: requeue(RUN_OPTIONS.progressIntervalMs - 1500) },
-      { advanceMs: 2500, want: writes({ phase: 'Running', conditions: progressing('Running') }) },
+      // 1.5 s after the last write, inside the interval: Running is not held back.
+      {
+        advanceMs: 1500,
+        pods: [running],
+        want: writes({ phase: 'Running', conditions: progressing('Running') }),
+      },
+      // A turn later: progress, which waits out the interval.
+      {
+        advanceMs: 500,
+        logs: [{ slot: 0, turns: 1 }],
+        want: requeue(RUN_OPTIONS.progressIntervalMs - 500),
+      },
+      {
+        advanceMs: RUN_OPTIONS.progressIntervalMs - 500,
+        want: writes({ phase: 'Running', turn: 1 }),
+      },
       // Nothing new: nothing written, though the cache still lags the last write.
       { advanceMs: 500, want: nothing },
       {
@@ -312,7 +326,7 @@ const rows: RunRow[] = [
           turn: 3,
           usage,
           startTime: at(-60_000),
-          completionTime: at(5500),
+          completionTime: at(7000),
         }),
       },
       // Finished: left alone (no TTL), however stale the cache.

@@ -13,16 +13,18 @@ import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import type { LorenzEvent } from '../../src/workflow/events.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { startSshd, type Sshd } from './fakes/sshd.js';
-import { marker } from './ssh-support.js';
+import { marker, workerReadableAgent } from './ssh-support.js';
 
 let sshd: Sshd;
 let dir: string;
 let knownHostsFile: string;
 const repo = new URL('../..', import.meta.url).pathname;
-// dist/ is bundled by the unit tier's global setup and readable by the worker user.
-const BRIDGE = `${process.execPath} ${join(repo, 'dist/scripted-agent.mjs')}`;
+// dist/ is bundled by the unit tier's global setup; the worker user runs a copy it can read
+// (a clean clone may sit in a directory only its owner can enter).
+let BRIDGE: string;
 
 beforeAll(async () => {
+  BRIDGE = await workerReadableAgent(repo);
   sshd = await startSshd();
   dir = await mkdtemp(join(tmpdir(), 'lorenz-runner-ssh-'));
   knownHostsFile = join(dir, 'known_hosts');

@@ -499,9 +499,13 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       forgetRun(runUid(run));
       return result;
     }
-    // Progress (Pending → Running, hook results, turns) waits out the interval, so that a
-    // short run costs few writes; a Pod status that changes with time asks to be seen again.
-    const result = await patchStatus(key, run, statusOf(run, views, state), false);
+    // Progress (hook results, turns) waits out the interval, so that a short run costs few
+    // writes; but the first Running goes at once: a run that is working must not show
+    // Pending for its first seconds (a short one would otherwise never show Running at all).
+    // A Pod status that changes with time asks to be seen again.
+    const next = statusOf(run, views, state);
+    const nowRunning = next.phase === 'Running' && run.status?.phase !== 'Running';
+    const result = await patchStatus(key, run, next, nowRunning);
     const recheck = views
       .map((view) => view.outcome?.recheckAfterMs)
       .filter((ms): ms is number => ms !== undefined);
