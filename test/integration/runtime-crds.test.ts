@@ -115,6 +115,7 @@ describe('Lorenz CRDs on a real apiserver', () => {
     expect(workflows.stdout.split('\n')[0]?.split(/\s+/).filter(Boolean)).toEqual([
       'NAME',
       'READY',
+      'SUSPENDED',
       'ACTIVE',
       'TRACKER',
       'CANDIDATES',
