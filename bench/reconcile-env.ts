@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { sshBundleOptions } from '../hack/bundle-native.mjs';
 import {
   createKubeconfigFor,
   installCrds,
@@ -211,6 +212,8 @@ export async function esbuildBundle(entry: string, outfile: string): Promise<str
     target: 'node22',
     logLevel: 'warning',
     banner: { js: REQUIRE_SHIM },
+    // The runner and the controller bundle ssh2 (SSH workers) without its native add-ons.
+    ...sshBundleOptions,
   });
   return outfile;
 }

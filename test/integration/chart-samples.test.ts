@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { build } from 'esbuild';
+import { sshBundleOptions } from '../../hack/bundle-native.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   installCrds,
@@ -78,6 +79,8 @@ beforeAll(async () => {
     banner: {
       js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
     },
+    // ssh2 (SSH workers) bundles without its native add-ons, as in the image.
+    ...sshBundleOptions,
   });
   scriptedAgent = await buildScriptedAgent();
   await chmod(dirname(scriptedAgent), 0o755);

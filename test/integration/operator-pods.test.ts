@@ -165,7 +165,14 @@ describe('run Pods known by uid', () => {
       async () => {
         const current = await env.admin.request<IssueRun>({ path: path.issueRuns('fake-1') });
         const afterRun = current.status?.hooks?.find((hook) => hook.name === 'after_run');
-        return afterRun?.status === 'completed' ? current : undefined;
+        const finished = current.status?.conditions?.find((c) => c.type === 'Finished');
+        // after_run's record can reach the status in a progress write while the Pod is still
+        // ending: the run is put right once it is Finished by the controller, not by hand.
+        return afterRun?.status === 'completed' &&
+          finished?.status === 'True' &&
+          finished.message !== 'patched by hand'
+          ? current
+          : undefined;
       },
       60_000,
     ).catch(async (error: unknown) => {
