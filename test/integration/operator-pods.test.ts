@@ -79,7 +79,8 @@ describe('run Pods known by uid', () => {
       'again',
       workflowText(env, {
         hooks: { before_run: 'echo waiting; sleep 6', after_run: 'echo after' },
-        maxRetryBackoffMs: 1000,
+        // Long enough that a 200 ms poll on a loaded machine cannot miss the wait.
+        maxRetryBackoffMs: 6000,
       }),
     );
     await createIssueRun(
@@ -95,6 +96,7 @@ describe('run Pods known by uid', () => {
     await env.kubectl('delete', 'pod', 'again-1-0-1', '-n', NAMESPACE, '--wait=false');
     const waiting = await until('the retry to be scheduled', async () => {
       const run = await env.admin.request<IssueRun>({ path: path.issueRuns('again-1') });
+      if (run.status?.attempt === 2) throw new Error('attempt 2 began before the wait was seen');
       return run.status?.reason === 'RetryScheduled' ? run : undefined;
     });
     expect(waiting.status?.slots?.[0]).toMatchObject({ attempt: 1, reason: 'RetryScheduled' });
