@@ -39,9 +39,17 @@ export interface ControlPlane {
   caCertPath: string;
   caKeyPath: string;
   tools: ToolPaths;
+  /**
+   * Stops one store process (SIGTERM, or SIGKILL with `kill`) and starts it again on the same
+   * port with the same data; resolves once the apiserver answers /readyz again. For the chaos
+   * suite: what clients live through when a control-plane component restarts.
+   */
+  restart(component: StoreComponent, options?: { kill?: boolean }): Promise<void>;
   /** Kills the controller manager, apiserver and etcd, waits for them; removes dir unless keep. */
   stop(): Promise<void>;
 }
+
+export type StoreComponent = 'etcd' | 'kube-apiserver';
 
 export interface StartControlPlaneOptions {
   /** State dir to use (created if missing); default a fresh temp dir. */
@@ -51,6 +59,8 @@ export interface StartControlPlaneOptions {
   extraApiserverArgs?: string[];
   /** kube-controller-manager loops to run; [] runs none. Default DEFAULT_CONTROLLERS. */
   controllers?: string[];
+  /** More kube-controller-manager flags (node monitor periods, say). */
+  extraControllerManagerArgs?: string[];
   /** Time allowed for /readyz; default 90 s (a 2-core machine running other tests). */
   readyTimeoutMs?: number;
 }
@@ -91,7 +101,10 @@ export async function startControlPlane(
         startProcess(
           'kube-controller-manager',
           tools.kubeControllerManager,
-          controllerManagerArgs(pki, layout.kubeconfig, controllers),
+          [
+            ...controllerManagerArgs(pki, layout.kubeconfig, controllers),
+            ...(options.extraControllerManagerArgs ?? []),
+          ],
           join(layout.logs, 'kube-controller-manager.log'),
         ),
       );
@@ -104,7 +117,30 @@ export async function startControlPlane(
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(layout.kubeconfig);
     let stopped: Promise<void> | undefined;
+    const restart = async (component: StoreComponent, how: { kill?: boolean } = {}) => {
+      const index = processes.findIndex((process) => process.name === component);
+      const old = processes[index];
+      if (!old) throw new Error(`no ${component} process to restart`);
+      await (how.kill ? old.kill() : old.stop());
+      const [binary, args] =
+        component === 'etcd'
+          ? [tools.etcd, etcdArgs(layout.etcdData, ports)]
+          : [tools.kubeApiserver, apiserverArgs(pki, ports, options.extraApiserverArgs)];
+      const next = startProcess(component, binary, args, old.logPath);
+      processes[index] = next;
+      await waitFor(
+        'kube-apiserver /readyz after a restart',
+        async () => (await apiGet(adminProbe(server, pki), '/readyz')).status === 200,
+        {
+          timeoutMs: options.readyTimeoutMs ?? 90_000,
+          intervalMs: 100,
+          abort: async () =>
+            next.hasExited() ? describeFailure(next, 'exited after a restart') : undefined,
+        },
+      );
+    };
     return {
+      restart,
       dir,
       server,
       kubeconfigPath: layout.kubeconfig,

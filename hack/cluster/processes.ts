@@ -13,6 +13,8 @@ export interface ManagedProcess {
   hasExited(): boolean;
   /** SIGTERM, then SIGKILL after graceMs; resolves once it is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once (a crash: no shutdown path runs); resolves once it is gone. */
+  kill(): Promise<void>;
 }
 
 let pdeathsigSupported: boolean | undefined;
@@ -59,7 +61,12 @@ export function startProcess(
     await exited;
     clearTimeout(timer);
   };
-  return { name, pid: child.pid ?? -1, logPath, exited, hasExited: () => done, stop };
+  const kill = async (): Promise<void> => {
+    if (done) return;
+    child.kill('SIGKILL');
+    await exited;
+  };
+  return { name, pid: child.pid ?? -1, logPath, exited, hasExited: () => done, stop, kill };
 }
 
 export async function tailFile(path: string, lines = 30): Promise<string> {

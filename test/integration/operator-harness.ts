@@ -3,19 +3,7 @@
 // ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
 import { afterAll, beforeAll } from 'vitest';
 import { execFile } from 'node:child_process';
-import {
-  chmod,
-  copyFile,
-  link,
-  mkdir,
-  mkdtemp,
-  readdir,
-  realpath,
-  rename,
-  rm,
-  stat,
-  writeFile,
-} from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,32 +32,13 @@ import {
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import type { IssueRun } from '../../src/api/index.js';
+import { POD_NODE_DIR, providePodNode } from '../support/node-binary.js';
 
 const exec = promisify(execFile);
 export const root = join(import.meta.dirname, '..', '..');
 export const NAMESPACE = 'default';
 export const CONTROLLER_USER = 'system:serviceaccount:lorenz-system:lorenz-controller';
-/**
- * Run Pods run as uid 65532 and must reach Node 24 whatever the checkout's parent folders
- * allow (a clone in a 0700 mktemp folder, say): it is linked (or copied) into a folder of
- * its own under the temp dir.
- */
-const NODE_BIN = join(tmpdir(), `lorenz-it-node-${process.getuid?.() ?? 0}`);
-
-async function provideNode(): Promise<void> {
-  const source = await realpath(join(root, 'node_modules', 'node', 'bin', 'node'));
-  const target = join(NODE_BIN, 'node');
-  await mkdir(NODE_BIN, { recursive: true });
-  await chmod(NODE_BIN, 0o755);
-  const [wanted, present] = await Promise.all([stat(source), stat(target).catch(() => undefined)]);
-  if (present && present.size === wanted.size && present.mtimeMs >= wanted.mtimeMs) return;
-  const temporary = `${target}.${process.pid}`;
-  await link(source, temporary).catch(async () => {
-    await copyFile(source, temporary);
-    await chmod(temporary, 0o755);
-  });
-  await rename(temporary, target);
-}
+const NODE_BIN = POD_NODE_DIR;
 
 export interface OperatorEnv {
   cp: ControlPlane;
@@ -128,7 +97,7 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
   await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(root, 'config/rbac', file)]));
 
   // Run Pods run as uid 65532: what they read must be readable by others.
-  await provideNode();
+  await providePodNode(root);
   const bundleDir = await mkdtemp(join(tmpdir(), 'lorenz-operator-it-'));
   await chmod(bundleDir, 0o755);
   const runner = await buildRunnerBundle(bundleDir);

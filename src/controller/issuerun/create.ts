@@ -2,6 +2,7 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { Reasons } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { KubeApiError, isConflict } from '../runtime/client.js';
+import { failpoint } from '../runtime/failpoints.js';
 
 /** Why the run's objects could not all be created, and whether trying again can help. */
 export interface CreateFailure {
@@ -84,6 +85,7 @@ const ownedBy = (object: { metadata?: V1ObjectMeta }, uid: string): boolean =>
  * network) throw as they are, for the work queue's backoff.
  */
 export async function createOwned(client: KubeClient, target: CreateTarget): Promise<Created> {
+  if (target.kind === 'Pod') failpoint('before-pod-create');
   try {
     const object = await client.request<{ metadata?: V1ObjectMeta }>({
       method: 'POST',

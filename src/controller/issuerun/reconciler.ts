@@ -12,6 +12,7 @@ import { errorMessage } from '../../workflow/errors.js';
 import type { KubeClient } from '../runtime/client.js';
 import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
 import { exponentialDelay } from '../runtime/backoff.js';
+import { failpoint } from '../runtime/failpoints.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
@@ -174,6 +175,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const since = now - statuses.lastWriteAt(key);
     if (!urgent && since < progressInterval) return { requeueAfter: progressInterval - since };
     const { namespace = '', name } = splitKey(key);
+    if (findCondition(next.conditions, FINISHED)?.status === 'True')
+      failpoint('before-finished-status');
     await statuses.write(key, namespace, name, next, now);
   }
 

@@ -1,0 +1,35 @@
+// The process node as a process of its own (bundled by env.ts), so that the chaos suite can
+// lose it: SIGKILL to it and every container process it started is a machine gone dark.
+// argv: a JSON NodeArgs. SIGTERM stops it cleanly (containers killed, Node deleted).
+import { KubeConfig } from '@kubernetes/client-node';
+import { startProcessNode, type ImageMap } from '../../hack/process-node/index.js';
+
+export interface NodeArgs {
+  server: string;
+  kubeconfig: string;
+  caCertPath: string;
+  caKeyPath: string;
+  name: string;
+  dataDir: string;
+  imageMap: ImageMap;
+}
+
+const args = JSON.parse(process.argv[2] ?? '{}') as NodeArgs;
+const kubeConfig = new KubeConfig();
+kubeConfig.loadFromFile(args.kubeconfig);
+const node = await startProcessNode({
+  controlPlane: {
+    server: args.server,
+    kubeConfig,
+    caCertPath: args.caCertPath,
+    caKeyPath: args.caKeyPath,
+  },
+  name: args.name,
+  dataDir: args.dataDir,
+  imageMap: args.imageMap,
+  log: (line) => console.log(line),
+});
+console.log(`node ${args.name} ready`);
+process.once('SIGTERM', () => {
+  void node.stop().then(() => process.exit(0));
+});
