@@ -69,6 +69,11 @@ export const Reasons = {
   HookKilled: 'HookKilled',
   /** The run Pod was deleted before it finished (not by a cancellation). */
   PodDeleted: 'PodDeleted',
+  /**
+   * The run Pod was deleted (a node-loss eviction, or by hand) and its node never stopped
+   * it: still there 15 s after its grace period, the node is taken as lost.
+   */
+  NodeLost: 'NodeLost',
   AgentFailed: 'AgentFailed',
   /** A slot's attempt failed and its next attempt waits out the backoff (spec.retries). */
   RetryScheduled: 'RetryScheduled',

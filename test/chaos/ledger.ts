@@ -67,6 +67,32 @@ export async function auditedWrites(logPath: string): Promise<AuditedWrite[]> {
   }));
 }
 
+/** A replica's time holding the Lease: from its acquireTime to its kill (ms since epoch). */
+export interface Term {
+  identity: string;
+  user: string;
+  from: number;
+  to: number;
+}
+
+/** A request sent just before the kill may be received just after it. */
+export const IN_FLIGHT_MS = 1_000;
+
+/** Writes (Lease writes aside) a replica's user made while none of its terms was on. */
+export function writesOutsideTerms(
+  writes: readonly AuditedWrite[],
+  terms: readonly Term[],
+): AuditedWrite[] {
+  return writes.filter(
+    (write) =>
+      write.resource !== 'leases' &&
+      !terms.some(
+        (term) =>
+          term.user === write.user && write.at >= term.from && write.at <= term.to + IN_FLIGHT_MS,
+      ),
+  );
+}
+
 interface EventItem {
   metadata: { name: string };
   reason: string;

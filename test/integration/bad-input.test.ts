@@ -182,7 +182,8 @@ const matches = (found: Condition | undefined, want: ConditionExpectation) =>
   found.message.includes(want.message);
 
 describe('bad input', () => {
-  const current = useOperatorEnv();
+  // lorenz-runner is allowed and never created: the missing-ServiceAccount case of the corpus.
+  const current = useOperatorEnv({ allowedServiceAccounts: ['default', 'lorenz-runner'] });
   let env: OperatorEnv;
   let corpus: LoadedCase[];
   let exited: string | undefined;
@@ -406,6 +407,55 @@ describe('bad input', () => {
     });
     const run = await finished(env, 'late-1', 120_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
+  });
+
+  it('keeps serving the last good WORKFLOW.md when its ConfigMap is deleted, and says so', async () => {
+    await env.admin.request({
+      method: 'POST',
+      path: path.configMaps(),
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'kept-md' },
+        data: { 'WORKFLOW.md': workflowText(env, { hooks: { after_run: 'echo kept' } }) },
+      },
+    });
+    await env.admin.request({
+      method: 'POST',
+      path: path.workflows(),
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name: 'kept' },
+        spec: {
+          workflowFrom: { configMapKeyRef: { name: 'kept-md', key: 'WORKFLOW.md' } },
+          podTemplate,
+        },
+      },
+    });
+    await until('kept to load its ConfigMap', async () => {
+      const workflow = await env.admin.request<Workflow>({ path: path.workflows('kept') });
+      return condition(workflow.status?.conditions, 'ConfigValid')?.status === 'True'
+        ? true
+        : undefined;
+    });
+    await env.admin.request({ method: 'DELETE', path: path.configMaps('kept-md') });
+    const missing = await until('kept to miss its ConfigMap', async () => {
+      const workflow = await env.admin.request<Workflow>({ path: path.workflows('kept') });
+      const valid = condition(workflow.status?.conditions, 'ConfigValid');
+      return valid?.status === 'False' ? { valid, workflow } : undefined;
+    });
+    expect(missing.valid).toMatchObject({ reason: 'ConfigMapNotFound' });
+    expect(missing.valid.message).toContain('ConfigMap kept-md not found');
+    // Not in force: kstatus (and Argo CD) call it failed until the ConfigMap is back.
+    expect(condition(missing.workflow.status?.conditions, 'Stalled')?.status).toBe('True');
+    // …and a run still gets the last good config, which had the after_run hook.
+    await createIssueRun(env, 'kept-1', 'kept', { identifier: 'KEPT-1', title: 'Still served' });
+    const run = await finished(env, 'kept-1', 120_000);
+    expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
+    expect(run.status?.hooks?.find((hook) => hook.name === 'after_run')).toMatchObject({
+      output: 'kept',
+    });
   });
 
   it('ends a run whose Workflow is deleted while it runs, leaving nothing Running', async () => {

@@ -165,11 +165,11 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
  * One operator environment for a describe block, the controller started as the chart runs
  * it: `const env = useOperatorEnv();` then `env()` inside the tests.
  */
-export function useOperatorEnv(): () => OperatorEnv {
+export function useOperatorEnv(overrides: Partial<ControllerRunOptions> = {}): () => OperatorEnv {
   let env: OperatorEnv | undefined;
   beforeAll(async () => {
     env = await startOperatorEnv();
-    await env.startController();
+    await env.startController(overrides);
   });
   afterAll(async () => {
     await env?.stop();

@@ -319,6 +319,31 @@ const rows: RunRow[] = [
     ],
   },
   {
+    name: 'a deleted Pod its node never stops ends its attempt NodeLost 15 s after its grace, retried without waiting for its log',
+    run: retrying,
+    pods: [runPod({ phase: 'Running', attempt: 1, agent: 'running', deleting: true })],
+    steps: [
+      {
+        logs: [{ slot: 0, streaming: true }],
+        want: runWrites(
+          { phase: 'Running', slots: [`${podName(0)} Running/Running`] },
+          { requeueAfter: 14_000 },
+        ),
+      },
+      {
+        advanceMs: 14_000,
+        want: runWrites(
+          {
+            phase: 'Pending',
+            reason: Reasons.RetryScheduled,
+            slots: [`${podName(0)} Pending/RetryScheduled`],
+          },
+          { requeueAfter: 10_000 },
+        ),
+      },
+    ],
+  },
+  {
     name: 'the backoff is capped by agent.max_retry_backoff_ms',
     run: retrying,
     snapshot: workflowText({ maxRetryBackoffMs: 2000 }),

@@ -207,4 +207,47 @@ describe('pod status mapping', () => {
   it('says when to look again while waiting out a grace', () => {
     expect(mapPodStatus(waiting('ErrImagePull'), options(20_000)).recheckAfterMs).toBe(40_000);
   });
+
+  describe('a deleted Pod its node never stops (node lost)', () => {
+    // Deleted with a 30 s grace at created + 10 s: its grace ends at created + 40 s.
+    const deleted = (status: V1Pod['status']): V1Pod => ({
+      metadata: {
+        name: 'p',
+        creationTimestamp: created,
+        deletionTimestamp: new Date(created.getTime() + 40_000),
+      },
+      spec: { containers: [], nodeName: 'worker-7' },
+      status,
+    });
+    const running = deleted({
+      phase: 'Running',
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager' }],
+    });
+
+    it.each<[string, V1Pod, number, string, string]>([
+      ['running, within its grace', running, 20_000, 'Running', 'Running'],
+      ['running, 14 s past its grace', running, 54_000, 'Running', 'Running'],
+      ['running, 15 s past its grace', running, 55_000, 'Failed', 'NodeLost'],
+      ['pending, 15 s past its grace', deleted({ phase: 'Pending' }), 55_000, 'Failed', 'NodeLost'],
+      [
+        'ended before: its own verdict',
+        deleted({ phase: 'Succeeded' }),
+        90_000,
+        'Succeeded',
+        'Succeeded',
+      ],
+    ])('%s', (_case, input, afterMs, phase, reason) => {
+      const outcome = mapPodStatus(input, options(afterMs));
+      expect(outcome.phase).toBe(phase);
+      expect(outcome.reason).toBe(reason);
+    });
+
+    it('names the node and the taint, and says when to look again until then', () => {
+      const lost = mapPodStatus(running, options(60_000));
+      expect(lost.message).toMatch(/node worker-7 has not stopped it 15 s later/);
+      expect(lost.message).toMatch(/DeletionByTaintManager/);
+      expect(lost.finished).toBe(true);
+      expect(mapPodStatus(running, options(20_000)).recheckAfterMs).toBe(35_000);
+    });
+  });
 });

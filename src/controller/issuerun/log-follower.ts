@@ -62,6 +62,11 @@ export interface LogFollowers {
   ofRun(runUid: string): PodLogState[];
   /** Drops (and stops reading) every log of a run. */
   forgetRun(runUid: string): void;
+  /**
+   * Stops reading a Pod's log for good, with what was read so far: its node is lost, and
+   * nothing more will ever be served (its records are owed to nobody).
+   */
+  abandon(podUid: string): PodLogState | undefined;
   stopAll(): void;
 }
 
@@ -274,6 +279,15 @@ export function createLogFollowers(options: {
         controllers.delete(state.podUid);
         states.delete(state.podUid);
       }
+    },
+    abandon(podUid) {
+      const state = states.get(podUid);
+      if (!state) return undefined;
+      controllers.get(podUid)?.abort();
+      controllers.delete(podUid);
+      state.streaming = false;
+      state.drained = true;
+      return state;
     },
     stopAll() {
       for (const abort of controllers.values()) abort.abort();

@@ -19,6 +19,7 @@ export type PodReason =
   | 'HookTimedOut'
   | 'HookKilled'
   | 'PodDeleted'
+  | 'NodeLost'
   | 'AgentFailed'
   | 'RetryScheduled'
   | 'ContinuationScheduled'
@@ -225,6 +226,41 @@ function failedVerdict(pod: V1Pod, summary: TerminationSummary | null): PodOutco
 }
 
 /**
+ * A kubelet stops a deleted Pod's containers within its grace period and the Pod object goes
+ * away. A Pod still there this long after its grace ended sits on a node that does not act
+ * (lost, partitioned, its kubelet dead): nothing will ever report its end. The Pod object is
+ * left to Kubernetes (its node may come back and finish the deletion); the attempt is over.
+ */
+export const NODE_LOST_AFTER_GRACE_MS = 15_000;
+
+/** Ms until a deleted, unfinished Pod counts as stranded on a lost node (≤ 0: it does). */
+export function strandedInMs(pod: V1Pod, now: Date): number | undefined {
+  const deletion = pod.metadata?.deletionTimestamp;
+  const phase = pod.status?.phase;
+  if (!deletion || phase === 'Succeeded' || phase === 'Failed') return undefined;
+  return new Date(deletion).getTime() + NODE_LOST_AFTER_GRACE_MS - now.getTime();
+}
+
+function strandedVerdict(pod: V1Pod, now: Date): PodOutcome | null {
+  const remaining = strandedInMs(pod, now);
+  if (remaining === undefined || remaining > 0) return null;
+  const node = pod.spec?.nodeName ? `node ${pod.spec.nodeName}` : 'its node';
+  const deletedAt = new Date(pod.metadata?.deletionTimestamp ?? now).toISOString();
+  const taint = pod.status?.conditions?.find(
+    (condition) => condition.type === 'DisruptionTarget' && condition.status === 'True',
+  );
+  return {
+    phase: 'Failed',
+    reason: 'NodeLost',
+    message:
+      `the run Pod's grace period ended at ${deletedAt}${taint?.reason ? ` (${taint.reason})` : ''} ` +
+      `and ${node} has not stopped it ${NODE_LOST_AFTER_GRACE_MS / 1000} s later: the node is lost or not answering; its attempt failed`,
+    finished: true,
+    summary: null,
+  };
+}
+
+/**
  * What a run Pod's status means for its slot. The Pod's own words go into the message;
  * the reason is one of the IssueRun reasons. Pending trouble (image pulls, scheduling,
  * config errors) is tolerated for a grace, as the kubelet keeps retrying.
@@ -234,6 +270,20 @@ export function mapPodStatus(pod: V1Pod, options: PodStatusOptions): PodOutcome 
     (status) => status.name === AGENT_CONTAINER_NAME,
   );
   const summary = parseTerminationSummary(agentStatus?.state?.terminated?.message);
+  const stranded = strandedVerdict(pod, options.now);
+  if (stranded) return stranded;
+  const recheck = strandedInMs(pod, options.now);
+  const outcome = mapLivePodStatus(pod, options, summary);
+  return recheck === undefined || outcome.finished
+    ? outcome
+    : { ...outcome, recheckAfterMs: Math.min(outcome.recheckAfterMs ?? Infinity, recheck) };
+}
+
+function mapLivePodStatus(
+  pod: V1Pod,
+  options: PodStatusOptions,
+  summary: TerminationSummary | null,
+): PodOutcome {
   switch (pod.status?.phase) {
     case 'Succeeded':
       return {

@@ -26,6 +26,7 @@ import type { LogFollowers } from './log-follower.js';
 import {
   DEFAULT_POD_STATUS_OPTIONS,
   mapPodStatus,
+  strandedInMs,
   type PodOutcome,
   type PodStatusOptions,
 } from './pod-status.js';
@@ -113,10 +114,12 @@ const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
  * Pod of the run still running. A status patched Finished by hand over a live run says
  * otherwise: the run is followed on, and its status put right by the next write.
  */
-function hasFinished(run: IssueRun, pods: readonly PodObject[]): boolean {
+function hasFinished(run: IssueRun, pods: readonly PodObject[], now: Date): boolean {
   if (findCondition(run.status?.conditions, FINISHED)?.status !== 'True') return false;
   const slotsEnded = (run.status?.slots ?? []).every((slot) => SLOT_ENDED.has(slot.phase ?? ''));
-  return slotsEnded && !pods.some(isLive);
+  // A Pod stranded on a lost node stays "Running" forever: it holds nothing open.
+  const running = (pod: PodObject) => isLive(pod) && !((strandedInMs(pod, now) ?? 1) <= 0);
+  return slotsEnded && !pods.some(running);
 }
 
 /**
@@ -536,7 +539,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const run: IssueRun = { ...cachedRun, status: statuses.freshest(key, cached) };
     const pods = runPods(deps.pods.list(namespace), run);
 
-    if (hasFinished(run, pods)) return finishedRun(key, run);
+    if (hasFinished(run, pods, deps.now())) return finishedRun(key, run);
     if (run.spec.cancelRequested) return cancelRun(key, run, pods);
     if (!run.status?.inputsConfigMap || (run.status.slots ?? []).length === 0) {
       return startRun(key, run, pods);

@@ -47,7 +47,9 @@ export function observeSlots(
       const outcome = deletedIsNotCancelled(pod, mapPodStatus(pod, options));
       const podUid = pod.metadata?.uid ?? '';
       let log = followers.get(podUid);
-      if (agentStarted(pod) || log) {
+      // A lost node serves no log: its attempt ends with what was read.
+      if (outcome.reason === 'NodeLost') log = followers.abandon(podUid);
+      else if (agentStarted(pod) || log) {
         const owner = pod.metadata?.ownerReferences?.find((reference) => reference.controller);
         log = followers.ensure(
           {

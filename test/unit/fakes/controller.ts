@@ -224,6 +224,12 @@ export class FakeLogFollowers implements LogFollowers {
     for (const state of this.ofRun(runUid)) this.states.delete(state.podUid);
   }
 
+  abandon(podUid: string): PodLogState | undefined {
+    const state = this.states.get(podUid);
+    if (state) Object.assign(state, { streaming: false, drained: true });
+    return state;
+  }
+
   stopAll(): void {
     this.states.clear();
   }
