@@ -6,7 +6,14 @@
 import type { ChaosEnv } from './env.js';
 import type { Replica } from './children.js';
 import { takeLedger, type RunLedger } from './ledger.js';
-import { between, createChaosWorkflow, createRuns, sleep, waitFinished } from './workload.js';
+import {
+  between,
+  createChaosWorkflow,
+  createRuns,
+  finishedCount,
+  sleep,
+  waitFinished,
+} from './workload.js';
 
 export interface ControllerKillFigures extends RunLedger {
   kills: number;
@@ -16,8 +23,13 @@ export interface ControllerKillFigures extends RunLedger {
   finishedAfterLastKillMs: number;
 }
 
-/** Incarnations take turns: a failpoint armed in two of every three. */
-const ARMING = ['before-pod-create=0.2', 'before-finished-status=0.25', undefined] as const;
+/**
+ * Incarnations take turns: two of every three die at the first pass of their failpoint (if
+ * the suite does not kill them first); the third only by the suite's hand.
+ */
+const ARMING = ['before-pod-create=1', 'before-finished-status=1', undefined] as const;
+/** The runs come in waves over the kills, so that Pods are made and runs end all along. */
+const WAVES = 3;
 
 export async function controllerKills(
   env: ChaosEnv,
@@ -32,15 +44,37 @@ export async function controllerKills(
       .then((replica) => ({ replica, failpoints }));
   };
   let current: { replica: Replica; failpoints: string | undefined } = await start(0);
-  const names = await createRuns(env.admin, 'chaos-kills', 'kill', options.runs);
+  const names: string[] = [];
+  const perWave = Math.ceil(options.runs / WAVES);
+  const wave = async () => {
+    const count = Math.min(perWave, options.runs - names.length);
+    if (count > 0) {
+      const wave = `kill${Math.ceil(names.length / perWave) + 1}`;
+      names.push(...(await createRuns(env.admin, 'chaos-kills', wave, count)));
+    }
+  };
+  await wave();
 
   const failpointKills: Record<string, number> = {};
   let kills = 0;
   let lastKill = Date.now();
-  // Spread the kills over the time the runs take: a few seconds each, on a busy node.
-  const spreadMs = Math.max(8_000, options.runs * 150);
-  for (let index = 1; kills < options.kills; index++) {
-    const wait = between(0.3, 2) * (spreadMs / options.kills / 1.15);
+  // Spread the kills over the time the runs take: a few seconds each, on a busy node. Go on
+  // past the count asked for (up to 4×) until each failpoint has killed at least once.
+  const spreadMs = options.runs * 250;
+  const bothFired = () => ARMING.every((arm) => !arm || failpointKills[arm.split('=')[0] ?? '']);
+  const waveEvery = Math.max(1, Math.floor(options.kills / WAVES));
+  const goOn = async () =>
+    kills < options.kills ||
+    (!bothFired() &&
+      kills < options.kills * 4 &&
+      (await finishedCount(env.admin, names)) < options.runs);
+  for (let index = 1; await goOn(); index++) {
+    if (index % waveEvery === 0) await wave();
+    // A life of 0.5–1.5 × the mean, the mean at least 1.5 s: some die while starting up,
+    // most after they have done some work.
+    // An armed one waits three times as long for its moment.
+    const wait =
+      between(0.5, 1.5) * Math.max(1_500, spreadMs / options.kills) * (current.failpoints ? 3 : 1);
     const diedAlone = await Promise.race([
       current.replica.exited.then(() => true),
       sleep(wait).then(() => false),
@@ -55,6 +89,7 @@ export async function controllerKills(
     lastKill = Date.now();
     current = await start(index);
   }
+  while (names.length < options.runs) await wave();
   // The last incarnation runs clean: what must end now ends under a controller left alone.
   if (current.failpoints) {
     await current.replica.kill();

@@ -24,6 +24,8 @@ export interface RunLedger {
   duplicateHookEvents: number;
   /** Hook Events a succeeded run should have and does not have. */
   missingHookEvents: number;
+  /** Runs with a problem, by problem (the first few names), for the logs. */
+  examples: Record<string, string[]>;
   /** The last Finished transition, ms since the epoch (second precision: the API's). */
   lastFinishedAt: number;
 }
@@ -130,15 +132,22 @@ export async function takeLedger(
     duplicateHookEvents: 0,
     missingHookEvents: 0,
     lastFinishedAt: 0,
+    examples: {},
+  };
+  const example = (problem: string, name: string) => {
+    const list = (ledger.examples[problem] ??= []);
+    if (list.length < 5 && !list.includes(name)) list.push(name);
   };
   for (const name of names) {
     const run = byName.get(name);
     if (!run) {
       ledger.lost += 1;
+      example('lost', name);
       continue;
     }
     if (!isFinished(run)) {
       ledger.unfinished += 1;
+      example('unfinished', name);
       continue;
     }
     const finished = run.status?.conditions?.find((c) => c.type === 'Finished');
@@ -165,14 +174,19 @@ export async function takeLedger(
     const count = Math.max(1, event.series?.count ?? 0, event.deprecatedCount ?? 0);
     seen.set(key, (seen.get(key) ?? 0) + count);
   }
-  for (const count of seen.values()) ledger.duplicateHookEvents += count - 1;
+  for (const [key, count] of seen) {
+    ledger.duplicateHookEvents += count - 1;
+    if (count > 1) example('duplicate hook Events', key.split('|')[0] ?? '');
+  }
   for (const name of names) {
     const run = byName.get(name);
     if (run?.status?.phase !== 'Succeeded') continue;
     const attempt = String(run.status.attempt ?? 1);
     for (const hook of HOOKS) {
       for (const reason of ['HookStarted', 'HookSucceeded']) {
-        if (!seen.has(`${name}|${attempt}|${reason}|${hook}`)) ledger.missingHookEvents += 1;
+        if (seen.has(`${name}|${attempt}|${reason}|${hook}`)) continue;
+        ledger.missingHookEvents += 1;
+        example('missing hook Events', name);
       }
     }
   }
@@ -185,7 +199,9 @@ export async function takeLedger(
     created.set(write.name, (created.get(write.name) ?? 0) + 1);
   }
   for (const [pod, count] of created) {
-    if (names.some((name) => pod.startsWith(`${name}-`))) ledger.duplicatePods += count - 1;
+    if (count < 2 || !names.some((name) => pod.startsWith(`${name}-`))) continue;
+    ledger.duplicatePods += count - 1;
+    example('duplicate Pods', pod);
   }
   return ledger;
 }
@@ -200,6 +216,7 @@ export function brokenPromises(ledger: RunLedger, allowFailures = false): string
   if (ledger.duplicateHookEvents)
     broken.push(`${ledger.duplicateHookEvents} duplicate hook Event(s)`);
   if (ledger.missingHookEvents) broken.push(`${ledger.missingHookEvents} missing hook Event(s)`);
+  if (broken.length > 0) broken.push(`examples: ${JSON.stringify(ledger.examples)}`);
   const failed = Object.entries(ledger.failed);
   if (!allowFailures && failed.length > 0)
     broken.push(`failed runs: ${failed.map(([reason, n]) => `${reason} ×${n}`).join(', ')}`);

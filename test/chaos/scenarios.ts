@@ -25,13 +25,16 @@ const ledgerLines = (figures: RunLedger) => [
   `duplicate Pods for one attempt ${figures.duplicatePods} (goal 0); duplicate hook Events ${figures.duplicateHookEvents} (goal 0); missing hook Events ${figures.missingHookEvents} (goal 0)`,
 ];
 
+/** CHAOS_RUNS / CHAOS_KILLS: another size for the kills scenario (exploring a finding). */
+const sized = (name: string, fallback: number) => Number(process.env[name] ?? fallback) || fallback;
+
 async function kills(env: ChaosEnv, scale: Scale): Promise<Report> {
-  const figures = await controllerKills(
-    env,
-    scale === 'short'
-      ? { runs: 20, kills: 6, timeoutMs: 180_000 }
-      : { runs: 200, kills: 20, timeoutMs: 600_000 },
-  );
+  const short = scale === 'short';
+  const figures = await controllerKills(env, {
+    runs: sized('CHAOS_RUNS', short ? 20 : 200),
+    kills: sized('CHAOS_KILLS', short ? 6 : 20),
+    timeoutMs: short ? 180_000 : 600_000,
+  });
   const failpoints = Object.entries(figures.failpointKills)
     .map(([point, n]) => `${point} ×${n}`)
     .join(', ');

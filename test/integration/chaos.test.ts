@@ -24,6 +24,12 @@ describe('chaos, short form', () => {
     const report = await play('kills');
     expect(report.broken).toEqual([]);
     expect(report.figures).toMatchObject({ runs: 20, lost: 0, unfinished: 0, duplicatePods: 0 });
+    // Both worst moments were hit: between inputs and Pod, between Pod end and Finished.
+    const { failpointKills } = report.figures as { failpointKills: Record<string, number> };
+    expect(Object.keys(failpointKills).sort()).toEqual([
+      'before-finished-status',
+      'before-pod-create',
+    ]);
   }, 420_000);
 
   it('leader SIGKILLs with two replicas: takeover within 15 s, no write by the non-leader', async () => {

@@ -99,7 +99,15 @@ describe('the chaos ledger', () => {
       missingHookEvents: 1,
       extraAttempts: 1,
     });
-    expect(brokenPromises(ledger)).toHaveLength(6);
+    // Six broken promises, and the runs behind them named for the logs.
+    expect(brokenPromises(ledger)).toHaveLength(7);
+    expect(ledger.examples).toEqual({
+      lost: ['r-2'],
+      unfinished: ['r-3'],
+      'duplicate hook Events': ['r-1'],
+      'missing hook Events': ['r-4'],
+      'duplicate Pods': ['r-1-0-1'],
+    });
   });
 
   it.each<[string, Partial<AuditedWrite>, boolean]>([

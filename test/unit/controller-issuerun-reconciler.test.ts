@@ -334,6 +334,28 @@ const rows: RunRow[] = [
     ],
   },
   {
+    // The controller died after the Pod's create and before the status that records it; the
+    // Pod ran to its end meanwhile. Its hook records and Events are in its log: the run is
+    // recorded as running and ends through the log read, never from the Pod phase alone.
+    name: 'a fresh run whose Pod already ended: recorded running, then ended from its log',
+    run: issueRun(),
+    pods: [runPod({ phase: 'Succeeded', agent: summary() })],
+    steps: [
+      {
+        want: {
+          actions: [CREATE_INPUTS, STATUS],
+          status: { phase: 'Running', slots: [slot(0, 'Running/Running')] },
+          result: { requeueAfter: 0 },
+        },
+      },
+      { want: requeue(500) },
+      {
+        logs: [{ slot: 0, completed: true }],
+        want: writes({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') }),
+      },
+    ],
+  },
+  {
     name: 'Pod finished but its log still being read: the verdict waits',
     run: started(),
     pods: [runPod({ phase: 'Succeeded', agent: summary() })],

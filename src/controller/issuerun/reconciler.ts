@@ -109,6 +109,14 @@ const runKey = (run: IssueRun): string =>
 
 const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
 
+/** A slot whose Pod ended before the run recorded its start: followed on, log first. */
+const ENDED_BEFORE_RECORDED = {
+  phase: 'Running',
+  reason: 'Running',
+  message: 'the run Pod ended before its start was recorded; reading its log',
+  finished: false,
+} as const satisfies Partial<PodOutcome>;
+
 /**
  * Finished as this controller records it: Finished=True, every slot it lists ended, and no
  * Pod of the run still running. A status patched Finished by hand over a live run says
@@ -368,16 +376,24 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       ensured.slots.map((entry) => entry.podName),
       deps.now().getTime(),
     );
+    // A Pod that ended before its start was recorded (the controller died between the two)
+    // is not judged here: its log holds hook records and Events still owed, and only
+    // observeRun reads logs. Recorded as running, it ends there at once.
+    let endedUnread = false;
     const views: SlotView[] = ensured.slots.map((entry) => {
       const pod = pods.find((candidate) => candidate.metadata?.name === entry.podName);
-      return { ...entry, outcome: pod ? mapPodStatus(pod, podStatusOptions()) : null };
+      const outcome = pod ? mapPodStatus(pod, podStatusOptions()) : null;
+      if (!outcome?.finished) return { ...entry, outcome };
+      endedUnread = true;
+      return { ...entry, outcome: { ...outcome, ...ENDED_BEFORE_RECORDED } };
     });
     const { configDigest, inputsConfigMap } = ensured;
     const next = statusOf(current, views, runStateFromSlots(views), {
       configDigest,
       inputsConfigMap,
     });
-    return patchStatus(key, current, next, true);
+    const result = await patchStatus(key, current, next, true);
+    return endedUnread ? { requeueAfter: 0 } : result;
   }
 
   /** Writes the run's branch into its status; returns the run as it now stands. */
