@@ -22,7 +22,12 @@ const isTerminal = (pod: V1Pod) =>
  * through the binding subresource. (Several process nodes on one cluster race; the loser
  * gets a conflict and leaves the Pod to the winner.)
  */
-async function bindPod(core: CoreV1Api, pod: V1Pod, nodeName: string, log: LogFn): Promise<void> {
+async function bindPod(
+  core: CoreV1Api,
+  pod: V1Pod,
+  nodeName: string,
+  log: LogFn,
+): Promise<'done' | 'retry'> {
   const namespace = pod.metadata?.namespace ?? 'default';
   const name = pod.metadata?.name ?? '';
   try {
@@ -36,9 +41,30 @@ async function bindPod(core: CoreV1Api, pod: V1Pod, nodeName: string, log: LogFn
         target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
       },
     });
+    return 'done';
   } catch (err) {
     const code = httpStatus(err);
-    if (code !== 409 && code !== 404) log(`bind ${namespace}/${name}: ${describeError(err)}`);
+    if (code === 409 || code === 404) return 'done';
+    log(`bind ${namespace}/${name}: ${describeError(err)}; retrying`);
+    return 'retry';
+  }
+}
+
+/**
+ * Binds until bound, taken or gone. A failed bind must be retried here: the Pod does not
+ * change, so no watch event would ever bring it back (an apiserver restart mid-bind left
+ * Pods Pending forever; found by the chaos suite).
+ */
+export async function bindUntilDone(
+  core: CoreV1Api,
+  pod: V1Pod,
+  nodeName: string,
+  log: LogFn,
+  stopped: () => boolean,
+): Promise<void> {
+  for (let attempt = 0; !stopped(); attempt++) {
+    if ((await bindPod(core, pod, nodeName, log)) === 'done') return;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 5_000)));
   }
 }
 
@@ -70,7 +96,9 @@ export async function watchPods(
     if (wantsBinding(pod)) {
       if (binding.has(uid)) return;
       binding.add(uid);
-      void bindPod(core, pod, nodeName, log).finally(() => binding.delete(uid));
+      void bindUntilDone(core, pod, nodeName, log, () => stopped).finally(() =>
+        binding.delete(uid),
+      );
       return;
     }
     if (pod.spec?.nodeName !== nodeName) return;

@@ -42,10 +42,15 @@ async function spawnLogged(
   const fd = openSync(logPath, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [bundle, JSON.stringify(argument)], {
-      stdio: ['ignore', fd, fd],
-      env,
-    });
+    // setpriv --pdeathsig: a suite stopped by a signal takes its children with it.
+    child = spawn(
+      'setpriv',
+      ['--pdeathsig', 'KILL', '--', process.execPath, bundle, JSON.stringify(argument)],
+      {
+        stdio: ['ignore', fd, fd],
+        env,
+      },
+    );
   } finally {
     closeSync(fd);
   }

@@ -46,7 +46,9 @@ async function kills(env: ChaosEnv, scale: Scale): Promise<Report> {
       `runs lost ${figures.lost} (goal 0); never Finished ${figures.unfinished} (goal 0); failed ${JSON.stringify(figures.failed)}`,
       `duplicate Pods for one attempt ${figures.duplicatePods} (goal 0); runs on an extra attempt ${figures.extraAttempts} (goal 0)`,
       `duplicate hook Events ${figures.duplicateHookEvents} (goal 0); missing hook Events ${figures.missingHookEvents} (goal 0)`,
-      `last run Finished ${ms(figures.finishedAfterLastKillMs)} after the last kill`,
+      figures.finishedAfterLastKillMs > 0
+        ? `last run Finished ${ms(figures.finishedAfterLastKillMs)} after the last kill`
+        : 'every run had Finished before the last kill',
     ],
   };
 }
