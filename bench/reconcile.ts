@@ -45,7 +45,12 @@ const settings = {
     (process.env.BENCH_PHASES ?? 'writes,load,cache').split(',').map((phase) => phase.trim()),
   ),
 };
-const load = { count: settings.count, concurrency: settings.concurrency, timeoutMs: 300_000 };
+// 10 000 objects on 2 cores take minutes: the wait grows with the count.
+const load = {
+  count: settings.count,
+  concurrency: settings.concurrency,
+  timeoutMs: Math.max(300_000, settings.count * 90),
+};
 
 const since = performance.now();
 const say = (line: string) =>
@@ -126,7 +131,16 @@ async function main(): Promise<void> {
     const loadRounds = settings.phases.has('load') ? settings.rounds : 0;
     for (let round = 1; round <= loadRounds; round++) {
       say(`round ${round}: ${settings.count} IssueRuns through the Lorenz controller`);
-      lorenzRounds.push(await lorenzLoad(cluster, bundles, load, round));
+      const lorenzRound = await lorenzLoad(cluster, bundles, load, round);
+      lorenzRounds.push(lorenzRound);
+      // Said at once: a later phase that fails must not take these figures with it.
+      const sortedMs = [...lorenzRound.figures.latencies].sort((a, b) => a - b);
+      say(
+        `round ${round}, Lorenz: p50 ${ms(percentile(sortedMs, 50))}, p99 ${ms(percentile(sortedMs, 99))}, ` +
+          `all in ${ms(lorenzRound.figures.totalMs)}, missing ${lorenzRound.figures.missing}, ` +
+          `RSS ${mib(lorenzRound.rssMiB)}, CPU ${cpu(lorenzRound.cpuSeconds)}, ` +
+          `writes/run ${(lorenzRound.writes.total / lorenzRound.figures.count).toFixed(2)}`,
+      );
       for (const rate of settings.rates) {
         say(`round ${round}: ${settings.count} Jobs through the Job controller (qps ${rate.qps})`);
         jobRounds.get(rate.qps)?.push(await jobLoad(cluster, load, round, rate));
