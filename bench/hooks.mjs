@@ -108,9 +108,22 @@ function timedRun(argv, env = {}, trace = false) {
       if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code}`));
       const wall = performance.now() - start;
       if (!trace) return resolve(wall);
-      const t = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]);
+      const [first, last] = readFileSync(traceFile, 'utf8').trim().split('\n');
+      const t = JSON.parse(first);
       // From the command's start (the launcher's sh included) to the first hook's spawn.
       t.fromCommand = t.timeOrigin + t.marks.first_command_spawn - spawnedAt;
+      // And the run's end (the trace's second line): the hooks from the first's spawn to the
+      // last one's close, what the run does after it up to the `exit` event, then Node's
+      // teardown until this process sees the command gone.
+      if (last !== undefined) {
+        const end = JSON.parse(last);
+        t.end = {
+          hooks: end.lastCommandDone - t.marks.first_command_spawn,
+          afterLastHook: end.exit - end.lastCommandDone,
+          teardown: spawnedAt + wall - (t.timeOrigin + end.exit),
+          wall,
+        };
+      }
       resolve({ wall, trace: t });
     });
   });
@@ -253,6 +266,18 @@ function breakdown(title, series) {
   console.log(
     `  ${'from the command'.padEnd(22)} ${ms(median(series.map((t) => t.fromCommand))).padStart(10)}   (launcher and node start included)`,
   );
+  if (series[0].end === undefined) return;
+  const ends = series.map((t) => t.end);
+  const rows = [
+    ['the hooks', 'hooks', 'the first spawn to the last close; 4 bare shells: ' + ms(fourBare)],
+    ['after the last hook', 'afterLastHook', 'removal, run_completed, the namespace ended'],
+    ["Node's teardown", 'teardown', "the exit event until gone (node -e 0's is in its start)"],
+    ['the whole run', 'wall', ''],
+  ];
+  for (const [label, key, note] of rows)
+    console.log(
+      `  ${label.padEnd(22)} ${ms(median(ends.map((e) => e[key]))).padStart(10)}   ${note}`,
+    );
 }
 breakdown('lorenz run, snapshot: where the start goes', traces.snapshot);
 breakdown('lorenz run, plain bundle', traces.plain);
