@@ -146,8 +146,19 @@ const whole = await interleaved([
   traced('plain', [launcher, ...runArgs], { LORENZ_SNAPSHOT: '0' }),
   () => timedRun([launcher, ...runArgs], { PATH: `${noUnshare}:${process.env.PATH}` }),
   () => timedRun([node, '-e', '0']),
-  // BENCH_BASELINE=<another checkout's dist/cli/lorenz.js>: its run, in the same rounds.
-  ...(baseline ? [() => timedRun([node, baseline, ...runArgs])] : []),
+  // BENCH_BASELINE=<another checkout's dist/cli/lorenz.js, or its launcher dist/cli/lorenz>:
+  // its run, in the same rounds. A launcher starts from that checkout's snapshot with that
+  // checkout's node, the one its key names (another copy would cost a `node --version`).
+  ...(baseline
+    ? [
+        baseline.endsWith('.js')
+          ? () => timedRun([node, baseline, ...runArgs])
+          : () =>
+              timedRun([baseline, ...runArgs], {
+                LORENZ_NODE: join(baseline, '../../../node_modules/.bin/node'),
+              }),
+      ]
+    : []),
 ]);
 const [fourBare, viaSnapshot, viaPlain, withoutNamespace, nodeAlone, viaBaseline] = whole.medians;
 
@@ -253,8 +264,11 @@ console.log(`medians of ${runs} interleaved rounds (BENCH_RUNS)`);
 for (const [name, value, note] of rows)
   console.log(`${name.padEnd(34)} ${value.padStart(10)}   ${note}`);
 
-/** Median ms since the process started of each start-up mark, and the gaps between them. */
-function breakdown(title, series) {
+/**
+ * Median ms since the process started of each start-up mark, and the gaps between them; with
+ * `withEnd`, where a `lorenz run`'s end goes too (the trace's second line).
+ */
+function breakdown(title, series, { withEnd = false } = {}) {
   const names = Object.keys(series[0].marks);
   console.log(`\n${title} (ms since the process started; median of ${series.length})`);
   let previous = 0;
@@ -266,7 +280,8 @@ function breakdown(title, series) {
   console.log(
     `  ${'from the command'.padEnd(22)} ${ms(median(series.map((t) => t.fromCommand))).padStart(10)}   (launcher and node start included)`,
   );
-  if (series[0].end === undefined) return;
+  // The runner's commands after its start are not only the four hooks: its start is the figure.
+  if (!withEnd || series[0].end === undefined) return;
   const ends = series.map((t) => t.end);
   const rows = [
     ['the hooks', 'hooks', 'the first spawn to the last close; 4 bare shells: ' + ms(fourBare)],
@@ -279,7 +294,7 @@ function breakdown(title, series) {
       `  ${label.padEnd(22)} ${ms(median(ends.map((e) => e[key]))).padStart(10)}   ${note}`,
     );
 }
-breakdown('lorenz run, snapshot: where the start goes', traces.snapshot);
-breakdown('lorenz run, plain bundle', traces.plain);
+breakdown('lorenz run, snapshot: where the start goes', traces.snapshot, { withEnd: true });
+breakdown('lorenz run, plain bundle', traces.plain, { withEnd: true });
 breakdown('runner, snapshot', runnerTraces.snapshot);
 breakdown('runner, plain bundle', runnerTraces.plain);
