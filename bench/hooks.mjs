@@ -108,9 +108,22 @@ function timedRun(argv, env = {}, trace = false) {
       if (code !== 0) return reject(new Error(`${argv.join(' ')} exited ${code}`));
       const wall = performance.now() - start;
       if (!trace) return resolve(wall);
-      const t = JSON.parse(readFileSync(traceFile, 'utf8').split('\n')[0]);
+      const [first, last] = readFileSync(traceFile, 'utf8').trim().split('\n');
+      const t = JSON.parse(first);
       // From the command's start (the launcher's sh included) to the first hook's spawn.
       t.fromCommand = t.timeOrigin + t.marks.first_command_spawn - spawnedAt;
+      // And the run's end (the trace's second line): the hooks from the first's spawn to the
+      // last one's close, what the run does after it up to the `exit` event, then Node's
+      // teardown until this process sees the command gone.
+      if (last !== undefined) {
+        const end = JSON.parse(last);
+        t.end = {
+          hooks: end.lastCommandDone - t.marks.first_command_spawn,
+          afterLastHook: end.exit - end.lastCommandDone,
+          teardown: spawnedAt + wall - (t.timeOrigin + end.exit),
+          wall,
+        };
+      }
       resolve({ wall, trace: t });
     });
   });
@@ -133,8 +146,19 @@ const whole = await interleaved([
   traced('plain', [launcher, ...runArgs], { LORENZ_SNAPSHOT: '0' }),
   () => timedRun([launcher, ...runArgs], { PATH: `${noUnshare}:${process.env.PATH}` }),
   () => timedRun([node, '-e', '0']),
-  // BENCH_BASELINE=<another checkout's dist/cli/lorenz.js>: its run, in the same rounds.
-  ...(baseline ? [() => timedRun([node, baseline, ...runArgs])] : []),
+  // BENCH_BASELINE=<another checkout's dist/cli/lorenz.js, or its launcher dist/cli/lorenz>:
+  // its run, in the same rounds. A launcher starts from that checkout's snapshot with that
+  // checkout's node, the one its key names (another copy would cost a `node --version`).
+  ...(baseline
+    ? [
+        baseline.endsWith('.js')
+          ? () => timedRun([node, baseline, ...runArgs])
+          : () =>
+              timedRun([baseline, ...runArgs], {
+                LORENZ_NODE: join(baseline, '../../../node_modules/.bin/node'),
+              }),
+      ]
+    : []),
 ]);
 const [fourBare, viaSnapshot, viaPlain, withoutNamespace, nodeAlone, viaBaseline] = whole.medians;
 
@@ -240,8 +264,11 @@ console.log(`medians of ${runs} interleaved rounds (BENCH_RUNS)`);
 for (const [name, value, note] of rows)
   console.log(`${name.padEnd(34)} ${value.padStart(10)}   ${note}`);
 
-/** Median ms since the process started of each start-up mark, and the gaps between them. */
-function breakdown(title, series) {
+/**
+ * Median ms since the process started of each start-up mark, and the gaps between them; with
+ * `withEnd`, where a `lorenz run`'s end goes too (the trace's second line).
+ */
+function breakdown(title, series, { withEnd = false } = {}) {
   const names = Object.keys(series[0].marks);
   console.log(`\n${title} (ms since the process started; median of ${series.length})`);
   let previous = 0;
@@ -253,8 +280,21 @@ function breakdown(title, series) {
   console.log(
     `  ${'from the command'.padEnd(22)} ${ms(median(series.map((t) => t.fromCommand))).padStart(10)}   (launcher and node start included)`,
   );
+  // The runner's commands after its start are not only the four hooks: its start is the figure.
+  if (!withEnd || series[0].end === undefined) return;
+  const ends = series.map((t) => t.end);
+  const rows = [
+    ['the hooks', 'hooks', 'the first spawn to the last close; 4 bare shells: ' + ms(fourBare)],
+    ['after the last hook', 'afterLastHook', 'removal, run_completed, the namespace ended'],
+    ["Node's teardown", 'teardown', "the exit event until gone (node -e 0's is in its start)"],
+    ['the whole run', 'wall', ''],
+  ];
+  for (const [label, key, note] of rows)
+    console.log(
+      `  ${label.padEnd(22)} ${ms(median(ends.map((e) => e[key]))).padStart(10)}   ${note}`,
+    );
 }
-breakdown('lorenz run, snapshot: where the start goes', traces.snapshot);
-breakdown('lorenz run, plain bundle', traces.plain);
+breakdown('lorenz run, snapshot: where the start goes', traces.snapshot, { withEnd: true });
+breakdown('lorenz run, plain bundle', traces.plain, { withEnd: true });
 breakdown('runner, snapshot', runnerTraces.snapshot);
 breakdown('runner, plain bundle', runnerTraces.plain);

@@ -1,5 +1,5 @@
 import { createOutputCapture, withoutFinalNewline } from './output-capture.js';
-import { markFirstCommandSpawn } from '../workflow/startup-marks.js';
+import { markCommandDone, markFirstCommandSpawn } from '../workflow/startup-marks.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -118,6 +118,7 @@ export async function runLocalCommand(
     options.signal?.removeEventListener('abort', onAbort);
   }
   const { exitCode, signal, at } = await exit;
+  markCommandDone();
   if (spawnError !== undefined) return notStarted(spawnError, started);
   return {
     exitCode,

@@ -29,6 +29,18 @@ const START_TIMEOUT_MS = 2000;
 /** After the holder is gone the kernel still needs a moment to tear the namespace down. */
 const TEARDOWN_WAIT_MS = 2000;
 const READY = 'lorenz-pid-namespace-ready';
+/** The holder prints this first when its nsenter knows `--wdns` (util-linux ≥ 2.38). */
+const WDNS = 'lorenz-nsenter-wdns';
+
+/**
+ * The holder's script, run as the namespace's init. It asks nsenter, off this process's way
+ * to the first hook, whether it has `--wdns`: `--wd` opens the directory before entering the
+ * mount namespace, so a hook's cwd lies outside the namespace's tree, the kernel's getcwd
+ * answers `(unreachable)/…`, and libc then finds the path by reading every directory up to /
+ * (sh, bash and every program in the login profile that asks: ≈ 6 ms a hook here, more where
+ * a parent directory is big). `--wdns` changes directory by path once inside.
+ */
+const HOLDER_SCRIPT = `case "$(nsenter --help 2>&1)" in *--wdns*) echo ${WDNS} ;; esac; echo ${READY}; read _`;
 
 function unshareArguments(): string[] {
   const root = process.getuid?.() === 0;
@@ -43,26 +55,26 @@ function unshareArguments(): string[] {
     'slave',
     'sh',
     '-c',
-    `echo ${READY}; read _`,
+    HOLDER_SCRIPT,
   ];
 }
 
-/** Resolves true once the holder printed READY, false when it failed or took too long. */
-function holderReady(holder: ChildProcess): Promise<boolean> {
+/** What the holder printed once READY; null when it failed or took too long. */
+function holderReady(holder: ChildProcess): Promise<{ wdns: boolean } | null> {
   return new Promise((resolve) => {
     let seen = '';
-    const timer = setTimeout(() => resolve(false), START_TIMEOUT_MS);
-    const settle = (ready: boolean) => {
+    const timer = setTimeout(() => resolve(null), START_TIMEOUT_MS);
+    const settle = (ready: { wdns: boolean } | null) => {
       clearTimeout(timer);
       resolve(ready);
     };
     holder.stdout?.setEncoding('utf8');
     holder.stdout?.on('data', (chunk: string) => {
       seen += chunk;
-      if (seen.includes(READY)) settle(true);
+      if (seen.includes(READY)) settle({ wdns: seen.includes(WDNS) });
     });
-    holder.once('error', () => settle(false));
-    holder.once('exit', () => settle(false));
+    holder.once('error', () => settle(null));
+    holder.once('exit', () => settle(null));
   });
 }
 
@@ -163,7 +175,8 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
   holder.on('error', () => {}); // reported through holderReady
   const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
   const pid = holder.pid;
-  if (!(await holderReady(holder)) || pid === undefined) {
+  const ready = await holderReady(holder);
+  if (ready === null || pid === undefined) {
     holder.kill('SIGKILL');
     return null;
   }
@@ -189,8 +202,8 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
   ];
   let ending: Promise<void> | undefined;
   return {
-    // Joining a mount namespace moves to its root directory: --wd moves back.
-    enter: (cwd) => ['nsenter', ...namespaces, `--wd=${cwd}`, '--'],
+    // Joining a mount namespace moves to its root directory: --wdns (else --wd) moves back.
+    enter: (cwd) => ['nsenter', ...namespaces, ready.wdns ? `--wdns=${cwd}` : `--wd=${cwd}`, '--'],
     end(graceMs) {
       ending ??= (async () => {
         // Everything but the init gets a SIGTERM and the grace (an init ignores SIGTERM).

@@ -4,7 +4,8 @@ import { appendFileSync } from 'node:fs';
  * Where a start goes, from the process's start to the first command it spawns (a hook):
  * `performance.now()` counts from the process's start, also in a process restored from a
  * startup snapshot. With `LORENZ_STARTUP_TRACE=FILE` the marks are appended to FILE as one
- * JSON line when the first command spawns (`npm run bench` reads them); otherwise a mark is
+ * JSON line when the first command spawns (`npm run bench` reads them), and where the run's
+ * end goes as a second line at the process's `exit` (StartupTraceEnd); otherwise a mark is
  * one array push and nothing is ever written.
  */
 export const STARTUP_TRACE_VARIABLE = 'LORENZ_STARTUP_TRACE';
@@ -18,7 +19,16 @@ export interface StartupTrace {
   timeOrigin: number;
 }
 
+/** The trace's second line: after the last command, up to the process's `exit` event. */
+export interface StartupTraceEnd {
+  /** ms since the process started: the last command's output closed (null: none ran). */
+  lastCommandDone: number | null;
+  /** ms since the process started: the `exit` event; what follows is Node's own teardown. */
+  exit: number;
+}
+
 const marks: [string, number][] = [];
+let lastCommandDone: number | null = null;
 let finished = false;
 let fromSnapshot = false;
 
@@ -29,6 +39,19 @@ export function markRestoredFromSnapshot(): void {
 
 export function markStartup(name: string): void {
   if (!finished) marks.push([name, performance.now()]);
+}
+
+/** A command's output closed: the last one is where the run's own work ends. */
+export function markCommandDone(): void {
+  lastCommandDone = performance.now();
+}
+
+function append(file: string, line: object): void {
+  try {
+    appendFileSync(file, `${JSON.stringify(line)}\n`);
+  } catch {
+    // A trace is for benchmarks: it never fails the run.
+  }
 }
 
 /** The first command spawns: the trace is complete, and written if asked for. */
@@ -43,9 +66,9 @@ export function markFirstCommandSpawn(env: NodeJS.ProcessEnv = process.env): voi
     snapshot: fromSnapshot,
     timeOrigin: performance.timeOrigin,
   };
-  try {
-    appendFileSync(file, `${JSON.stringify(trace)}\n`);
-  } catch {
-    // A trace is for benchmarks: it never fails the run.
-  }
+  append(file, trace);
+  process.once('exit', () => {
+    const end: StartupTraceEnd = { lastCommandDone, exit: performance.now() };
+    append(file, end);
+  });
 }

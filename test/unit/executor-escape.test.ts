@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await removeTempDir(dir);
 });
+
+const hasPython = spawnSync('python3', ['-c', '0']).status === 0;
+const nsenterHasWdns = spawnSync('nsenter', ['--help'], { encoding: 'utf8' }).stdout?.includes(
+  '--wdns',
+);
 
 /** A `sleep` argument unique to this test run, e.g. 1000.4821. */
 const marker = () => `1000.${process.pid}${Math.floor(Math.random() * 1e6)}`;
@@ -105,6 +111,23 @@ describe('hooks in the namespace keep their semantics', () => {
     });
     await executor.shutdown(100);
   });
+
+  // Entered with `--wd`, the cwd stayed outside the namespace's tree: getcwd(2) answered
+  // `(unreachable)/…` and libc walked every directory up to / to find the path, in sh, in
+  // bash and in each program that asked (≈ 6 ms a hook). The raw system call tells; python3
+  // is how a hook can make it, so the test needs one (and an nsenter with --wdns).
+  it.skipIf(!hasPython || !nsenterHasWdns)(
+    'its cwd is inside the namespace: getcwd(2) names it',
+    async () => {
+      const executor = createLocalExecutor();
+      const result = await executor.runCommand(
+        `python3 -c 'import ctypes; b = ctypes.create_string_buffer(4096); ctypes.CDLL(None).syscall(79, b, 4096); print(b.value.decode())'`,
+        { cwd: dir, env, timeoutMs: 10_000 },
+      );
+      expect(result).toMatchObject({ exitCode: 0, output: dir });
+      await executor.shutdown(100);
+    },
+  );
 
   it('`$!` and `ps` agree inside a hook, and a timeout still kills the group', async () => {
     const executor = createLocalExecutor();
