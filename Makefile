@@ -29,7 +29,7 @@ test: build lint tools ## Every test tier that runs on this machine (unit + inte
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.
-.PHONY: crds dev demo docker-build helm-lint e2e-kind
+.PHONY: crds dev demo docker-build images helm-lint e2e-kind
 
 IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
 AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
@@ -47,6 +47,9 @@ demo: build ## Run the sample IssueRun to Succeeded (kind if Docker answers, els
 docker-build: ## Build the operator image $(IMG) and the example agent image $(AGENT_IMG)
 	docker build -t $(IMG) .
 	docker build -t $(AGENT_IMG) examples/agent-image
+
+images: deps ## Build the base, operator and agent images here, with no image registry (cached by input digest)
+	hack/images.sh
 
 helm-lint: deps ## Check the chart's synced copies, helm lint --strict and helm template
 	hack/run-ts.sh hack/sync-chart.ts --check

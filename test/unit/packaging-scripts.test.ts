@@ -26,7 +26,9 @@ const SCRIPTS = [
   'hack/demo.sh',
   'hack/dev.sh',
   'hack/e2e-kind.sh',
+  'hack/images.sh',
   'hack/run-ts.sh',
+  'hack/lib/docker.sh',
   'hack/lib/samples.sh',
   'hack/lib/local-cluster.sh',
 ];
@@ -70,6 +72,8 @@ describe('shell scripts', () => {
     ['hack/demo.sh', ['--help'], 0, /make demo.*fresh clone/s],
     ['hack/demo.sh', ['--bogus'], 2, /usage: hack\/demo\.sh \[--local \| --kind\]/],
     ['hack/dev.sh', ['--help'], 0, /make dev.*Ctrl-C/s],
+    ['hack/images.sh', ['--help'], 0, /without an image registry.*BASE_IMAGE=/s],
+    ['hack/images.sh', ['--bogus'], 2, /usage: hack\/images\.sh \[--print-env \| --help\]/],
     ['hack/run-ts.sh', [], 2, /usage: hack\/run-ts\.sh <entry\.ts>/],
     ['hack/run-ts.sh', ['hack/no-such-file.ts'], 2, /no such file: hack\/no-such-file\.ts/],
   ])('%s %j exits %i with a clear message', (script, args, status, message) => {
@@ -214,6 +218,7 @@ describe('make targets', () => {
     ['docker-build', 'docker build -t ghcr.io/lorenz-dev/lorenz:0.1.0 .'],
     ['helm-lint', 'lint --strict charts/lorenz'],
     ['e2e-kind', 'hack/e2e-kind.sh'],
+    ['images', 'hack/images.sh'],
   ])('make %s runs %s', (target, command) => {
     const result = run('make', ['-n', target]);
     expect(result.status).toBe(0);
