@@ -6,6 +6,8 @@
 # Usage:
 #   hack/images.sh [--print-env]   build what is missing; print BASE_IMAGE=, OPERATOR_IMAGE=,
 #                                  AGENT_IMAGE= lines (stdout carries only those)
+# Exit status: 0 built or found; 3 no Docker engine (none installed or startable, said why);
+# 1 anything else (a build that failed, with its log).
 #
 # The base (lorenz-base:<digest>) is Debian bookworm made by `debootstrap --variant=minbase`
 # with bash, git and ca-certificates, plus Node 24 from the npm registry's `node` package
@@ -194,7 +196,11 @@ build_on() {
 }
 
 mkdir -p "$CACHE_DIR"
-ensure_docker || die "no Docker engine: $DOCKER_UNAVAILABLE"
+if ! ensure_docker; then
+  # A distinct status: the runtime tier skips (visibly) on this one, and fails on any other.
+  echo "[images] error: no Docker engine: $DOCKER_UNAVAILABLE" >&2
+  exit 3
+fi
 command -v debootstrap >/dev/null 2>&1 || {
   say "installing Debian's debootstrap…"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 ||
