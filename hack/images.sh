@@ -5,7 +5,7 @@
 #
 # Usage:
 #   hack/images.sh [--print-env]   build what is missing; print BASE_IMAGE=, OPERATOR_IMAGE=,
-#                                  AGENT_IMAGE= lines (stdout carries only those)
+#                                  AGENT_IMAGE=, PAUSE_IMAGE= lines (stdout carries only those)
 # Exit status: 0 built or found; 3 no Docker engine (none installed or startable, said why);
 # 1 anything else (a build that failed, with its log).
 #
@@ -19,7 +19,8 @@
 # warm run builds nothing: the base by the debootstrap recipe, the node binary and the npm
 # version; the operator image by the base and every file of its build context (the
 # .dockerignore exceptions) and the Dockerfile; the agent image by the base and
-# examples/agent-image/. debootstrap's root filesystem is cached as a tarball in
+# examples/agent-image/; the pause image (the real node's Pod sandbox) by hack/pause and
+# the Go version. debootstrap's root filesystem is cached as a tarball in
 # ${LORENZ_IMAGES_CACHE:-$HOME/.cache/lorenz/images} (46 s to make, 0 to reuse).
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
@@ -173,9 +174,32 @@ $trust
 CMD ["node"]
 DOCKERFILE
   say "building $tag (rootfs + node $("$node" --version) + npm $NPM_VERSION)"
-  DOCKER_BUILDKIT=0 docker build --quiet --network none -t "$tag" "$context" >/dev/null ||
-    die "building the base image $tag failed"
+  if ! DOCKER_BUILDKIT=0 docker build --network none -t "$tag" "$context" \
+    >"$CACHE_DIR/base.build.log" 2>&1; then
+    tail -n 30 "$CACHE_DIR/base.build.log" >&2
+    die "building the base image $tag failed (log: $CACHE_DIR/base.build.log)"
+  fi
   rm -rf "$context"
+  echo "$tag"
+}
+
+# The Pod sandbox image of the real node: hack/pause, a static Go binary, alone in an image.
+build_pause() {
+  local digest tag work
+  digest="$(printf '%s\n' "$(go env GOVERSION 2>/dev/null)" "$(hash_paths hack/pause)" | sha)"
+  tag="lorenz-local/pause:$digest"
+  if image_exists "$tag"; then
+    echo "$tag"
+    return
+  fi
+  command -v go >/dev/null 2>&1 || die "building the pause image needs go (1.22 or newer)"
+  work="$(mktemp -d)"
+  say "building $tag"
+  (cd "$ROOT/hack/pause" && CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$work/pause" .) ||
+    die "go build of hack/pause failed"
+  tar --numeric-owner --owner=0 --group=0 -C "$work" -cf - pause |
+    docker import --change 'ENTRYPOINT ["/pause"]' --change 'USER 65535:65535' - "$tag" >/dev/null
+  rm -rf "$work"
   echo "$tag"
 }
 
@@ -217,7 +241,9 @@ operator_digest="$(printf '%s\n' "$base" "$(hash_paths Dockerfile .dockerignore 
 operator="$(build_on "$base" lorenz "$ROOT" "$operator_digest")"
 agent_digest="$(printf '%s\n' "$base" "$(hash_paths examples/agent-image)" | sha)"
 agent="$(build_on "$base" lorenz-agent "$ROOT/examples/agent-image" "$agent_digest")"
+pause="$(build_pause)"
 
 echo "BASE_IMAGE=$base"
 echo "OPERATOR_IMAGE=$operator"
 echo "AGENT_IMAGE=$agent"
+echo "PAUSE_IMAGE=$pause"

@@ -10,7 +10,7 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** Image tags from hack/images.sh, or why there is no engine to run them on. */
     runtimeImages:
-      | { available: true; base: string; operator: string; agent: string }
+      | { available: true; base: string; operator: string; agent: string; pause: string }
       | { available: false; reason: string };
   }
 }
@@ -53,6 +53,7 @@ export default function setup(project: TestProject): void {
     base: image('BASE_IMAGE'),
     operator: image('OPERATOR_IMAGE'),
     agent: image('AGENT_IMAGE'),
+    pause: image('PAUSE_IMAGE'),
   });
   process.stderr.write(`[runtime] images ready in ${seconds}s\n`);
 }

@@ -34,6 +34,7 @@ const unavailable = images.available ? '' : images.reason;
 if (unavailable) console.warn(`[runtime] skipping the runtime tier: ${unavailable}`);
 const operator = images.available ? images.operator : '';
 const agent = images.available ? images.agent : '';
+const pause = images.available ? images.pause : '';
 
 const scratch = mkdtempSync(join(tmpdir(), 'lorenz-runtime-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -298,5 +299,24 @@ describe.skipIf(unavailable !== '')('a run Pod on the Docker engine', () => {
     ]);
     expect(probe.stdout.trim()).toMatch(/^[0-9a-f]{16}$/);
     expect(probe.stdout.trim()).not.toBe('0000000000000000');
+  });
+});
+
+describe.skipIf(unavailable !== '')("the pause image (the real node's Pod sandbox)", () => {
+  it('holds on as a non-root PID 1 and exits 0 at once on SIGTERM', () => {
+    const name = `lorenz-runtime-pause-${process.pid}`;
+    const started = docker(['run', '--detach', '--name', name, '--network', 'none', pause]);
+    expect(started.status, started.stderr).toBe(0);
+    try {
+      const top = docker(['top', name, '-o', 'uid,pid,comm']);
+      expect(top.stdout).toMatch(/65535\s+\d+\s+pause/);
+      const before = Date.now();
+      expect(docker(['stop', '--time', '10', name]).status).toBe(0);
+      expect(Date.now() - before).toBeLessThan(5000);
+      const exit = docker(['inspect', '--format', '{{.State.ExitCode}}', name]);
+      expect(exit.stdout.trim()).toBe('0');
+    } finally {
+      docker(['rm', '--force', name]);
+    }
   });
 });
