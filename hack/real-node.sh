@@ -19,6 +19,7 @@
 # and LORENZ_POD_CIDR.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
+shopt -s globstar nullglob
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NODE_NAME="${LORENZ_NODE_NAME:-lorenz-real-node}"
@@ -141,6 +142,11 @@ tlsCertFile: "$dir/pki/kubelet-serving.crt"
 tlsPrivateKeyFile: "$dir/pki/kubelet-serving.key"
 containerRuntimeEndpoint: "unix://$dir/containerd/containerd.sock"
 cgroupDriver: cgroupfs
+# Its own cgroup root: a kubelet removes the Pod cgroups it does not know under its root, so
+# two nodes on one machine (a dev cluster and a test) must not share /kubepods.
+cgroupRoot: "/$NODE_NAME"
+# Off: the default port (10248) would clash with a second node on this machine.
+healthzPort: 0
 # This machine runs cgroup v1. The kubelet refuses to start on v1 since v1.35 unless told
 # so here; v1 is all there is on this machine.
 failCgroupV1: false
@@ -229,6 +235,10 @@ up() {
   import_images "$dir" "$pause" "$operator" "$agent"
 
   write_kubelet_config "$dir" "$ca_cert"
+  local hierarchy
+  for hierarchy in /sys/fs/cgroup/*/; do
+    [[ -f "$hierarchy/cgroup.procs" ]] && mkdir -p "$hierarchy$NODE_NAME"
+  done
   start_daemon "$dir" kubelet "$kubelet" --config "$dir/kubelet/config.yaml" \
     --kubeconfig "$dir/kubelet/kubeconfig" --root-dir "$dir/kubelet/root" \
     --hostname-override "$NODE_NAME" --node-ip "$NODE_IP"
@@ -269,6 +279,13 @@ down() {
     fi
     rm -f "$dir/$name.pid"
   done
+  # A stopped kubelet leaves its Pods running: every process in this node's cgroup root is
+  # one of its containers (the root is the node's own, see cgroupRoot), and nothing else.
+  local procs
+  for procs in /sys/fs/cgroup/memory/"$NODE_NAME"/**/cgroup.procs; do
+    [[ -f "$procs" ]] || continue
+    while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done <"$procs"
+  done
   # The containers' shims outlive containerd; they belong to this node's socket only.
   pkill_shims "$dir"
   # The kubelet's volume mounts (projected, emptyDir on tmpfs) and containerd's rootfs
@@ -277,6 +294,13 @@ down() {
     umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
   done
   ip link delete "$BRIDGE" 2>/dev/null || true
+  # The node's cgroup root (cgroupRoot), emptied by the kubelet: removed deepest first.
+  local hierarchy
+  for hierarchy in /sys/fs/cgroup/*/; do
+    if [[ -d "$hierarchy$NODE_NAME" ]]; then
+      find "$hierarchy$NODE_NAME" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    fi
+  done
   ip addr del "$NODE_IP/32" dev lo 2>/dev/null || true
   say "down"
 }
