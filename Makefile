@@ -29,7 +29,7 @@ test: build lint tools ## Every test tier that runs on this machine (unit + inte
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.
-.PHONY: crds dev demo docker-build images helm-lint e2e-kind
+.PHONY: crds dev demo docker-build images helm-lint e2e-kind e2e-real-node
 
 IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
 AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
@@ -58,3 +58,6 @@ helm-lint: deps ## Check the chart's synced copies, helm lint --strict and helm 
 
 e2e-kind: ## End to end on kind: image, helm install --wait, samples to Succeeded (Docker)
 	hack/e2e-kind.sh
+
+e2e-real-node: build ## The samples to Succeeded on a real node (kubelet + containerd) of the local control plane (root)
+	hack/e2e-real-node.sh

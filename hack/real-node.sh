@@ -30,6 +30,7 @@ KUBELET_PORT="${LORENZ_KUBELET_PORT:-10250}"
 NODE_IP="${LORENZ_NODE_IP:-10.89.0.1}"
 BRIDGE="${LORENZ_BRIDGE:-lorenz0}"
 CNI_BIN_DIR="/usr/lib/cni"
+SAMPLE_AGENT_IMAGE="node:24.21.0-bookworm-slim"
 
 say() { echo "[real-node] $*" >&2; }
 die() {
@@ -179,11 +180,13 @@ KUBECONFIG
 import_images() {
   local dir="$1"
   shift
-  local image missing=()
+  local image ref missing=()
   local present
   present="$(ctr --address "$dir/containerd/containerd.sock" -n k8s.io images ls -q)"
   for image in "$@"; do
-    grep -qxF "docker.io/$image" <<<"$present" || missing+=("$image")
+    # containerd's names: one-part repositories (lorenz-base) are under library/.
+    [[ "$image" == */* ]] && ref="docker.io/$image" || ref="docker.io/library/$image"
+    grep -qxF "$ref" <<<"$present" || missing+=("$image")
   done
   ((${#missing[@]} == 0)) && return
   say "importing ${missing[*]} into containerd"
@@ -206,7 +209,8 @@ up() {
   mkdir -p "$dir"/{logs,pki,containerd,cni/net.d,kubelet/root}
   say "images (hack/images.sh)…"
   images="$("$ROOT/hack/images.sh" --print-env)" || die "hack/images.sh failed"
-  local pause operator agent
+  local pause operator agent base
+  base="$(sed -n 's/^BASE_IMAGE=//p' <<<"$images")"
   pause="$(sed -n 's/^PAUSE_IMAGE=//p' <<<"$images")"
   operator="$(sed -n 's/^OPERATOR_IMAGE=//p' <<<"$images")"
   agent="$(sed -n 's/^AGENT_IMAGE=//p' <<<"$images")"
@@ -232,7 +236,12 @@ up() {
     waited=$((waited + 1))
     ((waited < 150)) || die "containerd did not answer in 30 s; see $dir/logs/containerd.log"
   done
-  import_images "$dir" "$pause" "$operator" "$agent"
+  import_images "$dir" "$pause" "$operator" "$agent" "$base"
+  # The samples' agent image is the public node:24.21.0-bookworm-slim; the base built here is
+  # that Node on that Debian (plus git), so it answers to that name on this node only.
+  ctr --address "$dir/containerd/containerd.sock" -n k8s.io images tag --force \
+    "docker.io/library/$base" "docker.io/library/$SAMPLE_AGENT_IMAGE" >/dev/null ||
+    die "could not tag $base as $SAMPLE_AGENT_IMAGE in containerd"
 
   write_kubelet_config "$dir" "$ca_cert"
   local hierarchy
@@ -262,6 +271,7 @@ up() {
   say "node/$NODE_NAME Ready (images: $operator, $agent)"
   echo "OPERATOR_IMAGE=$operator"
   echo "AGENT_IMAGE=$agent"
+  echo "SAMPLE_AGENT_IMAGE=$SAMPLE_AGENT_IMAGE"
 }
 
 down() {

@@ -26,6 +26,7 @@ const SCRIPTS = [
   'hack/demo.sh',
   'hack/dev.sh',
   'hack/e2e-kind.sh',
+  'hack/e2e-real-node.sh',
   'hack/images.sh',
   'hack/real-node.sh',
   'hack/dev-cluster.sh',
@@ -229,6 +230,7 @@ describe('make targets', () => {
     ['helm-lint', 'lint --strict charts/lorenz'],
     ['e2e-kind', 'hack/e2e-kind.sh'],
     ['images', 'hack/images.sh'],
+    ['e2e-real-node', 'hack/e2e-real-node.sh'],
   ])('make %s runs %s', (target, command) => {
     const result = run('make', ['-n', target]);
     expect(result.status).toBe(0);
