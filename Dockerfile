@@ -9,13 +9,18 @@
 # imports nothing but Node built-ins), so the final stage carries no node_modules at all.
 # Only the pinned base images and the npm registry are fetched.
 
-FROM node:24.21.0-bookworm-slim AS build
+# BASE_IMAGE: any image with node 24 and npm; hack/images.sh passes one it builds here for
+# machines without an image registry. The default is the public image.
+ARG BASE_IMAGE=node:24.21.0-bookworm-slim
+
+FROM ${BASE_IMAGE} AS build
 WORKDIR /src
 # Dependencies first: this layer is reused until package*.json change.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY hack/bundle.mjs hack/bundle.mjs
+# The bundler, its ssh2 options, the snapshot builder and the launcher it installs.
+COPY hack/bundle.mjs hack/bundle-native.mjs hack/snapshot.mjs hack/launcher.sh hack/
 COPY src/ src/
 # The scripted ACP agent (no model, no API key) ships too: the samples and the demo use it.
 COPY test/fixtures/scripted-agent/ test/fixtures/scripted-agent/
@@ -24,7 +29,7 @@ RUN npm run build \
   && cp dist/lorenz.js dist/lorenz dist/lorenz.snapshot.blob dist/lorenz.snapshot.key \
         dist/scripted-agent.mjs /out/lorenz/
 
-FROM node:24.21.0-bookworm-slim
+FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="lorenz" \
       org.opencontainers.image.description="Lorenz operator: one Pod per issue run, a coding agent in each" \
       org.opencontainers.image.licenses="Apache-2.0" \

@@ -24,12 +24,12 @@ lint: deps ## eslint, prettier, tsc --noEmit
 tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm: cached, else built from the Go proxy
 	hack/tools.sh > /dev/null
 
-test: build lint tools ## Every test tier that runs on this machine (unit + integration)
+test: build lint tools ## Every test tier that runs on this machine (unit + integration + runtime)
 	hack/ensure-sshd.sh
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.
-.PHONY: crds dev demo docker-build helm-lint e2e-kind
+.PHONY: crds dev demo docker-build images helm-lint e2e-kind e2e-real-node
 
 IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
 AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
@@ -48,6 +48,9 @@ docker-build: ## Build the operator image $(IMG) and the example agent image $(A
 	docker build -t $(IMG) .
 	docker build -t $(AGENT_IMG) examples/agent-image
 
+images: deps ## Build the base, operator and agent images here, with no image registry (cached by input digest)
+	hack/images.sh
+
 helm-lint: deps ## Check the chart's synced copies, helm lint --strict and helm template
 	hack/run-ts.sh hack/sync-chart.ts --check
 	"$$(hack/tools.sh path helm)" lint --strict charts/lorenz
@@ -55,3 +58,6 @@ helm-lint: deps ## Check the chart's synced copies, helm lint --strict and helm 
 
 e2e-kind: ## End to end on kind: image, helm install --wait, samples to Succeeded (Docker)
 	hack/e2e-kind.sh
+
+e2e-real-node: build ## The samples to Succeeded on a real node (kubelet + containerd) of the local control plane (root)
+	hack/e2e-real-node.sh

@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Two tiers. Unit tests use real bash, files and symlinks and run in parallel.
+// Three tiers. Unit tests use real bash, files and symlinks and run in parallel.
 // Integration tests start real kube-apiservers and etcds: on a 2-core machine they run
 // one file at a time so that control planes do not starve each other.
 export default defineConfig({
@@ -22,6 +22,17 @@ export default defineConfig({
           hookTimeout: 600_000,
           fileParallelism: false,
           globalSetup: ['test/integration/global-setup.ts'],
+        },
+      },
+      {
+        // Real images on a real container runtime (Docker): hack/images.sh builds them in
+        // the global setup (cached by input digest); skipped, saying why, with no engine.
+        test: {
+          name: 'runtime',
+          include: ['test/runtime/**/*.test.ts'],
+          testTimeout: 120_000,
+          fileParallelism: false,
+          globalSetup: ['test/runtime/global-setup.ts'],
         },
       },
     ],

@@ -4,6 +4,9 @@
 #
 #   eval "$(hack/dev-cluster.sh up)"   start (or find) the cluster; prints export lines:
 #                                      PATH with the matching kubectl first, then KUBECONFIG
+#   hack/dev-cluster.sh up --node=real  the node is a real kubelet + containerd + runc
+#                                      (hack/real-node.sh; root, Docker for the images);
+#                                      --node=process (the default) is the process node
 #   hack/dev-cluster.sh status         "up <server>" (exit 0) or "down" (exit 1)
 #   hack/dev-cluster.sh down           stop it and remove its state
 #
@@ -82,8 +85,35 @@ wait_until_ready() {
   done
 }
 
+# --node=real: a kubelet, containerd and runc (hack/real-node.sh) instead of the process node.
+# Asked for and impossible here, it stops and says why; the default stays the process node.
+real_node_possible() {
+  [[ "$(id -u)" == 0 ]] || {
+    say "--node=real needs root (containerd and kubelet); use --node=process"
+    return 1
+  }
+  [[ -d /sys/fs/cgroup/memory || -f /sys/fs/cgroup/cgroup.controllers ]] || {
+    say "--node=real needs cgroups (none mounted under /sys/fs/cgroup); use --node=process"
+    return 1
+  }
+}
+
+start_real_node() {
+  say "starting the real node (hack/real-node.sh; log: $STATE/real-node/logs)…"
+  "$ROOT/hack/real-node.sh" up "$STATE/real-node" "$STATE/cluster/kubeconfig" \
+    "$STATE/cluster/certs/ca.crt" "$STATE/cluster/certs/ca.key" >"$STATE/real-node.env"
+}
+
 up() {
-  local pid started=$SECONDS
+  local pid started=$SECONDS node="${1:-process}"
+  case "$node" in
+    process) ;;
+    real) real_node_possible || exit 1 ;;
+    *)
+      say "unknown node kind '$node' (--node=real or --node=process)"
+      exit 2
+      ;;
+  esac
   if pid="$(daemon_pid)"; then
     [[ -f "$READY_FILE" ]] || wait_until_ready "$pid"
     say "already up ($(grep '^SERVER=' "$READY_FILE" | cut -d"'" -f2))"
@@ -99,7 +129,9 @@ up() {
   build_bundle
   # Unless told otherwise, the process node maps the operator's image to this checkout's
   # bundles, so `lorenz controller` started against this cluster runs IssueRuns end to end.
-  if [[ -z "${LORENZ_IMAGE_MAP:-}" ]]; then
+  if [[ "$node" == real ]]; then
+    export LORENZ_DEV_NODE=real
+  elif [[ -z "${LORENZ_IMAGE_MAP:-}" ]]; then
     ensure_built >&2
     write_image_map "$STATE/image-map.json"
     export LORENZ_IMAGE_MAP="$STATE/image-map.json"
@@ -111,12 +143,14 @@ up() {
   pid=$!
   echo "$pid" >"$PID_FILE"
   wait_until_ready "$pid"
+  if [[ "$node" == real ]]; then start_real_node; fi
   say "up in $((SECONDS - started))s: $(grep '^SERVER=' "$READY_FILE" | cut -d"'" -f2)"
   print_exports
 }
 
 down() {
   local pid waited=0
+  if [[ -d "$STATE/real-node" ]]; then "$ROOT/hack/real-node.sh" down "$STATE/real-node" || true; fi
   if pid="$(daemon_pid)"; then
     kill -TERM "$pid"
     while kill -0 "$pid" 2>/dev/null && ((waited < 150)); do
@@ -151,11 +185,20 @@ status() {
 }
 
 case "${1:-}" in
-  up) up ;;
+  up)
+    case "${2:-}" in
+      "") up process ;;
+      --node=*) up "${2#--node=}" ;;
+      *)
+        say "usage: hack/dev-cluster.sh up [--node=real|process]"
+        exit 2
+        ;;
+    esac
+    ;;
   down) down ;;
   status) status ;;
   *)
-    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

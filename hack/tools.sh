@@ -19,6 +19,11 @@ source "$HACK_DIR/versions.env"
 
 CACHE_DIR="${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}"
 TOOLS=(kube-apiserver etcd kubectl kube-controller-manager helm)
+# The real node's binaries (and the scheduler it needs: the process node binds Pods itself),
+# from the same Kubernetes module: built only when asked for by
+# name (`hack/tools.sh path kubelet`), never by --print-env, so the tiers that do not run a
+# real node never pay for them.
+NODE_TOOLS=(kubelet kube-proxy kube-scheduler)
 
 log() { echo "[tools] $*" >&2; }
 die() {
@@ -28,10 +33,10 @@ die() {
 
 version_of() {
   case "$1" in
-    kube-apiserver | kubectl | kube-controller-manager) echo "$KUBERNETES_VERSION" ;;
+    kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler) echo "$KUBERNETES_VERSION" ;;
     etcd) echo "$ETCD_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
-    *) die "unknown tool '$1' (known: ${TOOLS[*]})" ;;
+    *) die "unknown tool '$1' (known: ${TOOLS[*]} ${NODE_TOOLS[*]})" ;;
   esac
 }
 
@@ -116,14 +121,14 @@ build_tool() {
   local tool="$1" version="$2" out="$3" work
   require_go "$tool"
   case "$tool" in
-    kube-apiserver | kubectl | kube-controller-manager) work="$CACHE_DIR/build/kubernetes-$version" ;;
+    kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler) work="$CACHE_DIR/build/kubernetes-$version" ;;
     *) work="$CACHE_DIR/build/$tool-$version" ;;
   esac
   log "building $tool $version (cold builds take minutes)…"
   local started=$SECONDS
   (
     case "$tool" in
-      kube-apiserver | kubectl | kube-controller-manager)
+      kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler)
         prepare_kubernetes_module "$version" "$work"
         cd "$work"
         go_build "$out" "k8s.io/kubernetes/cmd/$tool" "$(kube_version_ldflags "$version")"
@@ -216,7 +221,7 @@ print_env() {
 case "${1:---print-env}" in
   --print-env) print_env ;;
   path)
-    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]})"
+    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]})"
     resolve_tool "$2"
     ;;
   -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;

@@ -77,6 +77,8 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
         log: (line) => log(`[node] ${line}`),
       });
       log('process node started');
+    } else if (process.env.LORENZ_DEV_NODE === 'real') {
+      log('no process node: hack/real-node.sh runs a kubelet against this control plane');
     } else {
       log(
         'no process node in this build (hack/process-node/index.ts missing): Pods will stay Pending',
@@ -115,7 +117,9 @@ export async function main(argv: string[], startProcessNode?: StartProcessNode):
     await runDaemon({
       stateDir: resolve(stateDir),
       repoRoot: process.env.LORENZ_REPO_ROOT ?? process.cwd(),
-      startProcessNode,
+      // --node=real: the kubelet of hack/real-node.sh is the node; the process node would
+      // bind every Pod to itself first.
+      startProcessNode: process.env.LORENZ_DEV_NODE === 'real' ? undefined : startProcessNode,
       imageMapPath: process.env.LORENZ_IMAGE_MAP || undefined,
     });
   } catch (error) {

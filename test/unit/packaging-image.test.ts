@@ -1,7 +1,7 @@
-// The images cannot be built here (no Docker engine), so they are kept buildable by
-// construction: hadolint-style rules on both Dockerfiles, a build context (.dockerignore)
-// that holds every file the Dockerfile copies, and a runner bundle that needs no
-// node_modules at run time (the final stage has none).
+// Static checks of the images, cheap enough for every unit run: hadolint-style rules on both
+// Dockerfiles, a build context (.dockerignore) that holds every file the Dockerfile copies,
+// and a runner bundle that needs no node_modules at run time (the final stage has none).
+// The images are built and run for real by test/integration/images.test.ts (Docker).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
@@ -30,6 +30,7 @@ function parseDockerfile(text: string): Instruction[] {
   const lines = text.split('\n');
   let stage = -1;
   let ignored: string[] = [];
+  const globalArgs = new Map<string, string>();
   for (let index = 0; index < lines.length; index += 1) {
     const first = lines[index]!.trim();
     const directive = /^#\s*hadolint ignore=(\S+)/.exec(first);
@@ -44,10 +45,22 @@ function parseDockerfile(text: string): Instruction[] {
       text = `${text.slice(0, -1).trimEnd()} ${next}`;
     }
     const [keyword = '', ...rest] = text.split(/\s+/);
-    if (keyword.toUpperCase() === 'FROM') stage += 1;
+    let args = rest.join(' ');
+    if (keyword.toUpperCase() === 'FROM') {
+      stage += 1;
+      // A FROM may name a global ARG (`ARG BASE_IMAGE=…` before the first FROM): the rules
+      // check its default, which is what a plain `docker build` uses.
+      args = args.replace(
+        /\$\{?(\w+)\}?/g,
+        (_, name: string) => globalArgs.get(name) ?? `\${${name}}`,
+      );
+    } else if (keyword.toUpperCase() === 'ARG' && stage === -1) {
+      const [name = '', value] = args.split('=');
+      if (value !== undefined) globalArgs.set(name, value);
+    }
     instructions.push({
       keyword: keyword.toUpperCase(),
-      args: rest.join(' '),
+      args,
       line,
       stage,
       ignored,
@@ -189,13 +202,16 @@ describe('Dockerfile rules', () => {
     ['FROM node:24.1.0\nCOPY a /a\n' + GOOD_TAIL, 'without --chown'],
     ['FROM node:24.1.0\nUSER 1000\nCMD node x.js\n', 'CMD in shell form'],
     ['FROM node:24.1.0\nRUN sudo ls\n' + GOOD_TAIL, 'sudo in RUN'],
+    ['ARG BASE=node:24\nFROM ${BASE}\n' + GOOD_TAIL, 'FROM node:24 is not pinned'],
+    ['ARG BASE\nFROM $BASE\n' + GOOD_TAIL, 'FROM ${BASE} is not pinned'],
   ])('flag a bad Dockerfile (%#): %s', (text, problem) => {
     expect(lint(text).join('\n')).toContain(problem);
   });
 
-  it('accept what they allow: stage aliases, digests, pinned globals, COPY --chown', () => {
+  it('accept what they allow: a pinned ARG default, stage aliases, digests, pinned globals, COPY --chown', () => {
     const text = [
-      'FROM node:24.1.0-bookworm-slim AS build',
+      'ARG BASE_IMAGE=node:24.1.0-bookworm-slim',
+      'FROM ${BASE_IMAGE} AS build',
       'RUN npm ci',
       'FROM build AS test',
       'FROM debian@sha256:' + 'a'.repeat(64),

@@ -26,7 +26,12 @@ const SCRIPTS = [
   'hack/demo.sh',
   'hack/dev.sh',
   'hack/e2e-kind.sh',
+  'hack/e2e-real-node.sh',
+  'hack/images.sh',
+  'hack/real-node.sh',
+  'hack/dev-cluster.sh',
   'hack/run-ts.sh',
+  'hack/lib/docker.sh',
   'hack/lib/samples.sh',
   'hack/lib/local-cluster.sh',
 ];
@@ -70,6 +75,16 @@ describe('shell scripts', () => {
     ['hack/demo.sh', ['--help'], 0, /make demo.*fresh clone/s],
     ['hack/demo.sh', ['--bogus'], 2, /usage: hack\/demo\.sh \[--local \| --kind\]/],
     ['hack/dev.sh', ['--help'], 0, /make dev.*Ctrl-C/s],
+    ['hack/images.sh', ['--help'], 0, /without an image registry.*BASE_IMAGE=/s],
+    ['hack/real-node.sh', ['--bogus'], 2, /hack\/real-node\.sh up <dir> <kubeconfig>/],
+    ['hack/dev-cluster.sh', ['up', '--node=bogus'], 2, /unknown node kind 'bogus'/],
+    [
+      'hack/dev-cluster.sh',
+      ['up', '--bogus'],
+      2,
+      /usage: hack\/dev-cluster\.sh up \[--node=real\|process\]/,
+    ],
+    ['hack/images.sh', ['--bogus'], 2, /usage: hack\/images\.sh \[--print-env \| --help\]/],
     ['hack/run-ts.sh', [], 2, /usage: hack\/run-ts\.sh <entry\.ts>/],
     ['hack/run-ts.sh', ['hack/no-such-file.ts'], 2, /no such file: hack\/no-such-file\.ts/],
   ])('%s %j exits %i with a clear message', (script, args, status, message) => {
@@ -214,6 +229,8 @@ describe('make targets', () => {
     ['docker-build', 'docker build -t ghcr.io/lorenz-dev/lorenz:0.1.0 .'],
     ['helm-lint', 'lint --strict charts/lorenz'],
     ['e2e-kind', 'hack/e2e-kind.sh'],
+    ['images', 'hack/images.sh'],
+    ['e2e-real-node', 'hack/e2e-real-node.sh'],
   ])('make %s runs %s', (target, command) => {
     const result = run('make', ['-n', target]);
     expect(result.status).toBe(0);

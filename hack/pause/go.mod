@@ -1,0 +1,3 @@
+module lorenz.local/pause
+
+go 1.22

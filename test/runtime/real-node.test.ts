@@ -1,0 +1,226 @@
+// A run Pod as the controller builds it, on a real node (hack/real-node.sh: kubelet,
+// containerd, runc, CNI) attached to the local control plane: Pod Security admission
+// `restricted` admits it, the kubelet runs it under the securityContext it carries, and
+// what comes back (phase, termination message, `kubectl logs`, OOMKilled, a failed pull)
+// is the runtime's own, not the process node's imitation.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
+import { buildRunPod, DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
+import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
+import { loadWorkflowText } from '../../src/template/load-workflow.js';
+import { normalizeIssue } from '../../src/workflow/issue.js';
+import { RUNNER_FLAGS } from '../../src/api/run-pod.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const images = inject('runtimeImages');
+const isRoot = process.getuid?.() === 0;
+const skipReason = !images.available
+  ? images.reason
+  : !isRoot
+    ? 'the real node needs root (containerd, kubelet)'
+    : '';
+if (skipReason) console.warn(`[runtime] skipping the real-node tests: ${skipReason}`);
+
+// Not the dev cluster's node: its own name, address, port, bridge and Pod range.
+const NODE_ENV = {
+  LORENZ_NODE_NAME: 'lorenz-runtime-node',
+  LORENZ_NODE_IP: '10.89.0.2',
+  LORENZ_KUBELET_PORT: '10251',
+  LORENZ_BRIDGE: 'lorenz1',
+  LORENZ_POD_CIDR: '10.88.1.0/24',
+};
+const NAMESPACE = 'restricted';
+
+const WORKFLOW = `---
+hooks:
+  after_create: |
+    printf 'uid=%s\\n' "$(id -u)"
+    awk '/^(CapEff|NoNewPrivs):/ { print tolower($1) "=" $2 }' /proc/self/status | tr -d :
+    if [ -e /var/run/secrets/kubernetes.io/serviceaccount/token ]; then state=present; else state=absent; fi
+    printf 'token=%s\\n' "$state"
+  before_run: 'true'
+  after_run: 'true'
+  before_remove: 'true'
+---
+Work on {{ issue.identifier }}.
+`;
+
+describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
+  let cp: ControlPlane;
+  const dir = mkdtempSync(join(tmpdir(), 'lorenz-real-node-'));
+  const nodeDir = join(dir, 'node');
+  const kubectl = (args: string[], input?: string) =>
+    execFileSync(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], {
+      encoding: 'utf8',
+      input,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+  const getPod = (name: string): V1Pod =>
+    JSON.parse(kubectl(['-n', NAMESPACE, 'get', 'pod', name, '-o', 'json'])) as V1Pod;
+  async function waitFor(name: string, done: (pod: V1Pod) => boolean, seconds = 90) {
+    const deadline = Date.now() + seconds * 1000;
+    for (;;) {
+      const pod = getPod(name);
+      if (done(pod)) return pod;
+      if (Date.now() > deadline)
+        throw new Error(`pod ${name} not there in ${seconds}s: ${JSON.stringify(pod.status)}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  const restrictedPod = (name: string, image: string, command: string[], memory?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NAMESPACE },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: DEFAULT_RUN_AS_USER,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: 'agent',
+          image,
+          command,
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+          ...(memory ? { resources: { limits: { memory } } } : {}),
+        },
+      ],
+    },
+  });
+
+  beforeAll(async () => {
+    cp = await startControlPlane({ dir: join(dir, 'cluster') });
+    const up = spawnSync(
+      join(root, 'hack', 'real-node.sh'),
+      ['up', nodeDir, cp.kubeconfigPath, cp.caCertPath, cp.caKeyPath],
+      { encoding: 'utf8', env: { ...process.env, ...NODE_ENV }, timeout: 600_000 },
+    );
+    if (up.status !== 0) throw new Error(`hack/real-node.sh up failed:\n${up.stderr}`);
+    kubectl(['create', 'namespace', NAMESPACE]);
+    kubectl([
+      'label',
+      'namespace',
+      NAMESPACE,
+      'pod-security.kubernetes.io/enforce=restricted',
+      'pod-security.kubernetes.io/enforce-version=latest',
+    ]);
+    for (let i = 0; i < 60; i += 1) {
+      if (
+        spawnSync(cp.tools.kubectl, [
+          '--kubeconfig',
+          cp.kubeconfigPath,
+          '-n',
+          NAMESPACE,
+          'get',
+          'sa',
+          'default',
+        ]).status === 0
+      )
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }, 600_000);
+
+  afterAll(async () => {
+    spawnSync(join(root, 'hack', 'real-node.sh'), ['down', nodeDir], {
+      env: { ...process.env, ...NODE_ENV },
+    });
+    await cp?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  it("runs the controller's run Pod under restricted admission: non-root, no capabilities, no token; logs and termination message from the runtime", async () => {
+    if (!images.available) return;
+    const loaded = loadWorkflowText(WORKFLOW, 'real-node');
+    const inputs = await renderRunInputs({
+      workflowText: WORKFLOW,
+      config: loaded.config,
+      promptTemplate: loaded.promptTemplate,
+      issue: normalizeIssue({ identifier: 'RN-1', title: 'real node', state: 'Todo' }),
+      run: { run: 'rn-1', identifier: 'RN-1', attempt: null, ensembleSize: 1 },
+    });
+    kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'rn-1-inputs', namespace: NAMESPACE },
+        data: inputs.files,
+      }),
+    );
+    const pod = buildRunPod({
+      run: { name: 'rn-1', namespace: NAMESPACE, uid: 'uid-rn-1' },
+      workflowName: 'real-node',
+      podTemplate: { spec: { containers: [{ name: 'agent', image: images.agent }] } },
+      slot: 0,
+      attempt: 1,
+      operatorImage: images.operator,
+      inputsConfigMap: 'rn-1-inputs',
+      inputsDigest: inputs.digest,
+      issueState: 'Todo',
+      hooksTimeoutMs: 60_000,
+      activeDeadlineSeconds: 600,
+    });
+    // No owner on this bare cluster, and no agent to start: the hooks are what is checked.
+    delete pod.metadata!.ownerReferences;
+    pod.spec!.containers[0]!.command!.push(`--${RUNNER_FLAGS.noAgent}`);
+    kubectl(['create', '-f', '-'], JSON.stringify(pod));
+    const name = pod.metadata!.name!;
+    const ended = await waitFor(name, (p) =>
+      ['Succeeded', 'Failed'].includes(p.status?.phase ?? ''),
+    );
+    const logs = kubectl(['-n', NAMESPACE, 'logs', name, '-c', 'agent']);
+    expect(ended.status?.phase, logs).toBe('Succeeded');
+    expect(ended.status?.podIP).toMatch(/^10\.88\.1\./);
+    expect(logs).toContain(`uid=${DEFAULT_RUN_AS_USER}`);
+    expect(logs).toContain('capeff=0000000000000000');
+    expect(logs).toContain('nonewprivs=1');
+    expect(logs).toContain('token=absent');
+    const agentStatus = ended.status?.containerStatuses?.find((c) => c.name === 'agent');
+    expect(agentStatus?.state?.terminated?.message).toMatch(/after_create/);
+    expect(agentStatus?.imageID).toMatch(/sha256:/);
+  });
+
+  it('ends a container over its memory limit OOMKilled, by the kernel', async () => {
+    if (!images.available) return;
+    kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify(
+        restrictedPod(
+          'oom',
+          images.agent,
+          ['node', '-e', 'const held = []; for (;;) held.push(Buffer.alloc(1 << 20, 1));'],
+          '64Mi',
+        ),
+      ),
+    );
+    const ended = await waitFor('oom', (p) => p.status?.phase === 'Failed');
+    const terminated = ended.status?.containerStatuses?.[0]?.state?.terminated;
+    expect(terminated?.reason).toBe('OOMKilled');
+    expect(terminated?.exitCode).toBe(137);
+  });
+
+  it('reports an image it cannot pull as the runtime says (ErrImagePull / ImagePullBackOff)', async () => {
+    // A registry on a closed local port: the pull fails at once, and nothing leaves the machine.
+    kubectl(
+      ['create', '-f', '-'],
+      JSON.stringify(restrictedPod('no-image', '127.0.0.1:1/lorenz/missing:1.0.0', ['true'])),
+    );
+    const waiting = await waitFor('no-image', (p) =>
+      ['ErrImagePull', 'ImagePullBackOff'].includes(
+        p.status?.containerStatuses?.[0]?.state?.waiting?.reason ?? '',
+      ),
+    );
+    expect(waiting.status?.containerStatuses?.[0]?.state?.waiting?.message).toMatch(
+      /127\.0\.0\.1:1/,
+    );
+  });
+});
