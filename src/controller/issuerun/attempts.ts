@@ -141,7 +141,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       config: runnable.loaded.config,
       run,
       slots: slots.map((slot) => ({ slot, attempt, avoid: avoid.get(slot) })),
-      runs: deps.runs(run.metadata.namespace ?? ''),
+      runs: () => deps.runs(run.metadata.namespace ?? ''),
     });
     if (ssh.kind === 'wait' || ssh.kind === 'fail') {
       return { ok: false, final: false, reason: ssh.reason, message: ssh.message };

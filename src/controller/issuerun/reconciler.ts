@@ -321,7 +321,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       config,
       run,
       slots: firstAttemptSlots(run, config),
-      runs: freshRuns(run.metadata.namespace ?? ''),
+      runs: () => freshRuns(run.metadata.namespace ?? ''),
     });
     if (ssh.kind === 'fail') {
       const { reason, message } = ssh;
