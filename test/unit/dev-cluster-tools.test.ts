@@ -105,9 +105,9 @@ describe('hack/tools.sh', () => {
     },
     {
       what: 'an unknown tool',
-      args: ['path', 'kubelet'],
+      args: ['path', 'kube-dns'],
       env: {},
-      message: "unknown tool 'kubelet'",
+      message: "unknown tool 'kube-dns'",
     },
   ])('fails clearly on $what', async ({ args, env, message }) => {
     const result = await runTools(args, { LORENZ_TOOLS_CACHE: cache, ...env });
