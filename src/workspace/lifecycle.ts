@@ -21,9 +21,11 @@ import {
   lockHooks,
   resolveBranchName,
   resolveRemote,
+  stageCredentialsOnWorker,
   teardownWorkspace,
   type GitGuard,
   type GitWorkspaceOptions,
+  type WorkerCredentials,
   type ResolvedRemote,
 } from './git/index.js';
 
@@ -83,6 +85,8 @@ interface RunContext {
   /** One overlay per directory: in shared mode every slot's workspace is the same root. */
   skillSyncs: Map<string, Promise<string[]>>;
   git: GitPlan;
+  /** Where the credential helper reads (a copy on the worker for an SSH executor). */
+  credentialsDirectory: string | undefined;
 }
 
 /**
@@ -118,12 +122,41 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
     signal: options.signal ?? new AbortController().signal,
     skillSyncs: new Map(),
     git: planGit(options),
+    credentialsDirectory: options.git?.credentialsDirectory,
   };
-  const slots = await Promise.all(
-    (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
-  );
-  if (size > 1 && !context.shared && options.cleanup !== false) await removeEnsembleParent(context);
-  return completeRun(options, slots);
+  const credentials = await placeCredentials(context);
+  try {
+    const slots = await Promise.all(
+      (options.slots ?? allSlots(size)).map((slot) => runSlot(context, slot)),
+    );
+    if (size > 1 && !context.shared && options.cleanup !== false) {
+      await removeEnsembleParent(context);
+    }
+    return completeRun(options, slots);
+  } finally {
+    await credentials?.dispose().catch(() => {});
+  }
+}
+
+/**
+ * On an SSH worker git runs on the host, so its credential helper needs the files there: a
+ * private copy for this run (see worker-credentials.ts). If it cannot be made, every slot
+ * of a git workspace fails saying so.
+ */
+async function placeCredentials(context: RunContext): Promise<WorkerCredentials | null> {
+  const { executor, config } = context.options;
+  const local = context.credentialsDirectory;
+  if (!executor.remote || local === undefined || !context.git || 'error' in context.git) {
+    return null;
+  }
+  try {
+    const placed = await stageCredentialsOnWorker(executor, local, config.worker.sshTimeoutMs);
+    context.credentialsDirectory = placed.directory;
+    return placed;
+  } catch (error) {
+    context.git = { error };
+    return null;
+  }
 }
 
 function completeRun(options: LifecycleOptions, slots: SlotSummary[]): RunSummary {
@@ -248,7 +281,7 @@ function gitOptions(
     env: context.env,
     timeoutMs: context.options.config.hooks.timeoutMs,
     signal: context.signal,
-    credentialsDirectory: context.options.git?.credentialsDirectory,
+    credentialsDirectory: context.credentialsDirectory,
   };
 }
 

@@ -115,5 +115,5 @@ describe('a tracker key in a Secret', () => {
     expect(dumps.join('\n')).toContain('LORENZ');
     for (const dump of dumps) expect(dump).not.toContain(KEY);
     expect(dumps.join('\n')).not.toContain(KEY.slice(8));
-  });
+  }, 300_000);
 });

@@ -21,6 +21,9 @@ export interface GitCredentials {
 
 const HOST_NAME = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/;
 
+/** A credential file's name: its host, in lower case (`github.com`). */
+export const isCredentialHostName = (name: string): boolean => HOST_NAME.test(name);
+
 const invalid = (path: string, rule: string): LorenzError =>
   new LorenzError('invalid_git_credentials', `invalid_git_credentials: ${path}: ${rule}`, {
     path,
@@ -31,7 +34,7 @@ async function fromDirectory(directory: string): Promise<GitCredentials> {
   const names = (await readdir(directory)).filter((name) => !name.startsWith('.'));
   const hosts: string[] = [];
   for (const name of names) {
-    if (!HOST_NAME.test(name)) {
+    if (!isCredentialHostName(name)) {
       throw invalid(
         join(directory, name),
         'a credential file is named by its host, in lower case (github.com)',

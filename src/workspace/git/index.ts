@@ -10,3 +10,4 @@ export {
 } from './workspace.js';
 export { resolveBranchName, resolveRemote, type ResolvedRemote } from './names.js';
 export { credentialSecrets, loadGitCredentials, type GitCredentials } from './credential-files.js';
+export { stageCredentialsOnWorker, type WorkerCredentials } from './worker-credentials.js';
