@@ -46,6 +46,11 @@ export async function main(argv: string[], commands: CommandTable): Promise<numb
     err(`lorenz: unknown command '${argv.slice(0, 2).join(' ')}'\n${USAGE}\n`);
     return 2;
   }
+  // `lorenz run --help`: what a user tries first; an option parser would call it unknown.
+  if (found.rest.includes('--help') || found.rest.includes('-h')) {
+    out(`${USAGE}\n`);
+    return 0;
+  }
   try {
     const command = await found.load();
     markStartup('command_loaded');

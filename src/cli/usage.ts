@@ -19,10 +19,14 @@ export const USAGE = `usage:
   lorenz runner --inputs DIR --slot N --workspace DIR      (inside a run Pod)
   lorenz controller [--kubeconfig F] [--namespace NS] [--leader-elect]
                     [--metrics-bind-address ADDR] [--health-probe-bind-address ADDR]
-                    [--allowed-service-accounts NAME,…]
+                    [--allowed-service-accounts NAME,…] [--leader-election-namespace NS]
+                    [--tools-bind-address ADDR (0: no agent tools)] [--tools-url URL]
+                    [--operator-image IMAGE]
 
 ISSUE is a YAML or JSON file holding one issue with the reference's snake_case keys
 (identifier and title required).
+
+\`lorenz COMMAND --help\` (or -h) prints this.
 
 exit codes: 0 success, 1 the run failed, 2 bad usage or an invalid workflow or issue`;
 

@@ -69,6 +69,18 @@ describe.each(CLI_BINS)('through $name', (each) => {
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('--workflow');
     });
+
+    it.each([
+      ['run', '--help'],
+      ['controller', '--help'],
+      ['workflow', 'validate', '-h'],
+    ])('`lorenz %s %s` prints the usage and exits 0', (...args: string[]) => {
+      const result = lorenz(...args);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('lorenz controller [--kubeconfig F]');
+      expect(result.stdout).toContain('--tools-bind-address ADDR');
+      expect(result.stderr).toBe('');
+    });
   });
 
   describe('lorenz prompt render', () => {
