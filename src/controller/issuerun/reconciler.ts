@@ -1,25 +1,13 @@
 import type { Logger } from 'pino';
-import {
-  FINISHED,
-  Reasons,
-  findCondition,
-  type IssueRun,
-  type IssueRunStatus,
-  type SlotStatus,
-  type Workflow,
-} from '../../api/index.js';
-import { errorMessage } from '../../workflow/errors.js';
+import { FINISHED, Reasons, findCondition, type IssueRun, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
-import { PODS, isNotFound, resourcePath } from '../runtime/client.js';
+import { isNotFound, resourcePath } from '../runtime/client.js';
 import { exponentialDelay } from '../runtime/backoff.js';
-import { failpoint } from '../runtime/failpoints.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
-import { ANNOTATION_ISSUE_STATE } from '../shared/constants.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, type PodObject } from '../shared/resources.js';
-import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
@@ -39,7 +27,7 @@ import {
   observeSlots,
   runPods,
 } from './slot-views.js';
-import { runState, runStateFromSlots, runStatus, type RunState, type SlotView } from './status.js';
+import { runState, runStateFromSlots, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
 import { planRetries } from './retry.js';
 import {
@@ -53,7 +41,8 @@ import { createTokenRevoker } from './tools-token.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
 import { missingGitCredentials } from './git-credentials.js';
 import { firstAttemptSlots, planSsh } from './ssh-placement.js';
-import { runPodName } from '../shared/names.js';
+import { syncIssueState } from './issue-state-sync.js';
+import { createRunStatusStore, runKey } from './status-store.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -104,9 +93,6 @@ const cancelledState: RunState = {
  */
 const runUid = (run: IssueRun): string => run.metadata.uid ?? '';
 
-const runKey = (run: IssueRun): string =>
-  `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
-
 const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
 
 /** A slot whose Pod ended before the run recorded its start: followed on, log first. */
@@ -137,8 +123,14 @@ function hasFinished(run: IssueRun, pods: readonly PodObject[], now: Date): bool
  * interval.
  */
 export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
-  const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
-  const progressInterval = deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
+  const store = createRunStatusStore({
+    client: deps.client,
+    issueRuns: deps.issueRuns,
+    now: deps.now,
+    progressIntervalMs: deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
+  });
+  const { statusOf, writePodless } = store;
+  const patchStatus = store.patch;
   const expectations = createPodExpectations();
   /** Refused creates in a row, per run uid: the retry delay grows with them. */
   const createRetries = new Map<string, number>();
@@ -146,8 +138,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     ...deps,
     expectations,
     createRetries,
-    runs: (namespace) => freshRuns(namespace),
-    storeHosts: (run, attempt, hosts) => storeHosts(runKey(run), run, attempt, hosts),
+    runs: (namespace) => store.freshRuns(namespace),
+    storeHosts: (run, attempt, hosts) => store.storeHosts(runKey(run), run, attempt, hosts),
   });
   const tokens = deps.toolsUrl === undefined ? undefined : createTokenRevoker(deps.client);
   const podStatusOptions = (): PodStatusOptions => ({
@@ -155,62 +147,6 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     ...deps.podStatus,
     now: deps.now(),
   });
-
-  /** The one place a run's status is built. */
-  function statusOf(
-    run: IssueRun,
-    slots: readonly SlotView[],
-    state: RunState,
-    created?: { configDigest: string; inputsConfigMap: string; branch?: string | undefined },
-  ): IssueRunStatus {
-    return runStatus({
-      current: run.status,
-      generation: run.metadata.generation,
-      attempt: run.spec.attempt ?? 1,
-      slots,
-      state,
-      now: deps.now(),
-      ...created,
-    });
-  }
-
-  /** Writes the status when it changed; progress (not urgent) waits out the interval. */
-  async function patchStatus(
-    key: string,
-    run: IssueRun,
-    next: IssueRunStatus,
-    urgent: boolean,
-  ): Promise<ReconcileResult> {
-    if (canonicalJson(next) === canonicalJson(run.status ?? {})) return;
-    const now = deps.now().getTime();
-    const since = now - statuses.lastWriteAt(key);
-    if (!urgent && since < progressInterval) return { requeueAfter: progressInterval - since };
-    const { namespace = '', name } = splitKey(key);
-    if (findCondition(next.conditions, FINISHED)?.status === 'True')
-      failpoint('before-finished-status');
-    await statuses.write(key, namespace, name, next, now);
-  }
-
-  /**
-   * A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. A run
-   * that ends so ends the slots it had placed on SSH workers too (they would hold it open).
-   */
-  const writePodless = (key: string, run: IssueRun, state: RunState) => {
-    const ended: SlotView[] =
-      state.kind === 'finished'
-        ? assignedSlots(run, []).map((view) => ({
-            ...view,
-            outcome: {
-              phase: 'Failed',
-              reason: state.reason as PodOutcome['reason'],
-              message: state.message,
-              finished: true,
-              summary: null,
-            },
-          }))
-        : [];
-    return patchStatus(key, run, statusOf(run, ended, state), true);
-  };
 
   /** The uid of the run object last seen under each key: what to forget when it is gone. */
   const uids = new Map<string, string>();
@@ -321,7 +257,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       config,
       run,
       slots: firstAttemptSlots(run, config),
-      runs: () => freshRuns(run.metadata.namespace ?? ''),
+      runs: () => store.freshRuns(run.metadata.namespace ?? ''),
     });
     if (ssh.kind === 'fail') {
       const { reason, message } = ssh;
@@ -337,10 +273,10 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
     // The branch goes into the status before anything is rendered with it: whatever happens
     // next (a restart, a new WORKFLOW.md), every attempt reads this one back.
-    let current = branch.kind === 'new' ? await storeBranch(key, run, branch.branch) : run;
+    let current = branch.kind === 'new' ? await store.storeBranch(key, run, branch.branch) : run;
     // So do the hosts: a restart must find them, not choose again.
     if (ssh.kind === 'ready' && ssh.fresh.length > 0) {
-      current = await storeHosts(key, current, run.spec.attempt ?? 1, ssh.hosts);
+      current = await store.storeHosts(key, current, run.spec.attempt ?? 1, ssh.hosts);
     }
     const ensured = await ensureRunObjects({
       client: deps.client,
@@ -396,91 +332,13 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     return endedUnread ? { requeueAfter: 0 } : result;
   }
 
-  /** Writes the run's branch into its status; returns the run as it now stands. */
-  async function storeBranch(key: string, run: IssueRun, branch: string): Promise<IssueRun> {
-    const state = runState('Pending', Reasons.Pending, `creating the run Pod on branch ${branch}`);
-    const next: IssueRunStatus = { ...statusOf(run, [], state), git: { branch } };
-    await patchStatus(key, run, next, true);
-    return { ...run, status: next };
-  }
-
-  /**
-   * Writes the SSH workers just chosen for an attempt's slots (SshHostAssigned) before their
-   * Pods are made; returns the run as it now stands. A restart finds them there: the first
-   * attempt's again in startRun, a later one's in observeRun (assignedSlots). Only those
-   * slots change; a run with none yet says it is creating its Pods.
-   */
-  async function storeHosts(
-    key: string,
-    run: IssueRun,
-    attempt: number,
-    hosts: ReadonlyMap<number, string>,
-  ): Promise<IssueRun> {
-    const recorded = run.status?.slots ?? [];
-    const names = [...new Set(hosts.values())].join(', ');
-    const base =
-      recorded.length > 0 && run.status
-        ? run.status
-        : statusOf(
-            run,
-            [],
-            runState('Pending', Reasons.Pending, `creating the run Pod on ${names}`),
-          );
-    const placed: SlotStatus[] = [...hosts].map(([slot, host]) => ({
-      slot,
-      phase: 'Pending',
-      reason: Reasons.SshHostAssigned,
-      message: `attempt ${attempt} runs on SSH worker ${host}; its Pod is being created`,
-      podName: runPodName(run.metadata.name ?? '', slot, attempt),
-      attempt,
-      host,
-      turns: 0,
-    }));
-    const slots = [...recorded.filter((entry) => !hosts.has(entry.slot)), ...placed].sort(
-      (a, b) => a.slot - b.slot,
-    );
-    const next: IssueRunStatus = { ...base, slots };
-    await patchStatus(key, run, next, true);
-    return { ...run, status: next };
-  }
-
-  /** The runs of a namespace as fresh as this controller knows them (its own writes included). */
-  function freshRuns(namespace: string): IssueRun[] {
-    return deps.issueRuns.list(namespace).map((each) => {
-      const cached = { resourceVersion: each.metadata.resourceVersion, status: each.status };
-      return { ...each, status: statuses.freshest(runKey(each), cached) };
-    });
-  }
-
-  /** Keeps the downward-API annotation in step with spec.issue.state (ends the turn loop). */
-  async function syncIssueState(run: IssueRun, pods: readonly PodObject[]): Promise<void> {
-    const state = run.spec.issue.state ?? '';
-    for (const pod of pods) {
-      if (pod.metadata?.deletionTimestamp || !isLive(pod)) continue;
-      if (pod.metadata?.annotations?.[ANNOTATION_ISSUE_STATE] === state) continue;
-      try {
-        await deps.client.request({
-          method: 'PATCH',
-          path: resourcePath(PODS, pod.metadata?.namespace, pod.metadata?.name),
-          patchType: 'merge',
-          body: { metadata: { annotations: { [ANNOTATION_ISSUE_STATE]: state } } },
-        });
-      } catch (error) {
-        deps.logger?.warn(
-          { err: errorMessage(error), pod: pod.metadata?.name },
-          'cannot update the issue state',
-        );
-      }
-    }
-  }
-
   /** Running: map the Pods and logs to a status; the end is written at once. */
   async function observeRun(
     key: string,
     run: IssueRun,
     pods: readonly PodObject[],
   ): Promise<ReconcileResult> {
-    await syncIssueState(run, pods);
+    await syncIssueState(deps.client, run, pods, deps.logger);
     const assigned = assignedSlots(run, pods);
     const observed = [
       ...observeSlots(run, pods, deps.followers, podStatusOptions()),
@@ -539,7 +397,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const { namespace = '', name } = splitKey(key);
     const cachedRun = deps.issueRuns.get(namespace, name);
     if (!cachedRun || cachedRun.metadata.deletionTimestamp) {
-      statuses.forget(key);
+      store.forget(key);
       const uid = uids.get(key);
       if (uid !== undefined) forgetRun(uid);
       if (uid !== undefined) tokens?.forget(uid);
@@ -548,11 +406,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     }
     uids.set(key, runUid(cachedRun));
     // The cache may not have our last status write yet: reason from the freshest status.
-    const cached = {
-      resourceVersion: cachedRun.metadata.resourceVersion,
-      status: cachedRun.status,
-    };
-    const run: IssueRun = { ...cachedRun, status: statuses.freshest(key, cached) };
+    const run = store.fresh(key, cachedRun);
     const pods = runPods(deps.pods.list(namespace), run);
 
     if (hasFinished(run, pods, deps.now())) return finishedRun(key, run);

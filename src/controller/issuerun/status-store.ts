@@ -1,0 +1,169 @@
+import {
+  FINISHED,
+  Reasons,
+  findCondition,
+  type IssueRun,
+  type IssueRunStatus,
+  type SlotStatus,
+} from '../../api/index.js';
+import type { KubeClient } from '../runtime/client.js';
+import { failpoint } from '../runtime/failpoints.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { Informer } from '../runtime/informer.js';
+import { splitKey } from '../runtime/informer.js';
+import { runPodName } from '../shared/names.js';
+import { ISSUERUNS } from '../shared/resources.js';
+import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
+import { assignedSlots } from './slot-views.js';
+import type { PodOutcome } from './pod-status.js';
+import { runState, runStatus, type RunState, type SlotView } from './status.js';
+
+/**
+ * The IssueRun reconciler's one way to its status: the status built in one place, written
+ * only when it changed (progress at most once per interval, ends at once), and read back
+ * fresher than the informer's cache while the cache lags this controller's own writes.
+ */
+export interface RunStatusStore {
+  /** The status of `run` with these slots in this state (and what a start created). */
+  statusOf: (
+    run: IssueRun,
+    slots: readonly SlotView[],
+    state: RunState,
+    created?: { configDigest: string; inputsConfigMap: string; branch?: string | undefined },
+  ) => IssueRunStatus;
+  /** Writes the status when it changed; progress (not urgent) waits out the interval. */
+  patch: (
+    key: string,
+    run: IssueRun,
+    next: IssueRunStatus,
+    urgent: boolean,
+  ) => Promise<ReconcileResult>;
+  /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
+  writePodless: (key: string, run: IssueRun, state: RunState) => Promise<ReconcileResult>;
+  /** Writes the run's branch into its status; returns the run as it now stands. */
+  storeBranch: (key: string, run: IssueRun, branch: string) => Promise<IssueRun>;
+  /** Writes the SSH workers just chosen for an attempt's slots, before their Pods. */
+  storeHosts: (
+    key: string,
+    run: IssueRun,
+    attempt: number,
+    hosts: ReadonlyMap<number, string>,
+  ) => Promise<IssueRun>;
+  /** The cached run with the freshest status this controller knows. */
+  fresh: (key: string, run: IssueRun) => IssueRun;
+  /** The runs of a namespace as fresh as this controller knows them. */
+  freshRuns: (namespace: string) => IssueRun[];
+  forget: (key: string) => void;
+}
+
+export const runKey = (run: IssueRun): string =>
+  `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
+
+export function createRunStatusStore(deps: {
+  client: KubeClient;
+  issueRuns: Informer<IssueRun>;
+  now: () => Date;
+  progressIntervalMs: number;
+}): RunStatusStore {
+  const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
+
+  const statusOf: RunStatusStore['statusOf'] = (run, slots, state, created) =>
+    runStatus({
+      current: run.status,
+      generation: run.metadata.generation,
+      attempt: run.spec.attempt ?? 1,
+      slots,
+      state,
+      now: deps.now(),
+      ...created,
+    });
+
+  const patch: RunStatusStore['patch'] = async (key, run, next, urgent) => {
+    if (canonicalJson(next) === canonicalJson(run.status ?? {})) return;
+    const now = deps.now().getTime();
+    const since = now - statuses.lastWriteAt(key);
+    if (!urgent && since < deps.progressIntervalMs) {
+      return { requeueAfter: deps.progressIntervalMs - since };
+    }
+    const { namespace = '', name } = splitKey(key);
+    if (findCondition(next.conditions, FINISHED)?.status === 'True') {
+      failpoint('before-finished-status');
+    }
+    await statuses.write(key, namespace, name, next, now);
+  };
+
+  // A run that ends with no Pod ends the slots it had placed on SSH workers too (they would
+  // hold it open).
+  const writePodless: RunStatusStore['writePodless'] = (key, run, state) => {
+    const ended: SlotView[] =
+      state.kind === 'finished'
+        ? assignedSlots(run, []).map((view) => ({
+            ...view,
+            outcome: {
+              phase: 'Failed',
+              reason: state.reason as PodOutcome['reason'],
+              message: state.message,
+              finished: true,
+              summary: null,
+            },
+          }))
+        : [];
+    return patch(key, run, statusOf(run, ended, state), true);
+  };
+
+  const storeBranch: RunStatusStore['storeBranch'] = async (key, run, branch) => {
+    const state = runState('Pending', Reasons.Pending, `creating the run Pod on branch ${branch}`);
+    const next: IssueRunStatus = { ...statusOf(run, [], state), git: { branch } };
+    await patch(key, run, next, true);
+    return { ...run, status: next };
+  };
+
+  // A restart finds the hosts there: the first attempt's again in startRun, a later one's in
+  // observeRun (assignedSlots). Only those slots change; a run with none yet says it is
+  // creating its Pods.
+  const storeHosts: RunStatusStore['storeHosts'] = async (key, run, attempt, hosts) => {
+    const recorded = run.status?.slots ?? [];
+    const names = [...new Set(hosts.values())].join(', ');
+    const base =
+      recorded.length > 0 && run.status
+        ? run.status
+        : statusOf(
+            run,
+            [],
+            runState('Pending', Reasons.Pending, `creating the run Pod on ${names}`),
+          );
+    const placed: SlotStatus[] = [...hosts].map(([slot, host]) => ({
+      slot,
+      phase: 'Pending',
+      reason: Reasons.SshHostAssigned,
+      message: `attempt ${attempt} runs on SSH worker ${host}; its Pod is being created`,
+      podName: runPodName(run.metadata.name ?? '', slot, attempt),
+      attempt,
+      host,
+      turns: 0,
+    }));
+    const slots = [...recorded.filter((entry) => !hosts.has(entry.slot)), ...placed].sort(
+      (a, b) => a.slot - b.slot,
+    );
+    const next: IssueRunStatus = { ...base, slots };
+    await patch(key, run, next, true);
+    return { ...run, status: next };
+  };
+
+  const fresh: RunStatusStore['fresh'] = (key, run) => {
+    const cached = { resourceVersion: run.metadata.resourceVersion, status: run.status };
+    return { ...run, status: statuses.freshest(key, cached) };
+  };
+
+  return {
+    statusOf,
+    patch,
+    writePodless,
+    storeBranch,
+    storeHosts,
+    fresh,
+    freshRuns: (namespace) =>
+      deps.issueRuns.list(namespace).map((each) => fresh(runKey(each), each)),
+    forget: (key) => statuses.forget(key),
+  };
+}
