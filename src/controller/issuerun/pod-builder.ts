@@ -5,9 +5,7 @@ import type {
   V1PersistentVolumeClaim,
   V1PersistentVolumeClaimSpec,
   V1Pod,
-  V1PodSecurityContext,
   V1PodTemplateSpec,
-  V1SecurityContext,
   V1Volume,
 } from '@kubernetes/client-node';
 import { LorenzError } from '../../workflow/errors.js';
@@ -42,14 +40,9 @@ import {
 import { labelValue, runPodName, workspaceClaimName } from '../shared/names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
-import { RESTRICTED } from '../../api/pod-security.js';
+import { restrictedContainer, restrictedPod } from './pod-security-context.js';
 
-const RESTRICTED_PROFILES = new Set<string>(RESTRICTED.profileTypes);
-const RESTRICTED_SELINUX = new Set<string>(RESTRICTED.seLinuxTypes);
-const RESTRICTED_SYSCTLS = new Set<string>(RESTRICTED.sysctls);
-
-/** The non-root uid run Pods use unless the template picks one (distroless "nonroot"). */
-export const DEFAULT_RUN_AS_USER = 65532;
+export { DEFAULT_RUN_AS_USER } from './pod-security-context.js';
 
 const {
   runnerBin: RUNNER_BIN_DIR,
@@ -184,61 +177,6 @@ const sshArgs = (ssh: RunPodSsh | undefined): string[] =>
         ssh.host,
       ]
     : [];
-
-type Profile = { type: string; localhostProfile?: string };
-type SeLinux = { level?: string; type?: string; user?: string; role?: string };
-
-/** A profile of the restricted set, else RuntimeDefault. */
-const restrictedProfile = (profile: Profile | undefined): Profile | undefined =>
-  profile && !RESTRICTED_PROFILES.has(profile.type) ? { type: 'RuntimeDefault' } : profile;
-
-/** Only a level and a container type of the restricted set survive. */
-function restrictedSeLinux(options: SeLinux | undefined): SeLinux | undefined {
-  if (!options) return undefined;
-  const kept: SeLinux = {};
-  if (options.level !== undefined) kept.level = options.level;
-  if (options.type !== undefined && RESTRICTED_SELINUX.has(options.type)) kept.type = options.type;
-  return Object.keys(kept).length > 0 ? kept : undefined;
-}
-
-/**
- * The restricted container security context (Pod Security Standards "restricted"). The
- * template check refuses anything weaker first; this forces the profile regardless, so a
- * field the check does not know yet cannot loosen it either.
- */
-function restrictedContainer(base: V1SecurityContext | undefined): V1SecurityContext {
-  const { procMount: _procMount, windowsOptions: _windows, ...rest } = base ?? {};
-  return {
-    ...rest,
-    privileged: false,
-    allowPrivilegeEscalation: false,
-    capabilities: { drop: ['ALL'] },
-    readOnlyRootFilesystem: base?.readOnlyRootFilesystem ?? false,
-    runAsNonRoot: true,
-    seccompProfile: { type: 'RuntimeDefault' },
-    appArmorProfile: restrictedProfile(base?.appArmorProfile),
-    seLinuxOptions: restrictedSeLinux(base?.seLinuxOptions),
-  };
-}
-
-/** The restricted Pod security context, the same way. */
-function restrictedPod(
-  base: V1PodSecurityContext | undefined,
-  runAsUser: number | undefined,
-): V1PodSecurityContext {
-  const { windowsOptions: _windows, ...rest } = base ?? {};
-  const sysctls = base?.sysctls?.filter((sysctl) => RESTRICTED_SYSCTLS.has(sysctl.name));
-  return {
-    ...rest,
-    runAsNonRoot: true,
-    runAsUser: runAsUser ?? DEFAULT_RUN_AS_USER,
-    fsGroup: base?.fsGroup ?? runAsUser ?? DEFAULT_RUN_AS_USER,
-    seccompProfile: { type: 'RuntimeDefault' },
-    appArmorProfile: restrictedProfile(base?.appArmorProfile),
-    seLinuxOptions: restrictedSeLinux(base?.seLinuxOptions),
-    sysctls: sysctls && sysctls.length > 0 ? sysctls : undefined,
-  };
-}
 
 /**
  * Seconds the kubelet waits between SIGTERM and SIGKILL on deletion: enough for the runner
