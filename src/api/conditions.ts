@@ -101,6 +101,8 @@ export const Reasons = {
   GitCredentialsInvalid: 'GitCredentialsInvalid',
   /** The Secret spec.git.credentialsSecretRef names does not exist (yet): no Pod is made. */
   GitCredentialsNotFound: 'GitCredentialsNotFound',
+  /** The StorageClass the workspace claim template names does not exist (yet): no Pod is made. */
+  StorageClassNotFound: 'StorageClassNotFound',
   /** An SSH worker could not be reached or dropped the connection (ssh_connect). */
   SshConnectFailed: 'SshConnectFailed',
   /** worker.ssh_hosts is set but the Workflow names no spec.worker.sshKeySecretRef: no Pod. */

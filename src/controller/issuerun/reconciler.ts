@@ -40,6 +40,7 @@ import {
 import { createTokenRevoker } from './tools-token.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
 import { missingGitCredentials } from './git-credentials.js';
+import { missingStorageClass } from './storage-class.js';
 import { firstAttemptSlots, planSsh } from './ssh-placement.js';
 import { syncIssueState } from './issue-state-sync.js';
 import { createRunStatusStore, runKey } from './status-store.js';
@@ -78,6 +79,8 @@ export const REQUEUE_MS = {
   logsDraining: 500,
   /** The git credentials Secret does not exist yet (Secrets are not watched: look again). */
   secretMissing: 10_000,
+  /** The workspace claim's StorageClass does not exist yet (not watched either). */
+  storageClassMissing: 10_000,
 } as const;
 
 const cancelledState: RunState = {
@@ -248,6 +251,18 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
           message: missing,
         });
         return { requeueAfter: REQUEUE_MS.secretMissing };
+      }
+    }
+    if (pods.length === 0) {
+      const missing = await missingStorageClass(deps.client, workflow);
+      if (missing !== null) {
+        const state: RunState = {
+          kind: 'stalled',
+          reason: Reasons.StorageClassNotFound,
+          message: missing,
+        };
+        await writePodless(key, run, state);
+        return { requeueAfter: REQUEUE_MS.storageClassMissing };
       }
     }
     const config = runnable.loaded.config;

@@ -20,6 +20,11 @@ export const PODS: ResourceRef = { group: '', version: 'v1', plural: 'pods' };
 export const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', plural: 'configmaps' };
 export const PVCS: ResourceRef = { group: '', version: 'v1', plural: 'persistentvolumeclaims' };
 export const SECRETS: ResourceRef = { group: '', version: 'v1', plural: 'secrets' };
+export const STORAGECLASSES: ResourceRef = {
+  group: 'storage.k8s.io',
+  version: 'v1',
+  plural: 'storageclasses',
+};
 export const LEASES: ResourceRef = {
   group: 'coordination.k8s.io',
   version: 'v1',

@@ -44,6 +44,9 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
   // spec.trackerSecretRef; create and delete: each attempt's agent-tools token Secret.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'delete'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+  // get: the one a Workflow's workspace claim template names, before its first claim is
+  // made (a claim of a missing class stays Pending with nothing on the IssueRun to say why).
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
 ];
 
 /** Rules for the leader election Lease, granted only in the controller's own namespace. */
