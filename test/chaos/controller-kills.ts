@@ -63,21 +63,36 @@ export async function controllerKills(
   const spreadMs = options.runs * 250;
   const bothFired = () => ARMING.every((arm) => !arm || failpointKills[arm.split('=')[0] ?? '']);
   const waveEvery = Math.max(1, Math.floor(options.kills / WAVES));
-  const goOn = async () =>
-    kills < options.kills ||
-    (!bothFired() &&
-      kills < options.kills * 4 &&
-      (await finishedCount(env.admin, names)) < options.runs);
+  // On a slow machine every run may have ended before an armed incarnation met its moment:
+  // then a few more runs come (at most as many again), so that there are Pods to make and
+  // runs to end while the suite goes on.
+  let extraRuns = 0;
+  const goOn = async () => {
+    if (kills < options.kills) return true;
+    if (bothFired() || kills >= options.kills * 4) return false;
+    if ((await finishedCount(env.admin, names)) < names.length) return true;
+    if (extraRuns >= options.runs) return false;
+    const count = Math.min(perWave, options.runs - extraRuns);
+    extraRuns += count;
+    names.push(...(await createRuns(env.admin, 'chaos-kills', `extra${extraRuns}`, count)));
+    return true;
+  };
+  /** Resolves when every run so far has Finished (checked every second). */
+  const allFinished = async (untilMs: number) => {
+    while (Date.now() < untilMs) {
+      if ((await finishedCount(env.admin, names)) === names.length) return;
+      await sleep(1000);
+    }
+  };
   for (let index = 1; await goOn(); index++) {
     if (index % waveEvery === 0) await wave();
     // A life of 0.5–1.5 × the mean, the mean at least 1.5 s: some die while starting up,
-    // most after they have done some work.
-    // An armed one waits three times as long for its moment.
-    const wait =
-      between(0.5, 1.5) * Math.max(1_500, spreadMs / options.kills) * (current.failpoints ? 3 : 1);
+    // most after they have done some work. An armed one is left to meet its moment (up to
+    // 30 s, or until no run is left that could bring it), however slow the machine.
+    const wait = between(0.5, 1.5) * Math.max(1_500, spreadMs / options.kills);
     const diedAlone = await Promise.race([
       current.replica.exited.then(() => true),
-      sleep(wait).then(() => false),
+      (current.failpoints ? allFinished(Date.now() + 30_000) : sleep(wait)).then(() => false),
     ]);
     if (diedAlone && current.replica.killedItself()) {
       const point = (current.failpoints ?? 'unarmed').split('=')[0] ?? 'unarmed';

@@ -23,7 +23,9 @@ describe('chaos, short form', () => {
   it('controller SIGKILLs mid-load, at failpoints too: nothing lost, doubled or unfinished', async () => {
     const report = await play('kills');
     expect(report.broken).toEqual([]);
-    expect(report.figures).toMatchObject({ runs: 20, lost: 0, unfinished: 0, duplicatePods: 0 });
+    expect(report.figures).toMatchObject({ lost: 0, unfinished: 0, duplicatePods: 0 });
+    // 20, and up to 20 more when all had ended before both failpoints fired (a slow machine).
+    expect((report.figures as { runs: number }).runs).toBeGreaterThanOrEqual(20);
     // Both worst moments were hit: between inputs and Pod, between Pod end and Finished.
     const { failpointKills } = report.figures as { failpointKills: Record<string, number> };
     expect(Object.keys(failpointKills).sort()).toEqual([
