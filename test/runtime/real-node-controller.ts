@@ -171,6 +171,10 @@ export function describeControllerOnRealNode(
       const pod = node.getPod(NAMESPACE, 'oom-1-0-1');
       const agent = pod.status?.containerStatuses?.find((status) => status.name === 'agent');
       expect(agent?.state?.terminated?.reason).toBe('OOMKilled');
+      // What the kernel killed: the hook (the cgroup's biggest process), not the runner, which
+      // recorded it and ended the attempt; the runtime still calls the container OOMKilled.
+      expect(hook(run, 'before_run')).toMatchObject({ status: 'failed', exitCode: null });
+      expect(hook(run, 'before_run')?.error).toMatch(/SIGKILL/);
     });
 
     it('ends a run whose podTemplate image cannot be pulled ImagePullFailed, with the runtime message', async () => {
