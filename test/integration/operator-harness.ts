@@ -82,20 +82,20 @@ async function buildRunnerBundle(dir: string): Promise<string> {
 /**
  * What the chart installs besides the controller: the CRDs, the lorenz-system namespace and
  * config/rbac (the ServiceAccount and its ClusterRole), so that the controller's verbs are
- * the chart's.
+ * the chart's. `repoRoot`: for a bundled caller, whose import.meta is not this file's.
  */
-export async function installOperator(cp: ControlPlane): Promise<void> {
+export async function installOperator(cp: ControlPlane, repoRoot = root): Promise<void> {
   const kubectl = (...args: string[]) =>
     exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
   await installCrds(cp, [
-    join(root, 'crds/lorenz.dev_workflows.yaml'),
-    join(root, 'crds/lorenz.dev_issueruns.yaml'),
+    join(repoRoot, 'crds/lorenz.dev_workflows.yaml'),
+    join(repoRoot, 'crds/lorenz.dev_issueruns.yaml'),
   ]);
   await kubectl('create', 'namespace', 'lorenz-system');
-  const rbac = (await readdir(join(root, 'config/rbac'))).filter(
+  const rbac = (await readdir(join(repoRoot, 'config/rbac'))).filter(
     (file) => file !== 'kustomization.yaml',
   );
-  await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(root, 'config/rbac', file)]));
+  await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(repoRoot, 'config/rbac', file)]));
 }
 
 /** The admin kubeconfig impersonating the controller's ServiceAccount (config/rbac's verbs). */

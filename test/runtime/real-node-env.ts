@@ -58,14 +58,17 @@ export async function startRealNode(options: {
   identity: NodeIdentity;
   /** kube-controller-manager loops besides the control plane's defaults. */
   extraControllers?: string[];
+  /** The repository (hack/real-node.sh); given by a bundled caller, whose import.meta differs. */
+  repoRoot?: string;
 }): Promise<RealNode> {
+  const script = join(options.repoRoot ?? root, 'hack', 'real-node.sh');
   const dir = mkdtempSync(join(tmpdir(), `${options.identity.LORENZ_NODE_NAME}-`));
   const nodeDir = join(dir, 'node');
   const env = { ...process.env, ...options.identity };
   let cp: ControlPlane | undefined;
   let nodeUp = false;
   const stop = async () => {
-    if (nodeUp) spawnSync(join(root, 'hack', 'real-node.sh'), ['down', nodeDir], { env });
+    if (nodeUp) spawnSync(script, ['down', nodeDir], { env });
     await cp?.stop();
     rmSync(dir, { recursive: true, force: true });
   };
@@ -77,7 +80,7 @@ export async function startRealNode(options: {
     const plane = cp;
     nodeUp = true; // from here on, a failed `up` may have left daemons for `down` to stop
     const up = spawnSync(
-      join(root, 'hack', 'real-node.sh'),
+      script,
       ['up', nodeDir, plane.kubeconfigPath, plane.caCertPath, plane.caKeyPath],
       { encoding: 'utf8', env, timeout: 600_000 },
     );
