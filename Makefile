@@ -29,7 +29,7 @@ test: build lint tools ## Every test tier that runs on this machine (unit + inte
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.
-.PHONY: crds dev demo docker-build images helm-lint e2e-kind e2e-real-node
+.PHONY: crds dev demo docker-build images helm-lint e2e-kind e2e-real-node e2e-local
 
 IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
 AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
@@ -61,3 +61,6 @@ e2e-kind: ## End to end on kind: image, helm install --wait, samples to Succeede
 
 e2e-real-node: build ## The samples to Succeeded on a real node (kubelet + containerd) of the local control plane (root)
 	hack/e2e-real-node.sh
+
+e2e-local: ## The chart (built operator image) on the local control plane with the real node and kube-proxy; the samples to Succeeded (root)
+	hack/e2e-local.sh

@@ -5,8 +5,8 @@
 # operator image for its run Pods' init container; issuerun/demo-1 must Succeed with a
 # HookSucceeded Event for each of the four hooks (hack/lib/samples.sh, as in make e2e-kind).
 #
-# Not the chart's install yet: a controller Pod could not reach the apiserver (it listens on
-# loopback; there is no kube-proxy). Needs root.
+# The chart's install, the controller in a Pod, is `make e2e-local` (hack/e2e-local.sh).
+# Needs root.
 # Environment: KEEP_CLUSTER=1 keeps the cluster; E2E_TIMEOUT (default 300s).
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail

@@ -31,6 +31,10 @@ NODE_IP="${LORENZ_NODE_IP:-10.89.0.1}"
 BRIDGE="${LORENZ_BRIDGE:-lorenz0}"
 CNI_BIN_DIR="/usr/lib/cni"
 SAMPLE_AGENT_IMAGE="node:24.21.0-bookworm-slim"
+# LORENZ_KUBE_PROXY=1: kube-proxy too (iptables mode), for Pods that talk to Services (the
+# chart's controller to `kubernetes`). Its rules are this machine's: one such node at a time.
+KUBE_PROXY="${LORENZ_KUBE_PROXY:-0}"
+SERVICE_CIDR="${LORENZ_SERVICE_CIDR:-10.0.0.0/24}"
 
 say() { echo "[real-node] $*" >&2; }
 die() {
@@ -79,6 +83,13 @@ sign() {
   rm -f "$out.csr"
 }
 
+# With kube-proxy (LORENZ_KUBE_PROXY=1), Pods get one more route: the Service range, through
+# the bridge to this machine, where kube-proxy's rules send it on. Still no default route.
+service_route() {
+  [[ "$KUBE_PROXY" == 1 ]] && printf ', "routes": [{ "dst": "%s" }]' "$SERVICE_CIDR"
+  return 0
+}
+
 write_containerd_config() {
   local dir="$1" pause="$2"
   cat >"$dir/containerd/config.toml" <<TOML
@@ -119,7 +130,7 @@ TOML
       "bridge": "$BRIDGE",
       "isGateway": true,
       "ipMasq": false,
-      "ipam": { "type": "host-local", "ranges": [[{ "subnet": "$POD_CIDR" }]] }
+      "ipam": { "type": "host-local", "ranges": [[{ "subnet": "$POD_CIDR" }]]$(service_route) }
     }
   ]
 }
@@ -255,6 +266,20 @@ up() {
     --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
     --leader-elect=false --bind-address 127.0.0.1 --secure-port 0
 
+  if [[ "$KUBE_PROXY" == 1 ]]; then
+    local proxy
+    proxy="$("$ROOT/hack/tools.sh" path kube-proxy)"
+    # No sysctl it would change for the whole machine: conntrack sizes and timeouts, and
+    # route_localnet (localhost NodePorts) are left as they are. Its ports follow the
+    # kubelet's, so that they are this node's.
+    start_daemon "$dir" kube-proxy "$proxy" --kubeconfig "$kubeconfig" \
+      --hostname-override "$NODE_NAME" --proxy-mode iptables --cluster-cidr "$POD_CIDR" \
+      --conntrack-max-per-core 0 --conntrack-tcp-timeout-established 0 \
+      --conntrack-tcp-timeout-close-wait 0 --iptables-localhost-nodeports=false \
+      --metrics-bind-address "127.0.0.1:$((KUBELET_PORT + 1000))" \
+      --healthz-bind-address "127.0.0.1:$((KUBELET_PORT + 1001))"
+    touch "$dir/kube-proxy.started"
+  fi
   say "waiting for node/$NODE_NAME to be Ready…"
   waited=0
   until "$kubectl" --kubeconfig "$kubeconfig" wait --for=condition=Ready "node/$NODE_NAME" \
@@ -280,7 +305,7 @@ down() {
     exit 2
   }
   local dir="$1" name pid
-  for name in kube-scheduler kubelet containerd; do
+  for name in kube-proxy kube-scheduler kubelet containerd; do
     if running "$dir/$name.pid"; then
       pid="$(cat "$dir/$name.pid")"
       kill -TERM "$pid" 2>/dev/null || true
@@ -303,6 +328,11 @@ down() {
   findmnt -rn -o TARGET | grep -F "$dir/" | sort -r | while read -r target; do
     umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
   done
+  if [[ -f "$dir/kube-proxy.started" ]]; then
+    # Its KUBE-* chains outlive it; --cleanup removes them.
+    "$("$ROOT/hack/tools.sh" path kube-proxy)" --cleanup >/dev/null 2>&1 || true
+    rm -f "$dir/kube-proxy.started"
+  fi
   ip link delete "$BRIDGE" 2>/dev/null || true
   # The node's cgroup root (cgroupRoot), emptied by the kubelet: removed deepest first.
   local hierarchy

@@ -4,6 +4,7 @@
 import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { installCrds, startControlPlane, type ControlPlane } from './control-plane.js';
+import { DEFAULT_CONTROLLERS } from './components.js';
 
 export type StartProcessNode = (options: {
   controlPlane: ControlPlane;
@@ -46,6 +47,24 @@ export function renderReadyEnv(values: Record<string, string>): string {
     .join('');
 }
 
+/**
+ * For workloads that run in the cluster (`make e2e-local`: the chart's Deployment on the real
+ * node): the Deployment and ReplicaSet loops, and an apiserver that Pods can reach, listening
+ * on every address and advertising `advertise` (the real node's address, routed to from the
+ * Pod network), so that the `kubernetes` Service's endpoint is not loopback. Off by default:
+ * the dev cluster otherwise listens on 127.0.0.1 only.
+ */
+export function inClusterOptions(advertise: string | undefined): {
+  extraApiserverArgs?: string[];
+  controllers?: string[];
+} {
+  if (!advertise) return {};
+  return {
+    extraApiserverArgs: ['--bind-address=0.0.0.0', `--advertise-address=${advertise}`],
+    controllers: [...DEFAULT_CONTROLLERS, 'deployment-controller', 'replicaset-controller'],
+  };
+}
+
 export async function runDaemon(options: DaemonOptions): Promise<void> {
   const readyPath = join(options.stateDir, 'ready.env');
   await rm(readyPath, { force: true });
@@ -53,6 +72,7 @@ export async function runDaemon(options: DaemonOptions): Promise<void> {
   const controlPlane = await startControlPlane({
     dir: join(options.stateDir, 'cluster'),
     keep: true,
+    ...inClusterOptions(process.env.LORENZ_APISERVER_ADVERTISE),
   });
   let node: { stop(): Promise<void> } | undefined;
   let stopping: Promise<void> | undefined;

@@ -79,22 +79,65 @@ async function buildRunnerBundle(dir: string): Promise<string> {
   return outfile;
 }
 
+/**
+ * What the chart installs besides the controller: the CRDs, the lorenz-system namespace and
+ * config/rbac (the ServiceAccount and its ClusterRole), so that the controller's verbs are
+ * the chart's. `repoRoot`: for a bundled caller, whose import.meta is not this file's.
+ */
+export async function installOperator(cp: ControlPlane, repoRoot = root): Promise<void> {
+  const kubectl = (...args: string[]) =>
+    exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
+  await installCrds(cp, [
+    join(repoRoot, 'crds/lorenz.dev_workflows.yaml'),
+    join(repoRoot, 'crds/lorenz.dev_issueruns.yaml'),
+  ]);
+  await kubectl('create', 'namespace', 'lorenz-system');
+  const rbac = (await readdir(join(repoRoot, 'config/rbac'))).filter(
+    (file) => file !== 'kustomization.yaml',
+  );
+  await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(repoRoot, 'config/rbac', file)]));
+}
+
+/** The admin kubeconfig impersonating the controller's ServiceAccount (config/rbac's verbs). */
+export function controllerKubeConfig(cp: ControlPlane): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromFile(cp.kubeconfigPath);
+  const user = config.getCurrentUser();
+  if (!user) throw new Error(`no current user in the admin kubeconfig ${cp.kubeconfigPath}`);
+  config.loadFromOptions({
+    clusters: config.clusters,
+    contexts: config.contexts,
+    currentContext: config.currentContext,
+    users: config.users.map((entry) =>
+      entry.name === user.name ? { ...entry, impersonateUser: CONTROLLER_USER } : entry,
+    ),
+  });
+  return config;
+}
+
+/** The controller in-process as the chart runs it (one namespace, no signals, quiet). */
+export const startTestController = (
+  kubeConfig: KubeConfig,
+  namespace: string,
+  overrides: Partial<ControllerRunOptions> = {},
+): Promise<RunningController> =>
+  startController({
+    kubeConfig,
+    namespace,
+    handleSignals: false,
+    identity: 'it-controller',
+    logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
+    ...overrides,
+  });
+
 export async function startOperatorEnv(): Promise<OperatorEnv> {
   // The garbage collector: owner references cascade (a deleted IssueRun takes its Pods).
   const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
   const kubectl = async (...args: string[]) =>
     (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
-  await installCrds(cp, [
-    join(root, 'crds/lorenz.dev_workflows.yaml'),
-    join(root, 'crds/lorenz.dev_issueruns.yaml'),
-  ]);
-  await kubectl('create', 'namespace', 'lorenz-system');
+  await installOperator(cp);
   // No serviceaccount controller runs here: ServiceAccount admission needs the default one.
   await kubectl('-n', NAMESPACE, 'create', 'serviceaccount', 'default');
-  const rbac = (await readdir(join(root, 'config/rbac'))).filter(
-    (file) => file !== 'kustomization.yaml',
-  );
-  await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(root, 'config/rbac', file)]));
 
   // Run Pods run as uid 65532: what they read must be readable by others.
   await providePodNode(root);
@@ -117,18 +160,7 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
   });
 
   const admin = createKubeClient(cp.kubeConfig);
-  const controllerConfig = new KubeConfig();
-  controllerConfig.loadFromFile(cp.kubeconfigPath);
-  const user = controllerConfig.getCurrentUser();
-  if (!user) throw new Error('no user in the admin kubeconfig');
-  controllerConfig.loadFromOptions({
-    clusters: controllerConfig.clusters,
-    contexts: controllerConfig.contexts,
-    currentContext: controllerConfig.currentContext,
-    users: controllerConfig.users.map((entry) =>
-      entry.name === user.name ? { ...entry, impersonateUser: CONTROLLER_USER } : entry,
-    ),
-  });
+  const controllerConfig = controllerKubeConfig(cp);
 
   const env: OperatorEnv = {
     cp,
@@ -139,14 +171,7 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
     controller: undefined,
     kubectl,
     async startController(overrides = {}) {
-      env.controller = await startController({
-        kubeConfig: controllerConfig,
-        namespace: NAMESPACE,
-        handleSignals: false,
-        identity: 'it-controller',
-        logger: createLogger({ level: process.env.LORENZ_IT_LOG ?? 'silent' }),
-        ...overrides,
-      });
+      env.controller = await startTestController(controllerConfig, NAMESPACE, overrides);
       return env.controller;
     },
     async stop() {

@@ -2,32 +2,24 @@
 // containerd, runc, CNI) attached to the local control plane: Pod Security admission
 // `restricted` admits it, the kubelet runs it under the securityContext it carries, and
 // what comes back (phase, termination message, `kubectl logs`, OOMKilled, a failed pull)
-// is the runtime's own, not the process node's imitation.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// is the runtime's own, not the process node's imitation. Then IssueRuns through the
+// controller on the same node (real-node-controller.ts).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
+import { realNodeSkipReason, startRealNode, type RealNode } from './real-node-env.js';
+import { describeControllerOnRealNode } from './real-node-controller.js';
 import { buildRunPod, DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { RUNNER_FLAGS } from '../../src/api/run-pod.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const images = inject('runtimeImages');
-const isRoot = process.getuid?.() === 0;
-const skipReason = !images.available
-  ? images.reason
-  : !isRoot
-    ? 'the real node needs root (containerd, kubelet)'
-    : '';
+const skipReason = realNodeSkipReason(images);
 if (skipReason) console.warn(`[runtime] skipping the real-node tests: ${skipReason}`);
 
 // Not the dev cluster's node: its own name, address, port, bridge and Pod range.
-const NODE_ENV = {
+const NODE = {
   LORENZ_NODE_NAME: 'lorenz-runtime-node',
   LORENZ_NODE_IP: '10.89.0.2',
   LORENZ_KUBELET_PORT: '10251',
@@ -51,27 +43,10 @@ Work on {{ issue.identifier }}.
 `;
 
 describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
-  let cp: ControlPlane;
-  const dir = mkdtempSync(join(tmpdir(), 'lorenz-real-node-'));
-  const nodeDir = join(dir, 'node');
-  const kubectl = (args: string[], input?: string) =>
-    execFileSync(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], {
-      encoding: 'utf8',
-      input,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-  const getPod = (name: string): V1Pod =>
-    JSON.parse(kubectl(['-n', NAMESPACE, 'get', 'pod', name, '-o', 'json'])) as V1Pod;
-  async function waitFor(name: string, done: (pod: V1Pod) => boolean, seconds = 90) {
-    const deadline = Date.now() + seconds * 1000;
-    for (;;) {
-      const pod = getPod(name);
-      if (done(pod)) return pod;
-      if (Date.now() > deadline)
-        throw new Error(`pod ${name} not there in ${seconds}s: ${JSON.stringify(pod.status)}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+  let node: RealNode;
+  const kubectl = (args: string[], input?: string) => node.kubectl(args, input);
+  const waitFor = (name: string, done: (pod: V1Pod) => boolean) =>
+    node.waitForPod(NAMESPACE, name, done);
   const restrictedPod = (name: string, image: string, command: string[], memory?: string) => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -97,44 +72,16 @@ describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
   });
 
   beforeAll(async () => {
-    cp = await startControlPlane({ dir: join(dir, 'cluster') });
-    const up = spawnSync(
-      join(root, 'hack', 'real-node.sh'),
-      ['up', nodeDir, cp.kubeconfigPath, cp.caCertPath, cp.caKeyPath],
-      { encoding: 'utf8', env: { ...process.env, ...NODE_ENV }, timeout: 600_000 },
-    );
-    if (up.status !== 0) throw new Error(`hack/real-node.sh up failed:\n${up.stderr}`);
-    kubectl(['create', 'namespace', NAMESPACE]);
-    kubectl([
-      'label',
-      'namespace',
-      NAMESPACE,
-      'pod-security.kubernetes.io/enforce=restricted',
-      'pod-security.kubernetes.io/enforce-version=latest',
-    ]);
-    for (let i = 0; i < 60; i += 1) {
-      if (
-        spawnSync(cp.tools.kubectl, [
-          '--kubeconfig',
-          cp.kubeconfigPath,
-          '-n',
-          NAMESPACE,
-          'get',
-          'sa',
-          'default',
-        ]).status === 0
-      )
-        break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    // The binder: the controller's cases bind a static PersistentVolume to a run's claim.
+    node = await startRealNode({
+      identity: NODE,
+      extraControllers: ['persistentvolume-binder-controller'],
+    });
+    await node.createRestrictedNamespace(NAMESPACE);
   }, 600_000);
 
   afterAll(async () => {
-    spawnSync(join(root, 'hack', 'real-node.sh'), ['down', nodeDir], {
-      env: { ...process.env, ...NODE_ENV },
-    });
-    await cp?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await node?.stop();
   }, 120_000);
 
   it("runs the controller's run Pod under restricted admission: non-root, no capabilities, no token; logs and termination message from the runtime", async () => {
@@ -223,4 +170,12 @@ describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
       /127\.0\.0\.1:1/,
     );
   });
+
+  describeControllerOnRealNode(
+    () => node,
+    () => {
+      if (!images.available) throw new Error(`no images: ${images.reason}`);
+      return images;
+    },
+  );
 });

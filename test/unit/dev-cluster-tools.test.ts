@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { extendedKeyUsage, subjectAltNames } from '../../hack/cluster/certs.js';
-import { apiserverArgs, etcdArgs } from '../../hack/cluster/components.js';
-import { renderReadyEnv } from '../../hack/cluster/main.js';
+import { apiserverArgs, DEFAULT_CONTROLLERS, etcdArgs } from '../../hack/cluster/components.js';
+import { inClusterOptions, renderReadyEnv } from '../../hack/cluster/main.js';
 import { parseToolsOutput } from '../../hack/cluster/tools.js';
 import type { ClusterPki } from '../../hack/cluster/certs.js';
 
@@ -185,5 +185,20 @@ describe('cluster harness data', () => {
       `${text}\nprintf '%s|%s' "$SERVER" "$KUBECONFIG_PATH"`,
     ]);
     expect(stdout).toBe("https://127.0.0.1:1|/tmp/it's here");
+  });
+
+  it('listens beyond loopback and runs the Deployment loops only when asked to (make e2e-local)', () => {
+    expect(inClusterOptions(undefined)).toEqual({});
+    const options = inClusterOptions('10.89.0.6');
+    // Appended after the defaults: the apiserver's last value of a flag wins.
+    const args = apiserverArgs(pki, ports, options.extraApiserverArgs);
+    const last = (flag: string) => args.filter((arg) => arg.startsWith(`${flag}=`)).at(-1);
+    expect(last('--bind-address')).toBe('--bind-address=0.0.0.0');
+    expect(last('--advertise-address')).toBe('--advertise-address=10.89.0.6');
+    expect(options.controllers).toEqual([
+      ...DEFAULT_CONTROLLERS,
+      'deployment-controller',
+      'replicaset-controller',
+    ]);
   });
 });

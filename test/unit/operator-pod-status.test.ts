@@ -130,6 +130,17 @@ describe('pod status mapping', () => {
       /container agent was OOMKilled \(exit code 137\)/,
     ],
     [
+      // As the real node reports it (test/runtime): the kernel killed the hook, the biggest
+      // process of the container's cgroup; the runner outlived it, left its summary and
+      // exited 1; containerd still says OOMKilled. The OOM is the reason, not the summary.
+      'oom of a hook, the runner outliving it',
+      terminatedAgent(1, summary('hook_killed', 'hook killed by SIGKILL'), 'OOMKilled'),
+      0,
+      'Failed',
+      'OOMKilled',
+      /container agent was OOMKilled \(exit code 1\)/,
+    ],
+    [
       'evicted',
       pod({ phase: 'Failed', reason: 'Evicted', message: 'low on memory' }),
       0,

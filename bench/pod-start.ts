@@ -1,0 +1,293 @@
+// `npm run bench:pod-start`: how long a run takes to start on the real node (kubelet,
+// containerd, runc: test/runtime/real-node-env.ts) against the process node (the integration
+// tier's), through the same in-process controller. A benchmark, not a test: it prints
+// figures and never fails on them. Needs root and Docker (the images of hack/images.sh).
+//
+// Each sample is one IssueRun, created and run to its end before the next, timed from its
+// create (client side, polled every 50 ms) to: its Pod exists; the Pod leaves Pending
+// (Running, or already ended); the after_create hook's HookStarted Event.
+//
+//   BENCH_SAMPLES  runs per node (5)
+//   BENCH_NODES    real,process (both)
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { IssueRun } from '../src/api/index.js';
+import type { KubeClient } from '../src/controller/runtime/client.js';
+import { createKubeClient } from '../src/controller/runtime/client.js';
+import { realpathSync } from 'node:fs';
+import { startControlPlane } from '../hack/cluster/control-plane.js';
+import { startProcessNode } from '../hack/process-node/index.js';
+import {
+  DEFAULT_OPERATOR_IMAGE,
+  OPERATOR_IMAGE_BUNDLE_PATH,
+  OPERATOR_IMAGE_LAUNCHER_PATH,
+  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
+  OPERATOR_IMAGE_SNAPSHOT_PATHS,
+} from '../src/controller/shared/constants.js';
+import {
+  controllerKubeConfig,
+  installOperator,
+  startTestController,
+} from '../test/integration/operator-harness.js';
+import { realNodeSkipReason, startRealNode } from '../test/runtime/real-node-env.js';
+
+const root = join(import.meta.dirname, '..');
+// Bundled into bench/ by hack/run-ts.sh: hack/cluster cannot find tools.sh from there.
+process.env.LORENZ_TOOLS_SCRIPT ??= join(root, 'hack', 'tools.sh');
+const samples = Math.max(1, Number(process.env.BENCH_SAMPLES ?? 5) || 5);
+const nodes = new Set((process.env.BENCH_NODES ?? 'real,process').split(','));
+const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+};
+
+interface Sample {
+  podCreated: number;
+  podStarted: number;
+  firstHook: number;
+}
+
+const HOOKS = { after_create: 'true', before_run: 'true', after_run: 'true' };
+
+/** Runs `samples` IssueRuns of `workflow` one after another and times each one's start. */
+async function timeRuns(admin: KubeClient, namespace: string, workflow: string) {
+  const results: Sample[] = [];
+  for (let i = 0; i < samples; i += 1) {
+    const name = `${workflow}-${i + 1}`;
+    const started = performance.now();
+    await admin.request({
+      method: 'POST',
+      path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/issueruns`,
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'IssueRun',
+        metadata: { name },
+        spec: {
+          workflowRef: { name: workflow },
+          issue: { identifier: name.toUpperCase(), title: name, state: 'Todo' },
+        },
+      },
+    });
+    const seen: Partial<Sample> = {};
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const elapsed = performance.now() - started;
+      if (seen.podCreated === undefined || seen.podStarted === undefined) {
+        const pods = await admin.request<{ items: { status?: { phase?: string } }[] }>({
+          path: `/api/v1/namespaces/${namespace}/pods`,
+          query: { labelSelector: `lorenz.dev/issuerun=${name}` },
+        });
+        const pod = pods.items[0];
+        if (pod) seen.podCreated ??= elapsed;
+        if (pod && (pod.status?.phase ?? 'Pending') !== 'Pending') seen.podStarted ??= elapsed;
+      }
+      if (seen.firstHook === undefined) {
+        const events = await admin.request<{
+          items: { reason?: string; note?: string; regarding?: { name?: string } }[];
+        }>({ path: `/apis/events.k8s.io/v1/namespaces/${namespace}/events` });
+        const hook = events.items.find(
+          (event) =>
+            event.regarding?.name === name &&
+            event.reason === 'HookStarted' &&
+            event.note?.startsWith('after_create'),
+        );
+        if (hook) seen.firstHook = elapsed;
+      }
+      if (
+        seen.podCreated !== undefined &&
+        seen.podStarted !== undefined &&
+        seen.firstHook !== undefined
+      )
+        break;
+      if (Date.now() > deadline)
+        throw new Error(`run ${name} did not start in 180 s: ${JSON.stringify(seen)}`);
+      await sleep(50);
+    }
+    // To its end, so that samples do not overlap.
+    for (;;) {
+      const run = await admin.request<IssueRun>({
+        path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/issueruns/${name}`,
+      });
+      if (run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')) {
+        if (run.status.phase !== 'Succeeded')
+          throw new Error(`run ${name} ended ${run.status.phase}: ${run.status.message}`);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`run ${name} did not finish in 180 s`);
+      await sleep(200);
+    }
+    results.push(seen as Sample);
+    say(
+      `${workflow} ${i + 1}/${samples}: ${JSON.stringify(seen, (_, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))}`,
+    );
+  }
+  return results;
+}
+
+function report(label: string, results: Sample[]): void {
+  const column = (key: keyof Sample) => {
+    const values = results.map((sample) => sample[key]);
+    return `${Math.round(median(values))} (${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))})`;
+  };
+  console.log(
+    `| ${label} | ${results.length} | ${column('podCreated')} | ${column('podStarted')} | ${column('firstHook')} |`,
+  );
+}
+
+function images(): { operator: string; agent: string } {
+  const result = spawnSync(join(root, 'hack', 'images.sh'), ['--print-env'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const get = (key: string) => result.stdout.match(new RegExp(`^${key}=(.+)$`, 'm'))?.[1];
+  const operator = get('OPERATOR_IMAGE');
+  const agent = get('AGENT_IMAGE');
+  if (result.status !== 0 || !operator || !agent)
+    throw new Error(`hack/images.sh --print-env failed (exit ${result.status})`);
+  return { operator, agent };
+}
+
+/** WORKFLOW.md: the scripted agent the operator image ships, three trivial hooks. */
+const WORKFLOW = `---
+tracker:
+  kind: memory
+agent:
+  kind: scripted
+  max_turns: 1
+agents:
+  scripted:
+    bridge_command: node /lorenz-bin/scripted-agent.mjs
+hooks:
+${Object.entries(HOOKS)
+  .map(([hook, body]) => `  ${hook}: ${JSON.stringify(body)}`)
+  .join('\n')}
+---
+Work on {{ issue.identifier }}.
+@write done.txt ok
+`;
+
+/** The controller in-process against `cp`, one Workflow `name` on `agentImage`, timed. */
+async function timeOnCluster(
+  cp: Parameters<typeof installOperator>[0],
+  name: string,
+  images: { operator: string; agent: string },
+  prepare: (namespace: string) => Promise<void>,
+): Promise<Sample[]> {
+  const namespace = 'bench';
+  const admin = createKubeClient(cp.kubeConfig);
+  try {
+    await installOperator(cp, root);
+    await prepare(namespace);
+    const controller = await startTestController(controllerKubeConfig(cp), namespace, {
+      operatorImage: images.operator,
+    });
+    try {
+      await admin.request({
+        method: 'POST',
+        path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/workflows`,
+        body: {
+          apiVersion: 'lorenz.dev/v1alpha1',
+          kind: 'Workflow',
+          metadata: { name },
+          spec: {
+            workflow: WORKFLOW,
+            podTemplate: { spec: { containers: [{ name: 'agent', image: images.agent }] } },
+          },
+        },
+      });
+      return await timeRuns(admin, namespace, name);
+    } finally {
+      await controller.stop();
+    }
+  } finally {
+    admin.close();
+  }
+}
+
+async function realNode(): Promise<Sample[]> {
+  const built = images();
+  const reason = realNodeSkipReason({ available: true });
+  if (reason) throw new Error(reason);
+  say('starting a control plane and a real node…');
+  const node = await startRealNode({
+    identity: {
+      LORENZ_NODE_NAME: 'lorenz-bench-node',
+      LORENZ_NODE_IP: '10.89.0.4',
+      LORENZ_KUBELET_PORT: '10253',
+      LORENZ_BRIDGE: 'lorenz3',
+      LORENZ_POD_CIDR: '10.88.3.0/24',
+    },
+    repoRoot: root,
+  });
+  try {
+    return await timeOnCluster(node.cp, 'real', built, (namespace) =>
+      node.createRestrictedNamespace(namespace),
+    );
+  } finally {
+    await node.stop();
+  }
+}
+
+/**
+ * The process node as `make dev` maps it (hack/lib/local-cluster.sh): the operator image is
+ * this checkout's dist/ (`npm run build`: bundle, launcher, startup snapshot, scripted agent),
+ * the agent image is the host with the project's node at /usr/bin/node.
+ */
+async function processNode(): Promise<Sample[]> {
+  say('starting a control plane and the process node…');
+  const dist = (file: string) => join(root, 'dist', file);
+  const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
+  const agentImage = 'lorenz-bench/agent:1';
+  const node = await startProcessNode({
+    controlPlane: cp,
+    imageMap: {
+      [DEFAULT_OPERATOR_IMAGE]: {
+        [OPERATOR_IMAGE_BUNDLE_PATH]: dist('lorenz.js'),
+        [OPERATOR_IMAGE_LAUNCHER_PATH]: dist('lorenz'),
+        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: dist('scripted-agent.mjs'),
+        ...Object.fromEntries(
+          OPERATOR_IMAGE_SNAPSHOT_PATHS.map((path) => [
+            path,
+            dist(path.replace(/^\/lorenz\//, '')),
+          ]),
+        ),
+      },
+      [agentImage]: { '/usr/bin/node': realpathSync(join(root, 'node_modules', '.bin', 'node')) },
+    },
+  });
+  try {
+    return await timeOnCluster(
+      cp,
+      'process',
+      { operator: DEFAULT_OPERATOR_IMAGE, agent: agentImage },
+      async (namespace) => {
+        const kubectl = (...args: string[]) =>
+          spawnSync(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], {
+            encoding: 'utf8',
+          });
+        kubectl('create', 'namespace', namespace);
+        // No serviceaccount controller here: ServiceAccount admission needs the default one.
+        const made = kubectl('-n', namespace, 'create', 'serviceaccount', 'default');
+        if (made.status !== 0)
+          throw new Error(`creating the default ServiceAccount: ${made.stderr}`);
+      },
+    );
+  } finally {
+    await node.stop();
+    await cp.stop();
+  }
+}
+
+const rows: [string, Sample[]][] = [];
+if (nodes.has('real')) rows.push(['real node (kubelet, containerd, runc)', await realNode()]);
+if (nodes.has('process'))
+  rows.push(['process node (as `make dev` maps the images)', await processNode()]);
+console.log(
+  `\n## A run's start, ms from the IssueRun's create: median (min–max), ${samples} runs one at a time\n`,
+);
+console.log('| node | runs | Pod exists | Pod not Pending | after_create started (Event) |');
+console.log('|---|---|---|---|---|');
+for (const [label, results] of rows) report(label, results);
