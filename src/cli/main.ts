@@ -1,6 +1,7 @@
 import { isLorenzError } from '../workflow/errors.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import { exitCodeForError } from './exit-codes.js';
+import { writeStdout } from './stdout.js';
 import { UsageError, USAGE } from './usage.js';
 
 /** One subcommand: its arguments after the command words, and where to write. */
@@ -31,7 +32,7 @@ function findCommand(
  */
 export async function main(argv: string[], commands: CommandTable): Promise<number> {
   markStartup('main');
-  const out = (s: string): void => void process.stdout.write(s);
+  const out = (s: string): void => writeStdout(s);
   const err = (s: string): void => void process.stderr.write(s);
   if (argv[0] === '--version') {
     out('lorenz 0.1.0\n');

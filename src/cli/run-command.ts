@@ -14,6 +14,7 @@ import { isActiveState } from '../workflow/states.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import { readIssueFile } from './issue-file.js';
 import { chooseExecutor } from './ssh-worker.js';
+import { onStdoutClosed } from './stdout.js';
 import { integerOption, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
@@ -112,6 +113,9 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // The reader of stdout gone (`lorenz run | head`): nobody follows the run any more, so it
+  // is cancelled like Ctrl-C rather than left to run its agent unseen, or crash mid-hook.
+  const stopWatchingStdout = onStdoutClosed(() => onSignal('SIGPIPE'));
   try {
     const summary = await runIssueLifecycle({
       config: workflow.config,
@@ -137,5 +141,6 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
     await credentials?.dispose();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    stopWatchingStdout();
   }
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -251,6 +251,34 @@ describe.each(CLI_BINS)('through $name', (each) => {
         expect(stderr).not.toMatch(/^\s+at /m);
       },
     );
+
+    it('stdout closed by its reader (`| head`): cancelled like Ctrl-C, no crash, cleanup runs', async () => {
+      const marker = join(dir, 'before-remove-ran');
+      const path = file(
+        'sigpipe.md',
+        `---\nworkspace:\n  root: ${join(dir, 'ws-pipe')}\nhooks:\n  after_create: sleep 1\n  before_run: sleep 30\n  before_remove: touch ${marker}\n---\nHi\n`,
+      );
+      const [command = '', ...prefix] = bin.argv;
+      const started = performance.now();
+      const child = spawn(
+        command,
+        [...prefix, 'run', '--no-agent', '--workflow', path, '--issue', issue],
+        { cwd: dir, env: { ...process.env, ...bin.env } },
+      );
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      // Like `head -1`: read the first line, then close the pipe. The next event written
+      // (after_create's end, a second later) meets EPIPE.
+      child.stdout.once('data', () => child.stdout.destroy());
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(stderr).toContain('lorenz: SIGPIPE: cancelling the run');
+      expect(stderr).toContain('lorenz: cancelled by SIGPIPE');
+      expect(stderr).not.toMatch(/EPIPE|Unhandled|^\s+at /m);
+      expect(code).toBe(1);
+      expect(performance.now() - started).toBeLessThan(20_000);
+      expect(existsSync(marker)).toBe(true);
+      expect(existsSync(join(dir, 'ws-pipe', 'SIG-1'))).toBe(false);
+    });
   });
 
   describe('lorenz run: agent.skills', () => {
