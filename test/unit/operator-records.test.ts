@@ -17,6 +17,11 @@ import type {
   LorenzEvent,
 } from '../../src/workflow/events.js';
 import { FakeKubeClient, conflict } from './fakes/controller.js';
+import {
+  KubeApiError,
+  type KubeClient,
+  type RequestOptions,
+} from '../../src/controller/runtime/client.js';
 
 const started: HookExecutionMessage = {
   status: 'started',
@@ -192,5 +197,74 @@ describe('git_workspace records', () => {
     });
     client.answer(conflict('POST events/*'));
     expect(await recorder.recordGit(input)).toBe(false);
+  });
+
+  // The apiserver restarting (or etcd away) under a Pod's log must not cost its Events: the
+  // chaos suite's restarts scenario lost two before writes were tried again.
+  describe('an Event write the apiserver cannot take yet', () => {
+    const input = {
+      run: { name: 'eng-1', namespace: 'ns', uid: '3f2b9c1e-5d4a' },
+      podName: 'eng-1-0-1',
+      slot: 0,
+      attempt: 1,
+      seq: 0,
+      message: clone,
+      now: new Date('2026-03-01T10:00:00Z'),
+    };
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), {
+      code: 'ECONNREFUSED',
+    });
+    const unavailable = new KubeApiError(503, { kind: 'Status' }, 'POST', '/apis/events');
+    /** Fails with each of `failures` in turn, then answers as the fake does. */
+    function flaky(failures: Error[]): { client: KubeClient; posts: () => number } {
+      const fake = new FakeKubeClient();
+      let calls = 0;
+      const client: KubeClient = {
+        request: <T>(options: RequestOptions) => {
+          const failure = failures[calls];
+          calls += 1;
+          return failure === undefined ? fake.request<T>(options) : Promise.reject(failure);
+        },
+        stream: (options) => fake.stream(options),
+        close: () => fake.close(),
+      };
+      return { client, posts: () => calls };
+    }
+    const retry = { baseMs: 1, maxMs: 4, deadlineMs: 2000 };
+
+    it.each([
+      ['connection refused, then 503, then written', [refused, unavailable], true, 3],
+      ['429 Too Many Requests, then written', [new KubeApiError(429, {}, 'POST', '/')], true, 2],
+      [
+        '409 after a write that went through before the cut: not doubled',
+        [refused, new KubeApiError(409, { reason: 'AlreadyExists' }, 'POST', '/')],
+        false,
+        2,
+      ],
+    ])('%s', async (_name, failures, written, posts) => {
+      const { client, posts: count } = flaky(failures);
+      const recorder = createEventRecorder({ client, reportingInstance: 'r1', retry });
+      expect(await recorder.recordGit(input)).toBe(written);
+      expect(count()).toBe(posts);
+    });
+
+    it('a refusal that retrying cannot change (403) fails at once', async () => {
+      const { client, posts } = flaky([new KubeApiError(403, {}, 'POST', '/')]);
+      const recorder = createEventRecorder({ client, reportingInstance: 'r1', retry });
+      await expect(recorder.recordGit(input)).rejects.toThrow(/403/);
+      expect(posts()).toBe(1);
+    });
+
+    it('gives up once the deadline has passed', async () => {
+      const { client, posts } = flaky(Array.from({ length: 1000 }, () => unavailable));
+      const recorder = createEventRecorder({
+        client,
+        reportingInstance: 'r1',
+        retry: { baseMs: 5, maxMs: 5, deadlineMs: 40 },
+      });
+      await expect(recorder.recordGit(input)).rejects.toThrow(/503/);
+      expect(posts()).toBeGreaterThan(2);
+      expect(posts()).toBeLessThan(20);
+    });
   });
 });

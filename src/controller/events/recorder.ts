@@ -1,5 +1,6 @@
 import type { KubeClient } from '../runtime/client.js';
-import { isConflict } from '../runtime/client.js';
+import { isConflict, statusOf } from '../runtime/client.js';
+import { exponentialDelay, sleep } from '../runtime/backoff.js';
 import type { GitWorkspaceMessage, HookExecutionMessage } from '../../workflow/events.js';
 import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
 import { gitEventName, hookEventName } from '../shared/names.js';
@@ -55,6 +56,21 @@ interface EventBody {
 }
 
 /**
+ * How long an Event write is tried again while the apiserver cannot take it (restarting,
+ * etcd away, overloaded). The run's verdict and its next attempt wait for its Events (the
+ * reconciler requeues meanwhile, holding no worker), so this also bounds how long an outage
+ * can hold them. Each Event has its own name, so a write that did go through before the
+ * connection broke meets 409 when tried again, and is not doubled.
+ */
+export const EVENT_RETRY = { baseMs: 250, maxMs: 5000, deadlineMs: 60_000 } as const;
+
+/** No answer (connection refused or reset), 429, or a 5xx: the apiserver may take it later. */
+const retryable = (error: unknown): boolean => {
+  const status = statusOf(error);
+  return status === undefined || status === 429 || status >= 500;
+};
+
+/**
  * hook_execution and git_workspace records become events.k8s.io/v1 Events on the IssueRun.
  * Each has a name derived from the run (name and uid), slot, attempt and record number, so
  * replaying a Pod's log after a controller restart meets 409 AlreadyExists instead of
@@ -63,6 +79,8 @@ interface EventBody {
 export function createEventRecorder(options: {
   client: KubeClient;
   reportingInstance: string;
+  /** How failed writes are tried again (EVENT_RETRY by default). */
+  retry?: { baseMs: number; maxMs: number; deadlineMs: number };
 }): EventRecorder {
   async function create(event: EventBody): Promise<boolean> {
     const { run } = event;
@@ -86,16 +104,22 @@ export function createEventRecorder(options: {
       },
       related: { apiVersion: 'v1', kind: 'Pod', name: event.podName, namespace: run.namespace },
     };
-    try {
-      await options.client.request({
-        method: 'POST',
-        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(run.namespace)}/events`,
-        body,
-      });
-      return true;
-    } catch (error) {
-      if (isConflict(error)) return false;
-      throw error;
+    const deadline = Date.now() + (options.retry ?? EVENT_RETRY).deadlineMs;
+    for (let failures = 0; ; failures++) {
+      try {
+        await options.client.request({
+          method: 'POST',
+          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(run.namespace)}/events`,
+          body,
+        });
+        return true;
+      } catch (error) {
+        if (isConflict(error)) return false;
+        const { baseMs, maxMs } = options.retry ?? EVENT_RETRY;
+        const delay = exponentialDelay(failures, baseMs, maxMs);
+        if (!retryable(error) || Date.now() + delay > deadline) throw error;
+        await sleep(delay);
+      }
     }
   }
 

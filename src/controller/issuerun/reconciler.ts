@@ -64,6 +64,8 @@ export interface IssueRunReconcilerDeps {
   progressIntervalMs?: number;
   /** The agent-tools gateway URL run Pods use; absent: no token Secrets, no tools. */
   toolsUrl?: string | undefined;
+  /** How long one reconcile waits for a run's Events to be written before it requeues. */
+  eventsWaitMs?: number;
 }
 
 /** Least time between two progress writes of one run, unless the deps say otherwise. */
@@ -81,7 +83,12 @@ export const REQUEUE_MS = {
   secretMissing: 10_000,
   /** The workspace claim's StorageClass does not exist yet (not watched either). */
   storageClassMissing: 10_000,
+  /** Events of records already read are still being written (the apiserver was away). */
+  eventsPending: 1000,
 } as const;
+
+/** A worker waits this long for a run's Event writes, then requeues the run. */
+export const DEFAULT_EVENTS_WAIT_MS = 2000;
 
 const cancelledState: RunState = {
   kind: 'finished',
@@ -145,6 +152,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     storeHosts: (run, attempt, hosts) => store.storeHosts(runKey(run), run, attempt, hosts),
   });
   const tokens = deps.toolsUrl === undefined ? undefined : createTokenRevoker(deps.client);
+  const eventsWritten = (views: readonly SlotView[]) =>
+    eventsFlushed(views, deps.eventsWaitMs ?? DEFAULT_EVENTS_WAIT_MS);
   const podStatusOptions = (): PodStatusOptions => ({
     ...DEFAULT_POD_STATUS_OPTIONS,
     ...deps.podStatus,
@@ -200,7 +209,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (pods.some(isLive) || views.some((view) => view.log?.streaming)) {
       return { requeueAfter: REQUEUE_MS.cancelling };
     }
-    await eventsFlushed(views);
+    if (!(await eventsWritten(views))) return { requeueAfter: REQUEUE_MS.eventsPending };
     const result = await patchStatus(key, run, statusOf(run, views, cancelledState), true);
     forgetRun(runUid(run));
     return result;
@@ -369,7 +378,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (plan.retrying.length > 0) {
       // A failed attempt's records all go in before its slot moves on.
       if (logsPending(plan.retrying)) return { requeueAfter: REQUEUE_MS.logsDraining };
-      await eventsFlushed(plan.retrying);
+      if (!(await eventsWritten(plan.retrying))) return { requeueAfter: REQUEUE_MS.eventsPending };
     }
     const started = await attempts.startDue(run, pods, plan);
     if (plan.retrying.length > 0 || assigned.length > 0) {
@@ -389,7 +398,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (state.kind === 'finished') {
       // Every record of every Pod must be in before the verdict: wait for the log reads.
       if (logsPending(views)) return { requeueAfter: REQUEUE_MS.logsDraining };
-      await eventsFlushed(views);
+      if (!(await eventsWritten(views))) return { requeueAfter: REQUEUE_MS.eventsPending };
       const result = await patchStatus(key, run, statusOf(run, views, state), true);
       forgetRun(runUid(run));
       return result;

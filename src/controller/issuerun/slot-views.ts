@@ -181,7 +181,24 @@ export const logsPending = (views: readonly SlotView[]): boolean =>
     (view) => view.log?.streaming || (view.log && !view.log.completed && !view.log.drained),
   );
 
-/** Resolves once every Event for the records read so far from the slots' logs is written. */
-export async function eventsFlushed(views: readonly SlotView[]): Promise<void> {
-  await Promise.all(views.flatMap((view) => (view.log ? [view.log.flushed] : [])));
+/**
+ * Whether every Event for the records read so far from the slots' logs is written, waiting
+ * at most `withinMs`. A write the apiserver refused for a while (restarting, etcd away) is
+ * tried again for up to a minute (events/recorder.ts): the caller requeues rather than hold
+ * a worker, and the verdict or the next attempt goes once the Events are in.
+ */
+export async function eventsFlushed(
+  views: readonly SlotView[],
+  withinMs: number,
+): Promise<boolean> {
+  const written = Promise.all(views.flatMap((view) => (view.log ? [view.log.flushed] : [])));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), withinMs);
+  });
+  try {
+    return await Promise.race([written.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -182,8 +182,8 @@ export class FakeKubeClient implements KubeClient {
   close(): void {}
 }
 
-/** The fields of a Pod log state a test may set. */
-export type LogFields = Partial<Omit<PodLogState, keyof FollowTarget | 'flushed'>>;
+/** The fields of a Pod log state a test may set (`flushed`: its Event writes so far). */
+export type LogFields = Partial<Omit<PodLogState, keyof FollowTarget>>;
 
 /**
  * Log followers that never read a log. A state the test seeds is "what was read before";

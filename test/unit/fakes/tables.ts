@@ -224,6 +224,7 @@ export const runOnce = (want: Want<RunSummary>, step: Omit<RunStep, 'want'> = {}
 export const RUN_OPTIONS = {
   operatorImage: 'ghcr.io/lorenz-dev/lorenz:test',
   progressIntervalMs: 4000,
+  eventsWaitMs: 20,
   podStatus: { imagePullGraceMs: 60_000, pendingTimeoutMs: 300_000 },
 };
 
