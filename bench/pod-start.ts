@@ -28,6 +28,7 @@ import {
 import {
   controllerKubeConfig,
   installOperator,
+  issueRunManifest,
   startTestController,
 } from '../test/integration/operator-harness.js';
 import { realNodeSkipReason, startRealNode } from '../test/runtime/real-node-env.js';
@@ -61,15 +62,7 @@ async function timeRuns(admin: KubeClient, namespace: string, workflow: string) 
     await admin.request({
       method: 'POST',
       path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/issueruns`,
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'IssueRun',
-        metadata: { name },
-        spec: {
-          workflowRef: { name: workflow },
-          issue: { identifier: name.toUpperCase(), title: name, state: 'Todo' },
-        },
-      },
+      body: issueRunManifest(name, workflow, { identifier: name.toUpperCase(), title: name }),
     });
     const seen: Partial<Sample> = {};
     const deadline = Date.now() + 180_000;

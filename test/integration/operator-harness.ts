@@ -282,6 +282,19 @@ export async function createWorkflow(
   });
 }
 
+/** An IssueRun of `workflow` for `issue` (in state Todo unless the issue says otherwise). */
+export const issueRunManifest = (
+  name: string,
+  workflow: string,
+  issue: object,
+  spec: object = {},
+) => ({
+  apiVersion: 'lorenz.dev/v1alpha1',
+  kind: 'IssueRun',
+  metadata: { name },
+  spec: { workflowRef: { name: workflow }, issue: { state: 'Todo', ...issue }, ...spec },
+});
+
 export async function createIssueRun(
   env: OperatorEnv,
   name: string,
@@ -292,12 +305,7 @@ export async function createIssueRun(
   await env.admin.request({
     method: 'POST',
     path: path.issueRuns(),
-    body: {
-      apiVersion: 'lorenz.dev/v1alpha1',
-      kind: 'IssueRun',
-      metadata: { name },
-      spec: { workflowRef: { name: workflow }, issue: { state: 'Todo', ...issue }, ...spec },
-    },
+    body: issueRunManifest(name, workflow, issue, spec),
   });
 }
 

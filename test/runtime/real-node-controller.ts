@@ -16,6 +16,7 @@ import { workspaceClaimName } from '../../src/controller/shared/names.js';
 import {
   controllerKubeConfig,
   installOperator,
+  issueRunManifest,
   startTestController,
   until,
 } from '../integration/operator-harness.js';
@@ -112,16 +113,12 @@ export function describeControllerOnRealNode(
       await admin.request({
         method: 'POST',
         path: `${api}/issueruns`,
-        body: {
-          apiVersion: 'lorenz.dev/v1alpha1',
-          kind: 'IssueRun',
-          metadata: { name },
-          spec: {
-            workflowRef: { name: workflow },
-            issue: { identifier: name.toUpperCase(), title: name, state: 'Todo' },
-            ...spec,
-          },
-        },
+        body: issueRunManifest(
+          name,
+          workflow,
+          { identifier: name.toUpperCase(), title: name },
+          spec,
+        ),
       });
       return until(
         `IssueRun ${name} to finish`,

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { FINISHED, Reasons, findCondition, type IssueRun, type Workflow } from '../../api/index.js';
+import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
 import { exponentialDelay } from '../runtime/backoff.js';
@@ -11,13 +11,7 @@ import { ISSUERUNS, type PodObject } from '../shared/resources.js';
 import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
-import {
-  DEFAULT_POD_STATUS_OPTIONS,
-  mapPodStatus,
-  strandedInMs,
-  type PodOutcome,
-  type PodStatusOptions,
-} from './pod-status.js';
+import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
 import {
   assignedSlots,
   cancelledSlots,
@@ -44,6 +38,8 @@ import { missingStorageClass } from './storage-class.js';
 import { firstAttemptSlots, planSsh } from './ssh-placement.js';
 import { syncIssueState } from './issue-state-sync.js';
 import { createRunStatusStore, runKey } from './status-store.js';
+import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
+import { ENDED_BEFORE_RECORDED, cancelledState, hasFinished, runUid } from './run-guards.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -68,63 +64,7 @@ export interface IssueRunReconcilerDeps {
   eventsWaitMs?: number;
 }
 
-/** Least time between two progress writes of one run, unless the deps say otherwise. */
-export const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
-
-/** When to look again, by what is awaited. */
-export const REQUEUE_MS = {
-  /** Pods created a moment ago are not in the informer's cache yet. */
-  podsNotCached: 1000,
-  /** A cancelled run's Pods are terminating, or their logs are still streaming. */
-  cancelling: 1000,
-  /** A finished run's logs are still being read: its verdict waits for every record. */
-  logsDraining: 500,
-  /** The git credentials Secret does not exist yet (Secrets are not watched: look again). */
-  secretMissing: 10_000,
-  /** The workspace claim's StorageClass does not exist yet (not watched either). */
-  storageClassMissing: 10_000,
-  /** Events of records already read are still being written (the apiserver was away). */
-  eventsPending: 1000,
-} as const;
-
-/** A worker waits this long for a run's Event writes, then requeues the run. */
-export const DEFAULT_EVENTS_WAIT_MS = 2000;
-
-const cancelledState: RunState = {
-  kind: 'finished',
-  succeeded: false,
-  reason: Reasons.Cancelled,
-  message: 'cancelled: spec.cancelRequested is true',
-};
-
-/**
- * Expectations are the run object's, not its name's: a run deleted and re-created under
- * the same name owns none of the old one's Pods and must not wait on them.
- */
-const runUid = (run: IssueRun): string => run.metadata.uid ?? '';
-
-const SLOT_ENDED = new Set(['Succeeded', 'Failed']);
-
-/** A slot whose Pod ended before the run recorded its start: followed on, log first. */
-const ENDED_BEFORE_RECORDED = {
-  phase: 'Running',
-  reason: 'Running',
-  message: 'the run Pod ended before its start was recorded; reading its log',
-  finished: false,
-} as const satisfies Partial<PodOutcome>;
-
-/**
- * Finished as this controller records it: Finished=True, every slot it lists ended, and no
- * Pod of the run still running. A status patched Finished by hand over a live run says
- * otherwise: the run is followed on, and its status put right by the next write.
- */
-function hasFinished(run: IssueRun, pods: readonly PodObject[], now: Date): boolean {
-  if (findCondition(run.status?.conditions, FINISHED)?.status !== 'True') return false;
-  const slotsEnded = (run.status?.slots ?? []).every((slot) => SLOT_ENDED.has(slot.phase ?? ''));
-  // A Pod stranded on a lost node stays "Running" forever: it holds nothing open.
-  const running = (pod: PodObject) => isLive(pod) && !((strandedInMs(pod, now) ?? 1) <= 0);
-  return slotsEnded && !pods.some(running);
-}
+export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
 
 /**
  * The IssueRun reconciler, kubebuilder's ladder: fetch → guards (gone, finished,
