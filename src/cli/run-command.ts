@@ -43,8 +43,12 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
   const issuePath = requireOption(values.issue, '--issue');
-  // The namespace for the hooks starts while the workflow and the issue load.
-  const local = createLocalExecutor({ startNamespaceNow: true });
+  // The namespace for the hooks starts while the workflow and the issue load, and the first
+  // hook's process too (it runs with this process's environment, as every hook of the run).
+  const local = createLocalExecutor({
+    startNamespaceNow: true,
+    commandsAhead: { env: process.env },
+  });
   let workflow: LoadedWorkflow;
   let issue: Issue;
   let credentials: GitCredentials | null;

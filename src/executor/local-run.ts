@@ -75,6 +75,18 @@ export async function runLocalCommand(
   } catch (error) {
     return notStarted((error as Error).message, started);
   }
+  return superviseLocalCommand(child, options, started);
+}
+
+/**
+ * Supervise a command's process, spawned just now or taken from a standby (standby.ts), to
+ * completion: its output captured, its timeout and its cancellation enforced on its group.
+ */
+export async function superviseLocalCommand(
+  child: ChildProcess,
+  options: RunCommandOptions,
+  started: number,
+): Promise<CommandResult> {
   if (child.pid !== undefined) options.onStart?.(child.pid);
   let spawnError: string | undefined;
   child.once('error', (error) => {

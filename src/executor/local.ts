@@ -10,11 +10,12 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import type { Executor } from './types.js';
+import type { Executor, RunCommandOptions } from './types.js';
 import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
-import { runLocalCommand, spawnLocalProcess } from './local-run.js';
+import { runLocalCommand, spawnLocalProcess, superviseLocalCommand } from './local-run.js';
+import { startStandby, type Standby } from './standby.js';
 import { startPidNamespace, type PidNamespace } from './pid-namespace.js';
-import { markStartup } from '../workflow/startup-marks.js';
+import { markFirstCommandSpawn, markStartup } from '../workflow/startup-marks.js';
 
 export interface LocalExecutorOptions {
   /**
@@ -28,6 +29,12 @@ export interface LocalExecutorOptions {
    * holder that a run with no hook did not need (ended by `shutdown`, like any other).
    */
   startNamespaceNow?: boolean;
+  /**
+   * The environment the commands will have: given, the process of the next command is started
+   * ahead, while the current one runs (the first once the namespace is up), and a command with
+   * this environment takes it (standby.ts). For one-shot runs, whose hooks run one by one.
+   */
+  commandsAhead?: { env: NodeJS.ProcessEnv };
 }
 
 /**
@@ -46,20 +53,49 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
       settings.pidNamespace === false
         ? Promise.resolve(null)
         : startPidNamespace().finally(() => markStartup('pid_namespace_ready')));
+  // The process of the next command, started ahead (commandsAhead) once a command has
+  // started: the first one's would be spawned while this process still loads the workflow,
+  // and so delay that first command by as much as it saves it. None after shutdown.
+  let ahead: Promise<Standby | null> | undefined;
+  let closed = false;
+  const startAhead = (options: RunCommandOptions): void => {
+    const wanted = settings.commandsAhead;
+    if (wanted === undefined || closed || options.last) return;
+    const waiting = ahead;
+    ahead = (async () => {
+      const previous = await waiting;
+      if (previous?.waiting()) return previous;
+      const ns = await pidNamespace();
+      return closed ? null : startStandby(ns?.enter(null) ?? [], wanted.env);
+    })();
+  };
+  const takeAhead = async (command: string, options: RunCommandOptions) => {
+    const standby = ahead === undefined ? null : await ahead;
+    const taken = standby?.take(command, options.cwd, options.env ?? process.env) ?? null;
+    if (taken !== null) markFirstCommandSpawn();
+    return taken;
+  };
   if (settings.startNamespaceNow) void pidNamespace();
   return {
-    runCommand: async (command, options) =>
-      runLocalCommand(
-        command,
-        {
-          ...options,
-          onStart: (group) => {
-            groups.add(group);
-            options.onStart?.(group);
-          },
+    runCommand: async (command, options) => {
+      const tracked: RunCommandOptions = {
+        ...options,
+        onStart: (group) => {
+          groups.add(group);
+          startAhead(options);
+          options.onStart?.(group);
         },
-        (await pidNamespace())?.enter(options.cwd),
-      ),
+      };
+      if (!options.signal?.aborted) {
+        const taken = await takeAhead(command, options);
+        if (taken !== null) {
+          const result = await superviseLocalCommand(taken.child, tracked, performance.now());
+          // Killed before it could read the command (by a previous hook): start it afresh.
+          if (taken.acknowledged()) return result;
+        }
+      }
+      return runLocalCommand(command, tracked, (await pidNamespace())?.enter(options.cwd));
+    },
     spawn: spawnLocalProcess,
     ensureDirectory,
     realpath: (path) => realpath(path),
@@ -82,6 +118,8 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
     },
     homeDirectory: async () => process.env.HOME || process.env.USERPROFILE || homedir(),
     shutdown: async (graceMs = DEFAULT_KILL_GRACE_MS) => {
+      closed = true;
+      await (await ahead)?.discard();
       const alive = [...groups];
       groups.clear();
       await Promise.all(

@@ -18,8 +18,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * and hooks run as before, in their own process group only.
  */
 export interface PidNamespace {
-  /** The argv prefix that runs a command inside the namespace, in `cwd`. */
-  enter(cwd: string): string[];
+  /**
+   * The argv prefix that runs a command inside the namespace, in `cwd`; with null, in the
+   * namespace's root directory (a standby, which enters the command's directory itself).
+   */
+  enter(cwd: string | null): string[];
   /** SIGTERM everything inside, give it `graceMs`, then end the namespace (SIGKILL to all). */
   end(graceMs: number): Promise<void>;
 }
@@ -203,7 +206,12 @@ export async function startPidNamespace(): Promise<PidNamespace | null> {
   let ending: Promise<void> | undefined;
   return {
     // Joining a mount namespace moves to its root directory: --wdns (else --wd) moves back.
-    enter: (cwd) => ['nsenter', ...namespaces, ready.wdns ? `--wdns=${cwd}` : `--wd=${cwd}`, '--'],
+    enter: (cwd) => [
+      'nsenter',
+      ...namespaces,
+      ...(cwd === null ? [] : [ready.wdns ? `--wdns=${cwd}` : `--wd=${cwd}`]),
+      '--',
+    ],
     end(graceMs) {
       ending ??= (async () => {
         // Everything but the init gets a SIGTERM and the grace (an init ignores SIGTERM).

@@ -15,6 +15,11 @@ export interface RunCommandOptions {
   outputLimit?: number;
   /** Aborting behaves like a timeout that fires now (used for cancellation). */
   signal?: AbortSignal;
+  /**
+   * No command of this caller follows (a run's before_remove): an executor that starts the
+   * next command's process ahead (local, `commandsAhead`) does not start one for it.
+   */
+  last?: boolean;
   /** Told the process group id once the command has started (for end-of-run cleanup). */
   onStart?: (processGroup: number) => void;
   /**

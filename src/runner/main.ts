@@ -263,7 +263,11 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   let executor = options.executor;
   // The namespace for the hooks starts while the inputs are verified and the workflow loaded
   // (a run on an SSH worker does not need it and ends it then).
-  const local = executor ? undefined : createLocalExecutor({ startNamespaceNow: true });
+  // The environment of hooks and agent here; the first hook's process starts ahead with it.
+  const localEnv = { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
+  const local = executor
+    ? undefined
+    : createLocalExecutor({ startNamespaceNow: true, commandsAhead: { env: localEnv } });
   try {
     if (tokenError !== undefined) throw tokenError;
     if (credentialsError !== undefined) throw credentialsError;
@@ -280,9 +284,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       );
     }
     executor ??= local ?? createLocalExecutor();
-    const env = remote
-      ? visibleEnv
-      : { ...visibleEnv, LORENZ_WORKSPACE_ROOT: options.workspaceRoot };
+    const env = remote ? visibleEnv : localEnv;
     const isIssueActive = createIssueStateCheck({
       stateFile: options.issueStateFile,
       fallbackState: plan.issue.state,

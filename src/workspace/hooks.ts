@@ -171,6 +171,7 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
       killGraceMs: request.killGraceMs,
       env: request.env,
       signal: request.signal,
+      last: request.hookName === 'before_remove',
       // Streamed: the first 4096 characters are kept, the rest only counted.
       outputLimit: OUTPUT_LIMIT,
     });
