@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { shellEscape } from '../template/shell-escape.js';
+import { oversizedArgument } from './exec-limits.js';
 import { signalGroup } from './local-group.js';
 
 /**
@@ -20,6 +21,12 @@ import { signalGroup } from './local-group.js';
  */
 // `cat` rather than a loop of `read`: dash reads a byte a syscall, slow for a long hook.
 const STANDBY_SCRIPT = 'p=$(cat <&3) || exit 1; [ -n "$p" ] || exit 0; printf . >&3; eval "$p"';
+
+/**
+ * Well under Linux's usual ARG_MAX (2 MiB: a quarter of an 8 MiB stack): a command and an
+ * environment that are more are started by a spawn, whose E2BIG names the limit.
+ */
+const SAFE_EXEC_BYTES = 1024 * 1024;
 
 /** How long an unused standby may take to leave before its group is killed. */
 const DISCARD_WAIT_MS = 1000;
@@ -75,6 +82,10 @@ function standbyProgram(command: string, cwd: string, env: NodeJS.ProcessEnv): s
 export function startStandby(enter: readonly string[], environment: NodeJS.ProcessEnv): Standby {
   // As it is now: a command taking the standby later must have this very environment.
   const env = { ...environment };
+  const envBytes = Object.entries(env).reduce(
+    (sum, [key, value]) => sum + Buffer.byteLength(key) + Buffer.byteLength(value ?? '') + 2,
+    0,
+  );
   const argv = [...enter, '/bin/sh', '-c', STANDBY_SCRIPT];
   let child: ChildProcess | null;
   try {
@@ -119,7 +130,13 @@ export function startStandby(enter: readonly string[], environment: NodeJS.Proce
     take(command, cwd, commandEnv) {
       if (used || exited || child === null || control === undefined || !control.writable)
         return null;
-      // A directory that is not there fails as a fresh spawn reports it (spawnError).
+      // A directory that is not there, or a NUL byte (which the pipe would carry and `sh`
+      // drop), fails as a fresh spawn reports it (spawnError), never runs another command.
+      if (command.includes('\0') || cwd.includes('\0')) return null;
+      // Too long for exec(2) (E2BIG), alone or with the environment: refused by the spawn,
+      // which says which limit (hooks.ts), rather than by the `sh` at its exec.
+      if (oversizedArgument(command) !== null) return null;
+      if (envBytes + Buffer.byteLength(command) > SAFE_EXEC_BYTES) return null;
       if (!sameEnvironment(env, commandEnv) || !isDirectory(cwd)) return null;
       used = true;
       hold(true);

@@ -125,7 +125,7 @@ describe.each(modes)('commands started ahead, $name', ({ pidNamespace }) => {
     expect(startedMs(spawned.output)).toBeGreaterThanOrEqual(plainCalled - 20);
   });
 
-  it('a command with another environment or a missing directory is spawned as before', async () => {
+  it('a command with another environment, a missing directory, a NUL byte or too long is spawned as before', async () => {
     const other = await ahead.runCommand('echo "$LORENZ_TEST_VALUE"', {
       cwd: dir,
       env: { ...env, LORENZ_TEST_VALUE: 'other' },
@@ -138,6 +138,14 @@ describe.each(modes)('commands started ahead, $name', ({ pidNamespace }) => {
       timeoutMs: 1000,
     });
     expect(missing.spawnError).toMatch(/^cannot start bash in .*nope: /);
+    // A NUL byte cannot be in an argument: refused, not run without it.
+    const nul = await ahead.runCommand('echo a\0b', { cwd: dir, env, timeoutMs: 1000 });
+    expect(nul).toMatchObject({ exitCode: null, output: '' });
+    expect(nul.spawnError).toMatch(/null bytes/);
+    const huge = `: ${'x'.repeat(200_000)}`;
+    const tooLong = seen(await ahead.runCommand(huge, { cwd: dir, env, timeoutMs: 5000 }));
+    expect(tooLong).toEqual(seen(await plain.runCommand(huge, { cwd: dir, env, timeoutMs: 5000 })));
+    expect(tooLong.spawnError).toMatch(/E2BIG/);
     // The standby those two left alone still serves the next command.
     expect(await ahead.runCommand('echo ok', { cwd: dir, env, timeoutMs: 10_000 })).toMatchObject({
       exitCode: 0,
