@@ -332,18 +332,42 @@ export async function until<T>(
   }
 }
 
-/** Waits until the run is Finished and returns it. */
-export const finished = (env: OperatorEnv, name: string, ms?: number) =>
-  until(
-    `IssueRun ${name} to finish`,
-    async () => {
-      const run = await getRun(env, name);
-      return run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')
-        ? run
-        : undefined;
-    },
-    ms,
+/**
+ * Waits until the run is Finished and returns it. A timeout says where the run was last seen
+ * (its conditions, slots and Pods), so that a run stuck under load can be told apart.
+ */
+export async function finished(env: OperatorEnv, name: string, ms?: number): Promise<IssueRun> {
+  let seen = 'never read';
+  try {
+    return await until(
+      `IssueRun ${name} to finish`,
+      async () => {
+        const run = await getRun(env, name);
+        seen = lastSeen(run);
+        return run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')
+          ? run
+          : undefined;
+      },
+      ms,
+    );
+  } catch (error) {
+    const pods = await env.kubectl('get', 'pods', '-n', NAMESPACE, '-o', 'wide').catch(String);
+    throw new Error(`${(error as Error).message}; last seen: ${seen}; pods:\n${pods}`, {
+      cause: error,
+    });
+  }
+}
+
+function lastSeen(run: IssueRun): string {
+  const conditions = (run.status?.conditions ?? []).map(
+    (c) => `${c.type}=${c.status} (${c.reason}: ${c.message})`,
   );
+  return JSON.stringify({
+    cancelRequested: run.spec.cancelRequested ?? false,
+    conditions,
+    slots: run.status?.slots,
+  });
+}
 
 export interface EventView {
   metadata: { name: string };
