@@ -7,12 +7,12 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
+import { isNotFound } from '../../src/controller/runtime/client.js';
 import { startLinearStandIn, type LinearStandIn } from '../unit/fakes/linear-server.js';
 import { fixtureData } from '../unit/fakes/linear-data.js';
 import {
   NAMESPACE,
   createWorkflow,
-  finished,
   path,
   startOperatorEnv,
   until,
@@ -86,15 +86,40 @@ describe('a tracker key in a Secret', () => {
         return hook && hook.status !== 'started' ? true : undefined;
       });
     }
+    const cancelled: { name: string; uid: string }[] = [];
     for (const name of runs) {
-      await env.admin.request({
+      const run = await env.admin.request<IssueRun>({
         method: 'PATCH',
         path: path.issueRuns(name),
         patchType: 'merge',
         body: { spec: { cancelRequested: true } },
       });
+      cancelled.push({ name, uid: run.metadata.uid ?? '' });
     }
-    for (const name of runs) await finished(env, name, 120_000);
+    // Each cancelled run object ends. The poller then removes a finished run whose issue is
+    // still active and dispatches the issue afresh under the same name, possibly before this
+    // test looks: a run gone, or replaced by another uid, had finished.
+    await Promise.all(
+      cancelled.map(({ name, uid }) =>
+        until(
+          `cancelled IssueRun ${name} (${uid}) to finish`,
+          async () => {
+            const run = await env.admin
+              .request<IssueRun>({ path: path.issueRuns(name) })
+              .catch((error: unknown) => {
+                if (isNotFound(error)) return null;
+                throw error;
+              });
+            if (run === null || run.metadata.uid !== uid) return true;
+            const ended = run.status?.conditions?.some(
+              (c) => c.type === 'Finished' && c.status === 'True',
+            );
+            return ended ? true : undefined;
+          },
+          120_000,
+        ),
+      ),
+    );
 
     const dumps: string[] = [controllerLog.join('')];
     for (const kind of [
