@@ -91,7 +91,8 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
         if (taken !== null) {
           const result = await superviseLocalCommand(taken.child, tracked, performance.now());
           // Killed before it could read the command (by a previous hook): start it afresh.
-          if (taken.acknowledged()) return result;
+          // One that timed out or was cancelled is reported as such, never run a second time.
+          if (taken.acknowledged() || result.timedOut || result.cancelled) return result;
         }
       }
       return runLocalCommand(command, tracked, (await pidNamespace())?.enter(options.cwd));
