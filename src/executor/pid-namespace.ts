@@ -122,7 +122,7 @@ async function waitEmpty(inode: string, withinMs: number, except: number[]): Pro
 }
 
 /** True when `exited` resolves within `ms`; the timer never outlives the wait. */
-async function exitWithin(exited: Promise<void>, ms: number): Promise<boolean> {
+export async function exitWithin(exited: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const inTime = await Promise.race([
     exited.then(() => true),

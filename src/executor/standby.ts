@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream';
 import { shellEscape } from '../template/shell-escape.js';
 import { oversizedArgument } from './exec-limits.js';
 import { signalGroup } from './local-group.js';
+import { exitWithin } from './pid-namespace.js';
 
 /**
  * A command's process started ahead of the command: what a hook's start costs before bash
@@ -153,16 +154,8 @@ export function startStandby(enter: readonly string[], environment: NodeJS.Proce
       // An empty program: `sh` exits and nsenter reaps it. A SIGKILL to the group would leave
       // the `sh` to the namespace's init, which reaps nothing while it waits on its pipe.
       control?.end();
-      let timer: NodeJS.Timeout | undefined;
-      const inTime = await Promise.race([
-        gone.then(() => true),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), DISCARD_WAIT_MS);
-        }),
-      ]);
-      clearTimeout(timer);
       // Not reaped yet (no exit event), so its group id is still its own to signal.
-      if (!inTime && !exited) {
+      if (!(await exitWithin(gone, DISCARD_WAIT_MS)) && !exited) {
         signalGroup(child.pid, 'SIGKILL');
         await gone;
       }
