@@ -80,8 +80,12 @@ describe('agent tools against the tracker stand-ins', () => {
     expect(
       linear.data.comments.filter((comment) => comment.issueId === issue.id).map((c) => c.body),
     ).toContain('done by the agent');
-    const notes = (await toolEvents()).map((event) => event.note);
-    expect(notes.some((note) => /^tracker_update_state on .*: ok$/.test(note))).toBe(true);
+    // The gateway records each call after answering it, so its Event can trail the change.
+    await until('the state change to be recorded as an Event', async () =>
+      (await toolEvents()).some((event) => /^tracker_update_state on .*: ok$/.test(event.note))
+        ? true
+        : undefined,
+    );
     for (const kind of ['pods', 'issueruns.lorenz.dev', 'events', 'configmaps']) {
       expect(await env.kubectl('get', kind, '-n', NAMESPACE, '-o', 'json')).not.toContain(
         LINEAR_KEY,
