@@ -122,13 +122,20 @@ describe('agent tools through the gateway', () => {
     const file = await readFile(join(board, 'BOARD-1.md'), 'utf8');
     expect(file).toMatch(/^status: In Review$/m);
     expect(file).not.toContain('not mine');
-    const notes = (await events()).map((event) => event.note);
+    // Each call's Event is written after the call is answered, so the last can trail the run.
+    const expected = [
+      /^tracker_comment on BOARD-1 .*: ok$/,
+      /^tracker_update_state on BOARD-1 .*: ok$/,
+      /^tracker_comment on .*: failed$/,
+    ];
+    const notes = await until('an Event for each tool call', async () => {
+      const seen = (await events()).map((event) => event.note);
+      return expected.every((pattern) => seen.some((note) => pattern.test(note)))
+        ? seen
+        : undefined;
+    });
     expect(notes).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^tracker_comment on BOARD-1 .*: ok$/),
-        expect.stringMatching(/^tracker_update_state on BOARD-1 .*: ok$/),
-        expect.stringMatching(/^tracker_comment on .*: failed$/),
-      ]),
+      expect.arrayContaining(expected.map((pattern) => expect.stringMatching(pattern))),
     );
     // Once the run has finished its token is revoked; renamed for another run it never worked.
     expect(await callWith(stolen)).toBe(401);
