@@ -2,6 +2,7 @@
 // WORKFLOW.md, so moving an issue is a `kubectl apply`) become IssueRuns the controller
 // creates, runs, continues while the issue stays active, and stops and removes once it is
 // Done — blockers respected and the cap never exceeded.
+import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
@@ -96,6 +97,52 @@ describe('the tracker drives the work', () => {
     });
     // Never more unfinished runs than agent.max_concurrent_agents.
     expect(maxUnfinished).toBe(1);
+  });
+
+  it('an issue dispatched again under its old run name never meets the objects of the run before', async () => {
+    await createWorkflow(
+      env,
+      'again',
+      workflowText(env, {
+        tracker:
+          '  issues:\n    - { id: "a1", identifier: "AGN-1", title: "Again", state: "Todo" }',
+        pollingMs: 3000,
+        // A run that keeps working until it is cancelled.
+        hooks: { before_run: 'sleep 600' },
+      }),
+    );
+    const name = 'again-agn-1';
+    const read = () =>
+      env.admin.request<IssueRun>({ path: path.issueRuns(name) }).catch(() => undefined);
+    const first = await until('the run of AGN-1 to start', async () => {
+      const run = await read();
+      return run?.status?.podName ? run : undefined;
+    });
+    // Cancelled while its issue stays active: the poller removes the finished run and
+    // dispatches the issue afresh, under the same name.
+    await env.admin.request({
+      method: 'PATCH',
+      path: path.issueRuns(name),
+      patchType: 'merge',
+      body: { spec: { cancelRequested: true } },
+    });
+    const reasons = new Set<string>();
+    const second = await until('AGN-1 dispatched again, and its Pod made', async () => {
+      const run = await read();
+      if (!run || run.metadata.uid === first.metadata.uid) return undefined;
+      reasons.add(run.status?.reason ?? '');
+      for (const condition of run.status?.conditions ?? []) reasons.add(condition.reason ?? '');
+      return run.status?.podName ? run : undefined;
+    });
+    // Not even for a moment did it wait on objects left by the first run.
+    expect([...reasons]).not.toContain('NameConflict');
+    const inputs = await env.admin.request<{ metadata: V1ObjectMeta }>({
+      path: path.configMaps(`${name}-inputs`),
+    });
+    expect(inputs.metadata.ownerReferences?.map((owner) => owner.uid)).toEqual([
+      second.metadata.uid,
+    ]);
+    await env.admin.request({ method: 'DELETE', path: path.workflows('again') });
   });
 
   it.each([

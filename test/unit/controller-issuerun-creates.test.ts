@@ -125,6 +125,46 @@ const rows: RunRow[] = [
     ],
   },
   {
+    name: 'inputs left by a deleted IssueRun of the same name: NameConflict, waiting for the garbage collector',
+    run: issueRun({ status: { phase: 'Pending' } }),
+    steps: once(
+      {
+        actions: [CREATE_INPUTS, GET_INPUTS, STATUS],
+        status: {
+          conditions: stalled('NameConflict'),
+          message: expect.stringContaining(
+            `ConfigMap ${RUN}-inputs is still held by an earlier IssueRun ${RUN} (uid uid-run-0), which was deleted; the run waits until the garbage collector has removed it`,
+          ) as unknown as string,
+        },
+        result: { requeueAfter: 1000 },
+      },
+      {
+        answers: [
+          conflict('POST configmaps/*'),
+          {
+            match: GET_INPUTS,
+            answer: {
+              body: {
+                metadata: {
+                  name: `${RUN}-inputs`,
+                  ownerReferences: [
+                    {
+                      apiVersion: 'lorenz.dev/v1alpha1',
+                      kind: 'IssueRun',
+                      name: RUN,
+                      uid: 'uid-run-0',
+                      controller: true,
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        ],
+      },
+    ),
+  },
+  {
     name: 'an inputs ConfigMap squatting on the run name is never read as the run inputs',
     // Seen before (a status), inputs not recorded yet: they are created first.
     run: issueRun({ status: { phase: 'Pending' } }),

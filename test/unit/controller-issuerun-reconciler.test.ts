@@ -98,7 +98,7 @@ const rows: RunRow[] = [
     workflow: workflow({ ttlSecondsAfterFinished: 30 }),
     steps: once({
       actions: [`DELETE issueruns/${RUN}`],
-      bodies: { [`DELETE issueruns/${RUN}`]: { propagationPolicy: 'Background' } },
+      bodies: { [`DELETE issueruns/${RUN}`]: { propagationPolicy: 'Foreground' } },
     }),
   },
   {

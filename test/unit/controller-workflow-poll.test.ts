@@ -14,6 +14,7 @@ import {
   FakeClock,
   FakeInformer,
   FakeKubeClient,
+  conflict,
   failWith,
   type AnswerRule,
 } from './fakes/controller.js';
@@ -131,6 +132,29 @@ describe('one poll of the tracker', () => {
       'DELETE issueruns/wf-eng-2',
       'POST issueruns/wf-eng-1',
     ]);
+  });
+
+  it.each([
+    ['the run it replaces is still being removed: polls again within a second', 'removed', 1000],
+    ['a run of that name that is not going away: waits the interval', 'kept', 5000],
+  ])('a dispatch refused with 409 because %s', async (_name, kind, requeue) => {
+    const finishedRun = held('ENG-1', 'In Review', finishedStatus(1000));
+    // kept: a run of that name the Workflow does not own (made by hand), so not its to remove.
+    const runs = kind === 'removed' ? [finishedRun] : [];
+    const { actions, result, client } = await poll([issue('ENG-1')], runs, {
+      answers: [conflict('POST issueruns/*')],
+    });
+    expect(actions).toEqual([
+      ...(kind === 'removed' ? ['DELETE issueruns/wf-eng-1'] : []),
+      'POST issueruns/wf-eng-1',
+    ]);
+    if (kind === 'removed') {
+      // Its objects go before its name does: the next run never meets them.
+      expect(client.actions[0]?.body).toEqual({ propagationPolicy: 'Foreground' });
+    }
+    expect(result.dispatch.dispatched).toBe(0);
+    expect(result.requeueAfterMs).toBe(requeue);
+    expect(Date.parse(result.dispatch.nextPollTime ?? '')).toBe(T0.getTime() + requeue);
   });
 
   it('at start-up, removes finished runs whose issue has since ended terminal', async () => {

@@ -72,10 +72,22 @@ function apiMessage(error: KubeApiError): string {
   return typeof body?.message === 'string' ? body.message : error.message;
 }
 
-const ownedBy = (object: { metadata?: V1ObjectMeta }, uid: string): boolean =>
-  (object.metadata?.ownerReferences ?? []).some(
-    (owner) => owner.uid === uid && owner.controller === true,
-  );
+const controllerOf = (object: { metadata?: V1ObjectMeta }) =>
+  (object.metadata?.ownerReferences ?? []).find((owner) => owner.controller === true);
+
+/** Why an object under the run's name is not the run's own, and what the run waits for. */
+function conflictMessage(target: CreateTarget, existing: { metadata?: V1ObjectMeta }): string {
+  const what = `${target.kind} ${target.name}`;
+  const holder = controllerOf(existing);
+  const mine = controllerOf(target.body);
+  // An IssueRun of the same name made it: the run was deleted and made again (kubectl, or a
+  // TTL) before the garbage collector took what the earlier one owned. It goes by itself.
+  if (holder && mine && holder.kind === mine.kind && holder.name === mine.name) {
+    return `${what} is still held by an earlier IssueRun ${holder.name} (uid ${holder.uid}), which was deleted; the run waits until the garbage collector has removed it`;
+  }
+  const kubectl = `kubectl delete ${target.kind.toLowerCase()} ${target.name} -n ${target.namespace}`;
+  return `${what} exists and is not this IssueRun's (not owned by uid ${target.ownerUid}); the run waits until it is gone: ${kubectl}`;
+}
 
 /**
  * Creates an object the run owns under its deterministic name. 409 means it exists: when
@@ -102,12 +114,11 @@ export async function createOwned(client: KubeClient, target: CreateTarget): Pro
   const existing = await client.request<{ metadata?: V1ObjectMeta }>({
     path: `${target.collection}/${encodeURIComponent(target.name)}`,
   });
-  if (!ownedBy(existing, target.ownerUid)) {
-    const kubectl = `kubectl delete ${target.kind.toLowerCase()} ${target.name} -n ${target.namespace}`;
+  if (controllerOf(existing)?.uid !== target.ownerUid) {
     throw new CreateRefused({
       final: false,
       reason: Reasons.NameConflict,
-      message: `${target.kind} ${target.name} exists and is not this IssueRun's (not owned by uid ${target.ownerUid}); the run waits until it is gone: ${kubectl}`,
+      message: conflictMessage(target, existing),
     });
   }
   return { outcome: 'existing', object: existing };

@@ -123,10 +123,12 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const remaining = new Date(completed).getTime() + ttl * 1000 - deps.now().getTime();
     if (remaining > 0) return { requeueAfter: remaining };
     try {
+      // Foreground, as the poller removes runs: the name frees once the run's objects are
+      // gone, so a run dispatched again under it never meets them.
       await deps.client.request({
         method: 'DELETE',
         path: resourcePath(ISSUERUNS, run.metadata.namespace, run.metadata.name),
-        body: { propagationPolicy: 'Background' },
+        body: { propagationPolicy: 'Foreground' },
       });
     } catch (error) {
       if (!isNotFound(error)) throw error;

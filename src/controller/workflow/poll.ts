@@ -57,6 +57,13 @@ export interface PollResult {
   requeueAfterMs: number;
 }
 
+/**
+ * How soon the tracker is polled again when an issue could not be dispatched because the
+ * run of that name is still being removed: its objects go first (foreground deletion), then
+ * its name is free, usually within a few seconds, well before the next poll interval.
+ */
+export const NAME_FREED_RETRY_MS = 1000;
+
 const isFinished = (run: IssueRun): boolean =>
   findCondition(run.status?.conditions, FINISHED)?.status === 'True';
 
@@ -156,6 +163,10 @@ export async function pollWorkflow(
   const byId = new Map(refreshed.map((issue) => [issue.id ?? issue.identifier, issue]));
   const candidateIds = new Set(candidates.map((issue) => issue.id ?? issue.identifier));
   const held: HeldIssue[] = [];
+  /** Names of runs on their way out: a create under one of them waits for it to go. */
+  const leaving = new Set(
+    runs.filter((run) => run.metadata.deletionTimestamp).map((run) => run.metadata.name),
+  );
   for (const run of runs) {
     const id = heldId(run);
     if (isFinished(run)) {
@@ -163,8 +174,10 @@ export async function pollWorkflow(
       // terminal: the old run goes, with its workspace; a later poll starts afresh.
       const state = run.spec.issue.state ?? null;
       const ended = terminal.has(id) || isTerminal(state, config);
-      if (candidateIds.has(id) || ended) await actions.remove(run);
-      else held.push({ issueId: id, state, slots: 0 });
+      if (candidateIds.has(id) || ended) {
+        await actions.remove(run);
+        leaving.add(run.metadata.name);
+      } else held.push({ issueId: id, state, slots: 0 });
       continue;
     }
     const issue = byId.get(id);
@@ -183,6 +196,7 @@ export async function pollWorkflow(
   }
 
   let dispatched = 0;
+  let waitingForName = false;
   if (!workflow.spec.suspend) {
     const entries = planDispatch(candidates, held, {
       activeStates: config.tracker.activeStates,
@@ -193,8 +207,10 @@ export async function pollWorkflow(
     });
     for (const entry of entries) {
       if (entry.decision.kind !== 'dispatch') continue;
-      // A run of that name still being removed: the next poll creates it.
-      if (await actions.create(dispatchedRun(workflow, entry.issue))) dispatched += 1;
+      const run = dispatchedRun(workflow, entry.issue);
+      if (await actions.create(run)) dispatched += 1;
+      // The run of that name is still being removed: a poll soon creates it.
+      else if (leaving.has(run.metadata.name)) waitingForName = true;
     }
     const blocked = entries.flatMap((entry) =>
       entry.decision.kind === 'blocked'
@@ -204,6 +220,8 @@ export async function pollWorkflow(
     base.blocked = blocked.slice(0, 50);
     base.overCap = entries.filter((entry) => entry.decision.kind === 'over-cap').length;
   }
+  const after = waitingForName ? Math.min(interval, NAME_FREED_RETRY_MS) : interval;
+  base.nextPollTime = rfc3339(new Date(now.getTime() + after));
   return {
     dispatch: {
       ...base,
@@ -212,7 +230,7 @@ export async function pollWorkflow(
       running: held.filter((entry) => entry.slots > 0).length + dispatched,
     },
     reachable: { ok: true },
-    requeueAfterMs: interval,
+    requeueAfterMs: after,
   };
 }
 
@@ -250,12 +268,16 @@ class RunActions {
     await this.patch(run, { spec: { issue: { state } } });
   }
 
+  /**
+   * Foreground: the run's name stays taken until its Pods, inputs and Secrets are gone, so
+   * the run dispatched afresh under it never meets its predecessor's objects.
+   */
   async remove(run: IssueRun): Promise<void> {
     try {
       await this.client.request({
         method: 'DELETE',
         path: this.path(run.metadata.name),
-        body: { propagationPolicy: 'Background' },
+        body: { propagationPolicy: 'Foreground' },
       });
     } catch (error) {
       if (!isNotFound(error)) throw error;
