@@ -71,6 +71,8 @@ export const RUNNER_FLAGS = {
   slot: 'slot',
   workspace: 'workspace',
   issueStateFile: 'issue-state-file',
+  /** The downward-API file with the inputs digest recorded on the Pod; absent: not checked. */
+  inputsDigestFile: 'inputs-digest-file',
   terminationLog: 'termination-log',
   /** A workspace claim outlives the Pod: no before_remove, no removal. */
   keepWorkspace: 'keep-workspace',
@@ -132,6 +134,14 @@ export const RESERVED_MOUNT_PATHS: readonly string[] = [
 /** The downward-API file, under the podinfo mount, that holds the issue's state. */
 export const ISSUE_STATE_FILE = 'issue-state';
 export const ISSUE_STATE_PATH = `${RUN_POD_PATHS.podinfo}/${ISSUE_STATE_FILE}`;
+
+/**
+ * The downward-API file, under the podinfo mount, that holds the digest of the inputs the
+ * controller recorded on the Pod: the runner refuses inputs mounted under the same name that
+ * are not those (another IssueRun's of the same name, left for the garbage collector).
+ */
+export const INPUTS_DIGEST_FILE = 'inputs-digest';
+export const INPUTS_DIGEST_PATH = `${RUN_POD_PATHS.podinfo}/${INPUTS_DIGEST_FILE}`;
 
 /** File names in the inputs volume (the keys of the inputs ConfigMap). */
 export const INPUT_FILES = {

@@ -22,12 +22,31 @@ const mismatch = (message: string, file?: string): LorenzError =>
     file ? { file } : undefined,
   );
 
-export async function readVerifiedInputs(dir: string): Promise<VerifiedInputs> {
+/**
+ * Reads and checks the inputs. With `expectedDigestFile` (the digest recorded on the Pod,
+ * through the downward API) the manifest must also be the one recorded: inputs under the
+ * same name that are not this Pod's (another IssueRun's of the same name, not yet taken by
+ * the garbage collector) are consistent in themselves, and would otherwise pass.
+ */
+export async function readVerifiedInputs(
+  dir: string,
+  expectedDigestFile?: string,
+): Promise<VerifiedInputs> {
   let manifestText: string;
   try {
     manifestText = await readFile(join(dir, MANIFEST_FILE), 'utf8');
   } catch (error) {
     throw mismatch(`cannot read ${MANIFEST_FILE}: ${errorMessage(error)}`, MANIFEST_FILE);
+  }
+  if (expectedDigestFile !== undefined) {
+    const expected = await readExpectedDigest(expectedDigestFile);
+    const actual = inputDigest(manifestText);
+    if (expected !== actual) {
+      throw mismatch(
+        `the inputs mounted (${MANIFEST_FILE} ${actual}) are not the ones recorded for this Pod (${expected})`,
+        MANIFEST_FILE,
+      );
+    }
   }
   let listed: Record<string, unknown>;
   try {
@@ -63,6 +82,18 @@ export async function readVerifiedInputs(dir: string): Promise<VerifiedInputs> {
     files[name] = text;
   }
   return { files };
+}
+
+async function readExpectedDigest(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw mismatch(`cannot read the recorded inputs digest: ${errorMessage(error)}`);
+  }
+  const digest = text.trim();
+  if (!digest) throw mismatch(`the recorded inputs digest in ${file} is empty`);
+  return digest;
 }
 
 export function requireInput(inputs: VerifiedInputs, name: string): string {

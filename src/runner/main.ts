@@ -50,6 +50,8 @@ export interface RunnerOptions {
   /** The workspace volume: the lifecycle's root, unless it runs on an SSH worker. */
   workspaceRoot: string;
   issueStateFile: string;
+  /** The digest the inputs must have (a downward-API file); absent: the manifest alone. */
+  inputsDigestFile?: string | undefined;
   terminationLogPath: string;
   /** With a persistent claim the tree outlives the Pod: no before_remove, no removal. */
   keepWorkspace: boolean;
@@ -95,6 +97,7 @@ export function parseRunnerArgs(
       [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
       [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
       [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
+      [RUNNER_FLAGS.inputsDigestFile]: { type: 'string' },
       [RUNNER_FLAGS.terminationLog]: {
         type: 'string',
         default: RUNNER_DEFAULTS.terminationLogPath,
@@ -133,6 +136,7 @@ export function parseRunnerArgs(
     slot,
     workspaceRoot: values[RUNNER_FLAGS.workspace],
     issueStateFile: values[RUNNER_FLAGS.issueStateFile],
+    inputsDigestFile: values[RUNNER_FLAGS.inputsDigestFile],
     terminationLogPath: values[RUNNER_FLAGS.terminationLog],
     keepWorkspace: values[RUNNER_FLAGS.keepWorkspace],
     noAgent: values[RUNNER_FLAGS.noAgent],
@@ -162,7 +166,7 @@ interface RunPlan {
 }
 
 async function planRun(options: RunnerOptions): Promise<RunPlan> {
-  const inputs = await readVerifiedInputs(options.inputsDir);
+  const inputs = await readVerifiedInputs(options.inputsDir, options.inputsDigestFile);
   markStartup('inputs_verified');
   const loaded = loadWorkflowText(
     requireInput(inputs, INPUT_FILES.workflow),

@@ -104,6 +104,65 @@ describe('refused creates on a real apiserver', () => {
     expect(done.status?.phase).toBe('Succeeded');
   });
 
+  it('a run deleted and made again waits for what the earlier one left, and never mounts it', async () => {
+    await createIssueRun(env, 'again-1', 'wf', { identifier: 'A-1', title: 'Made first' });
+    const earlier = await finished(env, 'again-1', 120_000);
+    // Its inputs outlive it for a while (held here by a finalizer, as a slow garbage
+    // collector would), and it is made again at once, as `kubectl replace --force` does.
+    const inputs = path.configMaps('again-1-inputs');
+    await env.admin.request({
+      method: 'PATCH',
+      path: inputs,
+      patchType: 'merge',
+      body: { metadata: { finalizers: ['test.lorenz.dev/hold'] } },
+    });
+    await env.kubectl('delete', 'issuerun', 'again-1', '-n', NAMESPACE, '--wait=true');
+    // The collector took its Pod first (it goes in no set order), so no Pod name stands in
+    // the way of a new Pod mounting what is left.
+    await env.kubectl(
+      'delete',
+      'pod',
+      'again-1-0-1',
+      '-n',
+      NAMESPACE,
+      '--grace-period=0',
+      '--force',
+      '--ignore-not-found',
+      '--wait=true',
+    );
+    await createIssueRun(env, 'again-1', 'wf', { identifier: 'A-1', title: 'Made again' });
+    const run = await stalledWith(env, 'again-1', 'NameConflict');
+    expect(run.status?.message).toMatch(
+      new RegExp(
+        `^ConfigMap again-1-inputs is still held by an earlier IssueRun again-1 \\(uid ${earlier.metadata.uid}\\), which was deleted; the run waits until the garbage collector has removed it$`,
+      ),
+    );
+    // Held long enough for a doubling backoff to have reached 16 s (1 + 2 + 4 + 8 s); then
+    // taken, as the collector would (it may have asked already).
+    await new Promise((resolve) => setTimeout(resolve, 16_000));
+    await env.admin.request({ method: 'DELETE', path: inputs }).catch(() => undefined);
+    await env.admin.request({
+      method: 'PATCH',
+      path: inputs,
+      patchType: 'merge',
+      body: { metadata: { finalizers: null } },
+    });
+    const released = Date.now();
+    await until('the run to make its own inputs', async () => {
+      const made = await env.admin
+        .request<{ metadata: { ownerReferences?: { uid: string }[] } }>({ path: inputs })
+        .catch(() => undefined);
+      return made?.metadata.ownerReferences?.[0]?.uid === run.metadata.uid ? true : undefined;
+    });
+    // With the wait capped at 5 s: at most 5 s after the release, and load. Doubling, it
+    // would be 15 s.
+    expect(Date.now() - released).toBeLessThan(10_000);
+    // Its Pod ran its own inputs: the earlier run's (another title, another digest) would
+    // have ended it with InputsInvalid.
+    const done = await finished(env, 'again-1', 120_000);
+    expect(done.status?.phase, JSON.stringify(done.status)).toBe('Succeeded');
+  });
+
   it('ends a run whose inputs cannot fit in a ConfigMap with InputsTooLarge, creating nothing', async () => {
     await createIssueRun(env, 'big-1', 'wf', {
       identifier: 'B-1',

@@ -3,7 +3,7 @@
 // a growing delay when retrying can help, and the end of the run when it cannot.
 import { describe, expect, it } from 'vitest';
 import { conflict, failWith } from './fakes/controller.js';
-import { RUN, issueRun, workflowText } from './fakes/objects.js';
+import { RUN, issueRun, runPod, workflowText } from './fakes/objects.js';
 import {
   playRun,
   runActions,
@@ -22,6 +22,40 @@ const squatter = {
   match: `GET pods/${RUN}-0-1`,
   answer: { body: { metadata: { name: `${RUN}-0-1`, ownerReferences: [] } } },
 };
+
+/** The inputs ConfigMap as an earlier IssueRun of the same name left it. */
+const predecessorInputs = {
+  match: GET_INPUTS,
+  answer: {
+    body: {
+      metadata: {
+        name: `${RUN}-inputs`,
+        ownerReferences: [
+          {
+            apiVersion: 'lorenz.dev/v1alpha1',
+            kind: 'IssueRun',
+            name: RUN,
+            uid: 'uid-run-0',
+            controller: true,
+          },
+        ],
+      },
+    },
+  },
+};
+
+/** A Pod an earlier IssueRun of the same name left (deleted, not yet collected). */
+const earlierRunPod = ((pod) => ({
+  ...pod,
+  metadata: {
+    ...pod.metadata,
+    name: 'left-behind',
+    ownerReferences: (pod.metadata?.ownerReferences ?? []).map((owner) => ({
+      ...owner,
+      uid: 'uid-run-0',
+    })),
+  },
+}))(runPod({ phase: 'Succeeded' }));
 
 const rows: RunRow[] = [
   {
@@ -125,44 +159,45 @@ const rows: RunRow[] = [
     ],
   },
   {
-    name: 'inputs left by a deleted IssueRun of the same name: NameConflict, waiting for the garbage collector',
+    name: 'inputs left by a deleted IssueRun of the same name: NameConflict, looked at again at least every 5 s',
     run: issueRun({ status: { phase: 'Pending' } }),
+    steps: [1000, 2000, 4000, 5000, 5000].map((requeueAfter, index) => ({
+      ...(index > 0 ? { advanceMs: requeueAfter } : {}),
+      answers: [conflict('POST configmaps/*'), predecessorInputs],
+      want: {
+        actions: [CREATE_INPUTS, GET_INPUTS, ...(index === 0 ? [STATUS] : [])],
+        ...(index === 0
+          ? {
+              status: {
+                conditions: stalled('NameConflict'),
+                message: expect.stringContaining(
+                  `ConfigMap ${RUN}-inputs is still held by an earlier IssueRun ${RUN} (uid uid-run-0), which was deleted; the run waits until the garbage collector has removed it`,
+                ) as unknown as string,
+              },
+            }
+          : {}),
+        result: { requeueAfter },
+      },
+    })),
+  },
+  {
+    name: 'first pass, an earlier run of the name not yet collected: inputs before Pods, no Pod beside what it left',
+    run: issueRun(),
+    pods: [earlierRunPod],
     steps: once(
       {
         actions: [CREATE_INPUTS, GET_INPUTS, STATUS],
-        status: {
-          conditions: stalled('NameConflict'),
-          message: expect.stringContaining(
-            `ConfigMap ${RUN}-inputs is still held by an earlier IssueRun ${RUN} (uid uid-run-0), which was deleted; the run waits until the garbage collector has removed it`,
-          ) as unknown as string,
-        },
+        status: { conditions: stalled('NameConflict') },
         result: { requeueAfter: 1000 },
       },
-      {
-        answers: [
-          conflict('POST configmaps/*'),
-          {
-            match: GET_INPUTS,
-            answer: {
-              body: {
-                metadata: {
-                  name: `${RUN}-inputs`,
-                  ownerReferences: [
-                    {
-                      apiVersion: 'lorenz.dev/v1alpha1',
-                      kind: 'IssueRun',
-                      name: RUN,
-                      uid: 'uid-run-0',
-                      controller: true,
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        ],
-      },
+      { answers: [conflict('POST configmaps/*'), predecessorInputs] },
     ),
+  },
+  {
+    name: 'first pass, an earlier run of the name not yet collected, its inputs gone: inputs, then Pods',
+    run: issueRun(),
+    pods: [earlierRunPod],
+    steps: once({ actions: [CREATE_INPUTS, CREATE_POD(0), STATUS], status: { phase: 'Pending' } }),
   },
   {
     name: 'an inputs ConfigMap squatting on the run name is never read as the run inputs',

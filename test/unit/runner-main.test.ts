@@ -2,6 +2,7 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { inputDigest } from '../../src/api/run-pod.js';
 import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
 import { runRunner, type RunnerOptions } from '../../src/runner/main.js';
 import { readVerifiedInputs } from '../../src/runner/inputs.js';
@@ -136,6 +137,33 @@ describe('lorenz runner', () => {
     expect(summary).toMatchObject({ succeeded: false, errorCode: 'input_digest_mismatch' });
     expect(summary?.error).toContain('hooks.json');
     await expect(readVerifiedInputs(inputsDir)).rejects.toThrow(/hooks.json has digest sha256:/);
+  });
+
+  it.each([
+    ['its own', 'own', true],
+    ['another run’s of the same name, consistent in themselves', 'other', false],
+    ['a recorded digest that is empty', 'empty', false],
+    ['no recorded digest to read', 'missing', false],
+  ])('inputs checked against the digest recorded on the Pod: %s', async (_name, kind, ok) => {
+    const inputsDir = await writeInputs(workflow(FOUR_HOOKS));
+    const own = inputDigest(await readFile(join(inputsDir, 'manifest.json'), 'utf8'));
+    const other = inputDigest('another manifest');
+    const digestFile = join(dir, 'inputs-digest');
+    if (kind !== 'missing') {
+      await writeFile(digestFile, { own, other, empty: '' }[kind] ?? '');
+    }
+    const { code, events, summary } = await run(inputsDir, {
+      createAgentStep: okAgent([]),
+      inputsDigestFile: digestFile,
+    });
+    expect(code).toBe(ok ? 0 : 1);
+    expect(events.some((event) => event.type === 'hook_execution')).toBe(ok);
+    if (!ok) expect(summary).toMatchObject({ errorCode: 'input_digest_mismatch' });
+    if (kind === 'other') {
+      expect(summary?.error).toBe(
+        `input_digest_mismatch: the inputs mounted (manifest.json ${own}) are not the ones recorded for this Pod (${other})`,
+      );
+    }
   });
 
   it('on cancellation stops the agent and still runs after_run', async () => {

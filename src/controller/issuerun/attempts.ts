@@ -7,6 +7,7 @@ import type { Informer } from '../runtime/informer.js';
 import { LABEL_SLOT } from '../shared/constants.js';
 import type { PodObject } from '../shared/resources.js';
 import { isActiveState } from '../../workflow/states.js';
+import type { CreateFailure } from './create.js';
 import { ensureRunObjects, type EnsureResult } from './ensure.js';
 import type { PodExpectations } from './expectations.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
@@ -18,6 +19,14 @@ import type { RunnableWorkflow } from './workflow-config.js';
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;
 export const CREATE_RETRY_MAX_MS = 300_000;
+
+/** How long to wait after the n-th refused create in a row (from 0), for this refusal. */
+export const createRetryDelay = (failures: number, failure: CreateFailure): number =>
+  exponentialDelay(
+    failures,
+    CREATE_RETRY_BASE_MS,
+    Math.min(CREATE_RETRY_MAX_MS, failure.maxRetryMs ?? CREATE_RETRY_MAX_MS),
+  );
 
 /** The retry backoff cap when the Workflow's configuration cannot be read (its default). */
 export const DEFAULT_RETRY_BACKOFF_CAP_MS = 300_000;
@@ -187,9 +196,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       if (!ensured.ok) {
         const failures = deps.createRetries.get(uid) ?? 0;
         deps.createRetries.set(uid, failures + 1);
-        const at =
-          deps.now().getTime() +
-          exponentialDelay(failures, CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS);
+        const at = deps.now().getTime() + createRetryDelay(failures, ensured);
         started.retryAt = Math.min(started.retryAt ?? Infinity, at);
         const message = `attempt ${attempt} cannot start yet (${ensured.reason}: ${ensured.message})`;
         started.views = started.views.map((view) =>

@@ -10,7 +10,15 @@ export interface CreateFailure {
   final: boolean;
   reason: string;
   message: string;
+  /**
+   * A refusal that clears by itself soon (the garbage collector taking an earlier run's
+   * object): retries never wait longer than this, so the run starts soon after it clears.
+   */
+  maxRetryMs?: number;
 }
+
+/** What the garbage collector removes within seconds is looked for again at least this often. */
+export const COLLECTED_SOON_RETRY_MS = 5000;
 
 /** Thrown by createOwned for the ensure step to turn into a status. */
 export class CreateRefused extends Error {
@@ -76,17 +84,27 @@ const controllerOf = (object: { metadata?: V1ObjectMeta }) =>
   (object.metadata?.ownerReferences ?? []).find((owner) => owner.controller === true);
 
 /** Why an object under the run's name is not the run's own, and what the run waits for. */
-function conflictMessage(target: CreateTarget, existing: { metadata?: V1ObjectMeta }): string {
+function nameConflict(target: CreateTarget, existing: { metadata?: V1ObjectMeta }): CreateFailure {
   const what = `${target.kind} ${target.name}`;
   const holder = controllerOf(existing);
   const mine = controllerOf(target.body);
-  // An IssueRun of the same name made it: the run was deleted and made again (kubectl, or a
-  // TTL) before the garbage collector took what the earlier one owned. It goes by itself.
+  // An IssueRun of the same name made it: the run was deleted and made again (kubectl
+  // delete and apply) before the garbage collector took what the earlier one owned. It goes
+  // by itself, within seconds.
   if (holder && mine && holder.kind === mine.kind && holder.name === mine.name) {
-    return `${what} is still held by an earlier IssueRun ${holder.name} (uid ${holder.uid}), which was deleted; the run waits until the garbage collector has removed it`;
+    return {
+      final: false,
+      reason: Reasons.NameConflict,
+      message: `${what} is still held by an earlier IssueRun ${holder.name} (uid ${holder.uid}), which was deleted; the run waits until the garbage collector has removed it`,
+      maxRetryMs: COLLECTED_SOON_RETRY_MS,
+    };
   }
   const kubectl = `kubectl delete ${target.kind.toLowerCase()} ${target.name} -n ${target.namespace}`;
-  return `${what} exists and is not this IssueRun's (not owned by uid ${target.ownerUid}); the run waits until it is gone: ${kubectl}`;
+  return {
+    final: false,
+    reason: Reasons.NameConflict,
+    message: `${what} exists and is not this IssueRun's (not owned by uid ${target.ownerUid}); the run waits until it is gone: ${kubectl}`,
+  };
 }
 
 /**
@@ -115,11 +133,7 @@ export async function createOwned(client: KubeClient, target: CreateTarget): Pro
     path: `${target.collection}/${encodeURIComponent(target.name)}`,
   });
   if (controllerOf(existing)?.uid !== target.ownerUid) {
-    throw new CreateRefused({
-      final: false,
-      reason: Reasons.NameConflict,
-      message: conflictMessage(target, existing),
-    });
+    throw new CreateRefused(nameConflict(target, existing));
   }
   return { outcome: 'existing', object: existing };
 }

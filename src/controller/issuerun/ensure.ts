@@ -66,6 +66,11 @@ export async function ensureRunObjects(options: {
   operatorImage: string;
   podTemplatePolicy?: PodTemplatePolicy | undefined;
   existingPods: ReadonlySet<string>;
+  /**
+   * An earlier IssueRun of this name was deleted a moment ago, or its Pods are still about
+   * (earlier-runs.ts): its inputs may be too, so even on the first pass they go first.
+   */
+  earlierRunAbout?: boolean;
   /** A retry: the attempt to start and its slots (default: every slot's first attempt). */
   retry?: { attempt: number; slots: readonly number[] } | undefined;
   /** The agent-tools gateway URL run Pods use; absent: the controller serves no tools. */
@@ -226,7 +231,7 @@ export async function ensureRunObjects(options: {
   ];
 
   try {
-    if (run.status === undefined && !options.retry) {
+    if (run.status === undefined && !options.retry && !options.earlierRunAbout) {
       // A run seen for the first time: nothing was rendered for it before, so the Pods can be
       // created beside their inputs instead of after them (one API round trip less before
       // the Pod exists; a kubelet waits for a ConfigMap volume that is not there yet).

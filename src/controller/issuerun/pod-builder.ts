@@ -11,6 +11,8 @@ import type {
 import { LorenzError } from '../../workflow/errors.js';
 import {
   AGENT_CONTAINER_NAME,
+  INPUTS_DIGEST_FILE,
+  INPUTS_DIGEST_PATH,
   ISSUE_STATE_FILE,
   ISSUE_STATE_PATH,
   REDACT_ENV_PREFIX,
@@ -290,6 +292,8 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       WORKSPACE_DIR,
       `--${RUNNER_FLAGS.issueStateFile}`,
       ISSUE_STATE_PATH,
+      `--${RUNNER_FLAGS.inputsDigestFile}`,
+      INPUTS_DIGEST_PATH,
       // A claim outlives the Pod: keep the tree for the next attempt.
       ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
       ...toolsArgs(options.tools),
@@ -327,6 +331,10 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
           {
             path: ISSUE_STATE_FILE,
             fieldRef: { fieldPath: `metadata.annotations['${ANNOTATION_ISSUE_STATE}']` },
+          },
+          {
+            path: INPUTS_DIGEST_FILE,
+            fieldRef: { fieldPath: `metadata.annotations['${ANNOTATION_INPUTS_DIGEST}']` },
           },
         ],
       },

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
-import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
@@ -24,13 +23,8 @@ import {
 import { runState, runStateFromSlots, type RunState, type SlotView } from './status.js';
 import type { RunnableWorkflow } from './workflow-config.js';
 import { planRetries } from './retry.js';
-import {
-  CREATE_RETRY_BASE_MS,
-  CREATE_RETRY_MAX_MS,
-  createAttemptStarter,
-  deleteRunPod,
-  isLive,
-} from './attempts.js';
+import { createAttemptStarter, createRetryDelay, deleteRunPod, isLive } from './attempts.js';
+import { createDeletedNames, earlierRunPods } from './earlier-runs.js';
 import { createTokenRevoker } from './tools-token.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
 import { missingGitCredentials } from './git-credentials.js';
@@ -102,6 +96,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
 
   /** The uid of the run object last seen under each key: what to forget when it is gone. */
   const uids = new Map<string, string>();
+  const deletedNames = createDeletedNames(deps.now);
 
   /** Drops what is kept in memory for a run object: it is done, or gone. */
   function forgetRun(uid: string) {
@@ -253,6 +248,9 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       operatorImage: deps.operatorImage,
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: cachedPods,
+      earlierRunAbout:
+        deletedNames.recentlyGone(key) ||
+        earlierRunPods(deps.pods.list(run.metadata.namespace), run),
       toolsUrl: deps.toolsUrl,
       branch: decidedBranch(branch),
       ssh: ssh.kind === 'ready' ? ssh : undefined,
@@ -268,9 +266,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       const failures = createRetries.get(runUid(run)) ?? 0;
       createRetries.set(runUid(run), failures + 1);
       await writePodless(key, current, { kind: 'stalled', reason, message });
-      return {
-        requeueAfter: exponentialDelay(failures, CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS),
-      };
+      return { requeueAfter: createRetryDelay(failures, ensured) };
     }
     createRetries.delete(runUid(run));
     expectations.expect(
@@ -367,8 +363,17 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       const uid = uids.get(key);
       if (uid !== undefined) forgetRun(uid);
       if (uid !== undefined) tokens?.forget(uid);
+      if (uid !== undefined) deletedNames.gone(key);
       uids.delete(key);
       return;
+    }
+    const previous = uids.get(key);
+    if (previous !== undefined && previous !== runUid(cachedRun)) {
+      // Deleted and made again between two looks: the earlier object is gone all the same.
+      store.forget(key);
+      forgetRun(previous);
+      tokens?.forget(previous);
+      deletedNames.gone(key);
     }
     uids.set(key, runUid(cachedRun));
     // The cache may not have our last status write yet: reason from the freshest status.
