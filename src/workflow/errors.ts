@@ -141,7 +141,8 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   tracker_response: "The tracker's answer is not what its API promises.",
   tracker_pagination: "The tracker's pages do not add up.",
   tracker_rate_limited: 'The tracker rate-limited the request.',
-  input_digest_mismatch: "A run Pod's inputs differ from their manifest (tampered or torn).",
+  input_digest_mismatch:
+    "A run Pod's inputs differ from their manifest (tampered or torn), or are not the ones recorded on the Pod.",
   invalid_pod_template: "The Workflow's podTemplate asks for something run Pods may not have.",
   cancelled: 'The run was cancelled before or while the slot ran.',
   workspace_error: 'The lifecycle failed with an unexpected error (its message given).',
