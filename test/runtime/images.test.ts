@@ -23,6 +23,7 @@ import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import {
   INPUT_FILES,
+  INPUTS_DIGEST_FILE,
   ISSUE_STATE_FILE,
   RUN_POD_VOLUME_NAMES,
   RUNNER_FLAGS,
@@ -214,6 +215,8 @@ describe.skipIf(unavailable !== '')('a run Pod on the Docker engine', () => {
     volumes[RUN_POD_VOLUME_NAMES.inputs] = inputsDir;
     const podinfo = dir('podinfo', 0o755);
     writeFileSync(join(podinfo, ISSUE_STATE_FILE), 'Todo', { mode: 0o444 });
+    // What the kubelet projects from the Pod's lorenz.dev/inputs-digest annotation.
+    writeFileSync(join(podinfo, INPUTS_DIGEST_FILE), inputs.digest, { mode: 0o444 });
     volumes[RUN_POD_VOLUME_NAMES.podinfo] = podinfo;
     terminationLog = join(scratch, 'termination-log');
     writeFileSync(terminationLog, '', { mode: 0o666 });
