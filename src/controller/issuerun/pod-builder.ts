@@ -1,7 +1,5 @@
 import type {
   V1Container,
-  V1EnvFromSource,
-  V1EnvVar,
   V1PersistentVolumeClaim,
   V1PersistentVolumeClaimSpec,
   V1Pod,
@@ -15,7 +13,6 @@ import {
   INPUTS_DIGEST_PATH,
   ISSUE_STATE_FILE,
   ISSUE_STATE_PATH,
-  REDACT_ENV_PREFIX,
   RUNNER_FLAGS,
   RUNNER_LAUNCHER_FILE,
   RUNNER_INIT_CONTAINER_NAME as INIT_CONTAINER_NAME,
@@ -42,6 +39,7 @@ import {
 import { labelValue, runPodName, workspaceClaimName } from '../shared/names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
+import { agentEnv, agentEnvFrom } from './agent-env.js';
 import { restrictedContainer, restrictedPod } from './pod-security-context.js';
 
 export { DEFAULT_RUN_AS_USER } from './pod-security-context.js';
@@ -187,41 +185,6 @@ const sshArgs = (ssh: RunPodSsh | undefined): string[] =>
  */
 export function terminationGraceSeconds(hooksTimeoutMs: number): number {
   return 2 * Math.ceil(hooksTimeoutMs / 1000) + 15;
-}
-
-function agentEnv(template: V1Container, redactSecrets: boolean): V1EnvVar[] {
-  const env = [...(template.env ?? [])];
-  if (!env.some((variable) => variable.name === 'HOME')) env.push({ name: 'HOME', value: '/tmp' });
-  if (!redactSecrets) return env;
-  // Each Secret-sourced variable once more under the redaction prefix (see REDACT_ENV_PREFIX).
-  (template.env ?? []).forEach((variable, index) => {
-    if (variable.valueFrom?.secretKeyRef) {
-      env.push({ name: `${REDACT_ENV_PREFIX}${index}`, valueFrom: variable.valueFrom });
-    }
-  });
-  return env;
-}
-
-/** The template's envFrom, plus each Secret once more under the redaction prefix. */
-function agentEnvFrom(
-  template: V1Container,
-  redactSecrets: boolean,
-): V1EnvFromSource[] | undefined {
-  const sources = template.envFrom ?? [];
-  const copies = redactSecrets
-    ? sources.flatMap((source, index) =>
-        source.secretRef
-          ? [
-              {
-                prefix: `${REDACT_ENV_PREFIX}FROM${index}_`,
-                secretRef: { ...source.secretRef, optional: true },
-              },
-            ]
-          : [],
-      )
-    : [];
-  const all = [...sources, ...copies];
-  return all.length > 0 ? all : undefined;
 }
 
 function workspaceVolume(options: RunPodOptions): V1Volume {
