@@ -157,6 +157,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     key: string,
     run: IssueRun,
     pods: readonly PodObject[],
+    /** Every Pod of the namespace in the cache: an earlier run's may be among them. */
+    namespacePods: readonly PodObject[],
   ): Promise<ReconcileResult> {
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
     if (!workflow) {
@@ -248,9 +250,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       operatorImage: deps.operatorImage,
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: cachedPods,
-      earlierRunAbout:
-        deletedNames.recentlyGone(key) ||
-        earlierRunPods(deps.pods.list(run.metadata.namespace), run),
+      earlierRunAbout: deletedNames.recentlyGone(key) || earlierRunPods(namespacePods, run),
       toolsUrl: deps.toolsUrl,
       branch: decidedBranch(branch),
       ssh: ssh.kind === 'ready' ? ssh : undefined,
@@ -378,12 +378,13 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     uids.set(key, runUid(cachedRun));
     // The cache may not have our last status write yet: reason from the freshest status.
     const run = store.fresh(key, cachedRun);
-    const pods = runPods(deps.pods.list(namespace), run);
+    const namespacePods = deps.pods.list(namespace);
+    const pods = runPods(namespacePods, run);
 
     if (hasFinished(run, pods, deps.now())) return finishedRun(key, run);
     if (run.spec.cancelRequested) return cancelRun(key, run, pods);
     if (!run.status?.inputsConfigMap || (run.status.slots ?? []).length === 0) {
-      return startRun(key, run, pods);
+      return startRun(key, run, pods, namespacePods);
     }
     const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
     if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {
