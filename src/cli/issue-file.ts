@@ -5,8 +5,8 @@ import { parseUserYaml } from '../workflow/yaml.js';
 
 /**
  * Read the ISSUE file of `lorenz run` / `prompt render` / `hook render`: YAML or JSON (JSON is
- * YAML), one issue with the reference's snake_case keys. Every failure is one line that
- * starts with `issue file <path>`: `file_unreadable` when it cannot be read, `invalid_issue`
+ * YAML), one issue with the snake_case keys of workflow/issue.ts. Every failure is one line
+ * that starts with `issue file <path>`: `file_unreadable` when it cannot be read, `invalid_issue`
  * when it is not YAML or not an issue.
  */
 export async function readIssueFile(path: string): Promise<Issue> {

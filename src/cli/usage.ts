@@ -23,8 +23,9 @@ export const USAGE = `usage:
                     [--tools-bind-address ADDR (0: no agent tools)] [--tools-url URL]
                     [--operator-image IMAGE]
 
-ISSUE is a YAML or JSON file holding one issue with the reference's snake_case keys
-(identifier and title required).
+ISSUE is a YAML or JSON file holding one issue, with the snake_case keys templates read as
+issue.* and IssueRun spec.issue holds: identifier and title required; id, description,
+priority, state, branch_name, url, labels, blocked_by, … optional.
 
 \`lorenz COMMAND --help\` (or -h) prints this.
 

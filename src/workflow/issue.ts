@@ -3,9 +3,9 @@ import { LorenzError } from './errors.js';
 import { describeZodIssue } from './zod-messages.js';
 
 /**
- * The normalized issue, with the reference's snake_case keys. Trackers normalize into it,
- * `lorenz run --issue FILE` reads it, IssueRun.spec.issue holds it, and the templates see it
- * exactly as it is here.
+ * The normalized issue, with snake_case keys (`branch_name`, `blocked_by`). Trackers normalize
+ * into it, `lorenz run --issue FILE` reads it, IssueRun.spec.issue holds it, and WORKFLOW.md's
+ * templates see it exactly as it is here.
  */
 export const blockerSchema = z.object({
   id: z.string().nullable().default(null),
