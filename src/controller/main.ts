@@ -5,7 +5,9 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { countingClient } from './runtime/counting-client.js';
 import { createLogger, type Logger } from './runtime/logger.js';
+import { DEFAULT_LEASE } from './runtime/leader.js';
 import { createManager, type Manager, type ManagerExitReason } from './runtime/manager.js';
+import { handleShutdownSignals } from './runtime/shutdown.js';
 import { setupIssueRunController } from './issuerun/setup.js';
 import { DEFAULT_OPERATOR_IMAGE } from './shared/constants.js';
 import {
@@ -13,6 +15,7 @@ import {
   type PodTemplatePolicy,
 } from './shared/pod-template-check.js';
 import { createTrackerCache } from './shared/trackers.js';
+import { TOOLS_STOP_GRACE_MS } from '../tools/index.js';
 import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
 
@@ -42,13 +45,38 @@ export interface ControllerRunOptions {
   toolsUrl?: string;
 }
 
+/**
+ * The shutdown budget, under the Pod's terminationGracePeriodSeconds (30 in the chart and
+ * config/manager): tool calls in flight get 5 s, the reconciles in flight (their context is
+ * aborted at once, so most end at their next request) 12 s, the Lease's release up to the
+ * renew deadline (7 s); at 25 s from the signal the process exits whatever is left.
+ */
+export const SHUTDOWN_BUDGET = {
+  toolCallsMs: TOOLS_STOP_GRACE_MS,
+  reconcilesMs: 12_000,
+  leaseReleaseMs: DEFAULT_LEASE.renewDeadlineMs,
+  deadlineMs: 25_000,
+} as const;
+
+const WAITS_FOR =
+  `tool calls in flight (at most ${SHUTDOWN_BUDGET.toolCallsMs / 1000} s), ` +
+  `reconciles in flight (aborted, at most ${SHUTDOWN_BUDGET.reconcilesMs / 1000} s), ` +
+  `the Lease's release (at most ${SHUTDOWN_BUDGET.leaseReleaseMs / 1000} s); ` +
+  `exits by ${SHUTDOWN_BUDGET.deadlineMs / 1000} s whatever is left`;
+
 export interface RunningController {
   manager: Manager;
   /** Kubernetes API writes made by the reconcilers (creates, patches, deletes, Events). */
   writes(): number;
   /** The last writes as `METHOD path` (at most 1000), for accounting. */
   writeLog(): string[];
+  /**
+   * Everything, in order: the gateway (no new tool calls), the log followers, the manager
+   * (controllers drained, Lease released, informers, metrics and health servers, the
+   * apiserver connections). Once it settles nothing of the controller holds the process.
+   */
   stop(): Promise<void>;
+  /** Settles when stop() has ended: on SIGTERM/SIGINT (handleSignals) or a call. */
   readonly done: Promise<ManagerExitReason>;
 }
 
@@ -66,7 +94,10 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     metricsBindAddress: options.metricsBindAddress ?? '0',
     healthProbeBindAddress: options.healthProbeBindAddress ?? '0',
     logger,
-    handleSignals: options.handleSignals ?? true,
+    // Signals stop the whole controller (below), not only the manager: the gateway's
+    // server alone kept the process up after "manager stopped" (issue 25).
+    handleSignals: false,
+    gracefulShutdownTimeoutMs: SHUTDOWN_BUDGET.reconcilesMs,
   });
   const { client, writes, writeLog } = countingClient(manager.client);
   const podTemplatePolicy: PodTemplatePolicy = {
@@ -107,16 +138,38 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   });
   setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers });
 
+  let stopping: Promise<void> | undefined;
+  let resolveDone: (reason: ManagerExitReason) => void = () => {};
+  const done = new Promise<ManagerExitReason>((resolve) => (resolveDone = resolve));
+  const stopAll = (reason: ManagerExitReason): Promise<void> =>
+    (stopping ??= (async () => {
+      // The gateway first: it reads the informers and the client the manager closes.
+      await tools?.stop(SHUTDOWN_BUDGET.toolCallsMs);
+      issueRuns.stop();
+      await manager.stop(reason);
+      // A reconcile drained just now may have opened a log stream.
+      issueRuns.stop();
+      resolveDone(reason);
+    })());
+  const signals =
+    options.handleSignals === false
+      ? undefined
+      : handleShutdownSignals({
+          logger,
+          stop: (how) => stopAll(how === 'stopped' ? 'stopped' : 'signal'),
+          waitsFor: WAITS_FOR,
+          deadlineMs: SHUTDOWN_BUDGET.deadlineMs,
+        });
+
   await manager.start();
   return {
     manager,
     writes,
     writeLog,
-    done: manager.done,
+    done,
     async stop() {
-      issueRuns.stop();
-      await tools?.stop();
-      await manager.stop('stopped');
+      if (signals) await signals.stop();
+      else await stopAll('stopped');
     },
   };
 }
@@ -203,8 +256,9 @@ function toolsOptions(
 }
 
 /**
- * `lorenz controller`: runs until SIGTERM/SIGINT (0). A replica that loses its lease stays
- * up as a candidate.
+ * `lorenz controller`: runs until SIGTERM/SIGINT, then stops everything it started and
+ * returns 0; the process ends because nothing is left open (SHUTDOWN_BUDGET bounds the wait;
+ * a second signal exits at once). A replica that loses its lease stays up as a candidate.
  */
 export async function runController(options: ControllerRunOptions): Promise<number> {
   const running = await startController(options);

@@ -12,7 +12,12 @@ export {
   type RateLimiter,
   type RateVerdict,
 } from './limiter.js';
-export { parseBindAddress, startToolsServer, type ToolsServer } from './server.js';
+export {
+  parseBindAddress,
+  startToolsServer,
+  TOOLS_STOP_GRACE_MS,
+  type ToolsServer,
+} from './server.js';
 export {
   bearerToken,
   mintToken,

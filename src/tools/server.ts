@@ -11,9 +11,18 @@ export interface ToolsServerOptions {
 export interface ToolsServer {
   /** The port actually bound (useful with port 0). */
   port: number;
-  /** Stops accepting, closes the gateway's requests in flight, then the connections. */
-  stop(): Promise<void>;
+  /**
+   * Stops accepting and closes idle keep-alive connections at once; tool calls in flight get
+   * `graceMs` (default 5 s) to finish, then the gateway's requests and every connection are
+   * closed. Settles when the listener is closed: it no longer holds the process.
+   */
+  stop(graceMs?: number): Promise<void>;
+  /** Tool calls being served now. */
+  inFlight(): number;
 }
+
+/** How long stop() lets tool calls in flight finish (an agent's write to its tracker). */
+export const TOOLS_STOP_GRACE_MS = 5_000;
 
 /** Splits a bind address; the host is undefined for all interfaces. */
 export function parseBindAddress(bindAddress: string): { host: string | undefined; port: number } {
@@ -32,7 +41,14 @@ export function parseBindAddress(bindAddress: string): { host: string | undefine
 /** Serves the gateway over plain HTTP: inside the cluster, behind a NetworkPolicy. */
 export async function startToolsServer(options: ToolsServerOptions): Promise<ToolsServer> {
   const { host, port } = parseBindAddress(options.bindAddress);
+  let inFlight = 0;
+  let drained: (() => void) | undefined;
   const server: Server = createServer((req, res) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) drained?.();
+    });
     void options.gateway.handle(req, res);
   });
   // An agent that opens a connection and sends nothing must not hold it forever.
@@ -47,8 +63,19 @@ export async function startToolsServer(options: ToolsServerOptions): Promise<Too
   });
   return {
     port: (server.address() as AddressInfo).port,
-    async stop() {
+    inFlight: () => inFlight,
+    async stop(graceMs = TOOLS_STOP_GRACE_MS) {
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A keep-alive connection between two calls would hold the listener open for good.
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => (drained = resolve)),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
+        ]);
+        clearTimeout(timer);
+      }
       await options.gateway.close();
       server.closeAllConnections();
       await closing;
