@@ -161,7 +161,13 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
           deadlineMs: SHUTDOWN_BUDGET.deadlineMs,
         });
 
-  await manager.start();
+  try {
+    await manager.start();
+  } catch (error) {
+    // A port taken, say: what did start (the gateway's listener) must not keep the process.
+    await stopAll('stopped');
+    throw error;
+  }
   return {
     manager,
     writes,
