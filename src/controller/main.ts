@@ -156,7 +156,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
       ? undefined
       : handleShutdownSignals({
           logger,
-          stop: (how) => stopAll(how === 'stopped' ? 'stopped' : 'signal'),
+          stop: () => stopAll('signal'),
           waitsFor: WAITS_FOR,
           deadlineMs: SHUTDOWN_BUDGET.deadlineMs,
         });
@@ -165,6 +165,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     await manager.start();
   } catch (error) {
     // A port taken, say: what did start (the gateway's listener) must not keep the process.
+    signals?.dispose();
     await stopAll('stopped');
     throw error;
   }
@@ -174,8 +175,8 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     writeLog,
     done,
     async stop() {
-      if (signals) await signals.stop();
-      else await stopAll('stopped');
+      signals?.dispose();
+      await stopAll('stopped');
     },
   };
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -29,6 +30,10 @@ const until = async (ok: () => boolean, timeoutMs = 5_000) => {
   }
 };
 
+// Real signals to this test's own process, one it does not otherwise use: with a listener
+// installed, Node does not take its default action.
+const SIGNAL = 'SIGUSR2';
+
 describe('handleShutdownSignals', () => {
   it('exits with 1 at the deadline when the stop hangs, naming what is still open', async () => {
     const { logger, lines } = recordingLogger();
@@ -39,42 +44,74 @@ describe('handleShutdownSignals', () => {
       waitsFor: 'a stop that never ends',
       deadlineMs: 50,
       exit: (code) => void exits.push(code),
-      signals: [],
+      signals: [SIGNAL],
     });
-    void handle.stop();
-    await until(() => exits.length > 0);
-    expect(exits).toEqual([1]);
-    expect(lines.find((line) => line.msg === 'shutting down')).toMatchObject({
+    try {
+      process.kill(process.pid, SIGNAL);
+      await until(() => exits.length > 0);
+      expect(exits).toEqual([1]);
+      expect(lines.find((line) => line.msg === 'shutting down')).toMatchObject({
+        signal: SIGNAL,
+        waitsFor: 'a stop that never ends',
+      });
+      const deadline = lines.find((line) => String(line.msg).startsWith('shutdown deadline'));
+      expect(Array.isArray(deadline?.open)).toBe(true);
+    } finally {
+      handle.dispose();
+    }
+  });
+
+  it('exits at once on a second signal, with 128 + its number', async () => {
+    const { logger, lines } = recordingLogger();
+    const exits: number[] = [];
+    const handle = handleShutdownSignals({
+      logger,
+      stop: () => new Promise<void>(() => {}),
       waitsFor: 'a stop that never ends',
+      deadlineMs: 60_000,
+      exit: (code) => void exits.push(code),
+      signals: [SIGNAL],
     });
-    const deadline = lines.find((line) => String(line.msg).startsWith('shutdown deadline'));
-    expect(Array.isArray(deadline?.open)).toBe(true);
+    try {
+      process.kill(process.pid, SIGNAL);
+      await until(() => lines.some((line) => line.msg === 'shutting down'));
+      expect(exits).toEqual([]);
+      process.kill(process.pid, SIGNAL);
+      await until(() => exits.length > 0);
+      // SIGUSR2 is 12 on Linux: 140, as a shell reports a process it ended.
+      expect(exits).toEqual([128 + os.constants.signals[SIGNAL]]);
+      expect(lines.some((line) => String(line.msg).startsWith('second signal'))).toBe(true);
+    } finally {
+      handle.dispose();
+    }
   });
 
   it('after a stop that left a handle open: logs it and exits 0 after the linger', async () => {
     const { logger, lines } = recordingLogger();
     const exits: number[] = [];
     const leaked = setInterval(() => {}, 1_000);
+    const handle = handleShutdownSignals({
+      logger,
+      stop: async () => {},
+      waitsFor: 'nothing',
+      deadlineMs: 200,
+      lingerMs: 50,
+      exit: (code) => void exits.push(code),
+      signals: [SIGNAL],
+    });
     try {
-      const handle = handleShutdownSignals({
-        logger,
-        stop: async () => {},
-        waitsFor: 'nothing',
-        deadlineMs: 5_000,
-        lingerMs: 50,
-        exit: (code) => void exits.push(code),
-        signals: [],
-      });
-      expect(await handle.stop()).toBe('stopped');
+      process.kill(process.pid, SIGNAL);
+      expect(await handle.stopped).toBe(SIGNAL);
       await until(() => exits.length > 0);
       expect(exits).toEqual([0]);
       const linger = lines.find((line) => String(line.msg).startsWith('still open'));
       expect(linger?.open).toContain('Timeout');
       // The deadline was cleared by the stop's end: it never fires.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 300));
       expect(exits).toEqual([0]);
     } finally {
       clearInterval(leaked);
+      handle.dispose();
     }
   });
 });

@@ -1,10 +1,11 @@
+import { constants } from 'node:os';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../workflow/errors.js';
 
 export interface ShutdownOptions {
   logger: Logger;
-  /** The orderly stop (for a signal, or a call): whatever holds the loop is closed after. */
-  stop: (how: NodeJS.Signals | 'stopped') => Promise<void>;
+  /** The orderly stop: whatever holds the event loop is closed once it settles. */
+  stop: (signal: NodeJS.Signals) => Promise<void>;
   /** What the stop may wait for, said in the "shutting down" line. */
   waitsFor: string;
   /** From the first signal: the process exits then, whatever is still open. */
@@ -18,13 +19,11 @@ export interface ShutdownOptions {
 }
 
 export interface ShutdownHandle {
-  /** Settles once the orderly stop has ended (the first signal's, or stop()'s). */
-  readonly stopped: Promise<NodeJS.Signals | 'stopped'>;
-  /** The orderly stop without a signal (the deadline and the linger still apply). */
-  stop(): Promise<NodeJS.Signals | 'stopped'>;
+  /** Settles once the orderly stop a signal started has ended. */
+  readonly stopped: Promise<NodeJS.Signals>;
+  /** No more handling: for a stop made by a call (the caller owns the process then). */
+  dispose(): void;
 }
-
-const SIGNAL_NUMBER: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 2, SIGTERM: 15 };
 
 /** What still holds the event loop, as Node names it (`TCPSocketWrap`, `Timeout`, …). */
 export function openResources(): string[] {
@@ -43,17 +42,19 @@ export function handleShutdownSignals(options: ShutdownOptions): ShutdownHandle 
   const { logger } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
-  let resolveStopped: (how: NodeJS.Signals | 'stopped') => void = () => {};
-  const stopped = new Promise<NodeJS.Signals | 'stopped'>((resolve) => (resolveStopped = resolve));
+  let resolveStopped: (signal: NodeJS.Signals) => void = () => {};
+  const stopped = new Promise<NodeJS.Signals>((resolve) => (resolveStopped = resolve));
   let stopping = false;
 
-  function begin(how: NodeJS.Signals | 'stopped'): Promise<NodeJS.Signals | 'stopped'> {
-    if (stopping) return stopped;
+  const exitNow = (signal: NodeJS.Signals): void => {
+    logger.warn({ signal, open: openResources() }, 'second signal: exiting at once');
+    exit(128 + (constants.signals[signal] ?? 0));
+  };
+
+  function onSignal(signal: NodeJS.Signals): void {
+    if (stopping) return exitNow(signal);
     stopping = true;
-    logger.info(
-      { ...(how === 'stopped' ? {} : { signal: how }), waitsFor: options.waitsFor },
-      'shutting down',
-    );
+    logger.info({ signal, waitsFor: options.waitsFor }, 'shutting down');
     const deadline = setTimeout(() => {
       logger.error(
         { deadlineMs: options.deadlineMs, open: openResources() },
@@ -62,38 +63,29 @@ export function handleShutdownSignals(options: ShutdownOptions): ShutdownHandle 
       exit(1);
     }, options.deadlineMs).unref();
     void options
-      .stop(how)
+      .stop(signal)
       .catch((error: unknown) => {
         logger.error({ err: error }, `shutdown failed: ${errorMessage(error)}`);
       })
       .then(() => {
         clearTimeout(deadline);
-        for (const signal of signals) process.off(signal, onSignal);
-        // Re-armed for a second signal between here and the loop's end: still at once.
-        for (const signal of signals) process.once(signal, onSecondSignal);
-        const lingerMs = options.lingerMs ?? 2_000;
+        // Stays for a second signal until the loop ends (a signal handler does not hold it).
         setTimeout(() => {
           logger.warn(
             { open: openResources() },
             'still open after the shutdown: exiting (a handle the stop did not close)',
           );
           exit(0);
-        }, lingerMs).unref();
-        resolveStopped(how);
+        }, options.lingerMs ?? 2_000).unref();
+        resolveStopped(signal);
       });
-    return stopped;
-  }
-
-  function onSecondSignal(signal: NodeJS.Signals): void {
-    logger.warn({ signal, open: openResources() }, 'second signal: exiting at once');
-    exit(128 + (SIGNAL_NUMBER[signal] ?? 0));
-  }
-
-  function onSignal(signal: NodeJS.Signals): void {
-    if (stopping) return onSecondSignal(signal);
-    void begin(signal);
   }
 
   for (const signal of signals) process.on(signal, onSignal);
-  return { stopped, stop: () => begin('stopped') };
+  return {
+    stopped,
+    dispose() {
+      for (const signal of signals) process.off(signal, onSignal);
+    },
+  };
 }
