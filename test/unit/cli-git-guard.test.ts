@@ -224,3 +224,53 @@ describe('lorenz run: the agent and the hooks after it get Lorenz’s git, whate
     180_000,
   );
 });
+
+describe('lorenz run --git-credentials: the token is redacted from everything it prints', () => {
+  const fill = () =>
+    `printf 'protocol=https\\nhost=127.0.0.1:${server.port}\\n\\n' | git credential fill`;
+  const OTHER_SECRET = 'an-extra-secret-3f9e';
+  const half = TOKEN.length / 2;
+  it.each([
+    {
+      name: 'hook output (whole, across output chunks, a failure), the agent’s tool output, stderr and messages',
+      hooks: () => ({
+        after_create: fill(),
+        before_run: `printf %s '${TOKEN.slice(0, half)}'; sleep 0.3; printf '%s\\n' '${TOKEN.slice(half)}'; echo ${OTHER_SECRET}`,
+        after_run: `echo ${TOKEN}; exit 3`,
+      }),
+      prompt: () => [`@shell ${fill()}`, `@stderr ${TOKEN}`, `@say here it is: ${TOKEN}`],
+      code: 0,
+    },
+    {
+      name: 'the failure of a fail-fast hook, in the summary and on stderr',
+      hooks: () => ({ before_run: `cat ${join(credentials, '127.0.0.1')}; exit 4` }),
+      prompt: () => ['@say never'],
+      code: 1,
+    },
+  ])(
+    '$name',
+    async ({ hooks, prompt, code }) => {
+      const run = await lorenzRun({
+        repo: await newRepo(),
+        hooks: hooks(),
+        prompt: prompt(),
+        env: { LORENZ_REDACT_EXTRA: OTHER_SECRET },
+      });
+      expect(run.code, run.stderr).toBe(code);
+      for (const secret of [TOKEN, OTHER_SECRET, TOKEN.slice(0, half + 4)]) {
+        expect(run.stdout).not.toContain(secret);
+        expect(run.stderr).not.toContain(secret);
+      }
+      expect(run.stdout).toContain('[redacted]');
+      if (code === 0) {
+        expect(run.hooks.after_create).toContain('password=[redacted]');
+        expect(run.hooks.before_run).toBe('[redacted]\n[redacted]');
+        expect(run.shells[0]?.output).toContain('password=[redacted]');
+        expect(run.stderr).toContain('[redacted]');
+      } else {
+        expect(run.stderr).toMatch(/slot 0 failed: .*alice:\[redacted\]/);
+      }
+    },
+    180_000,
+  );
+});
