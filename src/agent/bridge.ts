@@ -1,4 +1,4 @@
-import type { Executor, SpawnedProcess } from '../executor/types.js';
+import type { Executor, SpawnOptions, SpawnedProcess } from '../executor/types.js';
 import { forEachLine, jsonLinesOnly } from './lines.js';
 
 /** How many stderr lines a failure message quotes. */
@@ -34,7 +34,7 @@ export interface Bridge {
 export function startBridge(
   executor: Executor,
   command: string,
-  options: { cwd: string; env: NodeJS.ProcessEnv },
+  options: SpawnOptions & { env: NodeJS.ProcessEnv },
   listeners: BridgeListeners,
 ): Bridge {
   const child = executor.spawn(command, options);

@@ -31,6 +31,8 @@ export interface SessionOptions {
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Put first on the bridge's PATH after its login profile (the git wrapper). */
+  pathFirst?: readonly string[];
   responseTimeoutMs: number;
   signal: AbortSignal;
   emit: AgentEmit;
@@ -92,7 +94,11 @@ export function startSession(options: SessionOptions): Session {
   const bridge = startBridge(
     options.executor,
     command,
-    { cwd: options.cwd, env: options.env },
+    {
+      cwd: options.cwd,
+      env: options.env,
+      ...(options.pathFirst ? { pathFirst: options.pathFirst } : {}),
+    },
     {
       onStderrLine(line) {
         turn?.activity();

@@ -74,8 +74,9 @@ export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
       executor: options.executor,
       command: bridgeConfig.bridgeCommand,
       cwd: context.workspace,
+      ...(context.pathFirst ? { pathFirst: context.pathFirst } : {}),
       env: bridgeEnvironment({
-        base: { ...(options.env ?? process.env), ...context.env },
+        base: options.env ?? process.env,
         trackerApiKey: config.tracker.apiKey,
         controllerOnly: options.controllerOnlyEnv ?? [],
         bridgeEnv: bridgeConfig.env,

@@ -6,7 +6,13 @@ import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
-import { loadGitCredentials, type GitCredentials } from '../workspace/git/index.js';
+import {
+  credentialSecrets,
+  loadGitCredentials,
+  type GitCredentials,
+} from '../workspace/git/index.js';
+import { createRedactor, redactError, secretsFromEnv, type Redactor } from '../runner/redact.js';
+import { sshKeySecrets } from '../runner/ssh.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
@@ -27,7 +33,37 @@ export const GIT_CREDENTIALS_VARIABLE = 'LORENZ_GIT_CREDENTIALS';
  * [--ssh-key FILE] [--known-hosts FILE]`: the whole lifecycle of one issue on this machine (or
  * on an SSH worker of `worker.ssh_hosts`), every update printed as one JSON line on stdout.
  */
-export async function runCommand(args: string[], out: Output, err: Output): Promise<number> {
+export async function runCommand(args: string[], rawOut: Output, rawErr: Output): Promise<number> {
+  // Nothing this command prints carries a secret it knows: `LORENZ_REDACT_*` values from the
+  // start, then the tracker's key and the git tokens once read (the in-Pod runner's redactor).
+  const { secrets: envSecrets, env } = secretsFromEnv(process.env);
+  const secrets = [...envSecrets];
+  let redact = createRedactor(secrets);
+  const learn = (more: readonly (string | null | undefined)[]): void => {
+    for (const secret of more) if (secret) secrets.push(secret, secret.trim());
+    redact = createRedactor(secrets);
+  };
+  const out: Output = (text) => rawOut(redact.text(text));
+  const err: Output = (text) => rawErr(redact.text(text));
+  try {
+    return await run(args, { out, err, env, learn, redact: () => redact });
+  } catch (error) {
+    throw redactError(error, redact);
+  }
+}
+
+interface RunIo {
+  out: Output;
+  err: Output;
+  /** The environment of hooks and the agent: this process's, less the values to redact. */
+  env: NodeJS.ProcessEnv;
+  /** More values to redact from here on. */
+  learn(secrets: readonly (string | null | undefined)[]): void;
+  redact(): Redactor;
+}
+
+async function run(args: string[], io: RunIo): Promise<number> {
+  const { out, err, env } = io;
   const { values } = parseArgs({
     args,
     strict: true,
@@ -47,7 +83,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   // hook's process too (it runs with this process's environment, as every hook of the run).
   const local = createLocalExecutor({
     startNamespaceNow: true,
-    commandsAhead: { env: process.env },
+    commandsAhead: { env },
   });
   let workflow: LoadedWorkflow;
   let issue: Issue;
@@ -55,6 +91,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
   let attempt: number | null;
   try {
     workflow = await loadWorkflowFile(workflowPath);
+    io.learn([workflow.config.tracker.apiKey]);
     for (const warning of workflow.warnings) err(`warning: ${workflowPath}: ${warning}\n`);
     issue = await readIssueFile(issuePath);
     markStartup('workflow_loaded');
@@ -65,6 +102,8 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       credentialsPath && workflow.config.workspace.git
         ? await loadGitCredentials(credentialsPath)
         : null;
+    // A hook or the agent may print a remote's answer, the helper's or the file itself.
+    if (credentials) io.learn(await credentialSecrets(credentials));
   } catch (error) {
     await local.shutdown();
     throw error;
@@ -74,13 +113,16 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
     workflow.config,
     { sshKey: values['ssh-key'], knownHosts: values['known-hosts'] },
     () => local,
+    (key) => io.learn(sshKeySecrets(key)),
   ).catch(async (error: unknown) => {
     await local.shutdown();
     throw error;
   });
   if (executor !== local) await local.shutdown();
 
-  const emit = (event: LorenzEvent): void => {
+  const emit = (raw: LorenzEvent): void => {
+    // Value by value first: a secret with a character JSON escapes is still found whole.
+    const event = io.redact().value(raw);
     out(`${JSON.stringify(event)}\n`);
     if (event.type === 'stderr' && typeof event.message === 'string') err(`${event.message}\n`);
   };
@@ -90,7 +132,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
     : createLazyAcpAgentStep({
         config: workflow.config,
         executor,
-        env: process.env,
+        env,
         renderPrompt: (context) =>
           renderPrompt(workflow.promptTemplate, {
             issue: context.issue,
@@ -127,7 +169,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
       executor,
       emit,
       attempt,
-      env: process.env,
+      env,
       signal: abort.signal,
       workflowDirectory: dirname(resolve(workflowPath)),
       ...(agent ? { agent } : {}),

@@ -41,11 +41,14 @@ export async function chooseExecutor(
   config: WorkflowConfig,
   flags: { sshKey?: string | undefined; knownHosts?: string | undefined },
   local: () => Executor,
+  /** Told the key once read: its text is redacted from what the run reports. */
+  onKey: (key: Buffer) => void = () => {},
 ): Promise<Executor> {
   if (config.worker.sshHosts.length === 0) return local();
   const keyFile = flags.sshKey ?? (await defaultKey());
   const knownHostsFile = flags.knownHosts ?? join(homedir(), '.ssh', 'known_hosts');
   const privateKey = await readOption(keyFile, 'the SSH key');
+  onKey(privateKey);
   const knownHosts = (await readOption(knownHostsFile, 'known_hosts')).toString('utf8');
   // Loaded only for SSH workers: ssh2 is most of a start-up that local runs need not pay.
   const { connectFirstHost } = await import('../executor/ssh/first-host.js');

@@ -3,7 +3,8 @@ import { markCommandDone, markFirstCommandSpawn } from '../workflow/startup-mark
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CommandResult, RunCommandOptions, SpawnedProcess } from './types.js';
+import type { CommandResult, RunCommandOptions, SpawnOptions, SpawnedProcess } from './types.js';
+import { withPathFirst } from './login-path.js';
 import { DEFAULT_KILL_GRACE_MS, terminateGroup, waitGroupGone } from './local-group.js';
 
 /**
@@ -50,7 +51,8 @@ const notStarted = (message: string, started: number): CommandResult =>
   ranNothing(started, { spawnError: message });
 
 /**
- * Run one command to completion. Returns when the command's output is closed; on timeout or
+ * Run one command to completion (`options.pathFirst` is the caller's to apply: local.ts
+ * does, before a standby or a spawn runs the text). Returns when the command's output is closed; on timeout or
  * abort, only once its whole process group is dead (SIGTERM, grace, SIGKILL). `enter` is an
  * argv prefix the command runs under (nsenter into the run's PID namespace); it must pass the
  * exit status on and stay in the group, as nsenter does.
@@ -148,11 +150,8 @@ export async function superviseLocalCommand(
  * When the leader exits, anything it left in the group is terminated too: launchers that
  * start a native child and die would otherwise leave it holding the pipes.
  */
-export function spawnLocalProcess(
-  command: string,
-  options: { cwd: string; env?: NodeJS.ProcessEnv },
-): SpawnedProcess {
-  const child = spawn('bash', ['-lc', command], {
+export function spawnLocalProcess(command: string, options: SpawnOptions): SpawnedProcess {
+  const child = spawn('bash', ['-lc', withPathFirst(command, options.pathFirst)], {
     cwd: options.cwd,
     env: options.env ?? process.env,
     detached: true,

@@ -14,6 +14,7 @@ import type { Executor, RunCommandOptions } from './types.js';
 import { DEFAULT_KILL_GRACE_MS, groupAlive, terminateGroup } from './local-group.js';
 import { runLocalCommand, spawnLocalProcess, superviseLocalCommand } from './local-run.js';
 import { startStandby, type Standby } from './standby.js';
+import { withPathFirst } from './login-path.js';
 import { startPidNamespace, type PidNamespace } from './pid-namespace.js';
 import { markFirstCommandSpawn, markStartup } from '../workflow/startup-marks.js';
 
@@ -86,8 +87,10 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
           options.onStart?.(group);
         },
       };
+      // The text bash runs: Lorenz's PATH first after the login profile (login-path.ts).
+      const text = withPathFirst(command, options.pathFirst);
       if (!options.signal?.aborted) {
-        const taken = await takeAhead(command, options);
+        const taken = await takeAhead(text, options);
         if (taken !== null) {
           const result = await superviseLocalCommand(taken.child, tracked, performance.now());
           // Killed before it could read the command (by a previous hook): start it afresh.
@@ -95,7 +98,7 @@ export function createLocalExecutor(settings: LocalExecutorOptions = {}): Execut
           if (taken.acknowledged() || result.timedOut || result.cancelled) return result;
         }
       }
-      return runLocalCommand(command, tracked, (await pidNamespace())?.enter(options.cwd));
+      return runLocalCommand(text, tracked, (await pidNamespace())?.enter(options.cwd));
     },
     spawn: spawnLocalProcess,
     ensureDirectory,

@@ -11,6 +11,11 @@ export interface RunCommandOptions {
   /** Grace between SIGTERM and SIGKILL; 5000 by default. */
   killGraceMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Directories put first on PATH inside the login shell, after its profile (login-path.ts):
+   * the git guard's wrapper, which a profile that resets PATH must not drop.
+   */
+  pathFirst?: readonly string[];
   /** Keep at most this many characters of the output and count the rest (default: all). */
   outputLimit?: number;
   /** Aborting behaves like a timeout that fires now (used for cancellation). */
@@ -50,6 +55,8 @@ export interface CommandResult {
   durationMs: number;
 }
 
+export type SpawnOptions = Pick<RunCommandOptions, 'cwd' | 'env' | 'pathFirst'>;
+
 export interface SpawnedProcess {
   readonly pid: number | undefined;
   readonly stdin: NodeJS.WritableStream;
@@ -65,7 +72,7 @@ export interface Executor {
   /** Run `bash -lc <command>` in cwd, detached in its own process group. */
   runCommand(command: string, options: RunCommandOptions): Promise<CommandResult>;
   /** Start a long-lived `bash -lc <command>` with piped stdio, in its own process group. */
-  spawn(command: string, options: { cwd: string; env?: NodeJS.ProcessEnv }): SpawnedProcess;
+  spawn(command: string, options: SpawnOptions): SpawnedProcess;
   /** mkdir -p; resolves true when the final directory did not exist before. */
   ensureDirectory(path: string): Promise<boolean>;
   realpath(path: string): Promise<string>;

@@ -78,3 +78,15 @@ export function createRedactor(secrets: readonly string[]): Redactor {
 
   return { text, value };
 }
+
+/**
+ * A thrown error with its message (and stack) redacted in place, its class and code kept, so
+ * whoever prints it (`lorenz: <code>: <message>`) prints no secret.
+ */
+export function redactError<T>(error: T, redactor: Redactor): T {
+  if (error instanceof Error) {
+    error.message = redactor.text(error.message);
+    if (error.stack !== undefined) error.stack = redactor.text(error.stack);
+  }
+  return error;
+}

@@ -17,8 +17,11 @@ export interface AgentStepContext {
   /** Aborted on cancellation: stop the agent promptly (after_run still runs). */
   signal: AbortSignal;
   emit: EventSink;
-  /** Variables set for this slot's agent over its base environment (Lorenz's git on PATH). */
-  env?: Record<string, string>;
+  /**
+   * Directories first on the agent's PATH, after its login profile (Lorenz's git wrapper):
+   * the agent's process is started with them whatever its environment and profile say.
+   */
+  pathFirst?: readonly string[];
 }
 
 export type AgentStepResult =

@@ -29,6 +29,8 @@ export interface HookRequest {
   killGraceMs?: number;
   slot: number;
   env?: NodeJS.ProcessEnv;
+  /** First on the hook's PATH after its login profile (the git wrapper, once the agent ran). */
+  pathFirst?: readonly string[];
   /** Cancellation: kills the hook like a timeout. */
   signal?: AbortSignal;
 }
@@ -170,6 +172,7 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
       timeoutMs: request.timeoutMs,
       killGraceMs: request.killGraceMs,
       env: request.env,
+      ...(request.pathFirst ? { pathFirst: request.pathFirst } : {}),
       signal: request.signal,
       last: request.hookName === 'before_remove',
       // Streamed: the first 4096 characters are kept, the rest only counted.

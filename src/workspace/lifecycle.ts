@@ -15,7 +15,7 @@ import { runHook } from './hooks.js';
 import { resolveWorkspaceRoot, workerRoot, workspacePath } from './paths.js';
 import { resolveSkillSources, syncSkills } from './skills.js';
 import {
-  agentPath,
+  guardedPath,
   attachWorkspace,
   cloneWorkspace,
   lockHooks,
@@ -182,6 +182,12 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     ? root
     : workspacePath(root, options.issue.identifier, slot, context.size);
   const summary: SlotSummary = { slot, workspace, succeeded: false, turns: 0 };
+  let guard: GitGuard | null = null;
+  // From the agent on, the workspace holds what the agent wrote: the commands that run there
+  // (the agent, then after_run and before_remove, which may run its scripts) find Lorenz's
+  // git first. after_create and before_run do not: they may still point core.hooksPath at
+  // the repository's own hooks (husky), which lockHooks then takes up before the agent.
+  let pathFirst: readonly string[] | undefined;
   const hook = (hookName: HookName, command: string | null, signal?: AbortSignal) =>
     shared
       ? Promise.resolve(null)
@@ -197,11 +203,11 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
           killGraceMs: options.hookKillGraceMs,
           slot,
           env: context.env,
+          ...(pathFirst ? { pathFirst } : {}),
           signal,
         });
   let prepared = false;
   const git = gitOptions(context, workspace, slot);
-  let guard: GitGuard | null = null;
   try {
     // A run that cannot name its repository or its branch fails before touching the disk.
     if (context.git && 'error' in context.git) throw context.git.error;
@@ -220,8 +226,8 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     try {
       await hook('before_run', hooks.beforeRun, context.signal);
       if (git && guard) await lockHooks(git, guard);
-      const agentEnv = guard ? { PATH: agentPath(guard, context.env) } : undefined;
-      await runAgent(context, workspace, summary, agentEnv);
+      if (guard) pathFirst = guardedPath(guard);
+      await runAgent(context, workspace, summary, pathFirst);
     } finally {
       await hook('after_run', hooks.afterRun);
     }
@@ -289,7 +295,7 @@ async function runAgent(
   context: RunContext,
   workspace: string,
   summary: SlotSummary,
-  env: Record<string, string> | undefined,
+  pathFirst: readonly string[] | undefined,
 ): Promise<void> {
   const { options, signal } = context;
   if (signal.aborted) {
@@ -309,7 +315,7 @@ async function runAgent(
     attempt: options.attempt,
     signal,
     emit: options.emit,
-    ...(env ? { env } : {}),
+    ...(pathFirst ? { pathFirst } : {}),
   });
   summary.turns = result.turns;
   if (result.usage) summary.usage = result.usage;

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -44,18 +44,28 @@ interface Shell {
   output: string;
 }
 
-/** An agent that runs shell commands in its workspace with the environment Lorenz gives it. */
+/**
+ * An agent that runs shell commands in its workspace as a bridge is started: through the
+ * executor, `bash -lc` (the login profile runs first: Debian's /etc/profile resets PATH),
+ * with the environment and the PATH directories Lorenz gives it.
+ */
 function shellAgent(commands: string[], seen: Shell[]): AgentStep {
   return async (context) => {
     for (const command of commands) {
-      const child = spawn('bash', ['-c', command], {
+      const child = executor.spawn(command, {
         cwd: context.workspace,
-        env: { ...environment(), ...context.env },
+        env: environment(),
+        ...(context.pathFirst ? { pathFirst: context.pathFirst } : {}),
       });
+      child.stdin.end();
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      const [{ exitCode }] = await Promise.all([
+        child.exited,
+        once(child.stdout, 'end'),
+        once(child.stderr, 'end'),
+      ]);
       seen.push({ command, exitCode, output: output.trim() });
     }
     return { ok: true, turns: 1 };
@@ -245,7 +255,8 @@ describe('protection', () => {
       { repo: server.repoUrl(repo), protected: ['release/*'] },
       {
         agent: [
-          'git commit -q --allow-empty -m work',
+          // An alias that is not a way around the hooks runs as git runs it.
+          'git commit -q --allow-empty -m work && git config alias.ci commit && git ci -q --allow-empty -m again',
           'git push origin HEAD:main',
           'git push origin HEAD:refs/heads/release/1',
           'git push --all origin',
@@ -255,6 +266,15 @@ describe('protection', () => {
           'git -c core.hooksPath=/dev/null commit --allow-empty -m skip',
           'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit --allow-empty -m skip',
           'git config core.hooksPath /dev/null',
+          // What would drop Lorenz's core.hooksPath, and aliases of what the wrapper refuses.
+          'git config --remove-section core',
+          'git config --rename-section core old',
+          'git config include.path /tmp/hooks-elsewhere',
+          'git -c include.path=/tmp/hooks-elsewhere commit --allow-empty -m skip',
+          'GIT_EDITOR=true git config --edit',
+          'git -c alias.p="push --no-verify" p',
+          'git config alias.up "push origin HEAD:main" && git up',
+          'git config alias.nv "commit --no-verify" && git nv --allow-empty -m skip',
           // The real git, past the wrapper: the pre-push hook still refuses.
           '"$(type -P -a git | sed -n 2p)" push origin HEAD:main',
           '"$(type -P -a git | sed -n 2p)" push origin HEAD:release/2',

@@ -2,6 +2,7 @@ import type { Executor } from '../types.js';
 import { createSshConnection, type SshTarget } from './connection.js';
 import { copyTreeToWorker } from './copy-tree.js';
 import { remoteExports } from './environment.js';
+import { pathFirstStatement } from '../login-path.js';
 import { createRemoteFiles } from './files.js';
 import { createRemoteGroups, type RemoteGroups } from './groups.js';
 import { runRemoteCommand, type RemoteRun } from './run.js';
@@ -51,10 +52,11 @@ export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
       ...(options.maxChannels === undefined ? {} : { maxChannels: options.maxChannels }),
     },
   );
-  const run = (env: NodeJS.ProcessEnv | undefined): RemoteRun => ({
+  const run = (options: { env?: NodeJS.ProcessEnv; pathFirst?: readonly string[] }): RemoteRun => ({
     connection,
     groups: liveGroups,
-    exports: remoteExports(env, base),
+    // Lorenz's PATH directories last, so that they come first whatever else was exported.
+    exports: `${remoteExports(options.env, base)}${options.pathFirst?.length ? `${pathFirstStatement(options.pathFirst)}\n` : ''}`,
   });
   const files = createRemoteFiles(connection, options.timeoutMs);
   return {
@@ -63,9 +65,8 @@ export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
     remote: true,
     connect: () => connection.connect(),
     runCommand: (command, commandOptions) =>
-      runRemoteCommand(run(commandOptions.env), command, commandOptions),
-    spawn: (command, spawnOptions) =>
-      spawnRemoteProcess(run(spawnOptions.env), command, spawnOptions),
+      runRemoteCommand(run(commandOptions), command, commandOptions),
+    spawn: (command, spawnOptions) => spawnRemoteProcess(run(spawnOptions), command, spawnOptions),
     copyTree: (from, to, copyOptions) =>
       copyTreeToWorker(connection, from, to, {
         timeoutMs: options.timeoutMs,

@@ -100,8 +100,10 @@ fi
 
 /**
  * The agent's \`git\`: refuses the usual ways around the repository's hooks (--no-verify,
- * commit -n, a core.hooksPath override) and pushes naming a protected branch, then runs the
- * real git. A guard rail for an agent that follows its tools, not a sandbox: see README.
+ * commit -n, a core.hooksPath override, a config include or a removed \`core\` section that
+ * would drop Lorenz's, an alias that expands to any of these) and pushes naming a protected
+ * branch, then runs the real git. A guard rail for an agent that follows its tools, not a
+ * sandbox: see README.
  */
 export function gitWrapperScript(realGit: string): string {
   const quoted = `'${realGit.replaceAll("'", `'\\''`)}'`;
@@ -110,7 +112,8 @@ export function gitWrapperScript(realGit: string): string {
 real_git=${quoted}
 refuse() { echo "lorenz: $1" >&2; exit 1; }
 skip() { refuse "git_hooks_skip_refused: $1 would skip the repository's hooks"; }
-hooks_key() { local key=\${1,,}; [[ $key == core.hookspath* ]]; }
+# core.hooksPath itself, or a config include, which can set it after Lorenz's entry.
+hooks_key() { local key=\${1,,}; [[ $key == core.hookspath* || $key == include.* || $key == includeif.* ]]; }
 [[ \${GIT_CONFIG_PARAMETERS,,} == *core.hookspath* ]] && skip "core.hooksPath in GIT_CONFIG_PARAMETERS"
 for ((n = 0; n < \${GIT_CONFIG_COUNT:-0}; n++)); do
   key=GIT_CONFIG_KEY_$n
@@ -151,11 +154,39 @@ case $command in
     ;;
   config)
     reading=false
+    # git 2.46's subcommands come first: \`git config get …\`, \`git config list\`.
+    case \${rest[0]:-} in get | list) reading=true ;; esac
     for arg in "\${rest[@]}"; do
       case $arg in --get | --get-all | --get-regexp | --list | -l) reading=true ;; esac
     done
     if ! $reading; then
-      for arg in "\${rest[@]}"; do hooks_key "$arg" && skip "config $arg"; done
+      for arg in "\${rest[@]}"; do
+        hooks_key "$arg" && skip "config $arg"
+        case $arg in
+          -e | --edit | edit) skip "config $arg" ;;
+          # Dropping or renaming the core section drops Lorenz's core.hooksPath with it.
+          --remove-section | remove-section | --rename-section | rename-section)
+            for section in "\${rest[@]}"; do
+              [[ \${section,,} == core || \${section,,} == include* ]] && skip "config $arg $section"
+            done
+            ;;
+        esac
+      done
+    fi
+    ;;
+  '') ;;
+  *)
+    # An alias (git ignores one named like a command) is checked as what it expands to; a
+    # shell alias (!…) runs this git again. Split on blanks, as the words git would see.
+    expansion=$("$real_git" "\${args[@]:0:i}" config --get "alias.$command" 2>/dev/null) || expansion=''
+    if [[ -n $expansion && $expansion != '!'* ]]; then
+      ((\${LORENZ_GIT_ALIAS_DEPTH:-0} < 10)) || refuse "git_hooks_skip_refused: alias $command expands too deep"
+      set -f
+      # shellcheck disable=SC2206
+      words=($expansion)
+      set +f
+      LORENZ_GIT_ALIAS_DEPTH=$((\${LORENZ_GIT_ALIAS_DEPTH:-0} + 1)) LORENZ_GIT_CHECK_ONLY=1 \
+        "$0" "\${args[@]:0:i}" "\${words[@]}" "\${rest[@]}" || exit 1
     fi
     ;;
 esac
@@ -186,6 +217,8 @@ if [ "$command" = push ]; then
     done
   done
 fi
+# Checking an alias's expansion only (above): the real git runs the alias itself.
+[ "\${LORENZ_GIT_CHECK_ONLY:-}" = 1 ] && exit 0
 exec "$real_git" "$@"
 `;
 }

@@ -1,6 +1,6 @@
 export { type GitWorkspaceOptions } from './context.js';
 export {
-  agentPath,
+  guardedPath,
   attachWorkspace,
   cloneWorkspace,
   lockHooks,

@@ -13,6 +13,7 @@ import {
 import { isProtectedBranch, protectedPatterns } from './names.js';
 import { mergeUp } from './merge-up.js';
 import { readRepositorySetup, runSetupSteps } from './setup.js';
+import { unusablePathEntry } from '../../executor/login-path.js';
 
 /**
  * A git workspace, step by step: clone the repository into the new workspace (the last
@@ -22,7 +23,7 @@ import { readRepositorySetup, runSetupSteps } from './setup.js';
  * `@` never appears in a workspace's own name, so no issue can own that directory.
  */
 export interface GitGuard {
-  /** Prepended to the agent's PATH: its `git` is the wrapper. */
+  /** First on the agent's PATH, after its login profile: its `git` is the wrapper. */
   binDirectory: string;
   hooksDirectory: string;
   helper: string;
@@ -43,6 +44,14 @@ export function guardPaths(root: string, workspace: string): GitGuard & { direct
 /** Writes the helper, the hooks and the wrapper (the real git found on the caller's PATH). */
 export async function installGuard(options: GitWorkspaceOptions): Promise<GitGuard> {
   const paths = guardPaths(options.root, options.workspace);
+  const unusable = unusablePathEntry(paths.binDirectory);
+  if (unusable !== null) {
+    // A `:` would split the PATH entry: the agent would get the real git, unguarded.
+    throw new LorenzError(
+      'workspace_clone_failed',
+      `workspace_clone_failed: the git wrapper's directory cannot go on PATH: ${unusable}`,
+    );
+  }
   const { executor } = options;
   const found = await executor.runCommand('command -v git', {
     cwd: options.root,
@@ -286,9 +295,12 @@ export async function lockHooks(options: GitWorkspaceOptions, guard: GitGuard): 
   }
 }
 
-/** The agent's environment: Lorenz's git first on its PATH. */
-export function agentPath(guard: GitGuard, env: NodeJS.ProcessEnv): string {
-  return env.PATH ? `${guard.binDirectory}:${env.PATH}` : guard.binDirectory;
+/**
+ * What goes first on PATH for the agent and the commands that run after it (after_run,
+ * before_remove), inside their login shell (src/executor/login-path.ts): Lorenz's git.
+ */
+export function guardedPath(guard: GitGuard): readonly string[] {
+  return [guard.binDirectory];
 }
 
 /** Teardown steps (best-effort) and Lorenz's scripts, before the workspace is removed. */
