@@ -11,6 +11,7 @@ const DIR = join(import.meta.dirname, '../fixtures/validate');
 interface Case {
   file: string;
   stdin?: boolean;
+  args?: string[];
   exit: number;
   stdout: string[];
   stderr: string[];
@@ -21,10 +22,16 @@ const CASES = parse(readFileSync(join(DIR, 'cases.yaml'), 'utf8')) as Case[];
 const lines = (text: string) => (text === '' ? [] : text.trimEnd().split('\n'));
 
 describe.each(CLI_BINS)('lorenz workflow validate through $name', (bin) => {
-  it.each(CASES)('$file: exit $exit', (entry) => {
+  it.each(CASES)('$file $args: exit $exit', (entry) => {
+    const more = entry.args ?? [];
     const result = entry.stdin
-      ? runCli(bin, ['workflow', 'validate', '-'], DIR, readFileSync(join(DIR, entry.file), 'utf8'))
-      : runCli(bin, ['workflow', 'validate', entry.file], DIR);
+      ? runCli(
+          bin,
+          ['workflow', 'validate', '-', ...more],
+          DIR,
+          readFileSync(join(DIR, entry.file), 'utf8'),
+        )
+      : runCli(bin, ['workflow', 'validate', entry.file, ...more], DIR);
     const shown = `stdout:\n${result.stdout}\nstderr:\n${result.stderr}`;
     expect(result.code, shown).toBe(entry.exit);
     for (const [stream, expected] of [
@@ -40,5 +47,5 @@ describe.each(CLI_BINS)('lorenz workflow validate through $name', (bin) => {
 
 it('the table lists every file of test/fixtures/validate', () => {
   const files = readdirSync(DIR).filter((name) => name !== 'cases.yaml');
-  expect(CASES.map((entry) => entry.file).sort()).toEqual(files.sort());
+  expect([...new Set(CASES.map((entry) => entry.file))].sort()).toEqual(files.sort());
 });
