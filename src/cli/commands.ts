@@ -5,7 +5,7 @@ import type { CommandTable } from './main.js';
  * loads the Kubernetes client.
  */
 export const COMMANDS: CommandTable = {
-  'workflow validate': async () => (await import('./workflow-commands.js')).validateCommand,
+  'workflow validate': async () => (await import('./validate-command.js')).validateCommand,
   'prompt render': async () => (await import('./workflow-commands.js')).promptRenderCommand,
   'hook render': async () => (await import('./workflow-commands.js')).hookRenderCommand,
   run: async () => (await import('./run-command.js')).runCommand,

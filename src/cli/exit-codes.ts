@@ -13,6 +13,8 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'invalid_workflow_config':
     case 'template_parse_error':
     case 'invalid_issue':
+    case 'invalid_manifest':
+    case 'not_a_workflow_file':
       return 2;
     case 'template_render_error':
     case 'invalid_workspace_cwd':

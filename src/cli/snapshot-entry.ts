@@ -4,7 +4,8 @@ import { markRestoredFromSnapshot } from '../workflow/startup-marks.js';
 import { main, type Command, type CommandTable } from './main.js';
 import { runCommand } from './run-command.js';
 import { warmUpEngine } from './snapshot-warm-up.js';
-import { hookRenderCommand, promptRenderCommand, validateCommand } from './workflow-commands.js';
+import { validateCommand } from './validate-command.js';
+import { hookRenderCommand, promptRenderCommand } from './workflow-commands.js';
 
 /**
  * The entry of the V8 startup snapshot (`npm run build`: dist/lorenz.snapshot.blob, see

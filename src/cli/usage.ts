@@ -7,7 +7,7 @@ export class UsageError extends Error {
 }
 
 export const USAGE = `usage:
-  lorenz workflow validate FILE
+  lorenz workflow validate FILE|- [--allowed-service-accounts NAME,…]
   lorenz prompt render --workflow FILE --issue ISSUE [--attempt N] [--slot I --size N]
   lorenz hook render --workflow FILE --hook NAME --issue ISSUE
   lorenz run --workflow FILE --issue ISSUE [--no-agent] [--attempt N]
@@ -26,6 +26,12 @@ export const USAGE = `usage:
 ISSUE is a YAML or JSON file holding one issue, with the snake_case keys templates read as
 issue.* and IssueRun spec.issue holds: identifier and title required; id, description,
 priority, state, branch_name, url, labels, blocked_by, … optional.
+
+workflow validate FILE checks a WORKFLOW.md, or YAML holding Workflow and IssueRun manifests
+(several documents, or \`kustomize build\` output on stdin with -) as the cluster would: the
+CRD schema and rules, the controller's pod template rules, the WORKFLOW.md inside. Each
+problem is a line \`lorenz: <code>: FILE:LINE: document N (Kind/name): <field>: <why>\` on
+stderr; other kinds are skipped and counted; exit 2 when anything is refused.
 
 \`lorenz COMMAND --help\` (or -h) prints this.
 

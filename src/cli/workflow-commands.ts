@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { checkHookTemplate, renderHookCommand } from '../template/hook.js';
+import { renderHookCommand } from '../template/hook.js';
 import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
 import { type HookName, HOOK_NAMES } from '../workflow/events.js';
@@ -23,30 +23,6 @@ function hookCommands(config: WorkflowConfig): Record<HookName, string | null> {
     after_run: config.hooks.afterRun,
     before_remove: config.hooks.beforeRemove,
   };
-}
-
-export function configuredHooks(config: WorkflowConfig): HookName[] {
-  const byName = hookCommands(config);
-  return HOOK_NAMES.filter((name) => byName[name] !== null);
-}
-
-/** `lorenz workflow validate FILE` */
-export async function validateCommand(args: string[], out: Output, err: Output): Promise<number> {
-  const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
-  if (positionals.length !== 1) throw new UsageError('workflow validate takes exactly one FILE');
-  const path = positionals[0] as string;
-  const { config } = await loadReportingWarnings(path, err);
-  const hooks = configuredHooks(config);
-  // The prompt is parsed at load; hooks render only when they run, so a broken hook template
-  // would otherwise surface mid-run. Validate parses them all up front.
-  const commands = hookCommands(config);
-  for (const name of hooks) checkHookTemplate(name, commands[name] as string);
-  out(
-    `${path}: valid (tracker ${config.tracker.kind}, agent ${config.agent.kind}, ` +
-      `hooks ${hooks.length > 0 ? hooks.join(',') : 'none'}, isolation ${config.workspace.isolation}, ` +
-      `ensemble_size ${config.agent.ensembleSize}, max_turns ${config.agent.maxTurns})\n`,
-  );
-  return 0;
 }
 
 /** `lorenz prompt render --workflow FILE --issue ISSUE [--attempt N] [--slot I --size N]` */

@@ -120,15 +120,50 @@ function isMap(value: unknown): value is RawMap {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** One invalid value of the front matter: its key path (`agent.max_turns`) and the rule. */
+export interface ConfigProblem {
+  path: string;
+  rule: string;
+}
+
 function invalid(path: string, rule: string): LorenzError {
   return new LorenzError('invalid_workflow_config', `${path}: ${rule}`, { path });
 }
 
+/**
+ * The error for every problem the sections had: its message is the first one's (what
+ * `lorenz run` and a Workflow condition show), its detail lists them all, so that
+ * `lorenz workflow validate` can report each with its line.
+ */
+function invalidAll(problems: readonly ConfigProblem[]): LorenzError {
+  const [first] = problems;
+  const path = first?.path ?? '';
+  return new LorenzError('invalid_workflow_config', `${path}: ${first?.rule ?? 'invalid value'}`, {
+    path,
+    problems,
+  });
+}
+
+/** The problems an `invalid_workflow_config` error carries (one when it predates the list). */
+export function configProblems(error: LorenzError): ConfigProblem[] {
+  const listed = error.detail?.problems;
+  if (Array.isArray(listed)) return listed as ConfigProblem[];
+  const path = typeof error.detail?.path === 'string' ? error.detail.path : '';
+  const prefix = `${path}: `;
+  const rule = error.message.startsWith(prefix)
+    ? error.message.slice(prefix.length)
+    : error.message;
+  return [{ path, rule }];
+}
+
 /** A section as a map: absent or empty (`hooks:` with nothing under it) is {}. */
-function sectionMap(raw: RawMap, key: string): RawMap {
+function sectionMap(raw: RawMap, key: string, problems: ConfigProblem[]): RawMap {
   const value = raw[key];
   if (value === undefined || value === null) return {};
-  if (!isMap(value)) throw invalid(key, 'must be a map');
+  if (!isMap(value)) {
+    problems.push({ path: key, rule: 'must be a map' });
+    return {};
+  }
   return value;
 }
 
@@ -141,28 +176,31 @@ function joinPath(base: string, segments: readonly PropertyKey[]): string {
 }
 
 /**
- * Validate one section. `written` maps a canonical key back to the key as the user wrote it
- * (only differs for hook aliases), so errors name what is in the file.
+ * Validate one section; undefined when it is invalid, each of its issues added to
+ * `problems`. `written` maps a canonical key back to the key as the user wrote it (only
+ * differs for hook aliases), so errors name what is in the file.
  */
 function parseSection<S extends z.ZodObject>(
   schema: S,
   value: RawMap,
   path: string,
-  warnings: string[],
+  context: { warnings: string[]; problems: ConfigProblem[] },
   written: Record<string, string> = {},
-): z.output<S> {
+): z.output<S> | undefined {
   const known = new Set(Object.keys(schema.shape));
   for (const key of Object.keys(value)) {
-    if (!known.has(key)) warnings.push(`unknown key ${path}.${key}`);
+    if (!known.has(key)) context.warnings.push(`unknown key ${path}.${key}`);
   }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const first = result.error.issues[0];
-  const [head, ...rest] = first?.path ?? [];
-  const writtenHead =
-    head !== undefined && Object.hasOwn(written, String(head)) ? written[String(head)] : head;
-  const segments = writtenHead === undefined ? [] : [writtenHead, ...rest];
-  throw invalid(joinPath(path, segments), first?.message ?? 'invalid value');
+  for (const issue of result.error.issues) {
+    const [head, ...rest] = issue.path;
+    const writtenHead =
+      head !== undefined && Object.hasOwn(written, String(head)) ? written[String(head)] : head;
+    const segments = writtenHead === undefined ? [] : [writtenHead, ...rest];
+    context.problems.push({ path: joinPath(path, segments), rule: issue.message });
+  }
+  return undefined;
 }
 
 /** Rename camelCase hook aliases to their snake_case keys; both spellings at once is an error. */
@@ -184,7 +222,10 @@ function resolveHookAliases(hooks: RawMap): { canonical: RawMap; written: Record
   return { canonical, written };
 }
 
-function parseBridges(agents: RawMap, warnings: string[]): Record<string, AgentBridge> {
+function parseBridges(
+  agents: RawMap,
+  context: { warnings: string[]; problems: ConfigProblem[] },
+): Record<string, AgentBridge> {
   const fixed = new Set(Object.keys(agentsSection.shape));
   const kinds = new Set([
     ...Object.keys(DEFAULT_BRIDGE_COMMANDS),
@@ -194,12 +235,15 @@ function parseBridges(agents: RawMap, warnings: string[]): Record<string, AgentB
   for (const kind of [...kinds].sort()) {
     const path = `agents.${kind}`;
     const block = (Object.hasOwn(agents, kind) ? agents[kind] : undefined) ?? {};
-    if (!isMap(block)) throw invalid(path, 'must be a map');
+    if (!isMap(block)) {
+      context.problems.push({ path, rule: 'must be a map' });
+      continue;
+    }
     const defaultCommand = Object.hasOwn(DEFAULT_BRIDGE_COMMANDS, kind)
       ? DEFAULT_BRIDGE_COMMANDS[kind]
       : undefined;
-    const parsed = parseSection(bridgeSection(defaultCommand), block, path, warnings);
-    bridges.push([kind, { bridgeCommand: parsed.bridge_command, env: parsed.env }]);
+    const parsed = parseSection(bridgeSection(defaultCommand), block, path, context);
+    if (parsed) bridges.push([kind, { bridgeCommand: parsed.bridge_command, env: parsed.env }]);
   }
   // fromEntries defines own properties, so even a kind named `__proto__` stays a plain key.
   return Object.fromEntries(bridges);
@@ -234,7 +278,9 @@ function parseGitSection(value: unknown, warnings: string[]): GitWorkspaceConfig
   const path = 'workspace.git';
   // `git:` with nothing under it opts in with every default (and then names no repo).
   if (value !== null && !isMap(value)) throw invalid(path, 'must be a map');
-  const git = parseSection(gitSection, value ?? {}, path, warnings);
+  const problems: ConfigProblem[] = [];
+  const git = parseSection(gitSection, value ?? {}, path, { warnings, problems });
+  if (!git) throw invalidAll(problems);
   git.setup_binaries.forEach((binary, index) => {
     if (!/^[A-Za-z0-9][A-Za-z0-9._+-]*$/.test(binary)) {
       throw invalid(`${path}.setup_binaries[${index}]`, 'must be a binary name, not a path');
@@ -282,40 +328,45 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
     if (!known.has(key)) warnings.push(`unknown key ${key}`);
   }
 
-  const tracker = parseSection(trackerSection, sectionMap(raw, 'tracker'), 'tracker', warnings);
-  const polling = parseSection(pollingSection, sectionMap(raw, 'polling'), 'polling', warnings);
-  const workspace = parseSection(
-    workspaceSection,
-    sectionMap(raw, 'workspace'),
-    'workspace',
-    warnings,
-  );
-  const hookAliases = resolveHookAliases(sectionMap(raw, 'hooks'));
+  // Every section is validated before any error is thrown, so that one error lists them all.
+  const problems: ConfigProblem[] = [];
+  const context = { warnings, problems };
+  const section = (key: string) => sectionMap(raw, key, problems);
+  const tracker = parseSection(trackerSection, section('tracker'), 'tracker', context);
+  const polling = parseSection(pollingSection, section('polling'), 'polling', context);
+  const workspace = parseSection(workspaceSection, section('workspace'), 'workspace', context);
+  const hookAliases = resolveHookAliases(section('hooks'));
   const hooks = parseSection(
     hooksSection,
     hookAliases.canonical,
     'hooks',
-    warnings,
+    context,
     hookAliases.written,
   );
-  const agent = parseSection(agentSection, sectionMap(raw, 'agent'), 'agent', warnings);
-  const agentsRaw = sectionMap(raw, 'agents');
+  const agent = parseSection(agentSection, section('agent'), 'agent', context);
+  const agentsRaw = section('agents');
   const fixedAgentKeys = Object.fromEntries(
     Object.keys(agentsSection.shape)
       .filter((key) => Object.hasOwn(agentsRaw, key))
       .map((key) => [key, agentsRaw[key]]),
   );
   // Kind blocks are validated by parseBridges, so only the fixed keys go through here.
-  const agents = parseSection(agentsSection, fixedAgentKeys, 'agents', warnings);
-  const bridges = parseBridges(agentsRaw, warnings);
-  const worker = parseSection(workerSection, sectionMap(raw, 'worker'), 'worker', warnings);
+  const agents = parseSection(agentsSection, fixedAgentKeys, 'agents', context);
+  const bridges = parseBridges(agentsRaw, context);
+  const worker = parseSection(workerSection, section('worker'), 'worker', context);
 
-  if (!Object.hasOwn(bridges, agent.kind)) {
-    throw invalid(
-      'agent.kind',
-      `must name an agent kind with a bridge (${Object.keys(bridges).join(', ')}); got ${JSON.stringify(agent.kind)}`,
-    );
+  const bridgeInvalid = (kind: string) =>
+    problems.some((problem) => problem.path.startsWith(`agents.${kind}`));
+  if (agent && !Object.hasOwn(bridges, agent.kind) && !bridgeInvalid(agent.kind)) {
+    problems.push({
+      path: 'agent.kind',
+      rule: `must name an agent kind with a bridge (${Object.keys(bridges).join(', ')}); got ${JSON.stringify(agent.kind)}`,
+    });
   }
+  if (!tracker || !polling || !workspace || !hooks || !agent || !agents || !worker) {
+    throw invalidAll(problems);
+  }
+  if (problems.length > 0) throw invalidAll(problems);
 
   const config: WorkflowConfig = {
     tracker: {

@@ -13,6 +13,9 @@ export type LorenzErrorCode =
   | 'template_render_error'
   // issues given to `lorenz run` / IssueRuns
   | 'invalid_issue'
+  // manifests given to `lorenz workflow validate`
+  | 'invalid_manifest'
+  | 'not_a_workflow_file'
   // workspaces
   | 'invalid_workspace_cwd'
   | 'workspace_is_root'
@@ -94,6 +97,10 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   template_render_error:
     'A template fails to render: an unknown variable or filter, or a render or memory limit.',
   invalid_issue: 'The issue is missing a required key or has one of the wrong type.',
+  invalid_manifest:
+    'A Workflow or IssueRun manifest that admission would refuse (the CRD schema or one of its rules), or a manifest file whose YAML does not parse (document, field and line given).',
+  not_a_workflow_file:
+    '`lorenz workflow validate` was given a file that is neither a WORKFLOW.md (no front matter) nor YAML holding Workflow or IssueRun documents.',
   invalid_workspace_cwd:
     'The workspace path is unusable (missing, not a directory, a control character).',
   workspace_is_root: 'A hook or the agent would run in the workspace root itself.',

@@ -75,13 +75,37 @@ function parseFrontMatterYaml(yaml: string, firstLine: number): { empty: boolean
   );
 }
 
+/** Where a WORKFLOW.md's parts are, for messages that name a line of the file. */
+export interface WorkflowLayout {
+  /** The YAML between the fences. */
+  yaml: string;
+  /** The 1-based line of the file the YAML's first line is on. */
+  yamlLine: number;
+  /** The 1-based line of the file after the closing fence, where the body begins. */
+  bodyLine: number;
+}
+
+// U+2028 and U+2029 break lines too (a fence followed by one still ends there).
+const splitLines = (text: string) => text.replace(/^\uFEFF/, '').split(/\r?\n|\u2028|\u2029/);
+
+/** The front matter's place in a WORKFLOW.md; null when it has none (it is all body). */
+export function workflowLayout(text: string): WorkflowLayout | null {
+  const lines = splitLines(text);
+  const fences = findFences(lines);
+  if (fences === null) return null;
+  return {
+    yaml: lines.slice(fences.open + 1, fences.close).join('\n'),
+    yamlLine: fences.open + 2,
+    bodyLine: fences.close + 2,
+  };
+}
+
 /**
  * Split a WORKFLOW.md into its YAML front matter (a map; empty front matter is {}) and its
  * trimmed body. A file with no front matter is all body.
  */
 export function parseWorkflowContent(text: string): WorkflowContent {
-  // U+2028 and U+2029 break lines too (a fence followed by one still ends there).
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n|\u2028|\u2029/);
+  const lines = splitLines(text);
   const fences = findFences(lines);
   if (fences === null) return { frontMatter: {}, body: lines.join('\n').trim() };
   const yaml = lines.slice(fences.open + 1, fences.close).join('\n');

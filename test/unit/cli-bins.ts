@@ -28,11 +28,13 @@ export const CLI_BINS: readonly CliBin[] = [
   },
 ];
 
-export function runCli(bin: CliBin, args: string[], cwd: string) {
+/** Run `lorenz` through `bin`; `input` is written to its stdin (none: stdin is empty). */
+export function runCli(bin: CliBin, args: string[], cwd: string, input?: string) {
   const [command = '', ...prefix] = bin.argv;
   const result = spawnSync(command, [...prefix, ...args], {
     cwd,
     encoding: 'utf8',
+    ...(input === undefined ? {} : { input }),
     env: { ...process.env, ...bin.env },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };

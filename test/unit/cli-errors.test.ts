@@ -93,7 +93,7 @@ describe.each(CLI_BINS)('through $name', (each) => {
       expect(result.code).toBe(2);
       expectOneLine(
         result.stderr,
-        `lorenz: workflow_parse_error: invalid YAML front matter: ${reason}`,
+        `lorenz: workflow_parse_error: ${path}: invalid YAML front matter: ${reason}`,
       );
     });
 
@@ -162,7 +162,7 @@ describe.each(CLI_BINS)('through $name', (each) => {
       const result = lorenz('workflow', 'validate', path);
       expect(result.code).toBe(2);
       expect(result.stderr).not.toMatch(/^\s+at /m);
-      const prefix = `lorenz: template_parse_error: hooks.${hook}: `;
+      const prefix = `lorenz: template_parse_error: ${path}:3: hooks.${hook}: `;
       expect(result.stderr.startsWith(prefix)).toBe(true);
       expect(result.stderr.slice(prefix.length)).toMatch(liquid);
     });

@@ -46,7 +46,9 @@ describe.each(CLI_BINS)('through $name', (each) => {
       const path = workflow('bad.md', 'hooks:\n  timeout_ms: -1\n');
       const result = lorenz('workflow', 'validate', path);
       expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/invalid_workflow_config: hooks\.timeout_ms: /);
+      expect(result.stderr).toMatch(
+        /^lorenz: invalid_workflow_config: \S+bad\.md:5: hooks\.timeout_ms: /,
+      );
     });
 
     it('exits 2 naming a missing file', () => {

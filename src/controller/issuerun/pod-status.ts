@@ -91,6 +91,8 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     case 'workflow_front_matter_not_a_map':
     case 'invalid_workflow_config':
     case 'invalid_issue':
+    case 'invalid_manifest':
+    case 'not_a_workflow_file':
     case 'invalid_ssh_timeout':
       return 'InputsInvalid';
     case 'template_parse_error':
