@@ -1,9 +1,11 @@
+import { DEFAULT_KILL_GRACE_MS } from '../local-group.js';
 import type { Executor } from '../types.js';
 import { createSshConnection, type SshTarget } from './connection.js';
 import { copyTreeToWorker } from './copy-tree.js';
 import { remoteExports } from './environment.js';
 import { createRemoteFiles } from './files.js';
 import { createRemoteGroups, type RemoteGroups } from './groups.js';
+import { endMarkedProcesses, newRunMarker } from './run-marker.js';
 import { runRemoteCommand, type RemoteRun } from './run.js';
 import { spawnRemoteProcess } from './spawn.js';
 
@@ -25,6 +27,11 @@ export interface SshExecutor extends Executor {
   readonly name: string;
   /** Connects now: fails with ssh_connect (unreachable, key refused, host key unknown). */
   connect(): Promise<void>;
+  /**
+   * The value of LORENZ_RUN_MARKER in the environment of every process this executor starts
+   * on the host; shutdown ends every process of the user that still carries it.
+   */
+  readonly runMarker: string;
 }
 
 /**
@@ -51,16 +58,20 @@ export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
       ...(options.maxChannels === undefined ? {} : { maxChannels: options.maxChannels }),
     },
   );
-  const run = (env: NodeJS.ProcessEnv | undefined): RemoteRun => ({
-    connection,
-    groups: liveGroups,
-    exports: remoteExports(env, base),
-  });
+  const marker = newRunMarker();
+  // Whether anything ran on the host: only then is there anything marked to end (and a
+  // shutdown after a failed connect does not try the host again).
+  let commandsStarted = false;
+  const run = (env: NodeJS.ProcessEnv | undefined): RemoteRun => {
+    commandsStarted = true;
+    return { connection, groups: liveGroups, exports: remoteExports(env, base), marker };
+  };
   const files = createRemoteFiles(connection, options.timeoutMs);
   return {
     ...files,
     name: connection.name,
     remote: true,
+    runMarker: marker,
     connect: () => connection.connect(),
     runCommand: (command, commandOptions) =>
       runRemoteCommand(run(commandOptions.env), command, commandOptions),
@@ -71,9 +82,14 @@ export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
         timeoutMs: options.timeoutMs,
         ...(copyOptions?.within === undefined ? {} : { within: copyOptions.within }),
       }),
-    shutdown: async (graceMs) => {
+    shutdown: async (graceMs = DEFAULT_KILL_GRACE_MS) => {
       try {
         await liveGroups.endAll(graceMs);
+        // What left its group (daemons a hook started with setsid) goes with the run too.
+        // Best effort, as for the groups: a host that cannot be reached keeps them.
+        if (commandsStarted) {
+          await endMarkedProcesses(connection, marker, graceMs).catch(() => undefined);
+        }
       } finally {
         connection.close();
       }
