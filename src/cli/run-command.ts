@@ -7,6 +7,7 @@ import { ensembleContext } from '../template/ensemble.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import { loadGitCredentials, type GitCredentials } from '../workspace/git/index.js';
+import { withCode } from '../workflow/errors.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
@@ -135,7 +136,7 @@ export async function runCommand(args: string[], out: Output, err: Output): Prom
     });
     for (const slot of summary.slots) {
       if (!slot.succeeded)
-        err(`slot ${slot.slot} failed: ${slot.errorCode ?? 'error'}: ${slot.error ?? ''}\n`);
+        err(`slot ${slot.slot} failed: ${withCode(slot.errorCode ?? 'error', slot.error ?? '')}\n`);
     }
     if (cancel.by !== null) err(`lorenz: cancelled by ${cancel.by}\n`);
     return summary.succeeded ? 0 : 1;

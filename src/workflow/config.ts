@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LorenzError, isLorenzError } from './errors.js';
+import { LorenzError, isLorenzError, type LorenzErrorCode } from './errors.js';
 import { HOOK_NAMES, type HookName } from './events.js';
 import { type Issue, normalizeIssue } from './issue.js';
 import {
@@ -120,8 +120,19 @@ function isMap(value: unknown): value is RawMap {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Settings whose refusal has a code of its own, which the docs promise: an invalid
+ * worker.ssh_timeout_ms is `invalid_ssh_timeout` whether the schema or the executor finds it.
+ */
+const SETTING_CODES: Readonly<Record<string, LorenzErrorCode>> = {
+  'worker.ssh_timeout_ms': 'invalid_ssh_timeout',
+};
+
 function invalid(path: string, rule: string): LorenzError {
-  return new LorenzError('invalid_workflow_config', `${path}: ${rule}`, { path });
+  const code = Object.hasOwn(SETTING_CODES, path)
+    ? (SETTING_CODES[path] ?? 'invalid_workflow_config')
+    : 'invalid_workflow_config';
+  return new LorenzError(code, `${path}: ${rule}`, { path });
 }
 
 /** A section as a map: absent or empty (`hooks:` with nothing under it) is {}. */

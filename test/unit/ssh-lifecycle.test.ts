@@ -422,9 +422,8 @@ describe('lorenz run with worker.ssh_hosts', () => {
       paths.dir,
     );
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(
-      'lorenz: ssh_connect: ssh_connect: no SSH worker could be reached',
-    );
+    expect(result.stderr).toContain('lorenz: ssh_connect: no SSH worker could be reached');
+    expect(result.stderr.split('ssh_connect')).toHaveLength(2);
     expect(result.stderr).toContain('connection refused');
   });
 });
