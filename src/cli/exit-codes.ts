@@ -2,7 +2,8 @@ import type { LorenzErrorCode } from '../workflow/errors.js';
 
 /**
  * Exit codes: 2 for usage and for invalid workflows/issues, 1 for anything else that failed.
- * No default: a new code does not compile until it is placed here.
+ * No default: a new code does not compile until it is placed here. invalid_ssh_timeout is a
+ * setting of the workflow refused when it loads, like invalid_workflow_config: exit 2.
  */
 export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
   switch (code) {
@@ -11,6 +12,7 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'workflow_parse_error':
     case 'workflow_front_matter_not_a_map':
     case 'invalid_workflow_config':
+    case 'invalid_ssh_timeout':
     case 'template_parse_error':
     case 'invalid_issue':
     case 'invalid_manifest':
@@ -24,7 +26,6 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'workspace_skill_source_symlink':
     case 'workspace_skill_source_unsupported':
     case 'workspace_skill_source_missing':
-    case 'invalid_ssh_timeout':
     case 'ssh_connect':
     case 'workspace_repo_missing':
     case 'workspace_repo_no_clone_address':

@@ -1,4 +1,4 @@
-import { isLorenzError } from '../workflow/errors.js';
+import { isLorenzError, withCode } from '../workflow/errors.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import { exitCodeForError } from './exit-codes.js';
 import { writeStdout } from './stdout.js';
@@ -65,7 +65,7 @@ export async function main(argv: string[], commands: CommandTable): Promise<numb
       return 2;
     }
     if (isLorenzError(error)) {
-      err(`lorenz: ${error.code}: ${error.message}\n`);
+      err(`lorenz: ${withCode(error.code, error.message)}\n`);
       return exitCodeForError(error.code);
     }
     // Not one of ours: still one line. The stack is for whoever debugs Lorenz itself.

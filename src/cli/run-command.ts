@@ -13,6 +13,7 @@ import {
 } from '../workspace/git/index.js';
 import { createRedactor, redactError, secretsFromEnv, type Redactor } from '../runner/redact.js';
 import { sshKeySecrets } from '../runner/ssh.js';
+import { withCode } from '../workflow/errors.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
@@ -177,7 +178,7 @@ async function run(args: string[], io: RunIo): Promise<number> {
     });
     for (const slot of summary.slots) {
       if (!slot.succeeded)
-        err(`slot ${slot.slot} failed: ${slot.errorCode ?? 'error'}: ${slot.error ?? ''}\n`);
+        err(`slot ${slot.slot} failed: ${withCode(slot.errorCode ?? 'error', slot.error ?? '')}\n`);
     }
     if (cancel.by !== null) err(`lorenz: cancelled by ${cancel.by}\n`);
     return summary.succeeded ? 0 : 1;

@@ -2,7 +2,12 @@ import { LineCounter, parseDocument } from 'yaml';
 import { checkHookTemplate } from '../template/hook.js';
 import { loadWorkflowText } from '../template/load-workflow.js';
 import { TRACKER_KINDS } from '../tracker/index.js';
-import { HOOK_FIELDS, configProblems, type WorkflowConfig } from '../workflow/config.js';
+import {
+  HOOK_FIELDS,
+  configProblems,
+  settingErrorCode,
+  type WorkflowConfig,
+} from '../workflow/config.js';
 import { LorenzError, isLorenzError, type LorenzErrorCode } from '../workflow/errors.js';
 import { HOOK_NAMES } from '../workflow/events.js';
 import {
@@ -127,9 +132,9 @@ export function checkWorkflowText(text: string, source: string): WorkflowTextChe
     ({ config, warnings } = loadWorkflowText(text, source));
   } catch (error) {
     if (!isLorenzError(error)) throw error;
-    if (error.code === 'invalid_workflow_config') {
+    if (error.code === 'invalid_workflow_config' || error.code === 'invalid_ssh_timeout') {
       for (const { path, rule } of configProblems(error)) {
-        problems.push({ code: error.code, path, message: rule });
+        problems.push({ code: settingErrorCode(path), path, message: rule });
       }
       // The loader stops at the settings; the prompt is checked all the same.
       try {

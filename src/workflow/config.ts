@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LorenzError, isLorenzError } from './errors.js';
+import { LorenzError, isLorenzError, type LorenzErrorCode } from './errors.js';
 import { HOOK_NAMES, type HookName } from './events.js';
 import { type Issue, normalizeIssue } from './issue.js';
 import {
@@ -126,8 +126,23 @@ export interface ConfigProblem {
   rule: string;
 }
 
+/**
+ * Settings whose refusal has a code of its own, which the docs promise: an invalid
+ * worker.ssh_timeout_ms is `invalid_ssh_timeout` whether the schema or the executor finds it.
+ */
+const SETTING_CODES: Readonly<Record<string, LorenzErrorCode>> = {
+  'worker.ssh_timeout_ms': 'invalid_ssh_timeout',
+};
+
+/** The code an invalid setting is refused with: its own where it has one, else the general one. */
+export function settingErrorCode(path: string): LorenzErrorCode {
+  return Object.hasOwn(SETTING_CODES, path)
+    ? (SETTING_CODES[path] ?? 'invalid_workflow_config')
+    : 'invalid_workflow_config';
+}
+
 function invalid(path: string, rule: string): LorenzError {
-  return new LorenzError('invalid_workflow_config', `${path}: ${rule}`, { path });
+  return new LorenzError(settingErrorCode(path), `${path}: ${rule}`, { path });
 }
 
 /**
@@ -138,7 +153,7 @@ function invalid(path: string, rule: string): LorenzError {
 function invalidAll(problems: readonly ConfigProblem[]): LorenzError {
   const [first] = problems;
   const path = first?.path ?? '';
-  return new LorenzError('invalid_workflow_config', `${path}: ${first?.rule ?? 'invalid value'}`, {
+  return new LorenzError(settingErrorCode(path), `${path}: ${first?.rule ?? 'invalid value'}`, {
     path,
     problems,
   });

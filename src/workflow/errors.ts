@@ -110,7 +110,8 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   workspace_skill_source_symlink: 'An agent.skills source is, or contains, a symlink.',
   workspace_skill_source_unsupported: 'An agent.skills source is not a directory of regular files.',
   workspace_skill_source_missing: 'An agent.skills source does not exist.',
-  invalid_ssh_timeout: 'worker.ssh_timeout_ms is not a positive integer.',
+  invalid_ssh_timeout:
+    'worker.ssh_timeout_ms is not a positive integer (at most 2147483647): refused when the workflow loads, before any host is contacted.',
   ssh_connect:
     'An SSH worker could not be reached, refused the key, showed an unknown or changed host key, or dropped the connection mid-command (the host and the reason given).',
   workspace_repo_missing:
@@ -189,6 +190,16 @@ export class LorenzError extends Error {
 
 export function isLorenzError(value: unknown): value is LorenzError {
   return value instanceof LorenzError;
+}
+
+/**
+ * `<code>: <message>`, the code once: many messages already start with their code (so that
+ * they read alone, in a hook record or a status), and a caller that shows the code before
+ * the message must not say it twice.
+ */
+export function withCode(code: string, message: string): string {
+  const prefix = `${code}: `;
+  return `${prefix}${message.startsWith(prefix) ? message.slice(prefix.length) : message}`;
 }
 
 /** The message of anything thrown, for places that must report and go on. */

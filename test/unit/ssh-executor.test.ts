@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLorenzError } from '../../src/workflow/errors.js';
 import { startSshd, type Sshd } from './fakes/sshd.js';
-import { eventually, marker, sshExecutor } from './ssh-support.js';
+import { eventually, marker, markedProcesses, pidsOf, sshExecutor } from './ssh-support.js';
 
 let sshd: Sshd;
 beforeAll(async () => {
@@ -186,6 +186,105 @@ describe('SSH executor: commands', () => {
       expect(result.spawnError).toContain('no such directory');
     } finally {
       await executor.shutdown();
+    }
+  });
+});
+
+// Daemons that left the hook's process group (and its session): no group signal reaches
+// them; the run's marker in their environment does (src/executor/ssh/run-marker.ts).
+describe("SSH executor: what left the hook's group ends with the run", () => {
+  const gone = (mark: string) => async () => (await pidsOf(sshd, `sleep ${mark}`)).length === 0;
+
+  // A daemon that keeps the hook's stdout holds its channel open, as it holds the pipe of a
+  // local hook: the hook then times out (its group is ended), and the daemon is still there.
+  it.each([
+    ['setsid, no redirections', (mark: string) => `setsid sleep ${mark} &`, true],
+    [
+      'setsid, its own stdio',
+      (mark: string) => `setsid sleep ${mark} </dev/null >/dev/null 2>&1 &`,
+      false,
+    ],
+    [
+      'a double fork into a new session',
+      (mark: string) => `( setsid sh -c 'sleep ${mark} &' & )`,
+      true,
+    ],
+    [
+      'a daemon that ignores SIGTERM',
+      (mark: string) => `setsid sh -c "trap '' TERM; sleep ${mark}; true" >/dev/null 2>&1 &`,
+      false,
+    ],
+  ])('%s', async (_name, hook, holdsOutput) => {
+    const executor = await sshExecutor(sshd);
+    const mark = marker();
+    const result = await executor.runCommand(hook(mark), {
+      cwd: sshd.home,
+      timeoutMs: 1000,
+      killGraceMs: 200,
+    });
+    expect(result).toMatchObject({ exitCode: holdsOutput ? null : 0, timedOut: holdsOutput });
+    const [pid] = await pidsOf(sshd, `sleep ${mark}`);
+    // It outlived its hook's group, and carries the run's marker.
+    expect(pid).toBeDefined();
+    expect(await markedProcesses(executor.runMarker)).toContain(pid);
+    await executor.shutdown(300);
+    expect(await eventually(gone(mark))).toBe(true);
+    expect(await markedProcesses(executor.runMarker)).toEqual([]);
+  });
+
+  it("leaves another run's daemons alone (a different marker)", async () => {
+    const [first, second] = [await sshExecutor(sshd), await sshExecutor(sshd)];
+    const [mine, theirs] = [marker(), marker()];
+    try {
+      expect(first.runMarker).not.toBe(second.runMarker);
+      await first.runCommand(`setsid sleep ${mine} >/dev/null 2>&1 &`, {
+        cwd: sshd.home,
+        timeoutMs: 10_000,
+      });
+      await second.runCommand(`setsid sleep ${theirs} >/dev/null 2>&1 &`, {
+        cwd: sshd.home,
+        timeoutMs: 10_000,
+      });
+      await first.shutdown(300);
+      expect(await eventually(gone(mine))).toBe(true);
+      expect(await pidsOf(sshd, `sleep ${theirs}`)).toHaveLength(1);
+      expect(await markedProcesses(second.runMarker)).toHaveLength(1);
+    } finally {
+      await second.shutdown(300);
+    }
+    expect(await eventually(gone(theirs))).toBe(true);
+  });
+
+  it("the bridge's stray children end with the run too", async () => {
+    const executor = await sshExecutor(sshd);
+    const mark = marker();
+    const child = executor.spawn(`setsid sleep ${mark} >/dev/null 2>&1 & cat`, { cwd: sshd.home });
+    expect(await eventually(async () => (await pidsOf(sshd, `sleep ${mark}`)).length === 1)).toBe(
+      true,
+    );
+    await child.kill(300);
+    await executor.shutdown(300);
+    expect(await eventually(gone(mark))).toBe(true);
+  });
+
+  // The documented limit (README, SSH workers): what starts with a cleared environment does
+  // not carry the marker, so nothing finds it. Ended here by its pid.
+  it('a daemon started with a cleared environment (env -i) is not found', async () => {
+    const executor = await sshExecutor(sshd);
+    const mark = marker();
+    await executor.runCommand(`setsid env -i sleep ${mark} >/dev/null 2>&1 &`, {
+      cwd: sshd.home,
+      timeoutMs: 10_000,
+    });
+    expect(await eventually(async () => (await pidsOf(sshd, `sleep ${mark}`)).length === 1)).toBe(
+      true,
+    );
+    await executor.shutdown(300);
+    const left = await pidsOf(sshd, `sleep ${mark}`);
+    try {
+      expect(left).toHaveLength(1);
+    } finally {
+      for (const pid of left) process.kill(pid, 'SIGKILL');
     }
   });
 });

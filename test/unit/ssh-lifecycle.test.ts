@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/workflow/config.js';
 import type { LorenzEvent } from '../../src/workflow/events.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { startSshd, type Sshd } from './fakes/sshd.js';
-import { eventually, marker, sshExecutor, workerReadableAgent } from './ssh-support.js';
+import { eventually, marker, pidsOf, sshExecutor, workerReadableAgent } from './ssh-support.js';
 import { makeTempDir, removeTempDir } from './workspace-helpers.js';
 
 let sshd: Sshd;
@@ -361,6 +361,48 @@ describe('lorenz run with worker.ssh_hosts', () => {
     }
   });
 
+  it("ends the daemons its hooks left on the host, and only this run's", async () => {
+    const name = `cli-${marker()}`;
+    const [detached, doubleForked, neighbours] = [marker(), marker(), marker()];
+    // Another run's daemon on the same host and user: it must be left alone.
+    const neighbour = await sshExecutor(sshd);
+    await neighbour.runCommand(`setsid sleep ${neighbours} >/dev/null 2>&1 &`, {
+      cwd: sshd.home,
+      timeoutMs: 10_000,
+    });
+    const paths = await files(
+      name,
+      [sshd.destination],
+      `  after_create: "setsid sleep ${detached} >/dev/null 2>&1 &"\n` +
+        `  before_run: "( setsid sh -c 'sleep ${doubleForked} &' >/dev/null 2>&1 & )"\n`,
+    );
+    try {
+      const result = lorenz(
+        [
+          'run',
+          '--workflow',
+          paths.workflow,
+          '--issue',
+          paths.issue,
+          '--no-agent',
+          '--ssh-key',
+          sshd.keyFile,
+          '--known-hosts',
+          paths.knownHosts,
+        ],
+        paths.dir,
+      );
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(await pidsOf(sshd, `sleep ${detached}`)).toEqual([]);
+      expect(await pidsOf(sshd, `sleep ${doubleForked}`)).toEqual([]);
+      expect(await pidsOf(sshd, `sleep ${neighbours}`)).toHaveLength(1);
+    } finally {
+      await neighbour.shutdown(300);
+      await sshd.asWorker(`rm -rf ~/${name}`);
+    }
+  });
+
   it('fails ssh_connect (exit 1) when no host can be reached', async () => {
     const name = `cli-${marker()}`;
     const paths = await files(name, [`${sshd.user}@127.0.0.1:1`], '  before_run: "true"\n');
@@ -380,9 +422,8 @@ describe('lorenz run with worker.ssh_hosts', () => {
       paths.dir,
     );
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(
-      'lorenz: ssh_connect: ssh_connect: no SSH worker could be reached',
-    );
+    expect(result.stderr).toContain('lorenz: ssh_connect: no SSH worker could be reached');
+    expect(result.stderr.split('ssh_connect')).toHaveLength(2);
     expect(result.stderr).toContain('connection refused');
   });
 });

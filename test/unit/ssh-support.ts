@@ -1,8 +1,22 @@
-import { chmod, copyFile, link, mkdir, readFile, realpath, rename, rm } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+} from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createSshExecutor, type SshExecutor } from '../../src/executor/ssh/index.js';
 import type { Sshd } from './fakes/sshd.js';
+
+const run = promisify(execFile);
 
 /** An SSH executor for the test sshd; `overrides` swap the key, the known_hosts, the port. */
 export async function sshExecutor(
@@ -55,4 +69,28 @@ export async function workerReadableAgent(repo: string): Promise<string> {
   const node = await place(process.execPath, 'node', 0o755);
   const agent = await place(join(repo, 'dist/scripted-agent.mjs'), 'scripted-agent.mjs', 0o644);
   return `${node} ${agent}`;
+}
+
+/**
+ * The pids of the processes on the host (this machine: the test sshd is on loopback) whose
+ * environment carries LORENZ_RUN_MARKER=`runMarker`, read from /proc as the test's root.
+ */
+export async function markedProcesses(runMarker: string): Promise<number[]> {
+  const wanted = `LORENZ_RUN_MARKER=${runMarker}`;
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(wanted)) found.push(Number(entry));
+  }
+  return found;
+}
+
+/** The pids of the worker user's live processes whose command line starts with `text`. */
+export async function pidsOf(sshd: Sshd, text: string): Promise<number[]> {
+  const { stdout } = await run('ps', ['-u', sshd.user, '-o', 'pid=,stat=,args=']);
+  return stdout.split('\n').flatMap((line) => {
+    const [, pid, stat, args] = /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line) ?? [];
+    return args?.startsWith(text) && !stat?.startsWith('Z') ? [Number(pid)] : [];
+  });
 }

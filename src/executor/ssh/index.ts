@@ -1,3 +1,4 @@
+import { DEFAULT_KILL_GRACE_MS } from '../local-group.js';
 import type { Executor } from '../types.js';
 import { createSshConnection, type SshTarget } from './connection.js';
 import { copyTreeToWorker } from './copy-tree.js';
@@ -5,6 +6,7 @@ import { remoteExports } from './environment.js';
 import { pathFirstStatement } from '../login-path.js';
 import { createRemoteFiles } from './files.js';
 import { createRemoteGroups, type RemoteGroups } from './groups.js';
+import { endMarkedProcesses, newRunMarker } from './run-marker.js';
 import { runRemoteCommand, type RemoteRun } from './run.js';
 import { spawnRemoteProcess } from './spawn.js';
 
@@ -26,6 +28,11 @@ export interface SshExecutor extends Executor {
   readonly name: string;
   /** Connects now: fails with ssh_connect (unreachable, key refused, host key unknown). */
   connect(): Promise<void>;
+  /**
+   * The value of LORENZ_RUN_MARKER in the environment of every process this executor starts
+   * on the host; shutdown ends every process of the user that still carries it.
+   */
+  readonly runMarker: string;
 }
 
 /**
@@ -52,17 +59,26 @@ export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
       ...(options.maxChannels === undefined ? {} : { maxChannels: options.maxChannels }),
     },
   );
-  const run = (options: { env?: NodeJS.ProcessEnv; pathFirst?: readonly string[] }): RemoteRun => ({
-    connection,
-    groups: liveGroups,
-    // Lorenz's PATH directories last, so that they come first whatever else was exported.
-    exports: `${remoteExports(options.env, base)}${options.pathFirst?.length ? `${pathFirstStatement(options.pathFirst)}\n` : ''}`,
-  });
+  const marker = newRunMarker();
+  // Whether anything ran on the host: only then is there anything marked to end (and a
+  // shutdown after a failed connect does not try the host again).
+  let commandsStarted = false;
+  const run = (options: { env?: NodeJS.ProcessEnv; pathFirst?: readonly string[] }): RemoteRun => {
+    commandsStarted = true;
+    return {
+      connection,
+      groups: liveGroups,
+      // Lorenz's PATH directories last, so that they come first whatever else was exported.
+      exports: `${remoteExports(options.env, base)}${options.pathFirst?.length ? `${pathFirstStatement(options.pathFirst)}\n` : ''}`,
+      marker,
+    };
+  };
   const files = createRemoteFiles(connection, options.timeoutMs);
   return {
     ...files,
     name: connection.name,
     remote: true,
+    runMarker: marker,
     connect: () => connection.connect(),
     runCommand: (command, commandOptions) =>
       runRemoteCommand(run(commandOptions), command, commandOptions),
@@ -72,9 +88,14 @@ export function createSshExecutor(options: SshExecutorOptions): SshExecutor {
         timeoutMs: options.timeoutMs,
         ...(copyOptions?.within === undefined ? {} : { within: copyOptions.within }),
       }),
-    shutdown: async (graceMs) => {
+    shutdown: async (graceMs = DEFAULT_KILL_GRACE_MS) => {
       try {
         await liveGroups.endAll(graceMs);
+        // What left its group (daemons a hook started with setsid) goes with the run too.
+        // Best effort, as for the groups: a host that cannot be reached keeps them.
+        if (commandsStarted) {
+          await endMarkedProcesses(connection, marker, graceMs).catch(() => undefined);
+        }
       } finally {
         connection.close();
       }

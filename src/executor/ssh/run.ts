@@ -18,6 +18,8 @@ export interface RemoteRun {
   groups: RemoteGroups;
   /** Shell text that sets Lorenz's variables (see environment.ts). */
   exports: string;
+  /** The run's LORENZ_RUN_MARKER value (run-marker.ts). */
+  marker: string;
 }
 
 /** ssh2 reports a signal by name without its SIG prefix. */
@@ -82,6 +84,7 @@ export async function runRemoteCommand(
     options.cwd,
     options.root ?? '',
     `${run.exports}${command}`,
+    run.marker,
   ]);
   const { channel, lost, exit: exited } = await run.connection.exec(script);
   channel.end();

@@ -19,8 +19,17 @@ export const REFUSED_STATUS = 125;
 const REFUSE = `refuse() { printf '${REFUSED_LINE}%s %s\\n' "$1" "$2" >&2; exit ${REFUSED_STATUS}; }`;
 
 /**
+ * The variable every process a run starts on the worker carries in its environment, set to
+ * the run's own random value: what ends, at the run's end, the processes that left their
+ * group (`setsid cmd &`), which no group signal reaches.
+ */
+export const RUN_MARKER_VARIABLE = 'LORENZ_RUN_MARKER';
+
+/**
  * Runs one command: `$1` merge|split (stderr into stdout, as hooks want it, or apart, as a
- * bridge does), `$2` the cwd, `$3` the workspace root or empty, `$4` the command. sshd
+ * bridge does), `$2` the cwd, `$3` the workspace root or empty, `$4` the command, `$5` the
+ * run's marker (exported before the login shell starts, so the shell and all it starts
+ * inherit it from their first instruction). sshd
  * starts every session in a session of its own, so this shell (exec'd, same pid) leads its
  * process group: the pgid it reports first is what a timeout signals.
  *
@@ -51,6 +60,7 @@ if [ -n "$root" ]; then
 else
   cd -- "$cwd" 2>/dev/null || refuse spawn "cannot start bash in $cwd: no such directory"
 fi
+[ -n "$5" ] && export ${RUN_MARKER_VARIABLE}="$5"
 [ "$1" = merge ] && exec 2>&1
 exec bash -lc "$4"
 `;
@@ -84,6 +94,55 @@ while alive; do
 done
 i=0
 while alive && [ "$i" -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+`;
+
+/**
+ * Ends every process of this user whose environment carries \`${RUN_MARKER_VARIABLE}=$1\`:
+ * SIGTERM, up to \`$2\` polls of 50 ms (each one also signalling what appeared since), then
+ * SIGKILL until none is left or a bounded wait passes; prints how many were signalled.
+ * /proc/<pid>/environ is readable for one's own processes (not for ones made non-dumpable,
+ * which are owned by root there and skipped). Without /proc the glob matches nothing and
+ * nothing is ended. The marker comes as an argument, so this shell does not carry it.
+ */
+export const END_MARKED_SCRIPT = `
+want="${RUN_MARKER_VARIABLE}=$1" polls=$2
+declare -A signalled=()
+marked=()
+scan() {
+  marked=()
+  local file pid entry
+  for file in /proc/[0-9]*/environ; do
+    [ -O "$file" ] || continue
+    pid=\${file#/proc/} pid=\${pid%/environ}
+    [ "$pid" = "$$" ] && continue
+    while IFS= read -r -d '' entry; do
+      if [ "$entry" = "$want" ]; then marked+=("$pid"); break; fi
+    done 2>/dev/null <"$file"
+  done
+  [ "\${#marked[@]}" -gt 0 ]
+}
+terminate_new() {
+  local pid
+  for pid in "\${marked[@]}"; do
+    [ -n "\${signalled[$pid]-}" ] && continue
+    signalled[$pid]=1
+    kill -TERM "$pid" 2>/dev/null
+  done
+}
+i=0
+while scan && [ "$i" -lt "$polls" ]; do
+  terminate_new
+  sleep 0.05
+  i=$((i + 1))
+done
+i=0
+while scan && [ "$i" -lt 40 ]; do
+  terminate_new
+  kill -KILL "\${marked[@]}" 2>/dev/null
+  sleep 0.05
+  i=$((i + 1))
+done
+echo "\${#signalled[@]}"
 `;
 
 /** lstat-like: one word for what is at \`$1\`. */

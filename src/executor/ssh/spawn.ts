@@ -33,7 +33,13 @@ export function spawnRemoteProcess(
     let opened;
     try {
       opened = await run.connection.exec(
-        invocation(COMMAND_SCRIPT, ['split', options.cwd, '', `${run.exports}${command}`]),
+        invocation(COMMAND_SCRIPT, [
+          'split',
+          options.cwd,
+          '',
+          `${run.exports}${command}`,
+          run.marker,
+        ]),
         { longLived: true },
       );
     } catch (error) {
