@@ -34,6 +34,13 @@ const SCRIPTS = [
   'hack/lib/docker.sh',
   'hack/lib/samples.sh',
   'hack/lib/local-cluster.sh',
+  'hack/lib/progress.sh',
+  'hack/tools.sh',
+  'hack/e2e-local.sh',
+  'hack/ensure-sshd.sh',
+  'hack/gitops-health.sh',
+  '.ci/run',
+  '.ci/vitest-summary',
 ];
 
 function run(command: string, args: string[], env: Record<string, string> = {}) {
