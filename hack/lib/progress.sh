@@ -47,6 +47,15 @@ progress_step() {
   printf '%s\n' "$1" "${2-}" "${3-}" "${4-}" >"$PROGRESS_STEP_FILE"
 }
 
+# progress_logged <step> <log> <kind> <command> [args…]: the command, its output (both streams)
+# into <log>, as the step <step> whose progress the log tells (for progress_run to run).
+progress_logged() {
+  local step="$1" log="$2" kind="$3"
+  shift 3
+  progress_step "$step" "$log" "$kind"
+  "$@" >"$log" 2>&1
+}
+
 # What a log tells of its step's progress, or nothing.
 progress_log_detail() {
   local kind="$1" log="$2" main="${3-}" last packages
@@ -71,6 +80,10 @@ progress_log_detail() {
       # The classic builder prints "Step 3/7 : RUN npm ci" as each instruction starts.
       last="$(grep -E '^Step [0-9]+/[0-9]+ : ' "$log" | tail -n 1 | cut -c1-100)"
       [[ -z "$last" ]] || echo "$last"
+      ;;
+    lines)
+      # debootstrap and the like: their last line ("I: Extracting libc6...").
+      tail -n 1 "$log" | cut -c1-100
       ;;
   esac
 }

@@ -123,6 +123,101 @@ function pathWithOnly(name: string, tools: string[]): string {
   return dir;
 }
 
+/**
+ * Stand-ins for what hack/images.sh runs, each step taking STEP seconds: an engine that
+ * answers (images "exist" once built or imported), debootstrap, `npm pack`, `go build` of the
+ * pause binary, and `id -u` answering 0 (debootstrap's root check) whoever runs the test.
+ */
+const IMAGE_STUBS: Record<string, string> = {
+  docker: `#!/bin/bash
+marker() { echo "$STUB_DIR/images/$(printf '%s' "$1" | tr '/:' '__')"; }
+case "$1" in
+  info) exit 0 ;;
+  image) [ -e "$(marker "$3")" ] ;;
+  import) cat >/dev/null; mkdir -p "$STUB_DIR/images"; touch "$(marker "\${@: -1}")" ;;
+  build)
+    while [ "$1" != -t ]; do shift; done
+    echo "Step 1/3 : FROM base"; sleep "$STEP"
+    echo " ---> 1234"; echo "Step 2/3 : RUN npm ci --no-audit"; sleep "$STEP"
+    echo "added 312 packages"; echo "Step 3/3 : CMD [\\"node\\"]"; sleep "$STEP"
+    mkdir -p "$STUB_DIR/images"; touch "$(marker "$2")" ;;
+  *) echo "stub docker: unexpected $*" >&2; exit 2 ;;
+esac
+`,
+  debootstrap: `#!/bin/bash
+[ "$1" = --version ] && { echo "debootstrap 1.0.128"; exit 0; }
+rootfs=$4
+echo "I: Retrieving InRelease"; sleep "$STEP"
+echo "I: Extracting libc6..."; sleep "$STEP"
+mkdir -p "$rootfs/etc/apt/sources.list.d" "$rootfs/var/lib/apt/lists"
+`,
+  npm: `#!/bin/bash
+mkdir -p package && echo '{}' >package/package.json && tar -czf "npm-\${3#npm@}.tgz" package && rm -r package
+`,
+  go: `#!/bin/bash
+[ "$1" = env ] && { echo go1.26.0; exit 0; }
+while [ "$1" != -o ]; do shift; done; printf 'pause' >"$2"
+`,
+  id: `#!/bin/sh
+echo 0
+`,
+};
+
+describe('hack/images.sh progress (stand-ins for docker, debootstrap, npm and go)', () => {
+  function images(name: string, step: string, durations?: string) {
+    const dir = join(scratch, name);
+    const bin = join(dir, 'bin');
+    const cache = join(dir, 'cache');
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(cache, { recursive: true });
+    for (const [tool, text] of Object.entries(IMAGE_STUBS)) {
+      writeFileSync(join(bin, tool), text, { mode: 0o755 });
+    }
+    if (durations !== undefined) writeFileSync(join(cache, 'build-times.log'), durations);
+    const result = run('hack/images.sh', [], {
+      PATH: `${bin}:/usr/bin:/bin`,
+      STUB_DIR: dir,
+      STEP: step,
+      LORENZ_IMAGES_CACHE: cache,
+      LORENZ_PROGRESS_INTERVAL: '1',
+    });
+    return { ...result, durations: () => readFileSync(join(cache, 'build-times.log'), 'utf8') };
+  }
+
+  it('says what it builds, the step it is at (the Dockerfile instruction) and for how long', () => {
+    const result = images('images-cold', '1.1');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /^BASE_IMAGE=lorenz-base:\w+\nOPERATOR_IMAGE=.*\nAGENT_IMAGE=.*\nPAUSE_IMAGE=.*\n$/,
+    );
+    const lines = result.stderr.split('\n');
+    const has = (pattern: RegExp) =>
+      expect(
+        lines.some((line) => pattern.test(line)),
+        `${pattern} in:\n${result.stderr}`,
+      ).toBe(true);
+    has(/^\[images\] debootstrap --variant=minbase bookworm…$/);
+    has(
+      /^\[images\] debootstrap --variant=minbase bookworm: I: (Retrieving InRelease|Extracting libc6\.\.\.) \(\d+ s\)$/,
+    );
+    has(
+      /^\[images\] building lorenz-local\/lorenz:\w+ on lorenz-base:\w+: Step 2\/3 : RUN npm ci --no-audit \(\d+ s\)$/,
+    );
+    expect(result.durations()).toMatch(
+      /^(\S+Z (debootstrap|lorenz-base|lorenz|lorenz-agent) image \d+s\n){4}$/,
+    );
+  }, 120_000);
+
+  it('estimates each step from its last duration in the cache', () => {
+    const result = images('images-estimate', '0.6', '2026-01-01T00:00:00Z lorenz image 150s\n');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(
+      /^\[images\] building lorenz-local\/lorenz:\w+ on lorenz-base:\w+ \(took ~3 min last time\)…$/m,
+    );
+    expect(result.stderr).toMatch(/: Step \d\/3 : .* \(\d+ s; took ~3 min last time\)$/m);
+  }, 120_000);
+});
+
 describe('hack/e2e-kind.sh without Docker', () => {
   it('stops at once naming what is missing: the docker command', () => {
     // Up to its docker check the script runs only bash (its shebang is `/usr/bin/env bash`,
