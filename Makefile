@@ -32,6 +32,8 @@ test: build lint tools ## Every test tier that runs on this machine (unit + inte
 .PHONY: crds dev demo docker-build images helm-lint e2e-kind e2e-real-node e2e-local
 
 IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
+# Where `make demo` runs: local (the local control plane, no Docker) or kind.
+CLUSTER ?= local
 AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
 
 crds: deps ## Regenerate crds/ and config/rbac from src/api; sync the chart and config/crd
@@ -41,8 +43,8 @@ crds: deps ## Regenerate crds/ and config/rbac from src/api; sync the chart and 
 dev: build ## Local cluster + the controller in the foreground; Ctrl-C tears it down
 	hack/dev.sh
 
-demo: build ## Run the sample IssueRun to Succeeded (kind if Docker answers, else local)
-	hack/demo.sh
+demo: build ## The samples to Succeeded on the local control plane (CLUSTER=kind: on kind, with Docker)
+	DEMO_CLUSTER='$(CLUSTER)' hack/demo.sh
 
 docker-build: ## Build the operator image $(IMG) and the example agent image $(AGENT_IMG)
 	docker build -t $(IMG) .
