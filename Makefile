@@ -64,5 +64,5 @@ e2e-kind: ## End to end on kind: image, helm install --wait, samples to Succeede
 e2e-real-node: build ## The samples to Succeeded on a real node (kubelet + containerd) of the local control plane (root)
 	hack/e2e-real-node.sh
 
-e2e-local: ## The chart (built operator image) on the local control plane with the real node and kube-proxy; the samples to Succeeded (root)
+e2e-local: build ## The chart (built operator image) on the local control plane with the real node and kube-proxy; the samples to Succeeded (root)
 	hack/e2e-local.sh
