@@ -248,6 +248,6 @@ case "${1:---print-env}" in
     [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]})"
     resolve_tool "$2"
     ;;
-  -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+  -h | --help) sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' ;;
   *) die "unknown argument '$1' (usage: hack/tools.sh [--print-env] | path <tool>)" ;;
 esac

@@ -83,6 +83,7 @@ describe('shell scripts', () => {
     ['hack/demo.sh', ['--help'], 0, /make demo.*fresh clone/s],
     ['hack/demo.sh', ['--bogus'], 2, /usage: hack\/demo\.sh \[--local \| --kind\]/],
     ['hack/dev.sh', ['--help'], 0, /make dev.*Ctrl-C/s],
+    ['hack/tools.sh', ['--help'], 0, /stdout carries only the answer.*build-times\.log\)\.\n$/s],
     ['hack/images.sh', ['--help'], 0, /without an image registry.*BASE_IMAGE=/s],
     ['hack/real-node.sh', ['--bogus'], 2, /hack\/real-node\.sh up <dir> <kubeconfig>/],
     ['hack/dev-cluster.sh', ['up', '--node=bogus'], 2, /unknown node kind 'bogus'/],
