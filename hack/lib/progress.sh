@@ -6,6 +6,10 @@
 # Sourced; the caller sets PROGRESS_PREFIX (e.g. "[tools]").
 
 PROGRESS_INTERVAL="${LORENZ_PROGRESS_INTERVAL:-15}"
+if [[ ! "$PROGRESS_INTERVAL" =~ ^[1-9][0-9]*$ ]]; then
+  echo "LORENZ_PROGRESS_INTERVAL is a whole number of seconds (15 when unset), not '$PROGRESS_INTERVAL'" >&2
+  exit 2
+fi
 PROGRESS_PREFIX="${PROGRESS_PREFIX:-[progress]}"
 
 # 45 -> "45 s", 125 -> "2 min 05 s".

@@ -104,6 +104,12 @@ describe('hack/tools.sh', () => {
       message: "cannot build kubectl: 'go' is not on PATH",
     },
     {
+      what: 'a progress interval that is not whole seconds',
+      args: ['path', 'kubectl'],
+      env: { LORENZ_PROGRESS_INTERVAL: '0.5' },
+      message: "LORENZ_PROGRESS_INTERVAL is a whole number of seconds (15 when unset), not '0.5'",
+    },
+    {
       what: 'an unknown tool',
       args: ['path', 'kube-dns'],
       env: {},
