@@ -32,6 +32,8 @@ test: build lint tools ## Every test tier that runs on this machine (unit + inte
 .PHONY: crds dev demo docker-build images helm-lint e2e-kind e2e-real-node e2e-local
 
 IMG ?= ghcr.io/lorenz-dev/lorenz:0.1.0
+# Where `make demo` runs: local (the local control plane, no Docker) or kind.
+CLUSTER ?= local
 AGENT_IMG ?= ghcr.io/lorenz-dev/lorenz-agent:0.1.0
 
 crds: deps ## Regenerate crds/ and config/rbac from src/api; sync the chart and config/crd
@@ -41,8 +43,8 @@ crds: deps ## Regenerate crds/ and config/rbac from src/api; sync the chart and 
 dev: build ## Local cluster + the controller in the foreground; Ctrl-C tears it down
 	hack/dev.sh
 
-demo: build ## Run the sample IssueRun to Succeeded (kind if Docker answers, else local)
-	hack/demo.sh
+demo: build ## The samples to Succeeded on the local control plane (CLUSTER=kind: on kind, with Docker)
+	DEMO_CLUSTER='$(CLUSTER)' hack/demo.sh
 
 docker-build: ## Build the operator image $(IMG) and the example agent image $(AGENT_IMG)
 	docker build -t $(IMG) .
@@ -62,5 +64,5 @@ e2e-kind: ## End to end on kind: image, helm install --wait, samples to Succeede
 e2e-real-node: build ## The samples to Succeeded on a real node (kubelet + containerd) of the local control plane (root)
 	hack/e2e-real-node.sh
 
-e2e-local: ## The chart (built operator image) on the local control plane with the real node and kube-proxy; the samples to Succeeded (root)
+e2e-local: build ## The chart (built operator image) on the local control plane with the real node and kube-proxy; the samples to Succeeded (root)
 	hack/e2e-local.sh

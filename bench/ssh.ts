@@ -119,6 +119,8 @@ async function tarOverSsh(sshd: Sshd, knownHosts: string, source: string, target
       ],
       { stdio: ['pipe', 'inherit', 'inherit'] },
     );
+    // An ssh that fails before reading closes its stdin: its exit status is the news, not EPIPE.
+    ssh.stdin.on('error', () => undefined);
     tar.stdout.pipe(ssh.stdin);
     ssh.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`ssh exited ${code}`))));
   });

@@ -26,6 +26,7 @@ AGENT_IMAGE="node:24.21.0-bookworm-slim"
 TOOLS_CACHE="${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}"
 # shellcheck source=lib/samples.sh
 source "$ROOT/hack/lib/samples.sh"
+PROGRESS_PREFIX="[e2e-kind]"
 
 say() { echo "[e2e-kind] $*" >&2; }
 die() {
@@ -94,7 +95,8 @@ if cluster_exists && [[ "${KEEP_CLUSTER:-0}" != 1 ]]; then
 fi
 if ! cluster_exists; then
   say "creating kind cluster $CLUSTER"
-  "$KIND" create cluster --name "$CLUSTER" --wait 120s
+  "$KIND" create cluster --name "$CLUSTER" --wait 120s ||
+    die "kind could not create cluster $CLUSTER (its output is above). kind runs its nodes from the kindest/node image, which it pulls from Docker Hub unless the engine has it already (docker images kindest/node): with no registry in reach it cannot"
 fi
 
 say "building $IMAGE_REPOSITORY:$IMAGE_TAG"

@@ -30,6 +30,7 @@ RELEASE_NAMESPACE="lorenz-system"
 source "$ROOT/hack/lib/samples.sh"
 
 say() { echo "[e2e-local] $*" >&2; }
+PROGRESS_PREFIX="[e2e-local]"
 
 finish() {
   local status=$?

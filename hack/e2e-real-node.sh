@@ -20,6 +20,7 @@ source "$ROOT/hack/lib/samples.sh"
 source "$ROOT/hack/lib/local-cluster.sh" # ensure_built, controller_command
 
 say() { echo "[e2e-real-node] $*" >&2; }
+PROGRESS_PREFIX="[e2e-real-node]"
 controller_pid=""
 
 finish() {

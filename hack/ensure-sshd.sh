@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SSH worker tests start a real OpenSSH server on loopback (test/unit/fakes/sshd.ts).
-# Debian's openssh-server is all it takes; installed here when missing, as .ci/run does for
-# shellcheck. Without it (no apt, not root) the tests that need sshd fail and say why.
+# Debian's openssh-server is all it takes; installed here when missing, as .ci/run installs
+# Debian's shellcheck package. Without it (no apt, not root) the tests that need sshd fail
+# and say why.
 set -euo pipefail
 if [[ -x /usr/sbin/sshd ]]; then exit 0; fi
 if ! command -v apt-get >/dev/null || [[ "$(id -u)" != 0 ]]; then

@@ -22,6 +22,10 @@
 # examples/agent-image/; the pause image (the real node's Pod sandbox) by hack/pause and
 # the Go version. debootstrap's root filesystem is cached as a tarball in
 # ${LORENZ_IMAGES_CACHE:-$HOME/.cache/lorenz/images} (46 s to make, 0 to reuse).
+#
+# While a step runs it says every LORENZ_PROGRESS_INTERVAL seconds (15), on stderr, which
+# step it is at (the Dockerfile's instruction), for how long, and how long it took the last
+# time (kept in the cache's build-times.log).
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
@@ -31,6 +35,10 @@ CACHE_DIR="${LORENZ_IMAGES_CACHE:-$HOME/.cache/lorenz/images}"
 source "$ROOT/hack/versions.env"
 # shellcheck source=lib/docker.sh
 source "$ROOT/hack/lib/docker.sh"
+# shellcheck source=lib/progress.sh
+source "$ROOT/hack/lib/progress.sh"
+PROGRESS_PREFIX="[images]"
+DURATIONS="$CACHE_DIR/build-times.log"
 
 SUITE="bookworm"
 MIRROR="http://deb.debian.org/debian"
@@ -58,6 +66,19 @@ case "${1-}" in
 esac
 
 sha() { sha256sum | cut -c1-16; }
+
+# timed <name> <what> <log> <kind> <command> [args…]: runs a long step with its output in
+# <log>, saying what it does with the last time's duration first, then a heartbeat while it
+# runs (progress_run), and records how long it took. Returns the command's status.
+timed() {
+  local name="$1" what="$2" log="$3" kind="$4" last started="$SECONDS" status=0
+  shift 4
+  last="$(progress_last_time "$DURATIONS" "$name")"
+  say "$what${last:+ ($last)}…"
+  progress_run "$what" "$last" progress_logged "" "$log" "$kind" "$@" || status=$?
+  ((status != 0)) || progress_record "$DURATIONS" "$name" image "$((SECONDS - started))"
+  return "$status"
+}
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 
 # Every file under the given paths, by path and content, in a stable order.
@@ -81,9 +102,8 @@ rootfs_tarball() {
   fi
   [[ "$(id -u)" == 0 ]] || die "debootstrap needs root (it makes device nodes and chroots)"
   work="$(mktemp -d "$CACHE_DIR/rootfs.XXXXXX")"
-  say "debootstrap --variant=minbase $SUITE (about a minute)…"
-  if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$work/rootfs" "$MIRROR" \
-    >"$work/debootstrap.log" 2>&1; then
+  if ! timed debootstrap "debootstrap --variant=minbase $SUITE" "$work/debootstrap.log" lines \
+    debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$work/rootfs" "$MIRROR"; then
     tail -n 20 "$work/debootstrap.log" >&2
     die "debootstrap failed (log above; the Debian mirror is $MIRROR)"
   fi
@@ -173,9 +193,9 @@ ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 $trust
 CMD ["node"]
 DOCKERFILE
-  say "building $tag (rootfs + node $("$node" --version) + npm $NPM_VERSION)"
-  if ! DOCKER_BUILDKIT=0 docker build --network none -t "$tag" "$context" \
-    >"$CACHE_DIR/base.build.log" 2>&1; then
+  if ! DOCKER_BUILDKIT=0 timed lorenz-base \
+    "building $tag (rootfs + node $("$node" --version) + npm $NPM_VERSION)" \
+    "$CACHE_DIR/base.build.log" docker docker build --network none -t "$tag" "$context"; then
     tail -n 30 "$CACHE_DIR/base.build.log" >&2
     die "building the base image $tag failed (log: $CACHE_DIR/base.build.log)"
   fi
@@ -208,10 +228,9 @@ build_on() {
   local base="$1" name="$2" context="$3" digest="$4" tag
   tag="lorenz-local/$name:$digest"
   if ! image_exists "$tag"; then
-    say "building $tag on $base"
     # --network host: npm ci / apt-get reach the registries; the engine has no bridge.
-    if ! DOCKER_BUILDKIT=0 docker build --network host --build-arg "BASE_IMAGE=$base" \
-      -t "$tag" "$context" >"$CACHE_DIR/$name.build.log" 2>&1; then
+    if ! DOCKER_BUILDKIT=0 timed "$name" "building $tag on $base" "$CACHE_DIR/$name.build.log" \
+      docker docker build --network host --build-arg "BASE_IMAGE=$base" -t "$tag" "$context"; then
       tail -n 30 "$CACHE_DIR/$name.build.log" >&2
       die "docker build of $name failed (log: $CACHE_DIR/$name.build.log)"
     fi

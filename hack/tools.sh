@@ -10,14 +10,20 @@
 #
 # Lookup order for each tool: TEST_ASSET_<TOOL> env (e.g. TEST_ASSET_KUBE_APISERVER),
 # then $KUBEBUILDER_ASSETS/<tool>, then ${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}/<tool>-<version>,
-# else a build from source. Progress goes to stderr; stdout carries only the answer.
+# else a build from source. Progress goes to stderr; stdout carries only the answer. A build
+# says every LORENZ_PROGRESS_INTERVAL seconds (15) which step it is at, for how long, and how
+# long the last build of that tool took (kept in <cache>/build-times.log).
 set -euo pipefail
 
 HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=hack/versions.env
 source "$HACK_DIR/versions.env"
+# shellcheck source=hack/lib/progress.sh
+source "$HACK_DIR/lib/progress.sh"
+PROGRESS_PREFIX="[tools]"
 
 CACHE_DIR="${LORENZ_TOOLS_CACHE:-$HOME/.cache/lorenz/tools}"
+DURATIONS="$CACHE_DIR/build-times.log"
 TOOLS=(kube-apiserver etcd kubectl kube-controller-manager helm)
 # The real node's binaries (and the scheduler it needs: the process node binds Pods itself),
 # from the same Kubernetes module: built only when asked for by
@@ -62,9 +68,16 @@ choose_toolchain() {
 }
 
 # go build into a temporary name, then rename: a half-written binary never sits in the cache.
+# -v names each package as it is built, into a log the heartbeat reads; a failure prints the
+# log without those names (what is left is go's own messages).
 go_build() {
-  local out="$1" pkg="$2" ldflags="$3"
-  CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags="-s -w $ldflags" -o "$out.partial" "$pkg"
+  local out="$1" pkg="$2" ldflags="$3" log
+  log="$PWD/$(basename "$out").go-build.log"
+  progress_step "go build" "$log" go "$pkg"
+  if ! CGO_ENABLED=0 go build -v -mod=mod -trimpath -ldflags="-s -w $ldflags" -o "$out.partial" "$pkg" 2>"$log"; then
+    grep -Ev '^[A-Za-z0-9._~/-]+$' "$log" >&2 || true
+    return 1
+  fi
   mv -f "$out.partial" "$out"
 }
 
@@ -74,6 +87,7 @@ go_build() {
 prepare_kubernetes_module() {
   local version="$1" dir="$2" gomod staging_version
   staging_version="v0.${version#v1.}"
+  progress_step "downloading the module k8s.io/kubernetes@$version"
   gomod="$(go mod download -json "k8s.io/kubernetes@$version" | awk -F'"' '$2 == "GoMod" { print $4 }')"
   [[ -f "$gomod" ]] || die "could not download k8s.io/kubernetes@$version from the module proxy"
   choose_toolchain "$gomod"
@@ -89,12 +103,14 @@ prepare_kubernetes_module() {
       $2 == "=>" && $3 ~ /^\.\/staging\/src\// { print "replace " $1 " => " $1 " " v }
     ' "$gomod"
   } >"$dir/go.mod"
+  progress_step "downloading the modules k8s.io/kubernetes@$version needs"
   (cd "$dir" && go mod download k8s.io/kubernetes >/dev/null)
 }
 
 # A throwaway module that just requires one Go module, to build a command from it.
 prepare_wrapper_module() {
   local module="$1" version="$2" dir="$3" gomod
+  progress_step "downloading the module $module@$version"
   gomod="$(go mod download -json "$module@$version" | awk -F'"' '$2 == "GoMod" { print $4 }')"
   [[ -f "$gomod" ]] || die "could not download $module@$version from the module proxy"
   choose_toolchain "$gomod"
@@ -102,6 +118,7 @@ prepare_wrapper_module() {
   if [[ ! -f "$dir/go.mod" ]]; then
     (cd "$dir" && go mod init "lorenz.local/$(basename "$dir")" >/dev/null 2>&1)
   fi
+  progress_step "downloading the modules $module@$version needs (go get)"
   (cd "$dir" && go get "$module@$version" >/dev/null 2>&1) ||
     (cd "$dir" && go get "$module@$version")
 }
@@ -117,39 +134,46 @@ kube_version_ldflags() {
   done
 }
 
+# The steps of one build (run in the background by build_tool, which reports on them).
+build_steps() {
+  local tool="$1" version="$2" out="$3" work="$4"
+  case "$tool" in
+    kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler)
+      prepare_kubernetes_module "$version" "$work"
+      cd "$work"
+      go_build "$out" "k8s.io/kubernetes/cmd/$tool" "$(kube_version_ldflags "$version")"
+      ;;
+    etcd)
+      # The server module has relative replaces of its sibling modules: build it from a
+      # wrapper that resolves them as ordinary dependencies.
+      prepare_wrapper_module go.etcd.io/etcd/server/v3 "$version" "$work"
+      cd "$work"
+      go_build "$out" go.etcd.io/etcd/server/v3 ""
+      ;;
+    helm)
+      prepare_wrapper_module helm.sh/helm/v3 "$version" "$work"
+      cd "$work"
+      go_build "$out" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$version"
+      ;;
+  esac
+}
+
 build_tool() {
-  local tool="$1" version="$2" out="$3" work
+  local tool="$1" version="$2" out="$3" work last
   require_go "$tool"
   case "$tool" in
     kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler) work="$CACHE_DIR/build/kubernetes-$version" ;;
     *) work="$CACHE_DIR/build/$tool-$version" ;;
   esac
-  log "building $tool $version (cold builds take minutes)…"
+  last="$(progress_last_time "$DURATIONS" "$tool")"
+  log "building $tool $version (${last:-no earlier build in this cache: a cold build takes minutes}; progress every $PROGRESS_INTERVAL s)…"
   local started=$SECONDS
-  (
-    case "$tool" in
-      kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler)
-        prepare_kubernetes_module "$version" "$work"
-        cd "$work"
-        go_build "$out" "k8s.io/kubernetes/cmd/$tool" "$(kube_version_ldflags "$version")"
-        ;;
-      etcd)
-        # The server module has relative replaces of its sibling modules: build it from a
-        # wrapper that resolves them as ordinary dependencies.
-        prepare_wrapper_module go.etcd.io/etcd/server/v3 "$version" "$work"
-        cd "$work"
-        go_build "$out" go.etcd.io/etcd/server/v3 ""
-        ;;
-      helm)
-        prepare_wrapper_module helm.sh/helm/v3 "$version" "$work"
-        cd "$work"
-        go_build "$out" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$version"
-        ;;
-    esac
-  ) || die "building $tool $version failed (work dir: $work)"
+  # The build's own stdout is not the answer: it goes to stderr with the progress.
+  progress_run "building $tool $version" "$last" build_steps "$tool" "$version" "$out" "$work" >&2 ||
+    die "building $tool $version failed (work dir: $work)"
   local took=$((SECONDS - started))
-  echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $tool $version ${took}s" >>"$CACHE_DIR/build-times.log"
-  log "built $tool $version in ${took}s -> $out"
+  progress_record "$DURATIONS" "$tool" "$version" "$took"
+  log "built $tool $version in $(progress_elapsed "$took") -> $out"
 }
 
 # Prints the path of one tool, building it when no prebuilt copy is found.
@@ -224,6 +248,6 @@ case "${1:---print-env}" in
     [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]})"
     resolve_tool "$2"
     ;;
-  -h | --help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+  -h | --help) sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' ;;
   *) die "unknown argument '$1' (usage: hack/tools.sh [--print-env] | path <tool>)" ;;
 esac

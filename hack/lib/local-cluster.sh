@@ -73,3 +73,21 @@ controller_command() {
   )
   export LORENZ_OPERATOR_IMAGE="$OPERATOR_IMAGE"
 }
+
+# stop_within <pid> <grace seconds> <name> <log>: SIGTERM, then SIGKILL if <pid> is still
+# there after the grace, saying so (and where its log is): the caller always gets on.
+stop_within() {
+  local pid="$1" grace="$2" name="$3" log="$4" ticks=0
+  [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 0
+  echo "stopping $name (pid $pid): SIGTERM, up to $grace s…" >&2
+  kill -TERM "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null && ((ticks < grace * 5)); do
+    sleep 0.2
+    ticks=$((ticks + 1))
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$name (pid $pid) did not exit within $grace s of SIGTERM: sent SIGKILL (its log: $log)" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}

@@ -1,10 +1,48 @@
 # shellcheck shell=bash
 # Shared by hack/demo.sh and hack/e2e-kind.sh (sourced, not run): apply the samples, wait
 # for the sample IssueRun to finish, and show or check what happened. Expects `kubectl` on
-# PATH pointing at the cluster, and ROOT set to the repository root.
+# PATH pointing at the cluster, and ROOT set to the repository root. While it waits it says
+# every LORENZ_PROGRESS_INTERVAL seconds (15), on stderr, what it waits for and how far the
+# run is (hack/lib/progress.sh).
 
 SAMPLE_RUN="${SAMPLE_RUN:-demo-1}"
 HOOKS=(after_create before_run after_run before_remove)
+# shellcheck source=hack/lib/progress.sh
+source "$ROOT/hack/lib/progress.sh"
+
+# "300s", "5m" or "300" -> 300; anything else is refused, naming it.
+seconds_of() {
+  case "$1" in
+    *[!0-9sm]* | "" | s | m) ;;
+    *[0-9]s) echo "${1%s}" && return ;;
+    *[0-9]m) echo "$((${1%m} * 60))" && return ;;
+    *[0-9]) echo "$1" && return ;;
+  esac
+  echo "not a timeout: '$1' (say 300s, 5m or 300)" >&2
+  return 1
+}
+
+# Sets RUN_FINISHED (the Finished condition's status) and RUN_NOW, one line of where
+# issuerun/$2 in namespace $1 is: "Running, hook before_run running", "Running, agent turn 2",
+# "Succeeded (Completed)", "not created yet".
+run_state() {
+  local fields phase reason hook status turn
+  RUN_FINISHED=""
+  if ! fields="$(kubectl -n "$1" get issuerun "$2" -o jsonpath='{.status.phase}{"|"}{.status.reason}{"|"}{.status.hooks[-1:].name}{"|"}{.status.hooks[-1:].status}{"|"}{.status.turn}{"|"}{.status.conditions[?(@.type=="Finished")].status}' 2>/dev/null)"; then
+    RUN_NOW="not created yet"
+    return 0
+  fi
+  IFS='|' read -r phase reason hook status turn RUN_FINISHED <<<"$fields"
+  RUN_NOW="${phase:-Pending}"
+  [[ -z "$reason" ]] || RUN_NOW+=" ($reason)"
+  if [[ "$status" == started ]]; then
+    RUN_NOW+=", hook $hook running"
+  elif [[ -n "$turn" && "$turn" != 0 ]]; then
+    RUN_NOW+=", agent turn $turn"
+  elif [[ -n "$hook" ]]; then
+    RUN_NOW+=", hook $hook $status"
+  fi
+}
 
 # Applies config/samples in namespace $1. A previous run of the same name is deleted
 # first, with its Events, so every demo starts from a fresh IssueRun (an IssueRun's spec is
@@ -18,10 +56,28 @@ apply_samples() {
 }
 
 # Waits until the sample IssueRun has Finished (Succeeded or Failed); $2 is the timeout.
+# Returns 1 when it has not finished in time, having said where it stands.
 wait_for_sample() {
-  local namespace="$1" timeout="${2:-300s}"
+  local namespace="$1" timeout="${2:-300s}" limit started="$SECONDS" next
+  limit="$(seconds_of "$timeout")" || return 2
   echo "waiting for issuerun/$SAMPLE_RUN to finish (timeout $timeout)…"
-  kubectl -n "$namespace" wait --for=condition=Finished "issuerun/$SAMPLE_RUN" --timeout="$timeout"
+  next=$((SECONDS + PROGRESS_INTERVAL))
+  while :; do
+    run_state "$namespace" "$SAMPLE_RUN"
+    if [[ "$RUN_FINISHED" == True ]]; then
+      echo "issuerun/$SAMPLE_RUN finished after $(progress_elapsed $((SECONDS - started))): $RUN_NOW"
+      return 0
+    fi
+    if ((SECONDS - started >= limit)); then
+      echo "$PROGRESS_PREFIX issuerun/$SAMPLE_RUN has not finished after $timeout: $RUN_NOW" >&2
+      return 1
+    fi
+    if ((SECONDS >= next)); then
+      echo "$PROGRESS_PREFIX waiting for issuerun/$SAMPLE_RUN: $RUN_NOW ($(progress_elapsed $((SECONDS - started))))" >&2
+      next=$((SECONDS + PROGRESS_INTERVAL))
+    fi
+    sleep 1
+  done
 }
 
 # The status of the sample's Succeeded condition: True, False or Unknown (empty if unset).
@@ -77,13 +133,17 @@ check_sample() {
 # through the tools gateway), then shows the Workflow's dispatch status and its IssueRuns.
 # Only says so when it does not get there: the board is a show, demo-1 is the check.
 show_board() {
-  local namespace="$1" timeout="${2:-180}" waited=0 candidates
+  local namespace="$1" timeout="${2:-180}" waited=0 candidates running dispatch
   echo
   echo "waiting for the board Workflow to run out of work (the agents move their issues to Done)…"
   while ((waited < timeout)); do
-    candidates="$(kubectl -n "$namespace" get workflows.lorenz.dev board \
-      -o jsonpath='{.status.dispatch.candidates}' 2>/dev/null || true)"
+    dispatch="$(kubectl -n "$namespace" get workflows.lorenz.dev board \
+      -o jsonpath='{.status.dispatch.candidates}{"|"}{.status.dispatch.running}' 2>/dev/null || true)"
+    IFS='|' read -r candidates running <<<"$dispatch"
     [[ "$candidates" == "0" ]] && break
+    if ((waited > 0 && waited % PROGRESS_INTERVAL < 2)); then
+      echo "$PROGRESS_PREFIX waiting for the board Workflow: ${candidates:-?} issues to work on, ${running:-0} running ($(progress_elapsed "$waited"))" >&2
+    fi
     sleep 2
     waited=$((waited + 2))
   done
@@ -120,6 +180,10 @@ show_git_sample() {
   echo "waiting for the git sample's agent to push $GIT_SAMPLE_BRANCH…"
   while ((waited < timeout)); do
     git --git-dir "$served/web.git" rev-parse -q --verify "refs/heads/$GIT_SAMPLE_BRANCH" >/dev/null && break
+    if ((waited > 0 && waited % PROGRESS_INTERVAL < 2)); then
+      run_state "$namespace" git-demo-git-1
+      echo "$PROGRESS_PREFIX waiting for the push of $GIT_SAMPLE_BRANCH: issuerun/git-demo-git-1 $RUN_NOW ($(progress_elapsed "$waited"))" >&2
+    fi
     sleep 2
     waited=$((waited + 2))
   done

@@ -6,6 +6,7 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
+import { writeInput } from '../support/child-input.js';
 
 const root = join(import.meta.dirname, '..', '..');
 let cp: ControlPlane;
@@ -39,7 +40,8 @@ function kubectl(
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin ?? '');
+    // A kubectl that fails before reading closes the pipe: its status and stderr say why.
+    writeInput(child.stdin, stdin ?? '').catch(reject);
   });
 }
 

@@ -1,7 +1,7 @@
 // hack/tools.sh lookup order and messages, and the pure parts of the cluster harness, with
 // real bash, real files and fake binaries (no Go build, no apiserver).
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -104,6 +104,12 @@ describe('hack/tools.sh', () => {
       message: "cannot build kubectl: 'go' is not on PATH",
     },
     {
+      what: 'a progress interval that is not whole seconds',
+      args: ['path', 'kubectl'],
+      env: { LORENZ_PROGRESS_INTERVAL: '0.5' },
+      message: "LORENZ_PROGRESS_INTERVAL is a whole number of seconds (15 when unset), not '0.5'",
+    },
+    {
       what: 'an unknown tool',
       args: ['path', 'kube-dns'],
       env: {},
@@ -114,6 +120,119 @@ describe('hack/tools.sh', () => {
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toContain(message);
+  });
+});
+
+/**
+ * A stand-in `go` for hack/tools.sh's build of kubectl: each step (the module download, its
+ * dependencies, `go build -v` downloading, compiling, linking) takes STEP seconds, so the
+ * heartbeat (every second here) sees each one. FAIL=1 makes the build fail as go does.
+ */
+const STUB_GO = `#!/bin/bash
+set -e
+step() { sleep "\${STEP:-1.2}"; }
+case "$1 $2" in
+  "env GOVERSION") echo go1.26.0 ;;
+  "mod download")
+    if [ "$3" = -json ]; then
+      mkdir -p "$STUB_DIR/mod"
+      printf 'module k8s.io/kubernetes\n\ngo 1.25\n\nreplace k8s.io/api => ./staging/src/k8s.io/api\n' >"$STUB_DIR/mod/go.mod"
+      step
+      printf '{\n\t"Path": "k8s.io/kubernetes",\n\t"GoMod": "%s"\n}\n' "$STUB_DIR/mod/go.mod"
+    else
+      step
+    fi ;;
+  "build -v")
+    while [ "$1" != -o ]; do shift; done
+    out=$2 main=$3
+    echo "go: downloading k8s.io/api v0.36.3" >&2; step
+    echo "k8s.io/api/core/v1" >&2; echo "k8s.io/client-go/rest" >&2; step
+    if [ "$FAIL" = 1 ]; then
+      echo "# k8s.io/client-go/rest" >&2
+      echo "rest/client.go:12:2: undefined: Config" >&2
+      exit 1
+    fi
+    echo "$main" >&2; step
+    printf '#!/bin/sh\necho kubectl\n' >"$out"; chmod +x "$out" ;;
+  *) echo "stub go: unexpected $*" >&2; exit 2 ;;
+esac
+`;
+
+describe('hack/tools.sh building a tool (a stand-in go on PATH)', () => {
+  let root: string;
+  let cache: string;
+  let env: Record<string, string>;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'lorenz-tools-build-'));
+    cache = join(root, 'cache');
+    await mkdir(join(root, 'bin'), { recursive: true });
+    await writeFile(join(root, 'bin', 'go'), STUB_GO, { mode: 0o755 });
+    env = {
+      PATH: `${join(root, 'bin')}:/usr/bin:/bin`,
+      STUB_DIR: root,
+      LORENZ_TOOLS_CACHE: cache,
+      LORENZ_PROGRESS_INTERVAL: '1',
+    };
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const heartbeats = (stderr: string) =>
+    stderr.split('\n').filter((line) => line.startsWith('[tools] building kubectl v1.36.3: '));
+
+  it('says every interval which step the build is at, for how long; stdout is only the path', async () => {
+    const result = await runTools(['path', 'kubectl'], env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(`${join(cache, `kubectl-${VERSIONS.k8s}`)}\n`);
+    expect(result.stderr).toContain(
+      '[tools] building kubectl v1.36.3 (no earlier build in this cache: a cold build takes minutes; progress every 1 s)',
+    );
+    const beats = heartbeats(result.stderr);
+    for (const step of [
+      /: downloading the module k8s\.io\/kubernetes@v1\.36\.3 \(\d+ s\)$/,
+      /: downloading the modules k8s\.io\/kubernetes@v1\.36\.3 needs \(\d+ s\)$/,
+      /: go build: downloading modules: 1 so far, now k8s\.io\/api v0\.36\.3 \(\d+ s\)$/,
+      /: go build: compiling: 2 packages so far, now k8s\.io\/client-go\/rest \(\d+ s\)$/,
+      /: go build: linking \(after 3 packages\) \(\d+ s\)$/,
+    ]) {
+      expect(
+        beats.some((line) => step.test(line)),
+        `${step} in:\n${beats.join('\n')}`,
+      ).toBe(true);
+    }
+    expect(result.stderr).toMatch(/\[tools\] built kubectl v1\.36\.3 in \d+ s -> /);
+    // The duration is kept for the next build's estimate.
+    const log = await readFile(join(cache, 'build-times.log'), 'utf8');
+    expect(log).toMatch(/^\S+Z kubectl v1\.36\.3 \d+s\n$/);
+  });
+
+  it('estimates from the last build of the tool in the cache', async () => {
+    await mkdir(cache, { recursive: true });
+    await writeFile(
+      join(cache, 'build-times.log'),
+      '2026-01-01T00:00:00Z kubectl v1.35.0 100s\n2026-01-02T00:00:00Z kubectl v1.36.3 370s\n' +
+        '2026-01-02T00:10:00Z etcd v3.6.16 40s\n',
+    );
+    const result = await runTools(['path', 'kubectl'], env);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      '[tools] building kubectl v1.36.3 (took ~6 min last time; progress every 1 s)',
+    );
+    const beats = heartbeats(result.stderr);
+    expect(beats.length).toBeGreaterThan(0);
+    for (const line of beats) expect(line).toMatch(/ \(\d+ s; took ~6 min last time\)$/);
+  });
+
+  it("fails with go's own messages, not the package names, and records no duration", async () => {
+    const result = await runTools(['path', 'kubectl'], { ...env, FAIL: '1', STEP: '0.1' });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain(
+      '# k8s.io/client-go/rest\nrest/client.go:12:2: undefined: Config\n',
+    );
+    expect(result.stderr).not.toContain('k8s.io/api/core/v1');
+    expect(result.stderr).toContain('[tools] error: building kubectl v1.36.3 failed');
+    await expect(readFile(join(cache, 'build-times.log'), 'utf8')).rejects.toThrow();
   });
 });
 

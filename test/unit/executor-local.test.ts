@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../src/executor/local.js';
+import { writeInput } from '../support/child-input.js';
 import {
   isAlive,
   makeTempDir,
@@ -123,7 +124,7 @@ describe('local executor: spawn', () => {
     const child = executor.spawn('sleep 1000 & echo pid:$!; cat', { cwd: dir });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stdin.write('hello\n');
+    await writeInput(child.stdin, 'hello\n', { end: false });
     await expect.poll(() => output, { timeout: 5000 }).toContain('hello');
     await child.kill(500);
     await expect(child.exited).resolves.toMatchObject({ exitCode: null, signal: 'SIGTERM' });

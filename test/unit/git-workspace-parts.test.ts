@@ -16,6 +16,7 @@ import {
 import { credentialHelperScript } from '../../src/workspace/git/guard-scripts.js';
 import { branchMatches, branchNameProblem } from '../../src/workspace/git/names.js';
 import { inferSetup, parseSetupFile } from '../../src/workspace/git/setup-file.js';
+import { writeInput } from '../support/child-input.js';
 import { makeTempDir, removeTempDir } from './workspace-helpers.js';
 
 const run = promisify(execFile);
@@ -254,8 +255,9 @@ describe('git credentials', () => {
       const helper = join(dir, 'helper');
       await writeFile(helper, credentialHelperScript(), { mode: 0o755 });
       const child = run(helper, [join(dir, 'hosts'), action]);
-      child.child.stdin?.end(input);
-      return (await child).stdout;
+      // For `store` the helper exits without reading: the write may meet a closed pipe.
+      const [{ stdout }] = await Promise.all([child, writeInput(child.child.stdin, input)]);
+      return stdout;
     }
     beforeEach(async () => {
       await mkdir(join(dir, 'hosts'));

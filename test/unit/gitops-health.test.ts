@@ -7,6 +7,7 @@ import { runConditions, type RunState } from '../../src/controller/issuerun/stat
 import { workflowConditions } from '../../src/controller/workflow/conditions.js';
 import type { Evaluation } from '../../src/controller/workflow/evaluate.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
+import { writeInput } from '../support/child-input.js';
 
 /**
  * Health as GitOps tools compute it, by their own code (hack/gitops-health: kstatus from
@@ -33,8 +34,11 @@ interface Health {
 
 async function judged(args: string[], objects: object[]): Promise<Health[]> {
   const child = run(judge, args);
-  child.child.stdin?.end(JSON.stringify(objects));
-  return JSON.parse((await child).stdout) as Health[];
+  const [{ stdout }] = await Promise.all([
+    child,
+    writeInput(child.child.stdin, JSON.stringify(objects)),
+  ]);
+  return JSON.parse(stdout) as Health[];
 }
 
 const NOW = new Date('2026-11-30T12:00:00Z');
