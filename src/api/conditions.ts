@@ -191,3 +191,20 @@ export function removeCondition(
 export function rfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/**
+ * The time from `start` to `end` (RFC 3339), in whole seconds as Go prints a duration
+ * (`45s`, `4m12s`, `1h0m5s`): the IssueRun's status.duration, which its Duration column
+ * shows. Undefined when either time does not parse or the end is before the start.
+ */
+export function elapsed(start: string, end: string): string | undefined {
+  const ms = Date.parse(end) - Date.parse(start);
+  if (!Number.isFinite(ms) || ms < 0) return undefined;
+  const total = Math.round(ms / 1000);
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = total % 60;
+  if (hours > 0) return `${hours}h${minutes}m${seconds}s`;
+  if (minutes > 0) return `${minutes}m${seconds}s`;
+  return `${seconds}s`;
+}

@@ -9,6 +9,7 @@ import {
   VERSION,
   WORKFLOW_KIND,
   WORKFLOW_PLURAL,
+  WORKFLOW_SHORT_NAMES,
   WORKFLOW_SINGULAR,
 } from './constants.js';
 import { issueRunSpecSchema, issueRunStatusSchema } from './issuerun.js';
@@ -67,13 +68,21 @@ const WORKFLOW: KindDefinition = {
   kind: WORKFLOW_KIND,
   plural: WORKFLOW_PLURAL,
   singular: WORKFLOW_SINGULAR,
-  shortNames: [],
+  shortNames: WORKFLOW_SHORT_NAMES,
   description:
-    'A Workflow holds a WORKFLOW.md (tracker, hooks, agent, prompt) and the Pod template its IssueRuns run in. Argo also has a kind named Workflow: use `kubectl get workflows.lorenz.dev` where both are installed.',
+    'A Workflow holds a WORKFLOW.md (tracker, hooks, agent, prompt) and the Pod template its IssueRuns run in. Argo also has a kind named Workflow: use `kubectl get lwf` (or workflows.lorenz.dev) where both are installed.',
   spec: workflowSpecSchema,
   status: workflowStatusSchema,
   printerColumns: [
     { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+    {
+      // Ready stays True on the last good config after a rejected edit: this column is what
+      // shows a bad GitOps commit at a glance.
+      name: 'ConfigValid',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="ConfigValid")].status',
+      description: 'Whether the spec as written loads (False: runs use the last good config).',
+    },
     {
       name: 'Suspended',
       type: 'boolean',
@@ -99,6 +108,37 @@ const WORKFLOW: KindDefinition = {
       description: 'Issues the last poll returned.',
     },
     AGE,
+    {
+      name: 'Generation',
+      type: 'integer',
+      jsonPath: '.metadata.generation',
+      description: 'The generation of the spec as written.',
+      priority: 1,
+    },
+    {
+      name: 'Config-Generation',
+      type: 'integer',
+      jsonPath: '.status.configGeneration',
+      description:
+        'The generation whose config runs start from: lower than Generation after a rejected edit.',
+      priority: 1,
+    },
+    {
+      // A ConfigMap edit (workflowFrom) changes no generation: the snapshot's name, which
+      // ends in its digest, says which WORKFLOW.md runs.
+      name: 'Config',
+      type: 'string',
+      jsonPath: '.status.lastGoodConfigMap',
+      description: 'The snapshot ConfigMap of the WORKFLOW.md runs start from.',
+      priority: 1,
+    },
+    {
+      name: 'Message',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="ConfigValid")].message',
+      description: 'Where the config was loaded from, or why the spec as written is rejected.',
+      priority: 1,
+    },
   ],
 };
 
@@ -118,8 +158,34 @@ const ISSUERUN: KindDefinition = {
     { name: 'Reason', type: 'string', jsonPath: '.status.reason' },
     { name: 'Attempt', type: 'integer', jsonPath: '.status.attempt' },
     { name: 'Turn', type: 'integer', jsonPath: '.status.turn' },
-    { name: 'Branch', type: 'string', jsonPath: '.status.git.branch', priority: 1 },
+    {
+      name: 'Started',
+      type: 'date',
+      jsonPath: '.status.startTime',
+      description: 'When the first Pod of the run started.',
+    },
+    {
+      name: 'Duration',
+      type: 'string',
+      jsonPath: '.status.duration',
+      description: 'How long the run took; empty until it finishes.',
+    },
     AGE,
+    { name: 'Branch', type: 'string', jsonPath: '.status.git.branch', priority: 1 },
+    {
+      name: 'Completed',
+      type: 'date',
+      jsonPath: '.status.completionTime',
+      description: 'When the run finished.',
+      priority: 1,
+    },
+    {
+      name: 'Message',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="Succeeded")].message',
+      description: "The Succeeded condition's message: what the run is doing, or how it ended.",
+      priority: 1,
+    },
   ],
 };
 

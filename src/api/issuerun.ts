@@ -219,6 +219,12 @@ export const issueRunStatusSchema = z
     attempt: z.int().min(0).optional().describe('The highest attempt of any slot.'),
     startTime: time('When the first Pod of the run started.'),
     completionTime: time('When the run finished.'),
+    duration: z
+      .string()
+      .optional()
+      .describe(
+        'How long the run took, from startTime to completionTime (e.g. 4m12s); written when it finishes, as a printer column cannot subtract times.',
+      ),
     podName: z.string().optional().describe('The latest run Pod.'),
     slots: z
       .array(slotStatusSchema)

@@ -332,6 +332,13 @@ export const workflowStatusSchema = z
     observedGeneration: z.int().min(0).optional().describe('The generation last reconciled.'),
     conditions: conditionListSchema.optional(),
     configDigest: z.string().optional().describe('sha256 of the last good WORKFLOW.md.'),
+    configGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'The metadata.generation whose spec the config in force (lastGoodConfigMap) was loaded from: the current generation while ConfigValid is True, an earlier one after a rejected edit.',
+      ),
     lastGoodConfigMap: z
       .string()
       .optional()

@@ -9,7 +9,7 @@ import { DEFAULT_LEASE } from './runtime/leader.js';
 import { createManager, type Manager, type ManagerExitReason } from './runtime/manager.js';
 import { handleShutdownSignals } from './runtime/shutdown.js';
 import { setupIssueRunController } from './issuerun/setup.js';
-import { DEFAULT_OPERATOR_IMAGE } from './shared/constants.js';
+import { podReader, resolveOperatorImage } from './shared/operator-image.js';
 import {
   DEFAULT_POD_TEMPLATE_POLICY,
   type PodTemplatePolicy,
@@ -27,7 +27,10 @@ export interface ControllerRunOptions {
   leaderElectionNamespace?: string;
   metricsBindAddress?: string;
   healthProbeBindAddress?: string;
-  /** The Lorenz image run Pods copy the runner from (LORENZ_OPERATOR_IMAGE, else the built-in tag). */
+  /**
+   * The Lorenz image run Pods copy the runner from; else LORENZ_OPERATOR_IMAGE, else the
+   * controller's own image read from its Pod (POD_NAME/POD_NAMESPACE), else the built-in tag.
+   */
   operatorImage?: string;
   identity?: string;
   logger?: Logger;
@@ -85,6 +88,16 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   const identity = options.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`;
   const logger = options.logger ?? createLogger({ base: { identity } });
   const leaseNamespace = options.leaderElectionNamespace ?? options.namespace ?? 'default';
+  // Before anything listens: a controller that cannot tell its runner image stops here.
+  const operatorImage = await resolveOperatorImage({
+    flag: options.operatorImage,
+    env: process.env,
+    readPod: podReader(options.kubeConfig),
+  });
+  logger.info(
+    { operatorImage: operatorImage.image, from: operatorImage.source },
+    `run Pods copy the runner from ${operatorImage.image} (from ${operatorImage.source})`,
+  );
   const manager = createManager({
     kubeConfig: options.kubeConfig,
     ...(options.namespace ? { namespace: options.namespace } : {}),
@@ -128,8 +141,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     client,
     identity,
     logger,
-    operatorImage:
-      options.operatorImage ?? process.env.LORENZ_OPERATOR_IMAGE ?? DEFAULT_OPERATOR_IMAGE,
+    operatorImage: operatorImage.image,
     podTemplatePolicy,
     progressIntervalMs: options.progressIntervalMs,
     podStatus: options.podStatus,

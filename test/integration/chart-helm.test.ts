@@ -7,9 +7,10 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import {
   ensureTools,
@@ -19,6 +20,7 @@ import {
   type ToolPaths,
 } from '../../hack/cluster/control-plane.js';
 import { CONTROLLER_RULES, LEADER_ELECTION_RULES } from '../../src/controller/runtime/rbac.js';
+import { podReader, resolveOperatorImage } from '../../src/controller/shared/operator-image.js';
 
 const execFileAsync = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -28,14 +30,20 @@ const RELEASE_NAMESPACE = 'lorenz-system';
 interface Manifest {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
   [key: string]: unknown;
+}
+
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef?: { fieldPath: string } };
 }
 
 interface ControllerContainer {
   image: string;
   args: string[];
-  env: { name: string; value?: string }[];
+  env: EnvVar[];
   securityContext: Record<string, unknown>;
   livenessProbe: { httpGet: { path: string } };
   readinessProbe: { httpGet: { path: string } };
@@ -45,6 +53,7 @@ interface DeploymentManifest extends Manifest {
   spec: {
     replicas: number;
     template: {
+      metadata?: { labels?: Record<string, string> };
       spec: {
         serviceAccountName: string;
         securityContext: Record<string, unknown>;
@@ -92,6 +101,141 @@ async function helmTemplate(...sets: string[]): Promise<Manifest[]> {
   const args = ['template', 'lorenz', chart, '--namespace', RELEASE_NAMESPACE];
   for (const set of sets) args.push('--set', set);
   return parseManifests((await run(tools.helm, args)).stdout);
+}
+
+/** An overlay of config/default that sets the image, as `kustomize edit set image` does. */
+async function imageOverlay(prefix: string): Promise<string> {
+  const overlay = await mkdtemp(join(scratch, prefix));
+  await writeFile(
+    join(overlay, 'kustomization.yaml'),
+    [
+      'apiVersion: kustomize.config.k8s.io/v1beta1',
+      'kind: Kustomization',
+      'resources:',
+      // kustomize takes a base by relative path only.
+      `  - ${relative(overlay, join(root, 'config', 'default'))}`,
+      'images:',
+      '  - name: ghcr.io/lorenz-dev/lorenz',
+      '    newName: registry.example/lorenz',
+      '    newTag: 9.9.9',
+      '',
+    ].join('\n'),
+  );
+  return overlay;
+}
+
+const kustomize = async (dir: string): Promise<Manifest[]> =>
+  parseManifests((await run(tools.kubectl, ['kustomize', dir])).stdout);
+
+/**
+ * How config/default may differ from the chart's default render (`helm template lorenz
+ * --namespace lorenz-system --include-crds`), each difference on purpose. Anything else the
+ * chart renders, config/ must have, alike.
+ */
+interface Differences {
+  /** Object names (`Kind/name`) as the other side calls them. */
+  names: Record<string, string>;
+  /** Controller args and env variables only this side has. */
+  args: string[];
+  env: string[];
+}
+const CHART_DIFFERENCES: Differences = {
+  // config/ names its objects after the controller (lorenz-controller…, the names config/rbac
+  // is generated with and the Lease has), the chart after its release. Objects named alike in
+  // both (Service/lorenz-tools: the controller's default --tools-url; NetworkPolicy/
+  // lorenz-controller; the CRDs) are not listed.
+  names: {
+    'ClusterRole/lorenz': 'ClusterRole/lorenz-controller',
+    'ClusterRoleBinding/lorenz': 'ClusterRoleBinding/lorenz-controller',
+    'Deployment/lorenz': 'Deployment/lorenz-controller',
+    'Role/lorenz-leader-election': 'Role/lorenz-controller-leader-election',
+    'RoleBinding/lorenz-leader-election': 'RoleBinding/lorenz-controller-leader-election',
+    'Service/lorenz-metrics': 'Service/lorenz-controller-metrics',
+    'ServiceAccount/lorenz': 'ServiceAccount/lorenz-controller',
+  },
+  args: [],
+  // The chart knows its image when it renders (and, with watchNamespace, could not read its
+  // own Pod); config/ reads it from its Pod, so that `kustomize edit set image` reaches run Pods.
+  env: ['LORENZ_OPERATOR_IMAGE'],
+};
+const CONFIG_DIFFERENCES: Differences = {
+  names: {},
+  // Leader election always on: a rolling update has two controllers for a while. The chart
+  // turns it on with replicaCount > 1 or leaderElection.enabled.
+  args: ['--leader-elect', `--leader-election-namespace=${RELEASE_NAMESPACE}`],
+  // The downward API's names of the Pod whose image the controller reads (see above).
+  env: ['POD_NAME', 'POD_NAMESPACE'],
+};
+/** Objects only config/ has: helm installs into a namespace that exists (--create-namespace). */
+const CONFIG_ONLY = [`Namespace/${RELEASE_NAMESPACE}`];
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Each object as `Kind/name` (in config/'s names) → its content as both sides must agree on:
+ * labels dropped (the chart adds Helm's), label selectors replaced by whether they select the
+ * controller's Pods, the names of bound objects renamed, the allowed args and env removed.
+ */
+function comparable(manifests: Manifest[], differences: Differences): Map<string, unknown> {
+  const rename = (kind: string, name: string): string => {
+    const key = differences.names[`${kind}/${name}`] ?? `${kind}/${name}`;
+    return key.slice(key.indexOf('/') + 1);
+  };
+  const deployment = find<DeploymentManifest>(manifests, 'Deployment')[0];
+  const podLabels: Json = deployment?.spec.template.metadata?.labels ?? {};
+  const selects = (selector: unknown): unknown =>
+    isObject(selector) &&
+    Object.keys(selector).length > 0 &&
+    Object.entries(selector).every(([key, value]) => podLabels[key] === value)
+      ? 'the controller Pods'
+      : selector;
+  const normalize = (value: unknown, path: string): unknown => {
+    if (Array.isArray(value)) return value.map((item) => normalize(item, `${path}[]`));
+    if (!isObject(value)) return value;
+    const out: Json = {};
+    for (const [key, child] of Object.entries(value)) {
+      const at = `${path}.${key}`;
+      if (key === 'labels' && path.endsWith('metadata')) continue;
+      if (
+        at.endsWith('.selector.matchLabels') ||
+        // A Service's selector is the label map itself; a Deployment's has matchLabels.
+        (at === '.spec.selector' && isObject(child) && !('matchLabels' in child)) ||
+        at.endsWith('podSelector.matchLabels')
+      ) {
+        out[key] = selects(child);
+      } else if (at === '.spec.template.spec.containers[].args') {
+        out[key] = (child as string[]).filter((arg) => !differences.args.includes(arg));
+      } else if (at === '.spec.template.spec.containers[].env') {
+        out[key] = (child as { name: string }[]).filter((e) => !differences.env.includes(e.name));
+      } else if (at === '.spec.template.spec.serviceAccountName') {
+        out[key] = rename('ServiceAccount', child as string);
+      } else if (at === '.roleRef') {
+        const ref = child as { kind: string; name: string };
+        out[key] = { ...ref, name: rename(ref.kind, ref.name) };
+      } else if (at === '.subjects') {
+        out[key] = (child as { kind: string; name: string }[]).map((subject) => ({
+          ...subject,
+          name: rename(subject.kind, subject.name),
+        }));
+      } else {
+        out[key] = normalize(child, at);
+      }
+    }
+    return out;
+  };
+  const result = new Map<string, unknown>();
+  for (const manifest of manifests) {
+    const { metadata, ...rest } = manifest;
+    const name = rename(manifest.kind, metadata.name);
+    result.set(`${manifest.kind}/${name}`, {
+      namespace: metadata.namespace,
+      annotations: metadata.annotations,
+      ...(normalize(rest, '') as Json),
+    });
+  }
+  return result;
 }
 
 const find = <T extends Manifest = Manifest>(manifests: Manifest[], kind: string): T[] =>
@@ -272,9 +416,8 @@ describe('helm template', () => {
 });
 
 describe('kubectl kustomize', () => {
-  it('renders config/default: CRDs, RBAC and the controller in lorenz-system', async () => {
-    const { stdout } = await run(tools.kubectl, ['kustomize', join(root, 'config', 'default')]);
-    const manifests = parseManifests(stdout);
+  it('renders config/default: CRDs, RBAC, the controller, its Services and NetworkPolicy in lorenz-system', async () => {
+    const manifests = await kustomize(join(root, 'config', 'default'));
     expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
       'ClusterRole/lorenz-controller',
       'ClusterRoleBinding/lorenz-controller',
@@ -282,9 +425,11 @@ describe('kubectl kustomize', () => {
       'CustomResourceDefinition/workflows.lorenz.dev',
       'Deployment/lorenz-controller',
       'Namespace/lorenz-system',
+      'NetworkPolicy/lorenz-controller',
       'Role/lorenz-controller-leader-election',
       'RoleBinding/lorenz-controller-leader-election',
       'Service/lorenz-controller-metrics',
+      'Service/lorenz-tools',
       'ServiceAccount/lorenz-controller',
     ]);
     for (const manifest of manifests) {
@@ -297,6 +442,44 @@ describe('kubectl kustomize', () => {
       if (!clusterScoped.includes(manifest.kind))
         expect(manifest.metadata.namespace).toBe(RELEASE_NAMESPACE);
     }
+  });
+
+  it("has every object of the chart's default render, with its ports, args, env, probes and rules", async () => {
+    const chartRender = parseManifests(
+      (
+        await run(tools.helm, [
+          'template',
+          'lorenz',
+          chart,
+          '--namespace',
+          RELEASE_NAMESPACE,
+          '--include-crds',
+        ])
+      ).stdout,
+    );
+    const configRender = await kustomize(join(root, 'config', 'default'));
+    const fromChart = comparable(chartRender, CHART_DIFFERENCES);
+    const fromConfig = comparable(configRender, CONFIG_DIFFERENCES);
+    // Object by object, so a failure names what config/ lacks or has otherwise.
+    const missing = [...fromChart.keys()].filter((key) => !fromConfig.has(key));
+    const extra = [...fromConfig.keys()].filter(
+      (key) => !fromChart.has(key) && !CONFIG_ONLY.includes(key),
+    );
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+    const keys = [...fromChart.keys()].sort();
+    expect(keys.length).toBeGreaterThanOrEqual(11);
+    for (const key of keys) {
+      expect(fromConfig.get(key), `config/default's ${key}`).toEqual(fromChart.get(key));
+    }
+  });
+
+  it('`images:` of an overlay (kustomize edit set image) reaches the controller and leaves no other image named', async () => {
+    const overlay = await imageOverlay('overlay-');
+    const deployment = find<DeploymentManifest>(await kustomize(overlay), 'Deployment')[0]!;
+    const text = JSON.stringify(deployment);
+    expect(controllerOf([deployment]).image).toBe('registry.example/lorenz:9.9.9');
+    // Run Pods get the controller's own image (read from its Pod): nothing pins the old one.
+    expect(text).not.toContain('ghcr.io/lorenz-dev/lorenz');
   });
 
   it('renders config/samples', async () => {
@@ -488,6 +671,64 @@ describe('on a real kube-apiserver', () => {
     const sa = `${RELEASE_NAMESPACE}:scoped-lorenz`;
     expect(await canI(sa, 'create', 'pods', '-n', 'team-a')).toBe(true);
     expect(await canI(sa, 'create', 'pods', '-n', 'default')).toBe(false);
+  });
+
+  it("config/default's controller reads the image an overlay gave it from its own Pod, as its ServiceAccount", async () => {
+    const overlay = await imageOverlay('own-image-');
+    const manifests = await kustomize(overlay);
+    const text = (list: Manifest[]) => list.map((m) => JSON.stringify(m)).join('\n---\n');
+    await applyText(
+      'own-image.yaml',
+      text(manifests.filter((m) => m.kind !== 'Deployment')),
+      '--force-conflicts',
+    );
+    // The Pod the Deployment would make (nothing runs it here: no kubelet).
+    const deployment = find<DeploymentManifest>(manifests, 'Deployment')[0]!;
+    const podName = 'lorenz-controller-5c8d7-x2k9q';
+    await applyText(
+      'own-pod.yaml',
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: {
+          ...deployment.spec.template.metadata,
+          name: podName,
+          namespace: RELEASE_NAMESPACE,
+        },
+        spec: deployment.spec.template.spec,
+      }),
+    );
+    // As the controller: config/rbac's ServiceAccount, with the downward API's variables.
+    const asController = new KubeConfig();
+    asController.loadFromFile(cp.kubeconfigPath);
+    const user = asController.getCurrentUser()!;
+    asController.loadFromOptions({
+      clusters: asController.clusters,
+      contexts: asController.contexts,
+      currentContext: asController.currentContext,
+      users: asController.users.map((entry) =>
+        entry.name === user.name
+          ? {
+              ...entry,
+              impersonateUser: `system:serviceaccount:${RELEASE_NAMESPACE}:lorenz-controller`,
+            }
+          : entry,
+      ),
+    });
+    const env = Object.fromEntries(
+      deployment.spec.template.spec.containers[0]!.env.map((e) => [
+        e.name,
+        e.valueFrom?.fieldRef?.fieldPath === 'metadata.name'
+          ? podName
+          : e.valueFrom?.fieldRef?.fieldPath === 'metadata.namespace'
+            ? RELEASE_NAMESPACE
+            : e.value,
+      ]),
+    );
+    expect(await resolveOperatorImage({ env, readPod: podReader(asController) })).toEqual({
+      image: 'registry.example/lorenz:9.9.9',
+      source: `container controller of Pod ${RELEASE_NAMESPACE}/${podName}`,
+    });
   });
 
   it('accepts config/default on a server dry run', async () => {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { generatedFiles } from '../../hack/manifests.js';
 import {
   buildCrds,
+  elapsed,
   issueRunSchema,
   toStructuralSchema,
   workflowSchema,
@@ -139,6 +140,72 @@ describe('CRD schemas', () => {
     expect(() => toStructuralSchema(z.object({ a: z.union([z.string(), z.int()]) }))).toThrow(
       /\.a: unions are not structural/,
     );
+  });
+});
+
+describe('what kubectl get shows', () => {
+  const crds = buildCrds();
+  const names = (kind: string) => crds.find((crd) => crd.spec.names.kind === kind)!.spec.names;
+  /** Each printer column as `name jsonPath` with ` (wide)` when only -o wide shows it. */
+  const columns = (kind: string) =>
+    crds
+      .find((crd) => crd.spec.names.kind === kind)!
+      .spec.versions[0]!.additionalPrinterColumns.map(
+        (column) => `${column.name} ${column.jsonPath}${column.priority ? ' (wide)' : ''}`,
+      );
+
+  it.each([
+    // Argo Workflows also has a kind Workflow: lwf is never ambiguous.
+    ['Workflow', ['lwf']],
+    ['IssueRun', ['ir']],
+  ])('%s has the short names %j and the category lorenz (kubectl get lorenz)', (kind, short) => {
+    expect(names(kind).shortNames).toEqual(short);
+    expect(names(kind).categories).toEqual(['lorenz']);
+  });
+
+  it('Workflow: Ready and ConfigValid side by side; -o wide says which generation runs', () => {
+    expect(columns('Workflow')).toEqual([
+      'Ready .status.conditions[?(@.type=="Ready")].status',
+      'ConfigValid .status.conditions[?(@.type=="ConfigValid")].status',
+      'Suspended .spec.suspend',
+      'Active .status.runs.active',
+      'Tracker .status.conditions[?(@.type=="TrackerReachable")].status',
+      'Candidates .status.dispatch.candidates',
+      'Age .metadata.creationTimestamp',
+      'Generation .metadata.generation (wide)',
+      'Config-Generation .status.configGeneration (wide)',
+      'Config .status.lastGoodConfigMap (wide)',
+      'Message .status.conditions[?(@.type=="ConfigValid")].message (wide)',
+    ]);
+  });
+
+  it('IssueRun: Started and Duration; -o wide adds the branch, the end and the message', () => {
+    expect(columns('IssueRun')).toEqual([
+      'Issue .spec.issue.identifier',
+      'Workflow .spec.workflowRef.name',
+      'Phase .status.phase',
+      'Reason .status.reason',
+      'Attempt .status.attempt',
+      'Turn .status.turn',
+      'Started .status.startTime',
+      'Duration .status.duration',
+      'Age .metadata.creationTimestamp',
+      'Branch .status.git.branch (wide)',
+      'Completed .status.completionTime (wide)',
+      'Message .status.conditions[?(@.type=="Succeeded")].message (wide)',
+    ]);
+  });
+
+  it.each([
+    ['2024-05-01T10:00:00Z', '2024-05-01T10:00:45Z', '45s'],
+    ['2024-05-01T10:00:00Z', '2024-05-01T10:04:12Z', '4m12s'],
+    ['2024-05-01T10:00:00Z', '2024-05-01T11:00:05Z', '1h0m5s'],
+    ['2024-05-01T10:00:00Z', '2024-05-02T12:30:00Z', '26h30m0s'],
+    ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z', '0s'],
+    ['2024-05-01T10:00:05Z', '2024-05-01T10:00:00Z', undefined],
+    ['not a time', '2024-05-01T10:00:00Z', undefined],
+  ])('status.duration from %s to %s is %s', (start, end, expected) => {
+    expect(elapsed(start, end)).toBe(expected);
   });
 });
 

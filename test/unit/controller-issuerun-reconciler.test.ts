@@ -235,6 +235,8 @@ const rows: RunRow[] = [
         reason,
         conditions: finished(false, reason),
         completionTime: at(0),
+        // It never started: no duration.
+        duration: undefined,
         slots: [],
       }),
     ),
@@ -327,6 +329,8 @@ const rows: RunRow[] = [
           usage,
           startTime: at(-60_000),
           completionTime: at(7000),
+          // Written once at the end: the Duration column (kubectl cannot subtract times).
+          duration: '1m7s',
         }),
       },
       // Finished: left alone (no TTL), however stale the cache.

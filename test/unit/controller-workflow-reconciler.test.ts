@@ -54,12 +54,13 @@ const conditions = (ready: string, configValid: string, stalled = 'False/Reconci
   `Stalled=${stalled}`,
 ];
 const noRuns = { active: 0, succeeded: 0, failed: 0 };
-/** The status of a Workflow running `text`. */
+/** The status of a Workflow running `text`, loaded from generation 1 unless `more` says. */
 const ready = (text: string, more: Partial<WorkflowSummary> = {}): Partial<WorkflowSummary> => ({
   observedGeneration: 1,
   message: 'ready',
   conditions: conditions('True/Reconciled', 'True/ConfigValid'),
   configDigest: `sha256:${sha256(text)}`,
+  configGeneration: more.observedGeneration ?? 1,
   lastGoodConfigMap: snapshotOf(text),
   runs: noRuns,
   ...more,
@@ -69,6 +70,7 @@ const stalled = (reason: string, message: string): Partial<WorkflowSummary> => (
   message: expect.stringContaining(message),
   conditions: conditions(`False/${reason}`, `False/${reason}`, `True/${reason}`),
   configDigest: undefined,
+  configGeneration: undefined,
   lastGoodConfigMap: undefined,
 });
 /** A valid Workflow's tracker is polled every polling.interval_ms (30 s by default). */
@@ -147,6 +149,8 @@ const rows: WorkflowRow[] = [
           {
             ...ready(TEXT),
             observedGeneration: 2,
+            // The config in force is still generation 1's (kubectl get lwf -o wide shows it).
+            configGeneration: 1,
             message: expect.stringContaining('invalid YAML'),
             conditions: conditions(
               'True/ConfigInvalid',
@@ -194,6 +198,8 @@ const rows: WorkflowRow[] = [
           {
             ...ready(TEXT),
             observedGeneration: 2,
+            // The config in force is still generation 1's (kubectl get lwf -o wide shows it).
+            configGeneration: 1,
             message: expect.stringContaining('a container named "agent" is required'),
             conditions: conditions(
               'True/WorkflowInvalid',

@@ -12,6 +12,7 @@ import {
   OPERATOR_IMAGE_REPOSITORY,
   OPERATOR_IMAGE_TAG,
 } from '../../src/controller/shared/constants.js';
+import { OPERATOR_IMAGE_ENV } from '../../src/controller/shared/operator-image.js';
 import {
   CONTROLLER_RULES,
   DEFAULT_RBAC,
@@ -98,7 +99,11 @@ describe('image names and versions', () => {
             containers: {
               image: string;
               args: string[];
-              env: { name: string; value?: string }[];
+              env: {
+                name: string;
+                value?: string;
+                valueFrom?: { fieldRef?: { fieldPath: string } };
+              }[];
             }[];
           };
         };
@@ -106,8 +111,22 @@ describe('image names and versions', () => {
     };
     const pod = deployment.spec.template.spec;
     expect(pod.containers[0]!.image).toBe(DEFAULT_OPERATOR_IMAGE);
-    expect(pod.containers[0]!.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
-      DEFAULT_OPERATOR_IMAGE,
+    // No LORENZ_OPERATOR_IMAGE: `kustomize edit set image` rewrites the container's image
+    // only, so the controller reads that image from its own Pod (src/controller/shared/
+    // operator-image.ts), which the downward API names.
+    const env = pod.containers[0]!.env;
+    expect(env.map((e) => e.name)).not.toContain(OPERATOR_IMAGE_ENV.image);
+    expect(
+      env
+        .filter((e) => e.valueFrom?.fieldRef)
+        .map((e) => `${e.name}=${e.valueFrom!.fieldRef!.fieldPath}`),
+    ).toEqual([
+      `${OPERATOR_IMAGE_ENV.podName}=metadata.name`,
+      `${OPERATOR_IMAGE_ENV.podNamespace}=metadata.namespace`,
+    ]);
+    // The tools gateway's URL is the Service config/manager makes.
+    expect(pod.containers[0]!.args).toContain(
+      `--tools-url=http://lorenz-tools.${DEFAULT_RBAC.namespace}.svc:8090/mcp`,
     );
     expect(pod.serviceAccountName).toBe(DEFAULT_RBAC.serviceAccountName);
     // The Lease lives where config/rbac grants the leader election Role.

@@ -4,6 +4,7 @@ import {
   Reasons,
   STALLED,
   SUCCEEDED,
+  elapsed,
   rfc3339,
   setCondition,
   type Condition,
@@ -264,7 +265,12 @@ export function runStatus(options: {
   if (options.configDigest) status.configDigest = options.configDigest;
   if (options.inputsConfigMap) status.inputsConfigMap = options.inputsConfigMap;
   if (options.branch && !current?.git?.branch) status.git = { branch: options.branch };
-  if (state.kind === 'finished') status.completionTime = current?.completionTime ?? rfc3339(now);
+  if (state.kind === 'finished') {
+    status.completionTime = current?.completionTime ?? rfc3339(now);
+    // The Duration column: kubectl cannot subtract two times, so the end writes it once.
+    const took = status.startTime ? elapsed(status.startTime, status.completionTime) : undefined;
+    if (took !== undefined) status.duration = took;
+  }
   return status;
 }
 

@@ -169,6 +169,8 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       ...current,
       observedGeneration: generation,
       ...(snapshot.configDigest ? { configDigest: snapshot.configDigest } : {}),
+      // Which generation's config runs: this one when it loads, else the one recorded before.
+      ...(evaluation.ok ? { configGeneration: generation } : {}),
       ...(snapshot.name ? { lastGoodConfigMap: snapshot.name } : {}),
       conditions: workflowConditions({
         current: current?.conditions,

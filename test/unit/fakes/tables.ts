@@ -118,6 +118,7 @@ export function runSummary(status: IssueRunStatus) {
     configDigest: status.configDigest,
     startTime: status.startTime,
     completionTime: status.completionTime,
+    duration: status.duration,
     turn: status.turn,
     usage: status.usage,
     branch: status.git?.branch,
@@ -298,6 +299,7 @@ export function workflowSummary(status: WorkflowStatus) {
       'Stalled',
     ]),
     configDigest: status.configDigest,
+    configGeneration: status.configGeneration,
     lastGoodConfigMap: status.lastGoodConfigMap,
     runs: status.runs,
   };
