@@ -105,7 +105,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     logLostAfterMs: options.logLostAfterMs,
     toolsUrl,
   });
-  setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers });
+  setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers, identity });
 
   await manager.start();
   return {

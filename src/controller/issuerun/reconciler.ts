@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
+import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
@@ -57,6 +58,8 @@ export interface IssueRunReconcilerDeps {
   toolsUrl?: string | undefined;
   /** How long one reconcile waits for a run's Events to be written before it requeues. */
   eventsWaitMs?: number;
+  /** Writes the Events of a run's life (dispatched, started, retry, end); none when absent. */
+  lifecycleEvents?: LifecycleEventWriter;
 }
 
 export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
@@ -73,6 +76,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     issueRuns: deps.issueRuns,
     now: deps.now,
     progressIntervalMs: deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
+    events: deps.lifecycleEvents,
   });
   const { statusOf, writePodless } = store;
   const patchStatus = store.patch;
