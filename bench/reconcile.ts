@@ -214,8 +214,8 @@ async function main(): Promise<void> {
         : []),
       ...(writes
         ? [
-            ['API writes per successful run (audit)', String(writes.audit.total), ...none, '≤ 14'],
-            ['API writes per successful run (writes())', String(writes.counted), ...none, '≤ 14'],
+            ['API writes per successful run (audit)', String(writes.audit.total), ...none, '≤ 16'],
+            ['API writes per successful run (writes())', String(writes.counted), ...none, '≤ 16'],
           ]
         : []),
       ...(['live', 'restarted'] as const).flatMap((when) => {

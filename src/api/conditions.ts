@@ -79,6 +79,12 @@ export const Reasons = {
   RetryScheduled: 'RetryScheduled',
   /** A slot's attempt succeeded with its issue still active: the next one follows (1 s). */
   ContinuationScheduled: 'ContinuationScheduled',
+  /**
+   * A success: the run's issue reached a terminal state after the run's work (an attempt
+   * succeeded, or the agent completed a turn), whether its turn loop ended on it or the
+   * dispatcher stopped the run for it.
+   */
+  IssueCompleted: 'IssueCompleted',
   ImagePullFailed: 'ImagePullFailed',
   Unschedulable: 'Unschedulable',
   PodEvicted: 'PodEvicted',

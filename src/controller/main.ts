@@ -148,7 +148,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     logLostAfterMs: options.logLostAfterMs,
     toolsUrl,
   });
-  setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers });
+  setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers, identity });
 
   let stopping: Promise<void> | undefined;
   let resolveDone: (reason: ManagerExitReason) => void = () => {};

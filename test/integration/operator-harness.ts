@@ -383,12 +383,16 @@ export async function hookEvents(
   uid?: string,
 ): Promise<EventView[]> {
   const list = await env.admin.request<{ items: EventView[] }>({ path: path.events });
-  return list.items
-    .filter((event) => event.regarding.name === run && (!uid || event.regarding.uid === uid))
-    .sort(
-      (a, b) =>
-        Number(a.metadata.name.split('-').at(-1)) - Number(b.metadata.name.split('-').at(-1)),
-    );
+  return (
+    list.items
+      // Hook records only: a run's life has Events of its own (AttemptStarted, RunSucceeded, …).
+      .filter((event) => event.reason.startsWith('Hook'))
+      .filter((event) => event.regarding.name === run && (!uid || event.regarding.uid === uid))
+      .sort(
+        (a, b) =>
+          Number(a.metadata.name.split('-').at(-1)) - Number(b.metadata.name.split('-').at(-1)),
+      )
+  );
 }
 
 export async function runPodNames(env: OperatorEnv, run: string): Promise<string[]> {

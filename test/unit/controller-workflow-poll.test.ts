@@ -99,22 +99,37 @@ describe('one poll of the tracker', () => {
     expect(result.requeueAfterMs).toBe(5000);
   });
 
-  it('cancels a run whose issue turned terminal or left the tracker; moves the state of one still active', async () => {
+  it('cancels a run whose issue turned terminal, left the active states or the tracker, saying where it went; moves the state of one still active', async () => {
     const { actions, client } = await poll(
-      [issue('ENG-1', { state: 'Done' }), issue('ENG-2', { state: 'In Progress' })],
-      [held('ENG-1', 'Todo'), held('ENG-2', 'Todo'), held('ENG-3', 'Todo')],
+      [
+        issue('ENG-1', { state: 'Done' }),
+        issue('ENG-2', { state: 'In Progress' }),
+        issue('ENG-4', { state: 'Backlog' }),
+      ],
+      [held('ENG-1', 'Todo'), held('ENG-2', 'Todo'), held('ENG-3', 'Todo'), held('ENG-4', 'Todo')],
     );
     expect(actions).toEqual([
       'PATCH issueruns/wf-eng-1',
-      'PATCH issueruns/wf-eng-1',
       'PATCH issueruns/wf-eng-2',
       'PATCH issueruns/wf-eng-3',
+      'PATCH issueruns/wf-eng-4',
     ]);
+    const stopped = (note: string, state?: string) => ({
+      metadata: { annotations: { 'lorenz.dev/stop-note': note } },
+      spec: { cancelRequested: true, ...(state ? { issue: { state } } : {}) },
+    });
+    // One write each: the run's end reads the state and the note together.
     expect(client.actions.map((action) => action.body)).toEqual([
-      { spec: { issue: { state: 'Done' } } },
-      { spec: { cancelRequested: true } },
+      stopped(
+        'ENG-1 moved to Done (a terminal state) while the run worked on it; the memory tracker does not say who moved it',
+        'Done',
+      ),
       { spec: { issue: { state: 'In Progress' } } },
-      { spec: { cancelRequested: true } },
+      stopped("ENG-3 is gone from the memory tracker (deleted, or out of the Workflow's scope)"),
+      stopped(
+        'ENG-4 moved to Backlog (out of the active states) while the run worked on it; the memory tracker does not say who moved it',
+        'Backlog',
+      ),
     ]);
   });
 

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Reasons } from '../../src/api/index.js';
-import { runConditions, type RunState } from '../../src/controller/issuerun/status.js';
+import { endedState, stoppedState } from '../../src/controller/issuerun/endings.js';
+import {
+  runConditions,
+  type RunState,
+  type SlotView,
+} from '../../src/controller/issuerun/status.js';
+import type { IssueRun } from '../../src/api/index.js';
 import { workflowConditions } from '../../src/controller/workflow/conditions.js';
 import type { Evaluation } from '../../src/controller/workflow/evaluate.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
@@ -52,6 +58,50 @@ function issueRun(state: RunState, observed = 1) {
   };
 }
 
+/** The endings of a run whose issue is `state`, as the reconciler decides them (endings.ts). */
+const STATES = { activeStates: ['Todo', 'In Progress'], terminalStates: ['Done', 'Cancelled'] };
+function stopped(state: string, turns: number, note?: string): RunState {
+  const run = {
+    metadata: { name: 'run', annotations: note ? { 'lorenz.dev/stop-note': note } : {} },
+    spec: {
+      workflowRef: { name: 'wf' },
+      issue: { identifier: 'ENG-1', state },
+      cancelRequested: true,
+    },
+  } as IssueRun;
+  const cancelled = { phase: 'Failed', reason: 'Cancelled', message: '', finished: true } as const;
+  const view = {
+    slot: 0,
+    attempt: 1,
+    podName: 'run-0-1',
+    outcome: { ...cancelled, summary: null },
+    log: { turns },
+  } as SlotView;
+  return stoppedState(run, [view], [], STATES);
+}
+function ended(state: string): RunState {
+  const run = {
+    metadata: { name: 'run' },
+    spec: { workflowRef: { name: 'wf' }, issue: { identifier: 'ENG-1', state } },
+  } as IssueRun;
+  const outcome = {
+    phase: 'Succeeded',
+    reason: 'Succeeded',
+    message: '',
+    finished: true,
+    summary: null,
+  } as const;
+  const view: SlotView = { slot: 0, attempt: 1, podName: 'run-0-1', outcome };
+  return endedState(
+    run,
+    { kind: 'finished', succeeded: true, reason: Reasons.Succeeded, message: 'the run succeeded' },
+    [view],
+    STATES,
+  );
+}
+const MOVED =
+  'ENG-1 moved to Backlog (out of the active states) while the run worked on it; the memory tracker does not say who moved it';
+
 const RUNS: Array<[string, ReturnType<typeof issueRun>, string, string]> = [
   [
     'pending',
@@ -90,6 +140,30 @@ const RUNS: Array<[string, ReturnType<typeof issueRun>, string, string]> = [
   [
     'failed',
     issueRun({ kind: 'finished', succeeded: false, reason: Reasons.HookFailed, message: 'boom' }),
+    'Failed',
+    'Degraded',
+  ],
+  [
+    'succeeded: its attempt ended with its issue Done',
+    issueRun(ended('Done')),
+    'Current',
+    'Healthy',
+  ],
+  [
+    'succeeded: stopped for Done after a completed turn',
+    issueRun(stopped('Done', 1)),
+    'Current',
+    'Healthy',
+  ],
+  [
+    'cancelled: a person moved its issue to Backlog',
+    issueRun(stopped('Backlog', 1, MOVED)),
+    'Failed',
+    'Degraded',
+  ],
+  [
+    'cancelled: its issue closed before any turn completed',
+    issueRun(stopped('Done', 0)),
     'Failed',
     'Degraded',
   ],
@@ -156,6 +230,12 @@ describe('IssueRun health', () => {
     // The failure says why, in both.
     expect(kstatus[4]?.message).toBe('boom');
     expect(argo[4]?.message).toBe('HookFailed: boom');
+    // A completed issue says so; a cancellation says what moved the issue where.
+    expect(argo[6]?.message).toBe(
+      "IssueCompleted: ENG-1 reached Done (a terminal state) after the run's work: 1 turn completed in attempt 1",
+    );
+    expect(kstatus[7]?.message).toBe(`cancelled: ${MOVED}`);
+    expect(argo[7]?.message).toBe(`Cancelled: cancelled: ${MOVED}`);
   });
 
   it('an object with no status yet is Progressing for Argo CD', async () => {

@@ -6,6 +6,7 @@ import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
 import { gitEventName, hookEventName } from '../shared/names.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import { gitEvent, hookEventNote, hookEventReason } from './records.js';
+import type { LifecycleEvent } from './lifecycle.js';
 
 export const REPORTING_CONTROLLER = 'lorenz.dev/controller';
 
@@ -147,5 +148,52 @@ export function createEventRecorder(options: {
         now: input.now,
       });
     },
+  };
+}
+
+/** Writes lifecycle Events (lifecycle.ts); resolves once each is in or was there already. */
+export type LifecycleEventWriter = (events: readonly LifecycleEvent[]) => Promise<void>;
+
+/**
+ * Lifecycle Events go before the status write that records their change, one try each: an
+ * apiserver that cannot take one (no answer, 429, 5xx) fails the reconcile, which is tried
+ * again with the queue's backoff and computes the same Events (the same names, so the ones
+ * already in meet 409). One it refuses outright (403, 422) would never go in: it is logged
+ * and left, so a run never waits on its history.
+ */
+export function createLifecycleEventWriter(options: {
+  client: KubeClient;
+  reportingInstance: string;
+  now?: () => Date;
+  onRefused?: (event: LifecycleEvent, error: unknown) => void;
+}): LifecycleEventWriter {
+  return async (events) => {
+    for (const event of events) {
+      const body = {
+        apiVersion: 'events.k8s.io/v1',
+        kind: 'Event',
+        metadata: { name: event.name, namespace: event.namespace },
+        eventTime: microTime(options.now?.() ?? new Date()),
+        reportingController: REPORTING_CONTROLLER,
+        reportingInstance: options.reportingInstance,
+        action: event.action,
+        reason: event.reason,
+        type: event.type,
+        note: event.note,
+        regarding: event.regarding,
+        ...(event.related ? { related: event.related } : {}),
+      };
+      try {
+        await options.client.request({
+          method: 'POST',
+          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
+          body,
+        });
+      } catch (error) {
+        if (isConflict(error)) continue;
+        if (retryable(error)) throw error;
+        options.onRefused?.(event, error);
+      }
+    }
   };
 }

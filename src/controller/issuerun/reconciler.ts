@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
+import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
@@ -33,7 +34,8 @@ import { firstAttemptSlots, planSsh } from './ssh-placement.js';
 import { syncIssueState } from './issue-state-sync.js';
 import { createRunStatusStore, runKey } from './status-store.js';
 import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
-import { ENDED_BEFORE_RECORDED, cancelledState, hasFinished, runUid } from './run-guards.js';
+import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
+import { endedState, stoppedState, type IssueStates } from './endings.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -56,6 +58,8 @@ export interface IssueRunReconcilerDeps {
   toolsUrl?: string | undefined;
   /** How long one reconcile waits for a run's Events to be written before it requeues. */
   eventsWaitMs?: number;
+  /** Writes the Events of a run's life (dispatched, started, retry, end); none when absent. */
+  lifecycleEvents?: LifecycleEventWriter;
 }
 
 export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
@@ -72,6 +76,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     issueRuns: deps.issueRuns,
     now: deps.now,
     progressIntervalMs: deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
+    events: deps.lifecycleEvents,
   });
   const { statusOf, writePodless } = store;
   const patchStatus = store.patch;
@@ -132,6 +137,19 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
 
   const deletePod = (pod: PodObject) => deleteRunPod(deps.client, pod);
 
+  /** The Workflow's active and terminal states; null when its configuration cannot be read. */
+  async function issueStates(run: IssueRun): Promise<IssueStates | null> {
+    const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
+    const snapshot = workflow?.status?.lastGoodConfigMap;
+    if (!snapshot) return null;
+    try {
+      return (await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot)).loaded.config
+        .tracker;
+    } catch {
+      return null;
+    }
+  }
+
   /** Cancelled: delete live Pods (their grace period runs after_run), then write the end. */
   async function cancelRun(
     key: string,
@@ -147,7 +165,9 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       return { requeueAfter: REQUEUE_MS.cancelling };
     }
     if (!(await eventsWritten(views))) return { requeueAfter: REQUEUE_MS.eventsPending };
-    const result = await patchStatus(key, run, statusOf(run, views, cancelledState), true);
+    // Stopped because its issue was done is a success; otherwise it says what stopped it.
+    const ending = stoppedState(run, views, pods, await issueStates(run));
+    const result = await patchStatus(key, run, statusOf(run, views, ending), true);
     forgetRun(runUid(run));
     return result;
   }
@@ -337,7 +357,9 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       // Every record of every Pod must be in before the verdict: wait for the log reads.
       if (logsPending(views)) return { requeueAfter: REQUEUE_MS.logsDraining };
       if (!(await eventsWritten(views))) return { requeueAfter: REQUEUE_MS.eventsPending };
-      const result = await patchStatus(key, run, statusOf(run, views, state), true);
+      const states = state.succeeded ? await issueStates(run) : null;
+      const ending = endedState(run, state, views, states);
+      const result = await patchStatus(key, run, statusOf(run, views, ending), true);
       forgetRun(runUid(run));
       return result;
     }

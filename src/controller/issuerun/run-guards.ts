@@ -1,18 +1,10 @@
-import { FINISHED, Reasons, findCondition, type IssueRun } from '../../api/index.js';
+import { FINISHED, findCondition, type IssueRun } from '../../api/index.js';
 import type { PodObject } from '../shared/resources.js';
 import { isLive } from './attempts.js';
 import { strandedInMs, type PodOutcome } from './pod-status.js';
-import type { RunState } from './status.js';
 
 // What the reconciler's guards ask of a run before it does anything: whose it is, whether it
-// has finished, and the fixed states it writes for a cancelled run or an early-ended Pod.
-
-export const cancelledState: RunState = {
-  kind: 'finished',
-  succeeded: false,
-  reason: Reasons.Cancelled,
-  message: 'cancelled: spec.cancelRequested is true',
-};
+// has finished, and the fixed outcome of an early-ended Pod (endings.ts: a stopped run's end).
 
 /**
  * Expectations are the run object's, not its name's: a run deleted and re-created under

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { IssueRun, Workflow } from '../../api/index.js';
-import { createEventRecorder } from '../events/recorder.js';
+import { createEventRecorder, createLifecycleEventWriter } from '../events/recorder.js';
+import { errorMessage } from '../../workflow/errors.js';
 import type { KubeClient } from '../runtime/client.js';
 import { PODS } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
@@ -117,6 +118,12 @@ export function setupIssueRunController(
         : { progressIntervalMs: options.progressIntervalMs }),
       ...(options.podStatus ? { podStatus: options.podStatus } : {}),
       toolsUrl: options.toolsUrl,
+      lifecycleEvents: createLifecycleEventWriter({
+        client,
+        reportingInstance: options.identity,
+        onRefused: (event, error) =>
+          logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event'),
+      }),
     }),
   });
   enqueue = (key) => controller.enqueue(key);

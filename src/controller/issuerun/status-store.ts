@@ -14,6 +14,8 @@ import { splitKey } from '../runtime/informer.js';
 import { runPodName } from '../shared/names.js';
 import { ISSUERUNS } from '../shared/resources.js';
 import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
+import { runLifecycleEvents } from '../events/lifecycle.js';
+import type { LifecycleEventWriter } from '../events/recorder.js';
 import { assignedSlots } from './slot-views.js';
 import type { PodOutcome } from './pod-status.js';
 import { runState, runStatus, type RunState, type SlotView } from './status.js';
@@ -64,6 +66,8 @@ export function createRunStatusStore(deps: {
   issueRuns: Informer<IssueRun>;
   now: () => Date;
   progressIntervalMs: number;
+  /** Writes the Events of the run's life (started, retry, end); none when absent. */
+  events?: LifecycleEventWriter | undefined;
 }): RunStatusStore {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
 
@@ -89,6 +93,9 @@ export function createRunStatusStore(deps: {
     if (findCondition(next.conditions, FINISHED)?.status === 'True') {
       failpoint('before-finished-status');
     }
+    // Before the status: a restart in between computes the same Events again (see
+    // events/lifecycle.ts), where one after it would lose them.
+    await deps.events?.(runLifecycleEvents(run, run.status, next));
     await statuses.write(key, namespace, name, next, now);
   };
 

@@ -39,6 +39,12 @@ export const LABEL_COMPONENT = 'app.kubernetes.io/component';
 export const ANNOTATION_ISSUE_STATE = 'lorenz.dev/issue-state';
 /** On a dispatched IssueRun: the tracker's id of its issue (what the dispatcher refreshes). */
 export const ANNOTATION_ISSUE_ID = 'lorenz.dev/issue-id';
+/**
+ * On a dispatched IssueRun the dispatcher stopped: what it saw on the tracker (the state the
+ * issue moved to, or that it is gone, and who moved it when the tracker says). The run's
+ * Cancelled message quotes it.
+ */
+export const ANNOTATION_STOP_NOTE = 'lorenz.dev/stop-note';
 /** sha256 of the inputs manifest, so a Pod records which inputs it ran. */
 export const ANNOTATION_INPUTS_DIGEST = 'lorenz.dev/inputs-digest';
 /** sha256 of a config snapshot's WORKFLOW.md. */

@@ -21,6 +21,7 @@ import { isConflict, isNotFound, resourcePath } from '../runtime/client.js';
 import type { Informer } from '../runtime/informer.js';
 import {
   ANNOTATION_ISSUE_ID,
+  ANNOTATION_STOP_NOTE,
   LABEL_MANAGED_BY,
   LABEL_WORKFLOW,
   MANAGED_BY,
@@ -187,9 +188,9 @@ export async function pollWorkflow(
     held.push({ issueId: id, state: issue?.state ?? run.spec.issue.state ?? null, slots });
     if (run.spec.cancelRequested) continue;
     if (!issue || !isActiveState(issue.state, config.tracker)) {
-      // Terminal, no longer active, or gone from the tracker: stop (after_run still runs).
-      if (issue && issue.state !== run.spec.issue.state) await actions.setState(run, issue.state);
-      await actions.cancel(run);
+      // Terminal, no longer active, or gone from the tracker: stop (after_run still runs),
+      // saying what was seen; the state goes in the same write, so the run's end reads it.
+      await actions.cancel(run, stopNote(run, issue, config), issue?.state);
     } else if (issue.state !== run.spec.issue.state) {
       await actions.setState(run, issue.state);
     }
@@ -234,6 +235,19 @@ export async function pollWorkflow(
   };
 }
 
+/**
+ * What the dispatcher saw that stops a run, for its Cancelled message: where its issue went.
+ * No tracker adapter reports who changed an issue's state, so the note says so.
+ */
+export function stopNote(run: IssueRun, issue: Issue | undefined, config: WorkflowConfig): string {
+  const identifier = run.spec.issue.identifier;
+  if (!issue) {
+    return `${identifier} is gone from the ${config.tracker.kind} tracker (deleted, or out of the Workflow's scope)`;
+  }
+  const where = isTerminal(issue.state, config) ? 'a terminal state' : 'out of the active states';
+  return `${identifier} moved to ${issue.state ?? 'no state'} (${where}) while the run worked on it; the ${config.tracker.kind} tracker does not say who moved it`;
+}
+
 function isTerminal(state: string | null, config: WorkflowConfig): boolean {
   const key = (state ?? '').trim().toLowerCase();
   return config.tracker.terminalStates.some((entry) => entry.trim().toLowerCase() === key);
@@ -260,8 +274,13 @@ class RunActions {
     }
   }
 
-  async cancel(run: IssueRun): Promise<void> {
-    await this.patch(run, { spec: { cancelRequested: true } });
+  /** Stops the run, with the note its Cancelled message quotes and the issue's new state. */
+  async cancel(run: IssueRun, note: string, state: string | null | undefined): Promise<void> {
+    const changed = state !== undefined && state !== run.spec.issue.state;
+    await this.patch(run, {
+      metadata: { annotations: { [ANNOTATION_STOP_NOTE]: note } },
+      spec: { cancelRequested: true, ...(changed ? { issue: { state } } : {}) },
+    });
   }
 
   async setState(run: IssueRun, state: string | null): Promise<void> {

@@ -17,6 +17,8 @@ import { pollWorkflow, type PollResult } from './poll.js';
 import { createTrackerCache, type TrackerCache, type TrackerFactory } from '../shared/trackers.js';
 import { createWorkflowConfigCache } from '../shared/workflow-config.js';
 import { errorMessage } from '../../workflow/errors.js';
+import { workflowLifecycleEvents } from '../events/lifecycle.js';
+import type { LifecycleEventWriter } from '../events/recorder.js';
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
@@ -39,6 +41,8 @@ export interface WorkflowReconcilerDeps {
   trackers?: TrackerCache;
   /** How adapters are built when the reconciler makes its own cache (tests: stand-ins). */
   trackerFor?: TrackerFactory;
+  /** Writes the Workflow's Events (config rejected, tracker lost and back); none when absent. */
+  lifecycleEvents?: LifecycleEventWriter;
 }
 
 /**
@@ -185,6 +189,10 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       runs: runCounts(deps.issueRuns.list(namespace), name),
       ...(polled ? { dispatch: polled.dispatch } : {}),
     };
+    // Before the status, which records the change: see events/lifecycle.ts.
+    await deps.lifecycleEvents?.(
+      workflowLifecycleEvents(workflow, current?.conditions, next.conditions ?? []),
+    );
     const written = await writeStatus(key, cached, next, now.getTime());
     const after = Math.min(written?.requeueAfter ?? Infinity, polled?.requeueAfterMs ?? Infinity);
     return Number.isFinite(after) ? { requeueAfter: after } : written;

@@ -1,4 +1,7 @@
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { errorMessage } from '../../workflow/errors.js';
+import { createLifecycleEventWriter } from '../events/recorder.js';
 import type { IssueRun, Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS } from '../runtime/client.js';
@@ -16,6 +19,8 @@ export interface WorkflowControllerOptions {
   podTemplatePolicy: PodTemplatePolicy;
   /** The controller's tracker adapters, shared with the tools gateway. */
   trackers?: TrackerCache;
+  /** Names this replica in the Events it writes (dispatch, config, tracker). */
+  identity?: string;
 }
 
 const CONCURRENCY = 2;
@@ -43,6 +48,15 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
       logger: options.logger,
       podTemplatePolicy: options.podTemplatePolicy,
       ...(options.trackers ? { trackers: options.trackers } : {}),
+      lifecycleEvents: createLifecycleEventWriter({
+        client: options.client,
+        reportingInstance: options.identity ?? hostname(),
+        onRefused: (event, error) =>
+          options.logger.warn(
+            { event: event.name, err: errorMessage(error) },
+            'cannot record an Event',
+          ),
+      }),
     }),
   });
 

@@ -1,0 +1,277 @@
+import {
+  API_VERSION,
+  CONFIG_VALID,
+  FINISHED,
+  ISSUERUN_KIND,
+  Reasons,
+  SUCCEEDED,
+  TRACKER_REACHABLE,
+  WORKFLOW_KIND,
+  findCondition,
+  type Condition,
+  type IssueRun,
+  type IssueRunStatus,
+  type SlotStatus,
+  type Workflow,
+} from '../../api/index.js';
+import { sha256Hex } from '../../api/run-pod.js';
+import { boundedName, uidFragment } from '../shared/names.js';
+import { EVENT_NOTE_LIMIT, truncateBytes } from './records.js';
+
+/**
+ * The Events of a run's life and of its Workflow's, read off the change from one status to
+ * the next (pure). Each has a name made of what it is about (the run's uid, the slot and
+ * attempt; the Workflow's uid and the state it leaves), never of the time it is seen: a
+ * controller that restarts before its status write computes the same change and meets 409,
+ * and one that restarts after it sees no change. So each is written once.
+ */
+
+/** The reasons of the lifecycle Events (hook and git Events have theirs in records.ts). */
+export const LifecycleReasons = {
+  /** On the Workflow: an issue got an IssueRun. */
+  IssueDispatched: 'IssueDispatched',
+  /** On the IssueRun: an attempt's Pod is running (per slot and attempt). */
+  AttemptStarted: 'AttemptStarted',
+  /** On the IssueRun: an attempt failed; the note names it and when the next starts. */
+  RetryScheduled: 'RetryScheduled',
+  /** On the IssueRun: it ended well (its condition reason: Succeeded, IssueCompleted). */
+  RunSucceeded: 'RunSucceeded',
+  /** On the IssueRun: it failed (the note leads with the condition reason). */
+  RunFailed: 'RunFailed',
+  /** On the IssueRun: it was cancelled (the note says what stopped it). */
+  RunCancelled: 'RunCancelled',
+  /** On the Workflow: its spec does not load (the note has the error). */
+  ConfigRejected: 'ConfigRejected',
+  /** On the Workflow: a poll failed after one that answered (or the first one failed). */
+  TrackerUnreachable: 'TrackerUnreachable',
+  /** On the Workflow: the tracker answered again after failing. */
+  TrackerReachable: 'TrackerReachable',
+} as const;
+export type LifecycleReason = (typeof LifecycleReasons)[keyof typeof LifecycleReasons];
+
+export interface ObjectReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string;
+  uid?: string | undefined;
+}
+
+export interface LifecycleEvent {
+  name: string;
+  namespace: string;
+  regarding: ObjectReference;
+  related?: ObjectReference;
+  action: string;
+  reason: LifecycleReason;
+  type: 'Normal' | 'Warning';
+  note: string;
+}
+
+const note = (text: string): string => truncateBytes(text, EVENT_NOTE_LIMIT);
+const digest8 = (text: string): string => sha256Hex(text).slice(0, 8);
+
+function runRef(run: IssueRun): ObjectReference & { uid: string } {
+  return {
+    apiVersion: API_VERSION,
+    kind: ISSUERUN_KIND,
+    name: run.metadata.name ?? '',
+    namespace: run.metadata.namespace ?? '',
+    uid: run.metadata.uid ?? '',
+  };
+}
+
+/** `<run>.<uid8>.<suffix>`, as the hook Events are named. */
+const runEventName = (run: IssueRun, suffix: string): string =>
+  boundedName(run.metadata.name ?? '', `.${uidFragment(run.metadata.uid ?? '')}.${suffix}`, 253);
+
+const slotOf = (status: IssueRunStatus | undefined, slot: SlotStatus): SlotStatus | undefined =>
+  status?.slots?.find((entry) => entry.slot === slot.slot);
+
+const hasStatus = (status: IssueRunStatus | undefined): boolean =>
+  (status?.conditions ?? []).length > 0;
+
+/** The Events a run's status change from `previous` to `next` calls for. */
+export function runLifecycleEvents(
+  run: IssueRun,
+  previous: IssueRunStatus | undefined,
+  next: IssueRunStatus,
+): LifecycleEvent[] {
+  const regarding = runRef(run);
+  const namespace = regarding.namespace;
+  const events: LifecycleEvent[] = [];
+  const owner = run.metadata.ownerReferences?.find(
+    (reference) => reference.controller && reference.kind === WORKFLOW_KIND,
+  );
+  if (owner && !hasStatus(previous) && hasStatus(next)) {
+    // The dispatcher's create is the Workflow's news; the run's first status says it is
+    // there, whichever controller made it.
+    events.push({
+      name: boundedName(
+        owner.name,
+        `.${uidFragment(owner.uid)}.dispatched-${uidFragment(regarding.uid)}`,
+        253,
+      ),
+      namespace,
+      regarding: {
+        apiVersion: API_VERSION,
+        kind: WORKFLOW_KIND,
+        name: owner.name,
+        namespace,
+        uid: owner.uid,
+      },
+      related: regarding,
+      action: 'Dispatch',
+      reason: LifecycleReasons.IssueDispatched,
+      type: 'Normal',
+      note: note(`dispatched ${run.spec.issue.identifier} as IssueRun ${regarding.name}`),
+    });
+  }
+  for (const slot of next.slots ?? []) {
+    const before = slotOf(previous, slot);
+    const attempt = slot.attempt ?? 1;
+    const same = before?.attempt === attempt;
+    const pod = slot.podName
+      ? { apiVersion: 'v1', kind: 'Pod', name: slot.podName, namespace }
+      : undefined;
+    if (slot.phase === 'Running' && !(same && before?.phase === 'Running')) {
+      events.push({
+        name: runEventName(run, `${slot.slot}-${attempt}-started`),
+        namespace,
+        regarding,
+        ...(pod ? { related: pod } : {}),
+        action: 'StartAttempt',
+        reason: LifecycleReasons.AttemptStarted,
+        type: 'Normal',
+        note: note(
+          `attempt ${attempt} of slot ${slot.slot} started: Pod ${slot.podName ?? ''} is running`,
+        ),
+      });
+    }
+    if (
+      slot.reason === Reasons.RetryScheduled &&
+      !(same && before?.reason === Reasons.RetryScheduled)
+    ) {
+      events.push({
+        name: runEventName(run, `${slot.slot}-${attempt}-retry`),
+        namespace,
+        regarding,
+        ...(pod ? { related: pod } : {}),
+        action: 'ScheduleRetry',
+        reason: LifecycleReasons.RetryScheduled,
+        type: 'Warning',
+        // "attempt 1 failed (HookFailed: …); attempt 2 starts at <time>"
+        note: note(`slot ${slot.slot}: ${slot.message ?? `attempt ${attempt} failed`}`),
+      });
+    }
+  }
+  const ended = findCondition(next.conditions, FINISHED)?.status === 'True';
+  const endedBefore = findCondition(previous?.conditions, FINISHED)?.status === 'True';
+  if (ended && !endedBefore) {
+    const succeeded = findCondition(next.conditions, SUCCEEDED)?.status === 'True';
+    const reason = next.reason ?? '';
+    const kind = succeeded
+      ? LifecycleReasons.RunSucceeded
+      : reason === Reasons.Cancelled
+        ? LifecycleReasons.RunCancelled
+        : LifecycleReasons.RunFailed;
+    events.push({
+      name: runEventName(run, 'finished'),
+      namespace,
+      regarding,
+      action: 'Finish',
+      reason: kind,
+      type: succeeded ? 'Normal' : 'Warning',
+      note: note(`${reason}: ${next.message ?? ''}`),
+    });
+  }
+  return events;
+}
+
+function workflowRef(workflow: Workflow): ObjectReference & { uid: string } {
+  return {
+    apiVersion: API_VERSION,
+    kind: WORKFLOW_KIND,
+    name: workflow.metadata.name ?? '',
+    namespace: workflow.metadata.namespace ?? '',
+    uid: workflow.metadata.uid ?? '',
+  };
+}
+
+/**
+ * A name for a condition's change, from the Workflow and the condition it leaves (its
+ * status, message and since when): the same change computed twice names the same Event.
+ */
+function transitionName(
+  workflow: Workflow,
+  kind: string,
+  before: Condition | undefined,
+  after: Condition,
+): string {
+  const from = before
+    ? `${before.status}\n${before.reason}\n${before.message}\n${before.lastTransitionTime}`
+    : 'none';
+  const ref = workflowRef(workflow);
+  return boundedName(
+    ref.name,
+    `.${uidFragment(ref.uid)}.${kind}-${digest8(`${from}\n${after.message}`)}`,
+    253,
+  );
+}
+
+/** The Events a Workflow's condition change from `previous` to `next` calls for. */
+export function workflowLifecycleEvents(
+  workflow: Workflow,
+  previous: readonly Condition[] | undefined,
+  next: readonly Condition[],
+): LifecycleEvent[] {
+  const regarding = workflowRef(workflow);
+  const events: LifecycleEvent[] = [];
+  const event = (
+    kind: string,
+    before: Condition | undefined,
+    after: Condition,
+    fields: Pick<LifecycleEvent, 'action' | 'reason' | 'type' | 'note'>,
+  ) =>
+    events.push({
+      name: transitionName(workflow, kind, before, after),
+      namespace: regarding.namespace,
+      regarding,
+      ...fields,
+      note: note(fields.note),
+    });
+
+  const configBefore = findCondition(previous, CONFIG_VALID);
+  const config = findCondition(next, CONFIG_VALID);
+  // A new error is news, the same one seen again is not.
+  if (
+    config?.status === 'False' &&
+    !(configBefore?.status === 'False' && configBefore.message === config.message)
+  ) {
+    event('config-rejected', configBefore, config, {
+      action: 'LoadConfig',
+      reason: LifecycleReasons.ConfigRejected,
+      type: 'Warning',
+      note: `${config.reason}: ${config.message}`,
+    });
+  }
+
+  const trackerBefore = findCondition(previous, TRACKER_REACHABLE);
+  const tracker = findCondition(next, TRACKER_REACHABLE);
+  if (tracker?.status === 'False' && trackerBefore?.status !== 'False') {
+    event('tracker-unreachable', trackerBefore, tracker, {
+      action: 'PollTracker',
+      reason: LifecycleReasons.TrackerUnreachable,
+      type: 'Warning',
+      note: `${tracker.reason}: ${tracker.message}`,
+    });
+  } else if (tracker?.status === 'True' && trackerBefore?.status === 'False') {
+    event('tracker-reachable', trackerBefore, tracker, {
+      action: 'PollTracker',
+      reason: LifecycleReasons.TrackerReachable,
+      type: 'Normal',
+      note: `the tracker answers again (it failed since ${trackerBefore.lastTransitionTime}: ${trackerBefore.reason})`,
+    });
+  }
+  return events;
+}
