@@ -110,6 +110,8 @@ describe('Lorenz CRDs on a real apiserver', () => {
       'REASON',
       'ATTEMPT',
       'TURN',
+      'STARTED',
+      'DURATION',
       'AGE',
     ]);
     expect(table.stdout).toMatch(/run-1\s+ENG-1\s+wf\s+Running\s+Running\s+1\s+3\s+/);
@@ -117,6 +119,7 @@ describe('Lorenz CRDs on a real apiserver', () => {
     expect(workflows.stdout.split('\n')[0]?.split(/\s+/).filter(Boolean)).toEqual([
       'NAME',
       'READY',
+      'CONFIGVALID',
       'SUSPENDED',
       'ACTIVE',
       'TRACKER',
