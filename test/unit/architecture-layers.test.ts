@@ -17,6 +17,8 @@ const LAYERS: Record<string, number> = {
   workspace: 3,
   agent: 4,
   tracker: 5,
+  // The run archive's store sits beside the trackers: neither imports the other.
+  archive: 5,
   dispatch: 6,
   tools: 7,
   // The CRD types and the run-Pod contract: the runner reads the contract, so api is below it.
