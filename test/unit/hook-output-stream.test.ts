@@ -41,6 +41,24 @@ describe('the hook output stream', () => {
     expect(records).toEqual(expected);
   });
 
+  it('flushes a partial line that never rests once it has waited a second (a progress bar)', async () => {
+    const records: { at: number; text: string }[] = [];
+    const started = performance.now();
+    const stream = createOutputStream({
+      onText: (text) => records.push({ at: performance.now() - started, text }),
+    });
+    for (let tick = 0; tick < 15; tick += 1) {
+      stream.push(`\r${tick}%`);
+      await sleep(100);
+    }
+    expect(records.length).toBeGreaterThanOrEqual(1);
+    expect(records[0]?.at).toBeGreaterThan(900);
+    stream.end();
+    expect(records.map((record) => record.text).join('')).toBe(
+      Array.from({ length: 15 }, (_, tick) => `\r${tick}%`).join(''),
+    );
+  });
+
   it('cuts a line longer than a record into records, never inside a surrogate pair', () => {
     const records: string[] = [];
     const stream = createOutputStream({ onText: (text) => records.push(text), recordChars: 4 });
