@@ -10,6 +10,7 @@ import {
   cancelledByCaller,
 } from './failures.js';
 import { startTimer, whenAborted, within } from './timing.js';
+import { boundText } from './bounded.js';
 import { createUpdateForwarder } from './updates.js';
 
 /** After a request fails, how long to wait for the bridge's exit to explain it. */
@@ -102,7 +103,7 @@ export function startSession(options: SessionOptions): Session {
     {
       onStderrLine(line) {
         turn?.activity();
-        emit('stderr', line);
+        emit('stderr', boundText(line));
       },
       onMalformedLine(line) {
         turn?.activity();

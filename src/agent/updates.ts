@@ -1,3 +1,4 @@
+import { boundValue } from './bounded.js';
 import type { acp } from './client.js';
 
 /** Emit a pending message after this much quiet, so a live log does not lag a whole turn. */
@@ -20,11 +21,22 @@ interface Pending {
 /**
  * Turn session updates into `session_notification` messages. Streamed message chunks are
  * coalesced (one event per message rather than one per token); every other update goes out
- * as it came.
+ * as it came. An update whose JSON is over 1 MiB has its long strings cut, each marked, and
+ * the message says how many characters went (`truncated`).
  */
 export function createUpdateForwarder(
-  emit: (message: Record<string, unknown>) => void,
+  emitMessage: (message: Record<string, unknown>) => void,
 ): UpdateForwarder {
+  const emit = ({ turn, update }: { turn: number; update: unknown }): void => {
+    const bounded = boundValue(update);
+    if (bounded.truncated === 0) return emitMessage({ turn, update });
+    const kind = (update as { sessionUpdate?: unknown }).sessionUpdate;
+    emitMessage({
+      turn,
+      update: bounded.value ?? { sessionUpdate: kind },
+      truncated: bounded.truncated,
+    });
+  };
   let pending: Pending | undefined;
   let timer: NodeJS.Timeout | undefined;
 

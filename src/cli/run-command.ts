@@ -173,6 +173,8 @@ async function run(args: string[], io: RunIo): Promise<number> {
       env,
       signal: abort.signal,
       workflowDirectory: dirname(resolve(workflowPath)),
+      // Streamed hook output is redacted record by record: a cut never splits a secret.
+      holdOutput: (text) => io.redact().secretPrefixAtEnd(text),
       ...(agent ? { agent } : {}),
       ...(credentials ? { git: { credentialsDirectory: credentials.directory } } : {}),
     });

@@ -1,4 +1,4 @@
-import { createOutputCapture, withoutFinalNewline } from './output-capture.js';
+import { createOutputCapture, withListener, withoutFinalNewline } from './output-capture.js';
 import { markCommandDone, markFirstCommandSpawn } from '../workflow/startup-marks.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { PassThrough } from 'node:stream';
@@ -94,7 +94,10 @@ export async function superviseLocalCommand(
   child.once('error', (error) => {
     spawnError = `cannot start bash in ${options.cwd}: ${error.message}`;
   });
-  const capture = withoutFinalNewline(createOutputCapture(options.outputLimit));
+  const capture = withListener(
+    withoutFinalNewline(createOutputCapture(options.outputLimit)),
+    options.onOutput,
+  );
   for (const stream of [child.stdout, child.stderr]) {
     stream?.setEncoding('utf8');
     stream?.on('data', (chunk: string) => capture.push(chunk));

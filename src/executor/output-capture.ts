@@ -78,3 +78,31 @@ export function withoutFinalNewline(inner: OutputCapture): OutputCapture {
     },
   };
 }
+
+/**
+ * The capture, and every chunk told to `listener` too (a hook's output streamed to the log).
+ * A listener that throws loses that chunk, never the capture or the command.
+ */
+export function withListener(
+  inner: OutputCapture,
+  listener: ((chunk: string) => void) | undefined,
+): OutputCapture {
+  if (!listener) return inner;
+  return {
+    push(chunk) {
+      inner.push(chunk);
+      if (chunk === '') return;
+      try {
+        listener(chunk);
+      } catch {
+        // The command's result does not depend on who watches its output.
+      }
+    },
+    get text() {
+      return inner.text;
+    },
+    get dropped() {
+      return inner.dropped;
+    },
+  };
+}

@@ -18,6 +18,12 @@ export interface RunCommandOptions {
   pathFirst?: readonly string[];
   /** Keep at most this many characters of the output and count the rest (default: all). */
   outputLimit?: number;
+  /**
+   * Told every piece of output as it arrives (stdout and stderr merged in arrival order,
+   * decoded as UTF-8 with U+FFFD for invalid bytes), all of it, whatever outputLimit keeps.
+   * Called synchronously from the stream: it must not block, and what it throws is dropped.
+   */
+  onOutput?: (chunk: string) => void;
   /** Aborting behaves like a timeout that fires now (used for cancellation). */
   signal?: AbortSignal;
   /**

@@ -318,6 +318,8 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       slots: [options.slot],
       cleanup: !options.keepWorkspace,
       git: { branch: plan.branch, credentialsDirectory: credentials?.directory },
+      // Streamed hook output is redacted record by record: a cut never splits a secret.
+      holdOutput: (text) => redact.secretPrefixAtEnd(text),
     });
   } catch (error) {
     failure = {

@@ -17,6 +17,12 @@ export interface Redactor {
   text(text: string): string;
   /** A JSON value with every string in it redacted. */
   value<T>(value: T): T;
+  /**
+   * The length of the longest suffix of `text` that is a proper prefix of a secret value (0
+   * when none): what a stream cut at the end of `text` must hold back, so that a secret
+   * written in two pieces is still redacted whole once the rest arrives.
+   */
+  secretPrefixAtEnd(text: string): number;
 }
 
 /** Splits the environment: the values to redact, and what hooks and the agent may see. */
@@ -76,7 +82,25 @@ export function createRedactor(secrets: readonly string[]): Redactor {
     return walk(input) as T;
   }
 
-  return { text, value };
+  function secretPrefixAtEnd(input: string): number {
+    let longest = 0;
+    for (const secret of values) {
+      // Only a start within the last secret.length - 1 characters can be a proper prefix,
+      // and only where the secret's first character is: a few candidates, checked longest first.
+      const first = secret.charAt(0);
+      let at = input.indexOf(first, Math.max(input.length - secret.length + 1, 0));
+      while (at >= 0 && input.length - at > longest) {
+        if (secret.startsWith(input.slice(at))) {
+          longest = input.length - at;
+          break;
+        }
+        at = input.indexOf(first, at + 1);
+      }
+    }
+    return longest;
+  }
+
+  return { text, value, secretPrefixAtEnd };
 }
 
 /**

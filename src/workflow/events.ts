@@ -32,6 +32,23 @@ export interface HookExecutionMessage {
   slot?: number;
 }
 
+/**
+ * A piece of a hook's output, streamed while the hook runs (stdout and stderr merged in
+ * arrival order). Concatenating the `text` of every record of one hook run, in order, gives
+ * its whole output; a record ends with a newline unless it holds a partial line (flushed after
+ * a quiet spell, at the hook's end, or cut at HOOK_OUTPUT_RECORD_CHARS). docs/run-log.md.
+ */
+export interface HookOutputMessage {
+  hookName: HookName;
+  slot: number;
+  /**
+   * The hook run this output belongs to: the 0-based position of its `started`
+   * hook_execution record among the `started` hook_execution records of this log.
+   */
+  seq: number;
+  text: string;
+}
+
 /** One step of a git workspace (src/workspace/git), reported like a hook. */
 export type GitStep = 'clone' | 'branch' | 'merge_up' | 'setup' | 'teardown';
 export interface GitWorkspaceMessage {
@@ -70,6 +87,7 @@ export type AgentEventType =
 
 export type LorenzEvent =
   | { type: 'hook_execution'; message: HookExecutionMessage }
+  | { type: 'hook_output'; message: HookOutputMessage }
   | { type: 'workspace_prepared'; message: { path: string; created: boolean; slot: number } }
   | { type: 'workspace_removed'; message: { path: string; slot: number } }
   | { type: 'skills_synced'; message: { path: string; skills: string[]; slot: number } }

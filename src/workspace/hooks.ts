@@ -11,6 +11,15 @@ import type { EventSink, HookExecutionMessage, HookName } from '../workflow/even
 import type { Issue } from '../workflow/issue.js';
 import { assertWorkspaceCwd } from './containment.js';
 import { OUTPUT_LIMIT, truncateCaptured, truncateOutput } from './output.js';
+import { createOutputStream } from './output-stream.js';
+
+/**
+ * Numbers the hook runs of one log: each `started` record takes the next number, and the
+ * `hook_output` records of that run carry it as their `seq`.
+ */
+export interface HookRunCounter {
+  next: number;
+}
 
 /** after_create and before_run stop the run; after_run and before_remove only report. */
 export const FAIL_FAST_HOOKS: ReadonlySet<HookName> = new Set(['after_create', 'before_run']);
@@ -33,6 +42,10 @@ export interface HookRequest {
   pathFirst?: readonly string[];
   /** Cancellation: kills the hook like a timeout. */
   signal?: AbortSignal;
+  /** Shared by every hook of the log (all slots); a fresh count when absent. */
+  runs?: HookRunCounter;
+  /** Trailing characters of streamed output to hold back (see createOutputStream). */
+  holdOutput?: (text: string) => number;
 }
 
 /** What the hook did, as emitted; null when there was no hook. */
@@ -160,9 +173,17 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
   } catch (error) {
     return notRun(request, command, asLorenzError(error, request));
   }
+  const runs = request.runs ?? { next: 0 };
+  const seq = runs.next;
+  runs.next += 1;
   emit({
     type: 'hook_execution',
     message: { status: 'started', hookName, command, cwd: workspace, slot },
+  });
+  // The whole output goes to the log as it comes, between this run's started and its end.
+  const stream = createOutputStream({
+    onText: (text) => emit({ type: 'hook_output', message: { hookName, slot, seq, text } }),
+    ...(request.holdOutput ? { holdBack: request.holdOutput } : {}),
   });
   let result: Awaited<ReturnType<Executor['runCommand']>>;
   try {
@@ -177,12 +198,15 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
       last: request.hookName === 'before_remove',
       // Streamed: the first 4096 characters are kept, the rest only counted.
       outputLimit: OUTPUT_LIMIT,
+      onOutput: (chunk) => stream.push(chunk),
     });
   } catch (error) {
+    stream.end();
     // A remote executor's own refusal (the guard in the hook's shell) or a dropped
     // connection: the hook started, so this is its `failed` record.
     return notRun(request, command, asLorenzError(error, request));
   }
+  stream.end();
   const output = truncateCaptured(result.output, result.outputDropped);
   const failure = failureText(result, request.timeoutMs);
   // A failure text that quotes the output quotes what was kept; the marker counts the rest.

@@ -11,7 +11,7 @@ import {
   createWorkspaceDirectory,
 } from './containment.js';
 import { allSlots, ensembleSize } from './ensemble.js';
-import { runHook } from './hooks.js';
+import { runHook, type HookRunCounter } from './hooks.js';
 import { resolveWorkspaceRoot, workerRoot, workspacePath } from './paths.js';
 import { resolveSkillSources, syncSkills } from './skills.js';
 import {
@@ -45,6 +45,11 @@ export interface LifecycleOptions {
   slots?: number[];
   /** before_remove and removal at the end; true by default. */
   cleanup?: boolean;
+  /**
+   * How many trailing characters of a hook's streamed output to hold back at a cut that is
+   * not the output's end (the runner's redactor: a suffix that may begin a secret value).
+   */
+  holdOutput?: (text: string) => number;
   /** SIGTERM→SIGKILL grace for hooks (5000 ms by default). */
   hookKillGraceMs?: number;
   /** Where relative `agent.skills` paths start: the WORKFLOW.md's directory; cwd by default. */
@@ -87,6 +92,8 @@ interface RunContext {
   git: GitPlan;
   /** Where the credential helper reads (a copy on the worker for an SSH executor). */
   credentialsDirectory: string | undefined;
+  /** Every slot's hooks are numbered on one count: they share the log. */
+  hookRuns: HookRunCounter;
 }
 
 /**
@@ -123,6 +130,7 @@ export async function runIssueLifecycle(options: LifecycleOptions): Promise<RunS
     skillSyncs: new Map(),
     git: planGit(options),
     credentialsDirectory: options.git?.credentialsDirectory,
+    hookRuns: { next: 0 },
   };
   const credentials = await placeCredentials(context);
   try {
@@ -205,6 +213,8 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
           env: context.env,
           ...(pathFirst ? { pathFirst } : {}),
           signal,
+          runs: context.hookRuns,
+          ...(options.holdOutput ? { holdOutput: options.holdOutput } : {}),
         });
   let prepared = false;
   const git = gitOptions(context, workspace, slot);

@@ -193,6 +193,22 @@ describe.each(CLI_BINS)('through $name', (each) => {
           e.message.status === 'completed',
       );
       expect(beforeRun.message.output).toBe("Say $(touch pwned) `id` 'hi'");
+      // Streamed too, between the hook's started record and its end (seq 1: the second run).
+      const kinds = events.map((e) =>
+        e.type === 'hook_execution' ? `${e.message.hookName}:${e.message.status}` : e.type,
+      );
+      const streamed = kinds.indexOf('hook_output');
+      expect(kinds.slice(streamed - 1, streamed + 2)).toEqual([
+        'before_run:started',
+        'hook_output',
+        'before_run:completed',
+      ]);
+      expect(events[streamed].message).toEqual({
+        hookName: 'before_run',
+        slot: 0,
+        seq: 1,
+        text: "Say $(touch pwned) `id` 'hi'",
+      });
       expect(result.stderr).toContain('Ignoring after_run hook failure');
       expect(events.at(-1).type).toBe('run_completed');
       expect(existsSync(join(dir, 'ws', 'feat_login'))).toBe(false);

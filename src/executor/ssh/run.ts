@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createOutputCapture, withoutFinalNewline } from '../output-capture.js';
+import { createOutputCapture, withListener, withoutFinalNewline } from '../output-capture.js';
 import { DEFAULT_KILL_GRACE_MS } from '../local-group.js';
 import type { CommandResult, RunCommandOptions } from '../types.js';
 import { connectFailure, type SshConnection } from './connection.js';
@@ -88,7 +88,10 @@ export async function runRemoteCommand(
   ]);
   const { channel, lost, exit: exited } = await run.connection.exec(script);
   channel.end();
-  const capture = withoutFinalNewline(createOutputCapture(options.outputLimit));
+  const capture = withListener(
+    withoutFinalNewline(createOutputCapture(options.outputLimit)),
+    options.onOutput,
+  );
   const decoder = new StringDecoder('utf8');
   let group: number | undefined;
   let announceGroup: (group: number) => void = () => {};
