@@ -356,7 +356,8 @@ describe('helm template', () => {
         const rules = rule?.spec.groups.flatMap((group) => group.rules) ?? [];
         return (
           rules.map((r) => r.alert).join(',') ===
-            'LorenzReconcileStuck,LorenzWorkqueueBacklog,LorenzReconcileErrors,LorenzControllerDown' &&
+            'LorenzReconcileStuck,LorenzWorkqueueBacklog,LorenzReconcileErrors,LorenzControllerDown,' +
+              'LorenzTrackerUnreachable,LorenzRunFailureRatioHigh,LorenzArchiveLagging,LorenzArchiveFailing' &&
           rules[0]!.expr.endsWith('> 60') &&
           rules.every((r) => r.expr.includes('job="lorenz-metrics"'))
         );

@@ -111,6 +111,10 @@ export function createLogFollowers(options: {
   /** For each new git_workspace record (its Event); none when absent. */
   onGit?: (state: PodLogState, record: GitRecord) => Promise<void>;
   onProgress: (state: PodLogState) => void;
+  /** When a Pod's log is first followed by this controller (a restart meets it anew). */
+  onFollow?: (state: PodLogState) => void;
+  /** Each time a turn's record reports the Pod's usage (cumulative, so re-reads repeat it). */
+  onUsage?: (state: PodLogState, usage: TokenUsage) => void;
   logger?: Logger;
   logLostAfterMs?: number;
 }): LogFollowers {
@@ -166,7 +170,9 @@ export function createLogFollowers(options: {
             state.turns,
             numberOr((record.message as { turn?: unknown })?.turn, state.turns + 1),
           );
-          state.usage = usageFrom(record.message) ?? state.usage;
+          const usage = usageFrom(record.message);
+          state.usage = usage ?? state.usage;
+          if (usage) options.onUsage?.(state, usage);
           options.onProgress(state);
         } else if (record.type === 'run_completed') {
           state.completed = true;
@@ -255,6 +261,7 @@ export function createLogFollowers(options: {
           flushed: Promise.resolve(),
         };
         states.set(key, state);
+        options.onFollow?.(state);
       }
       if (summary) {
         state.summary = summary;

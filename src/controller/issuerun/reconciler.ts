@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
+import { Reasons, type IssueRun, type IssueRunStatus, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
@@ -60,6 +60,12 @@ export interface IssueRunReconcilerDeps {
   eventsWaitMs?: number;
   /** Writes the Events of a run's life (dispatched, started, retry, end); none when absent. */
   lifecycleEvents?: LifecycleEventWriter;
+  /** Told of each status written: the end it records is counted (shared/run-metrics.ts). */
+  onStatusWritten?: (
+    run: IssueRun,
+    previous: IssueRunStatus | undefined,
+    next: IssueRunStatus,
+  ) => void;
 }
 
 export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
@@ -77,6 +83,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     now: deps.now,
     progressIntervalMs: deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
     events: deps.lifecycleEvents,
+    onWritten: deps.onStatusWritten,
   });
   const { statusOf, writePodless } = store;
   const patchStatus = store.patch;

@@ -8,6 +8,7 @@ import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
+import { runMetrics } from '../shared/run-metrics.js';
 import { ISSUERUNS, WORKFLOWS, type PodObject } from '../shared/resources.js';
 import { createLogFollowers, type PodLogState } from './log-follower.js';
 import type { ObjectIdentity } from '../shared/owner.js';
@@ -60,10 +61,20 @@ export function setupIssueRunController(
 
   let enqueue: (key: string) => void = () => {};
   const events = createEventRecorder({ client, reportingInstance: options.identity });
+  const metrics = runMetrics(manager.metrics.registry);
+  metrics.trackRuns({
+    runs: () => issueRuns.list(),
+    workflows: () => workflows.list(),
+    leading: () => manager.isLeader(),
+  });
   /** The Pod's own run only: one deleted and re-created under its name is another run. */
-  const ownRun = (state: PodLogState): ObjectIdentity | undefined => {
+  const runOf = (state: PodLogState): IssueRun | undefined => {
     const run = issueRuns.get(state.namespace, state.runKey.slice(state.namespace.length + 1));
-    if (!run?.metadata.uid || run.metadata.uid !== state.runUid) return undefined;
+    return run?.metadata.uid && run.metadata.uid === state.runUid ? run : undefined;
+  };
+  const ownRun = (state: PodLogState): ObjectIdentity | undefined => {
+    const run = runOf(state);
+    if (!run?.metadata.uid) return undefined;
     return { name: run.metadata.name ?? '', namespace: state.namespace, uid: run.metadata.uid };
   };
   const followers = createLogFollowers({
@@ -73,7 +84,7 @@ export function setupIssueRunController(
     onHook: async (state, record) => {
       const run = ownRun(state);
       if (!run) return;
-      await events.recordHook({
+      const created = await events.recordHook({
         run,
         podName: state.podName,
         slot: state.slot,
@@ -83,6 +94,9 @@ export function setupIssueRunController(
         ...(record.recovered ? { recovered: true } : {}),
         now: new Date(),
       });
+      // Once per record: a log replayed after a restart meets its Event (created false).
+      const workflow = runOf(state)?.spec.workflowRef.name;
+      if (created && workflow !== undefined) metrics.hookRecorded(workflow, record.message);
     },
     onGit: async (state, record) => {
       const run = ownRun(state);
@@ -98,6 +112,18 @@ export function setupIssueRunController(
       });
     },
     onProgress: (state) => enqueue(state.runKey),
+    // What the run's status holds for the Pod was counted by an earlier controller: read
+    // before this one's first status write (which starts from an empty log).
+    onFollow: (state) => {
+      const slot = runOf(state)?.status?.slots?.find((entry) => entry.podName === state.podName);
+      if (slot?.usage) metrics.tokensCounted(state.podUid, slot.usage);
+    },
+    onUsage: (state, usage) => {
+      const run = runOf(state);
+      if (!run) return;
+      const pod = { uid: state.podUid, namespace: state.namespace };
+      metrics.tokensRead({ ...pod, workflow: run.spec.workflowRef.name }, usage);
+    },
   });
   const controller = manager.controller({
     name: 'issuerun',
@@ -118,6 +144,7 @@ export function setupIssueRunController(
         : { progressIntervalMs: options.progressIntervalMs }),
       ...(options.podStatus ? { podStatus: options.podStatus } : {}),
       toolsUrl: options.toolsUrl,
+      onStatusWritten: metrics.statusWritten,
       lifecycleEvents: createLifecycleEventWriter({
         client,
         reportingInstance: options.identity,
@@ -138,7 +165,10 @@ export function setupIssueRunController(
   };
   pods.onAdd(onPod);
   pods.onUpdate((_old, pod) => onPod(pod));
-  pods.onDelete(onPod);
+  pods.onDelete((pod) => {
+    onPod(pod);
+    if (pod.metadata?.uid) metrics.forgetPod(pod.metadata.uid);
+  });
   // Runs waiting on a Workflow (not found, no valid config yet) look again when it changes.
   const onWorkflow = (workflow: Workflow) => {
     for (const run of issueRuns.list(workflow.metadata.namespace)) {

@@ -68,6 +68,10 @@ export function createRunStatusStore(deps: {
   progressIntervalMs: number;
   /** Writes the Events of the run's life (started, retry, end); none when absent. */
   events?: LifecycleEventWriter | undefined;
+  /** Told of each status written (the metrics count the ends these writes record). */
+  onWritten?:
+    | ((run: IssueRun, previous: IssueRunStatus | undefined, next: IssueRunStatus) => void)
+    | undefined;
 }): RunStatusStore {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
 
@@ -97,6 +101,7 @@ export function createRunStatusStore(deps: {
     // events/lifecycle.ts), where one after it would lose them.
     await deps.events?.(runLifecycleEvents(run, run.status, next));
     await statuses.write(key, namespace, name, next, now);
+    deps.onWritten?.(run, run.status, next);
   };
 
   // A run that ends with no Pod ends the slots it had placed on SSH workers too (they would

@@ -19,6 +19,7 @@ import { createWorkflowConfigCache } from '../shared/workflow-config.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { workflowLifecycleEvents } from '../events/lifecycle.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
+import type { PollOutcome } from '../shared/run-metrics.js';
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
@@ -43,6 +44,8 @@ export interface WorkflowReconcilerDeps {
   trackerFor?: TrackerFactory;
   /** Writes the Workflow's Events (config rejected, tracker lost and back); none when absent. */
   lifecycleEvents?: LifecycleEventWriter;
+  /** Told of each due poll's outcome (the metrics count them: shared/run-metrics.ts). */
+  onPolled?: (workflow: Workflow, result: PollOutcome) => void;
 }
 
 /**
@@ -211,7 +214,10 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       return { dispatch: dispatch ?? {}, requeueAfterMs: due - now.getTime() };
     }
     const config = await configOf();
-    if (!config) return undefined;
+    if (!config) {
+      deps.onPolled?.(workflow, 'skipped');
+      return undefined;
+    }
     const startup = !pollDue.has(key);
     const result = await pollWorkflow(
       workflow,
@@ -227,6 +233,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       startup,
     );
     pollDue.set(key, now.getTime() + result.requeueAfterMs);
+    deps.onPolled?.(workflow, result.reachable?.ok === false ? 'error' : 'ok');
     return result;
   }
 }

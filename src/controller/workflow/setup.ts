@@ -11,6 +11,7 @@ import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
 import type { TrackerCache } from '../shared/trackers.js';
+import { runMetrics } from '../shared/run-metrics.js';
 import { createWorkflowReconciler } from './reconciler.js';
 
 export interface WorkflowControllerOptions {
@@ -48,6 +49,7 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
       logger: options.logger,
       podTemplatePolicy: options.podTemplatePolicy,
       ...(options.trackers ? { trackers: options.trackers } : {}),
+      onPolled: runMetrics(manager.metrics.registry).polled,
       lifecycleEvents: createLifecycleEventWriter({
         client: options.client,
         reportingInstance: options.identity ?? hostname(),
