@@ -43,6 +43,8 @@ export interface WorkflowReconcilerDeps {
   trackerFor?: TrackerFactory;
   /** Writes the Workflow's Events (config rejected, tracker lost and back); none when absent. */
   lifecycleEvents?: LifecycleEventWriter;
+  /** Finalizers the dispatched runs are created with (the archive's, while it is on). */
+  runFinalizers?: readonly string[];
 }
 
 /**
@@ -223,6 +225,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         now: deps.now,
         trackerFor: (wf, settings) => trackers.get(wf, settings),
         ...(deps.logger ? { logger: deps.logger } : {}),
+        ...(deps.runFinalizers ? { runFinalizers: deps.runFinalizers } : {}),
       },
       startup,
     );

@@ -21,6 +21,8 @@ export interface WorkflowControllerOptions {
   trackers?: TrackerCache;
   /** Names this replica in the Events it writes (dispatch, config, tracker). */
   identity?: string;
+  /** Finalizers the dispatched runs are created with (the archive's, while it is on). */
+  runFinalizers?: readonly string[];
 }
 
 const CONCURRENCY = 2;
@@ -48,6 +50,7 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
       logger: options.logger,
       podTemplatePolicy: options.podTemplatePolicy,
       ...(options.trackers ? { trackers: options.trackers } : {}),
+      ...(options.runFinalizers ? { runFinalizers: options.runFinalizers } : {}),
       lifecycleEvents: createLifecycleEventWriter({
         client: options.client,
         reportingInstance: options.identity ?? hostname(),
