@@ -259,3 +259,43 @@ export async function archivedLogText(store: ArchiveStore, runUid: string): Prom
   }
   return text;
 }
+
+/**
+ * Any store with a switch for faults: while `fail` is set every call throws it (a database
+ * down, a disk full). close() leaves the inner store open, so that a test can restart the
+ * controller on the same store; the test closes the inner one itself.
+ */
+export interface FaultyArchive extends ArchiveStore {
+  fail: ArchiveError | undefined;
+  readonly inner: ArchiveStore;
+}
+
+export function faultyArchive(inner: ArchiveStore): FaultyArchive {
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      if (faulty.fail) throw faulty.fail;
+      return call(...args);
+    };
+  const faulty: FaultyArchive = {
+    inner,
+    fail: undefined,
+    kind: inner.kind,
+    location: inner.location,
+    migrate: guard(() => inner.migrate()),
+    putRun: guard((run) => inner.putRun(run)),
+    putAttempt: guard((attempt) => inner.putAttempt(attempt)),
+    putEvents: guard((events) => inner.putEvents(events)),
+    appendLog: guard((piece) => inner.appendLog(piece)),
+    markDeleted: guard((uid, at) => inner.markDeleted(uid, at)),
+    listRuns: guard((query) => inner.listRuns(query)),
+    getRun: guard((ref) => inner.getRun(ref)),
+    async *readLog(runUid, filter) {
+      if (faulty.fail) throw faulty.fail;
+      yield* inner.readLog(runUid, filter);
+    },
+    usageByDay: guard((query) => inner.usageByDay(query)),
+    async close() {},
+  };
+  return faulty;
+}

@@ -7,7 +7,12 @@ import {
   type Workflow,
 } from '../../api/index.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
-import { ArchiveError, type ArchiveStore, type EventRecord } from '../../archive/types.js';
+import {
+  ArchiveError,
+  type ArchivedRun,
+  type ArchiveStore,
+  type EventRecord,
+} from '../../archive/types.js';
 import { createRedactor, type Redactor } from '../../runner/redact.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { archiveEvent, LifecycleReasons } from '../events/lifecycle.js';
@@ -196,7 +201,10 @@ export function createArchiveReconciler(deps: ArchiverDeps) {
     redactor: Redactor,
     all: boolean,
   ): Promise<void> {
+    /** What the store holds of the run, read once, only for attempts this process never read. */
+    let stored: Promise<ArchivedRun | undefined> | undefined;
     for (const [slot, attempt] of dueAttempts(run, entry, all)) {
+      if (entry.attempts.get(slotKey(slot, attempt)) === 'stored') continue;
       const pod = [...entry.pods.values()]
         .filter((candidate) => candidate.slot === slot && candidate.attempt === attempt)
         .at(-1);
@@ -207,6 +215,18 @@ export function createArchiveReconciler(deps: ArchiverDeps) {
       const podUid = pod?.uid ?? source?.podUid;
       const status = entry.slots.get(slotKey(slot, attempt));
       const log = podUid ? deps.logs.facts(podUid) : undefined;
+      if (!log) {
+        // Its log was read by an earlier process (before a restart), which wrote what it
+        // read: a record made now would know less (no hooks). Written only if missing.
+        stored ??= store.getRun({ uid: entry.uid });
+        const known = (await stored)?.attempts.some(
+          (candidate) => candidate.slot === slot && candidate.attempt === attempt,
+        );
+        if (known) {
+          entry.attempts.set(slotKey(slot, attempt), 'stored');
+          continue;
+        }
+      }
       // A log this process never read (it ended before a restart): the run's own hook
       // list, which holds the slot's current attempt.
       const statusHooks =
