@@ -72,6 +72,8 @@ export interface LogArchive {
   /** Writes every line read so far of the run's Pods; throws what the store threw. */
   flushRun(runUid: string): Promise<void>;
   forgetRun(runUid: string): void;
+  /** Writes what every Pod has buffered (at shutdown); failures are left to the next process. */
+  flushAll(): Promise<void>;
   stop(): void;
 }
 
@@ -301,6 +303,9 @@ export function createLogArchive(options: LogArchiveOptions): LogArchive {
       for (const state of [...pods.values()]) {
         if (state.source.runUid === runUid) await flushPod(state);
       }
+    },
+    async flushAll() {
+      await Promise.all([...pods.values()].map((state) => flushPod(state).catch(() => {})));
     },
     forgetRun(runUid) {
       for (const [uid, state] of [...pods]) {

@@ -42,6 +42,8 @@ export interface Archiver {
 
 const CONCURRENCY = 4;
 const OPEN_RETRY = { baseMs: 1000, maxMs: 60_000 };
+/** How long stop() may spend writing the Pod log pieces still buffered. */
+const STOP_FLUSH_MS = 2000;
 
 /**
  * The archiver, a controller of its own in the manager (run only by the leader): it
@@ -154,6 +156,13 @@ export function setupArchiver(manager: Manager, options: ArchiverOptions): Archi
     async stop() {
       stopping.abort();
       await opening;
+      // The last second's lines: a restarted controller reads running Pods' logs again, but
+      // not those of Pods that ended meanwhile.
+      const flushed = new AbortController();
+      await Promise.race([
+        logs.flushAll().finally(() => flushed.abort()),
+        sleep(STOP_FLUSH_MS, flushed.signal),
+      ]);
       logs.stop();
       const open = store;
       store = undefined;
