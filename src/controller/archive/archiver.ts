@@ -491,7 +491,12 @@ export function createArchiveReconciler(deps: ArchiverDeps) {
       forget(uid);
       return;
     }
-    if (ended) entry.archivedVersion = run.metadata.resourceVersion;
+    if (ended) {
+      entry.archivedVersion = run.metadata.resourceVersion;
+      // Its logs are read and written: what they said is in the store now, not kept in
+      // memory for every finished run (the deletion's write finds the attempts stored).
+      deps.logs.forgetRun(uid);
+    }
     return done(entry);
   }
 
