@@ -22,6 +22,8 @@ export const USAGE = `usage:
                     [--allowed-service-accounts NAME,…] [--leader-election-namespace NS]
                     [--tools-bind-address ADDR (0: no agent tools)] [--tools-url URL]
                     [--operator-image IMAGE]
+                    [--archive-dsn sqlite:PATH|postgres://…|off] [--archive-log-cap BYTES]
+                    [--archive-give-up-after DURATION]
 
 ISSUE is a YAML or JSON file holding one issue, with the snake_case keys templates read as
 issue.* and IssueRun spec.issue holds: identifier and title required; id, description,

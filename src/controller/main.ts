@@ -18,6 +18,9 @@ import { createTrackerCache } from './shared/trackers.js';
 import { TOOLS_STOP_GRACE_MS } from '../tools/index.js';
 import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
+import { setupArchiver, type Archiver } from './archive/setup.js';
+import { defaultArchivePath, openArchive } from '../archive/dsn.js';
+import type { ArchiveStore } from '../archive/types.js';
 
 export interface ControllerRunOptions {
   kubeConfig: KubeConfig;
@@ -46,6 +49,19 @@ export interface ControllerRunOptions {
   toolsBindAddress?: string;
   /** The gateway URL run Pods are given; absent: runs get no tools (no token, no flags). */
   toolsUrl?: string;
+  /**
+   * The run archive: a store (tests), or the DSN to open (`--archive-dsn`). Absent: the
+   * archive is off (no finalizer on IssueRuns, nothing archived).
+   */
+  archive?: ArchiveStore | { dsn: string };
+  /** Why the archive is off, said in the log at start (`--archive-dsn` absent or `off`). */
+  archiveOff?: string;
+  /** Most bytes kept of one Pod's log (head and tail); default 32 MiB. */
+  archiveLogCapBytes?: number;
+  /** How long a deletion waits for an archive that keeps failing; default 24 h. */
+  archiveGiveUpAfterMs?: number;
+  /** Backoff of failed archive writes (tests make it short). */
+  archiveRetry?: { baseMs: number; maxMs: number };
 }
 
 /**
@@ -113,6 +129,13 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     gracefulShutdownTimeoutMs: SHUTDOWN_BUDGET.reconcilesMs,
   });
   const { client, writes, writeLog } = countingClient(manager.client);
+  const archiver = options.archive ? startArchiver(manager, options, identity) : undefined;
+  if (!archiver) {
+    logger.info(
+      { archive: 'off' },
+      `the run archive is off${options.archiveOff ? `: ${options.archiveOff}` : ''}`,
+    );
+  }
   const podTemplatePolicy: PodTemplatePolicy = {
     allowedServiceAccounts:
       options.allowedServiceAccounts ?? DEFAULT_POD_TEMPLATE_POLICY.allowedServiceAccounts,
@@ -147,8 +170,16 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     podStatus: options.podStatus,
     logLostAfterMs: options.logLostAfterMs,
     toolsUrl,
+    ...(archiver ? { onLogLine: archiver.logSink } : {}),
   });
-  setupWorkflowController(manager, { client, logger, podTemplatePolicy, trackers, identity });
+  setupWorkflowController(manager, {
+    client,
+    logger,
+    podTemplatePolicy,
+    trackers,
+    identity,
+    ...(archiver ? { runFinalizers: archiver.finalizers } : {}),
+  });
 
   let stopping: Promise<void> | undefined;
   let resolveDone: (reason: ManagerExitReason) => void = () => {};
@@ -161,6 +192,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
       await manager.stop(reason);
       // A reconcile drained just now may have opened a log stream.
       issueRuns.stop();
+      await archiver?.stop();
       resolveDone(reason);
     })());
   const signals =
@@ -193,6 +225,102 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   };
 }
 
+/** The archiver on the manager, with the store given or opened from its DSN. */
+function startArchiver(
+  manager: Manager,
+  options: ControllerRunOptions,
+  identity: string,
+): Archiver | undefined {
+  const archive = options.archive;
+  if (!archive) return undefined;
+  return setupArchiver(manager, {
+    client: manager.client,
+    logger: manager.logger,
+    identity,
+    open: 'dsn' in archive ? () => openArchive(archive.dsn) : async () => archive,
+    ...(options.archiveLogCapBytes === undefined
+      ? {}
+      : { logCapBytes: options.archiveLogCapBytes }),
+    ...(options.archiveGiveUpAfterMs === undefined
+      ? {}
+      : { giveUpAfterMs: options.archiveGiveUpAfterMs }),
+    ...(options.archiveRetry ? { retry: options.archiveRetry } : {}),
+  });
+}
+
+/** A flag's value is wrong: the CLI prints it with the usage, as parseArgs' own errors. */
+export class FlagError extends Error {
+  readonly code = 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'FlagError';
+  }
+}
+
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  k: 1000,
+  m: 1000 ** 2,
+  g: 1000 ** 3,
+  ki: 1024,
+  mi: 1024 ** 2,
+  gi: 1024 ** 3,
+};
+
+/** `33554432`, `32Mi`, `32MiB`, `1G` → bytes; anything else is a flag error naming it. */
+export function parseByteSize(flag: string, text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([kmg]i?)?b?$/i.exec(text.trim());
+  const unit = BYTE_UNITS[(match?.[2] ?? '').toLowerCase()];
+  const bytes = match && unit !== undefined ? Math.floor(Number(match[1]) * unit) : NaN;
+  if (!Number.isFinite(bytes) || bytes <= 0) {
+    throw new FlagError(
+      `${flag} ${JSON.stringify(text)}: expected a size in bytes (33554432, 32Mi, 1Gi)`,
+    );
+  }
+  return bytes;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `24h`, `1h30m`, `90s`, `500ms` → milliseconds; anything else is a flag error naming it. */
+export function parseDurationFlag(flag: string, text: string): number {
+  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  const whole = parts.map((part) => part[0]).join('');
+  if (parts.length === 0 || whole !== text.trim()) {
+    throw new FlagError(
+      `${flag} ${JSON.stringify(text)}: expected a duration (24h, 1h30m, 90s, 500ms)`,
+    );
+  }
+  return parts.reduce(
+    (sum, part) => sum + Number(part[1]) * (DURATION_UNITS[part[2] ?? 's'] ?? 0),
+    0,
+  );
+}
+
+/**
+ * `--archive-dsn`: a DSN, or `off`. Without it a laptop archives to the user's cache
+ * directory; in a cluster (KUBERNETES_SERVICE_HOST set) the archive is off unless asked for:
+ * a Pod's file system would lose it at the next restart (the chart passes the flag).
+ */
+export function archiveOption(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Pick<ControllerRunOptions, 'archive' | 'archiveOff'> {
+  if (flag === 'off') return { archiveOff: '--archive-dsn=off' };
+  if (flag !== undefined) {
+    if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(flag)) {
+      throw new FlagError(
+        `--archive-dsn ${JSON.stringify(flag)}: expected sqlite:PATH, postgres://… or off`,
+      );
+    }
+    return { archive: { dsn: flag } };
+  }
+  if (env.KUBERNETES_SERVICE_HOST) {
+    return { archiveOff: 'no --archive-dsn in a cluster (give sqlite:PATH or postgres://…)' };
+  }
+  return { archive: { dsn: `sqlite:${defaultArchivePath()}` } };
+}
+
 /** `a, b,,c` → [a, b, c]. */
 const splitList = (text: string): string[] =>
   text
@@ -216,6 +344,9 @@ export function parseControllerArgs(
       'allowed-service-accounts': { type: 'string' },
       'tools-bind-address': { type: 'string', default: ':8090' },
       'tools-url': { type: 'string' },
+      'archive-dsn': { type: 'string' },
+      'archive-log-cap': { type: 'string' },
+      'archive-give-up-after': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -238,6 +369,18 @@ export function parseControllerArgs(
       values['tools-url'],
       values['leader-election-namespace'],
     ),
+    ...archiveOption(values['archive-dsn'], process.env),
+    ...(values['archive-log-cap'] === undefined
+      ? {}
+      : { archiveLogCapBytes: parseByteSize('--archive-log-cap', values['archive-log-cap']) }),
+    ...(values['archive-give-up-after'] === undefined
+      ? {}
+      : {
+          archiveGiveUpAfterMs: parseDurationFlag(
+            '--archive-give-up-after',
+            values['archive-give-up-after'],
+          ),
+        }),
   };
 }
 

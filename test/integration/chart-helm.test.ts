@@ -47,11 +47,13 @@ interface ControllerContainer {
   securityContext: Record<string, unknown>;
   livenessProbe: { httpGet: { path: string } };
   readinessProbe: { httpGet: { path: string } };
+  volumeMounts?: { name: string; mountPath: string }[];
 }
 
 interface DeploymentManifest extends Manifest {
   spec: {
     replicas: number;
+    strategy?: Record<string, unknown>;
     template: {
       metadata?: { labels?: Record<string, string> };
       spec: {
@@ -59,6 +61,7 @@ interface DeploymentManifest extends Manifest {
         securityContext: Record<string, unknown>;
         imagePullSecrets?: { name: string }[];
         containers: ControllerContainer[];
+        volumes?: Record<string, unknown>[];
       };
     };
   };
@@ -263,6 +266,7 @@ describe('helm lint', () => {
     ['replicaCount=-1', 'replicaCount'],
     ['bogus=1', 'bogus'],
     ['image.pullPolicy=Sometimes', 'pullPolicy'],
+    ['archive.dsn=mysql://db', 'dsn'],
     ['watchNamespace=Not_A_Namespace', 'watchNamespace'],
   ])('rejects --set %s through values.schema.json', async (set, key) => {
     const output = await runFailing(tools.helm, ['lint', chart, '--set', set]);
@@ -279,6 +283,7 @@ describe('helm template', () => {
       'ClusterRoleBinding/lorenz',
       'Deployment/lorenz',
       'NetworkPolicy/lorenz-controller',
+      'PersistentVolumeClaim/lorenz-archive',
       'Role/lorenz-leader-election',
       'RoleBinding/lorenz-leader-election',
       'Service/lorenz-metrics',
@@ -303,7 +308,20 @@ describe('helm template', () => {
       '--allowed-service-accounts=default',
       '--tools-bind-address=:8090',
       '--tools-url=http://lorenz-tools.lorenz-system.svc:8090/mcp',
+      '--archive-dsn=sqlite:/var/lib/lorenz/archive.db',
+      '--archive-log-cap=32Mi',
+      '--archive-give-up-after=24h',
     ]);
+    // The archive's SQLite file on its volume: one writer, so never two Pods at once.
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+    expect(pod.volumes).toContainEqual({
+      name: 'archive',
+      persistentVolumeClaim: { claimName: 'lorenz-archive' },
+    });
+    expect(container.volumeMounts).toContainEqual({
+      name: 'archive',
+      mountPath: '/var/lib/lorenz',
+    });
     expect(container.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
       'ghcr.io/lorenz-dev/lorenz:0.1.0',
     );
@@ -327,8 +345,18 @@ describe('helm template', () => {
 
   it.each([
     [
-      ['replicaCount=2'],
+      // With SQLite one replica writes the file, whatever replicaCount says.
+      ['replicaCount=3'],
       (m: Manifest[]) =>
+        find<DeploymentManifest>(m, 'Deployment')[0]?.spec.replicas === 1 &&
+        !controllerOf(m).args.includes('--leader-elect'),
+    ],
+    [
+      ['replicaCount=2', 'archive.dsn=postgres://lorenz@db/lorenz'],
+      (m: Manifest[]) =>
+        find<DeploymentManifest>(m, 'Deployment')[0]?.spec.replicas === 2 &&
+        find(m, 'PersistentVolumeClaim').length === 0 &&
+        controllerOf(m).args.includes('--archive-dsn=postgres://lorenz@db/lorenz') &&
         controllerOf(m).args.includes('--leader-elect') &&
         controllerOf(m).args.includes(`--leader-election-namespace=${RELEASE_NAMESPACE}`),
     ],
@@ -427,6 +455,7 @@ describe('kubectl kustomize', () => {
       'Deployment/lorenz-controller',
       'Namespace/lorenz-system',
       'NetworkPolicy/lorenz-controller',
+      'PersistentVolumeClaim/lorenz-archive',
       'Role/lorenz-controller-leader-election',
       'RoleBinding/lorenz-controller-leader-election',
       'Service/lorenz-controller-metrics',

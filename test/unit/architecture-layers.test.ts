@@ -30,6 +30,7 @@ const LAYERS: Record<string, number> = {
   'controller/issuerun': 13,
   'controller/workflow': 13,
   'controller/tools': 13,
+  'controller/archive': 13,
   controller: 14,
   cli: 15,
 };

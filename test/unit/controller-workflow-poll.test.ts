@@ -43,7 +43,12 @@ function held(identifier: string, state: string, status = startedStatus(1, 'Runn
 async function poll(
   board: ReturnType<typeof issue>[] | TrackerAdapter,
   runs: IssueRun[] = [],
-  options: { workflow?: Workflow; answers?: AnswerRule[]; startup?: boolean } = {},
+  options: {
+    workflow?: Workflow;
+    answers?: AnswerRule[];
+    startup?: boolean;
+    runFinalizers?: string[];
+  } = {},
 ) {
   const client = new FakeKubeClient();
   client.answer(...(options.answers ?? []));
@@ -63,6 +68,7 @@ async function poll(
       issueRuns: new FakeInformer<IssueRun>(ISSUERUNS, runs),
       now: new FakeClock(T0).now,
       trackerFor: (workflow, config) => trackers.get(workflow, config),
+      ...(options.runFinalizers ? { runFinalizers: options.runFinalizers } : {}),
     },
     options.startup,
   );
@@ -98,6 +104,21 @@ describe('one poll of the tracker', () => {
     expect(result.reachable).toEqual({ ok: true });
     expect(result.requeueAfterMs).toBe(5000);
   });
+
+  it.each([
+    { archive: 'on', runFinalizers: ['lorenz.dev/archive'], expected: ['lorenz.dev/archive'] },
+    { archive: 'off', runFinalizers: undefined, expected: undefined },
+  ])(
+    "creates runs with the archive's finalizer in the create itself while the archive is $archive",
+    async ({ runFinalizers, expected }) => {
+      const { actions, client } = await poll([issue('ENG-1')], [], {
+        ...(runFinalizers ? { runFinalizers } : {}),
+      });
+      // One write per run: no patch adds the finalizer afterwards.
+      expect(actions).toEqual(['POST issueruns/wf-eng-1']);
+      expect((client.actions[0]?.body as IssueRun).metadata.finalizers).toEqual(expected);
+    },
+  );
 
   it('cancels a run whose issue turned terminal, left the active states or the tracker, saying where it went; moves the state of one still active', async () => {
     const { actions, client } = await poll(

@@ -55,10 +55,20 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* "true" when the controller must elect a leader. */}}
 {{- define "lorenz.leaderElect" -}}
-{{- if or .Values.leaderElection.enabled (gt (int .Values.replicaCount) 1) -}}true{{- end -}}
+{{- if or .Values.leaderElection.enabled (gt (int (include "lorenz.replicas" .)) 1) -}}true{{- end -}}
 {{- end -}}
 
 {{/* The generated RBAC rules (files/rbac-rules.yaml, written by hack/sync-chart.ts). */}}
 {{- define "lorenz.rbacRules" -}}
 {{- .Files.Get "files/rbac-rules.yaml" -}}
+{{- end -}}
+
+{{/* The archive is a SQLite file (on the chart's volume when persistence is on). */}}
+{{- define "lorenz.archiveSqlite" -}}
+{{- if and (not .Values.archive.dsnSecretRef.name) (hasPrefix "sqlite:" .Values.archive.dsn) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Replicas: one with a SQLite archive (one writer to the file), else replicaCount. */}}
+{{- define "lorenz.replicas" -}}
+{{- if include "lorenz.archiveSqlite" . -}}1{{- else -}}{{ .Values.replicaCount }}{{- end -}}
 {{- end -}}

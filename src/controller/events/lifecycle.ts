@@ -46,6 +46,10 @@ export const LifecycleReasons = {
   TrackerUnreachable: 'TrackerUnreachable',
   /** On the Workflow: the tracker answered again after failing. */
   TrackerReachable: 'TrackerReachable',
+  /** On the IssueRun: the archive cannot take its records (the note names the error). */
+  ArchiveFailed: 'ArchiveFailed',
+  /** On the IssueRun: released unarchived after --archive-give-up-after. */
+  ArchiveAbandoned: 'ArchiveAbandoned',
 } as const;
 export type LifecycleReason = (typeof LifecycleReasons)[keyof typeof LifecycleReasons];
 
@@ -274,4 +278,30 @@ export function workflowLifecycleEvents(
     });
   }
   return events;
+}
+
+/**
+ * The archiver's Warning on a run: ArchiveFailed (once per error code: `<run>.<uid8>.archive-
+ * failed-<code>`) or ArchiveAbandoned (once). Named by what it is about, so a restarted
+ * archiver meets 409 rather than writing it twice.
+ */
+export function archiveEvent(
+  run: IssueRun,
+  reason: typeof LifecycleReasons.ArchiveFailed | typeof LifecycleReasons.ArchiveAbandoned,
+  note: string,
+  code = '',
+): LifecycleEvent {
+  const suffix =
+    reason === LifecycleReasons.ArchiveAbandoned
+      ? 'archive-abandoned'
+      : `archive-failed-${code.replace(/[^a-z0-9]+/g, '-')}`;
+  return {
+    name: runEventName(run, suffix),
+    namespace: run.metadata.namespace ?? '',
+    regarding: runRef(run),
+    action: 'Archive',
+    reason,
+    type: 'Warning',
+    note: truncateBytes(note, EVENT_NOTE_LIMIT),
+  };
 }

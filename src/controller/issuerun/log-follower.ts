@@ -6,19 +6,10 @@ import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser, type GitRecord, type HookRecord } from '../events/records.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 import type { TerminationSummary } from '../../runner/summary.js';
+import { MAX_LOG_LINE_LENGTH, type PodLogLineSink, type PodLogSource } from '../shared/log-sink.js';
 
-export interface FollowTarget {
-  namespace: string;
-  podName: string;
-  /** A Pod is known by its uid: another Pod of the same name is another log. */
-  podUid: string;
-  /** namespace/name of the IssueRun. */
-  runKey: string;
-  /** The run object's uid: a run re-created under the same name owns none of these logs. */
-  runUid: string;
-  slot: number;
-  attempt: number;
-}
+/** The Pod whose log is followed (see PodLogSource). */
+export type FollowTarget = PodLogSource;
 
 /** What the controller knows from one run Pod's log. */
 export interface PodLogState extends FollowTarget {
@@ -115,6 +106,8 @@ export function createLogFollowers(options: {
   onFollow?: (state: PodLogState) => void;
   /** Each time a turn's record reports the Pod's usage (cumulative, so re-reads repeat it). */
   onUsage?: (state: PodLogState, usage: TokenUsage) => void;
+  /** Every line read, at its byte offset in the log (the archive); none when absent. */
+  onLine?: PodLogLineSink;
   logger?: Logger;
   logLostAfterMs?: number;
 }): LogFollowers {
@@ -163,6 +156,8 @@ export function createLogFollowers(options: {
     controllers.set(key, abort);
     state.streaming = true;
     let seen = 0;
+    /** Bytes of this read so far: each read starts at the log's start. */
+    let offset = 0;
     const parser = createRecordParser({
       onRecord(record) {
         if (record.type === 'turn_completed') {
@@ -196,7 +191,12 @@ export function createLogFollowers(options: {
         path: resourcePath(PODS, state.namespace, state.podName, 'log'),
         query: { container: AGENT_CONTAINER_NAME, follow },
         signal: abort.signal,
-        onLine: (line) => parser.push(`${line}\n`),
+        maxLineLength: MAX_LOG_LINE_LENGTH,
+        onLine: (line) => {
+          options.onLine?.(state, line, offset);
+          offset += Buffer.byteLength(line) + 1;
+          parser.push(`${line}\n`);
+        },
       })
       .then(
         () => {

@@ -7,6 +7,7 @@ import { PODS } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { LABEL_MANAGED_BY, MANAGED_BY } from '../shared/constants.js';
+import type { PodLogLineSink } from '../shared/log-sink.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { runMetrics } from '../shared/run-metrics.js';
 import { ISSUERUNS, WORKFLOWS, type PodObject } from '../shared/resources.js';
@@ -30,6 +31,8 @@ export interface IssueRunControllerOptions {
   logLostAfterMs?: number | undefined;
   /** The agent-tools gateway URL run Pods use; absent: tools are off. */
   toolsUrl?: string | undefined;
+  /** Gets every line read from a run Pod's log (the archive); none when absent. */
+  onLogLine?: PodLogLineSink | undefined;
 }
 
 /** Reconciles at once: many runs start together, and each waits on API round trips. */
@@ -81,6 +84,7 @@ export function setupIssueRunController(
     client,
     logger,
     ...(options.logLostAfterMs === undefined ? {} : { logLostAfterMs: options.logLostAfterMs }),
+    ...(options.onLogLine ? { onLine: options.onLogLine } : {}),
     onHook: async (state, record) => {
       const run = ownRun(state);
       if (!run) return;

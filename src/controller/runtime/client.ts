@@ -102,6 +102,68 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+export interface StreamOptions extends RequestOptions {
+  onLine: (line: string) => void;
+  /**
+   * Longest line held, in characters: a longer one is cut there and handed on with
+   * LINE_CUT_MARKER, the rest of it dropped as it arrives (a 200 MB line never sits whole in
+   * memory). Unbounded when unset: a watch event is one line as long as its object.
+   */
+  maxLineLength?: number;
+}
+
+/** What ends a line cut at `maxLineLength`. */
+export const LINE_CUT_MARKER = ' [lorenz: line cut, longer than the limit]';
+
+/**
+ * Splits a text stream into trimmed, non-empty lines, holding at most `maxLineLength`
+ * characters of a line: a longer line is handed on cut, with LINE_CUT_MARKER, once.
+ */
+export function createLineSplitter(
+  onLine: (line: string) => void,
+  maxLineLength = Infinity,
+): { push(chunk: string): void; end(): void } {
+  let pending = '';
+  /** The current line was cut: drop what comes up to its newline. */
+  let skipping = false;
+  const emit = (line: string) => {
+    const trimmed = line.trim();
+    if (trimmed.length > 0) onLine(trimmed);
+  };
+  return {
+    push(chunk) {
+      let rest = chunk;
+      for (;;) {
+        const newline = rest.indexOf('\n');
+        if (skipping) {
+          if (newline < 0) return;
+          skipping = false;
+          rest = rest.slice(newline + 1);
+          continue;
+        }
+        if (newline < 0) {
+          pending += rest;
+          if (pending.length > maxLineLength) {
+            emit(pending.slice(0, maxLineLength) + LINE_CUT_MARKER);
+            pending = '';
+            skipping = true;
+          }
+          return;
+        }
+        const line = pending + rest.slice(0, newline);
+        pending = '';
+        rest = rest.slice(newline + 1);
+        emit(line.length > maxLineLength ? line.slice(0, maxLineLength) + LINE_CUT_MARKER : line);
+      }
+    },
+    end() {
+      if (!skipping) emit(pending);
+      pending = '';
+      skipping = false;
+    },
+  };
+}
+
 export interface KubeClient {
   /** One JSON request; throws KubeApiError on a non-2xx answer. */
   request<T = unknown>(options: RequestOptions): Promise<T>;
@@ -110,7 +172,7 @@ export interface KubeClient {
    * server ends the stream, rejects on a non-2xx answer or a broken connection. Abort with
    * `signal`.
    */
-  stream(options: RequestOptions & { onLine: (line: string) => void }): Promise<void>;
+  stream(options: StreamOptions): Promise<void>;
   /** Releases pooled connections. */
   close(): void;
 }
@@ -258,19 +320,10 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
     async stream(options) {
       const response = await open(options);
       await check(response, options);
-      let pending = '';
+      const splitter = createLineSplitter(options.onLine, options.maxLineLength);
       response.setEncoding('utf8');
-      for await (const chunk of response) {
-        pending += chunk as string;
-        let newline = pending.indexOf('\n');
-        while (newline >= 0) {
-          const line = pending.slice(0, newline).trim();
-          pending = pending.slice(newline + 1);
-          if (line.length > 0) options.onLine(line);
-          newline = pending.indexOf('\n');
-        }
-      }
-      if (pending.trim().length > 0) options.onLine(pending.trim());
+      for await (const chunk of response) splitter.push(chunk as string);
+      splitter.end();
     },
 
     close() {

@@ -32,14 +32,16 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
   {
     apiGroups: [GROUP],
     resources: [`${ISSUERUN_PLURAL}/finalizers`, `${WORKFLOW_PLURAL}/finalizers`],
-    verbs: ['update'],
+    // patch: the archiver adds and removes its finalizer (lorenz.dev/archive) by patch.
+    verbs: ['update', 'patch'],
   },
   // patch: the issue-state annotation the downward API projects into run Pods.
   { apiGroups: [''], resources: ['pods'], verbs: [...READ, 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['pods/log'], verbs: ['get'] },
   { apiGroups: [''], resources: ['configmaps'], verbs: [...READ, 'create', 'delete'] },
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: [...READ, 'create', 'delete'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  // list: the archiver reads a run's Events (and its Pods') into the archive.
+  { apiGroups: [''], resources: ['events'], verbs: ['list', 'create', 'patch'] },
   // get (never list or watch, so no Secret can be enumerated): the one a Workflow names in
   // spec.trackerSecretRef; create and delete: each attempt's agent-tools token Secret.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'delete'] },

@@ -26,6 +26,12 @@ export const OPERATOR_IMAGE_SCRIPTED_AGENT_PATH = `/lorenz/${SCRIPTED_AGENT_FILE
 export const OPERATOR_IMAGE_LAUNCHER_PATH = `/lorenz/${RUNNER_LAUNCHER_FILE}`;
 export const OPERATOR_IMAGE_SNAPSHOT_PATHS = RUNNER_SNAPSHOT_FILES.map((file) => `/lorenz/${file}`);
 
+/**
+ * The finalizer every IssueRun carries while the run archive is on: its deletion (by the
+ * poller, the TTL or a user) waits until the archiver has written the run's last record.
+ */
+export const ARCHIVE_FINALIZER = 'lorenz.dev/archive';
+
 export const LABEL_ISSUERUN = 'lorenz.dev/issuerun';
 export const LABEL_WORKFLOW = 'lorenz.dev/workflow';
 export const LABEL_SLOT = 'lorenz.dev/slot';

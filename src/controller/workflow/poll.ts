@@ -48,6 +48,8 @@ export interface PollDeps {
    */
   trackerFor: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerAdapter>;
   logger?: Logger;
+  /** Finalizers the runs are created with (the archive's, while it is on). */
+  runFinalizers?: readonly string[];
 }
 
 export interface PollResult {
@@ -160,7 +162,7 @@ export async function pollWorkflow(
     return failed(error);
   }
 
-  const actions = new RunActions(deps.client, namespace);
+  const actions = new RunActions(deps.client, namespace, deps.runFinalizers ?? []);
   const byId = new Map(refreshed.map((issue) => [issue.id ?? issue.identifier, issue]));
   const candidateIds = new Set(candidates.map((issue) => issue.id ?? issue.identifier));
   const held: HeldIssue[] = [];
@@ -258,6 +260,7 @@ class RunActions {
   constructor(
     private readonly client: KubeClient,
     private readonly namespace: string,
+    private readonly finalizers: readonly string[],
   ) {}
 
   private path(name?: string): string {
@@ -266,7 +269,12 @@ class RunActions {
 
   async create(run: IssueRun): Promise<boolean> {
     try {
-      await this.client.request({ method: 'POST', path: this.path(), body: run });
+      // In the create itself: the archive's finalizer costs no write of its own.
+      const body: IssueRun =
+        this.finalizers.length === 0
+          ? run
+          : { ...run, metadata: { ...run.metadata, finalizers: [...this.finalizers] } };
+      await this.client.request({ method: 'POST', path: this.path(), body });
       return true;
     } catch (error) {
       if (isConflict(error)) return false;

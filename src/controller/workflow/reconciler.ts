@@ -46,6 +46,8 @@ export interface WorkflowReconcilerDeps {
   lifecycleEvents?: LifecycleEventWriter;
   /** Told of each due poll's outcome (the metrics count them: shared/run-metrics.ts). */
   onPolled?: (workflow: Workflow, result: PollOutcome) => void;
+  /** Finalizers the dispatched runs are created with (the archive's, while it is on). */
+  runFinalizers?: readonly string[];
 }
 
 /**
@@ -229,6 +231,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         now: deps.now,
         trackerFor: (wf, settings) => trackers.get(wf, settings),
         ...(deps.logger ? { logger: deps.logger } : {}),
+        ...(deps.runFinalizers ? { runFinalizers: deps.runFinalizers } : {}),
       },
       startup,
     );

@@ -22,6 +22,8 @@ export interface WorkflowControllerOptions {
   trackers?: TrackerCache;
   /** Names this replica in the Events it writes (dispatch, config, tracker). */
   identity?: string;
+  /** Finalizers the dispatched runs are created with (the archive's, while it is on). */
+  runFinalizers?: readonly string[];
 }
 
 const CONCURRENCY = 2;
@@ -50,6 +52,7 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
       podTemplatePolicy: options.podTemplatePolicy,
       ...(options.trackers ? { trackers: options.trackers } : {}),
       onPolled: runMetrics(manager.metrics.registry).polled,
+      ...(options.runFinalizers ? { runFinalizers: options.runFinalizers } : {}),
       lifecycleEvents: createLifecycleEventWriter({
         client: options.client,
         reportingInstance: options.identity ?? hostname(),
