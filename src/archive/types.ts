@@ -219,7 +219,9 @@ export type ArchiveErrorCode =
   | 'archive_unavailable'
   | 'archive_disk_full'
   | 'archive_schema_newer'
-  | 'archive_query_invalid';
+  | 'archive_query_invalid'
+  /** A record a writer passed is malformed (a createdAt that is not an RFC 3339 time, ...). */
+  | 'archive_record_invalid';
 
 export class ArchiveError extends Error {
   readonly code: ArchiveErrorCode;

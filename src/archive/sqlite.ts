@@ -1,0 +1,481 @@
+/**
+ * The embedded archive: one SQLite file through Node 24's built-in `node:sqlite` (no native
+ * addon to build or ship). WAL lets readers (the read API, `lorenz logs`) run beside the one
+ * writer; a second writer process would wait on the lock (busy_timeout), so the chart runs one
+ * replica with this store. Every call is synchronous inside: a transaction never spans an
+ * await, so calls of one process cannot interleave inside each other's transactions.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-cap.js';
+import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
+import { canonicalTime, encodeContinue, normalizeRunQuery, normalizeUsageQuery } from './query.js';
+import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
+import {
+  ArchiveError,
+  type ArchiveStore,
+  type ArchivedRun,
+  type AttemptRecord,
+  type EventRecord,
+  type LogAppend,
+  type LogEntry,
+  type LogFilter,
+  type RunPage,
+  type RunQuery,
+  type RunRecord,
+  type RunRef,
+  type UsageQuery,
+  type UsageRow,
+} from './types.js';
+
+export interface SqliteArchiveOptions {
+  /**
+   * The most pages the file may grow to (PRAGMA max_page_count): past it every write fails
+   * with SQLITE_FULL, as on a full disk. Tests use it to fill the database for real.
+   */
+  maxPageCount?: number;
+  /** How long a write waits for another connection's lock before it fails (ms). */
+  busyTimeoutMs?: number;
+  /**
+   * PRAGMA synchronous. FULL (the default) syncs the WAL at every commit: a run whose
+   * finalizer is released after its write survives a power cut. OFF is for seeding benchmarks.
+   */
+  synchronous?: 'FULL' | 'NORMAL' | 'OFF';
+}
+
+/** Pieces fetched per query by readLog: a 32 MiB log never sits in one result. */
+const LOG_PAGE = 64;
+/** Candidates fetched per query when the cap drops pieces. */
+const DROP_PAGE = 64;
+
+const SQLITE_FULL = 13;
+
+/** A node:sqlite failure as an ArchiveError (disk full, or the store being unusable). */
+function toArchiveError(error: unknown, location: string): ArchiveError {
+  if (error instanceof ArchiveError) return error;
+  const errcode = (error as { errcode?: unknown } | null)?.errcode;
+  const message = error instanceof Error ? error.message : String(error);
+  if (typeof errcode === 'number' && (errcode & 0xff) === SQLITE_FULL) {
+    return new ArchiveError('archive_disk_full', `archive ${location} is full: ${message}`, {
+      cause: error,
+    });
+  }
+  return new ArchiveError('archive_unavailable', `archive ${location}: ${message}`, {
+    cause: error,
+  });
+}
+
+interface PieceRow {
+  pod_uid: string;
+  slot: number;
+  attempt: number;
+  byte_offset: number;
+  bytes: number;
+  data: string;
+}
+
+class SqliteArchive implements ArchiveStore {
+  readonly kind = 'sqlite' as const;
+  private readonly statements = new Map<string, StatementSync>();
+
+  constructor(
+    private readonly db: DatabaseSync,
+    readonly location: string,
+  ) {}
+
+  /** A cached prepared statement (listRuns builds a few shapes of SQL, each reused). */
+  private stmt(sql: string): StatementSync {
+    let statement = this.statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  private guard<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work());
+    } catch (error) {
+      return Promise.reject(toArchiveError(error, this.location));
+    }
+  }
+
+  /** Runs `work` in one write transaction (taken at once, so it never upgrades and deadlocks). */
+  private tx<T>(work: () => T): T {
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      // SQLite may have rolled back already (SQLITE_FULL does, for some statements).
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  migrate(): Promise<void> {
+    return this.guard(() => {
+      this.db.exec(SCHEMA_MIGRATIONS_DDL.sqlite);
+      this.tx(() => {
+        const rows = this.db.prepare('SELECT version FROM schema_migrations').all() as {
+          version: number;
+        }[];
+        for (const migration of pendingMigrations(
+          rows.map((r) => r.version),
+          MIGRATIONS,
+        )) {
+          this.db.exec(migration.sqlite);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
+            .run(migration.version, new Date().toISOString());
+        }
+      });
+      // Statements prepared against an older schema are stale.
+      this.statements.clear();
+    });
+  }
+
+  putRun(run: RunRecord): Promise<void> {
+    return this.guard(() => {
+      const c = runColumns(run);
+      // A run marked deleted stays deleted when a late write of it (a restart's replay)
+      // carries no deletion time.
+      this.stmt(
+        `INSERT INTO runs (uid, namespace, name, workflow, issue_id, issue_identifier, phase,
+           reason, created_at, deleted_at, input_tokens, output_tokens, total_tokens, record)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
+           workflow = excluded.workflow, issue_id = excluded.issue_id,
+           issue_identifier = excluded.issue_identifier, phase = excluded.phase,
+           reason = excluded.reason, created_at = excluded.created_at,
+           deleted_at = COALESCE(excluded.deleted_at, runs.deleted_at),
+           input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
+           total_tokens = excluded.total_tokens, record = excluded.record`,
+      ).run(
+        c.uid,
+        c.namespace,
+        c.name,
+        c.workflow,
+        c.issueId,
+        c.issueIdentifier,
+        c.phase,
+        c.reason,
+        c.createdAt,
+        c.deletedAt,
+        c.inputTokens,
+        c.outputTokens,
+        c.totalTokens,
+        c.record,
+      );
+    });
+  }
+
+  putAttempt(attempt: AttemptRecord): Promise<void> {
+    return this.guard(() => {
+      const c = attemptColumns(attempt);
+      this.stmt(
+        `INSERT INTO attempts (run_uid, slot, attempt, pod_uid, phase, record)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (run_uid, slot, attempt) DO UPDATE SET pod_uid = excluded.pod_uid,
+           phase = excluded.phase, record = excluded.record`,
+      ).run(c.runUid, c.slot, c.attempt, c.podUid, c.phase, c.record);
+    });
+  }
+
+  putEvents(events: readonly EventRecord[]): Promise<void> {
+    return this.guard(() => {
+      const rows = events.map(eventColumns);
+      if (rows.length === 0) return;
+      const insert = this.stmt(
+        `INSERT INTO events (uid, run_uid, first_time, record) VALUES (?, ?, ?, ?)
+         ON CONFLICT (uid) DO UPDATE SET run_uid = excluded.run_uid,
+           first_time = excluded.first_time, record = excluded.record`,
+      );
+      this.tx(() => {
+        for (const c of rows) insert.run(c.uid, c.runUid, c.firstTime, c.record);
+      });
+    });
+  }
+
+  appendLog(piece: LogAppend): Promise<void> {
+    return this.guard(() => {
+      const bytes = logAppendBytes(piece);
+      const cap = piece.capBytes;
+      this.tx(() => {
+        const exists = this.stmt(
+          'SELECT 1 AS one FROM log_pieces WHERE pod_uid = ? AND byte_offset = ?',
+        ).get(piece.podUid, piece.offset);
+        if (exists !== undefined) return;
+        const row = this.stmt('SELECT kept_bytes, dropped_end FROM log_pods WHERE pod_uid = ?').get(
+          piece.podUid,
+        ) as { kept_bytes: number; dropped_end: number } | undefined;
+        let state = { keptBytes: row?.kept_bytes ?? 0, droppedEnd: row?.dropped_end ?? 0 };
+        if (!acceptsPiece(piece.offset, cap, state)) return;
+        this.stmt(
+          `INSERT INTO log_pieces (pod_uid, byte_offset, run_uid, slot, attempt, bytes, data)
+           VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (pod_uid, byte_offset) DO NOTHING`,
+        ).run(
+          piece.podUid,
+          piece.offset,
+          piece.runUid,
+          piece.slot,
+          piece.attempt,
+          bytes,
+          piece.data,
+        );
+        state = { ...state, keptBytes: state.keptBytes + bytes };
+        const candidates = this.stmt(
+          `SELECT byte_offset AS offset, bytes FROM log_pieces
+           WHERE pod_uid = ? AND byte_offset >= ? ORDER BY byte_offset LIMIT ${DROP_PAGE}`,
+        );
+        const remove = this.stmt('DELETE FROM log_pieces WHERE pod_uid = ? AND byte_offset = ?');
+        while (state.keptBytes > cap) {
+          const page = candidates.all(piece.podUid, cap / 2) as { offset: number; bytes: number }[];
+          const plan = planDrops(state, cap, page);
+          for (const offset of plan.drop) remove.run(piece.podUid, offset);
+          state = plan.state;
+          if (plan.done || page.length < DROP_PAGE) break;
+        }
+        this.stmt(
+          `INSERT INTO log_pods (pod_uid, run_uid, kept_bytes, dropped_end) VALUES (?, ?, ?, ?)
+           ON CONFLICT (pod_uid) DO UPDATE SET kept_bytes = excluded.kept_bytes,
+             dropped_end = excluded.dropped_end`,
+        ).run(piece.podUid, piece.runUid, state.keptBytes, state.droppedEnd);
+      });
+    });
+  }
+
+  markDeleted(uid: string, at: string): Promise<void> {
+    return this.guard(() => {
+      const deletedAt = canonicalTime(at, `run ${uid} deletion time`, 'archive_record_invalid');
+      this.stmt('UPDATE runs SET deleted_at = ? WHERE uid = ?').run(deletedAt, uid);
+    });
+  }
+
+  listRuns(query: RunQuery): Promise<RunPage> {
+    return this.guard(() => {
+      const q = normalizeRunQuery(query);
+      if (q.namespaces !== undefined && q.namespaces.length === 0) return { runs: [] };
+      const where: string[] = [];
+      const params: SQLInputValue[] = [];
+      if (q.namespaces !== undefined) {
+        where.push(`namespace IN (${q.namespaces.map(() => '?').join(', ')})`);
+        params.push(...q.namespaces);
+      }
+      if (q.workflow !== undefined) {
+        where.push('workflow = ?');
+        params.push(q.workflow);
+      }
+      if (q.issue !== undefined) {
+        where.push('(issue_identifier = ? OR issue_id = ?)');
+        params.push(q.issue, q.issue);
+      }
+      if (q.phase !== undefined) {
+        where.push('phase = ?');
+        params.push(q.phase);
+      }
+      if (q.reason !== undefined) {
+        where.push('reason = ?');
+        params.push(q.reason);
+      }
+      if (q.since !== undefined) {
+        where.push('created_at >= ?');
+        params.push(q.since);
+      }
+      if (q.until !== undefined) {
+        where.push('created_at < ?');
+        params.push(q.until);
+      }
+      if (!q.includeLive) where.push('deleted_at IS NOT NULL');
+      if (q.after !== undefined) {
+        where.push('(created_at, uid) < (?, ?)');
+        params.push(q.after.createdAt, q.after.uid);
+      }
+      const sql =
+        `SELECT uid, created_at, deleted_at, record FROM runs` +
+        (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
+        ` ORDER BY created_at DESC, uid DESC LIMIT ?`;
+      const rows = this.stmt(sql).all(...params, q.limit + 1) as {
+        uid: string;
+        created_at: string;
+        deleted_at: string | null;
+        record: string;
+      }[];
+      const page = rows.slice(0, q.limit);
+      const runs = page.map((r) => runFromRow(r.record, r.deleted_at));
+      const last = page.at(-1);
+      return rows.length > q.limit && last !== undefined
+        ? { runs, continue: encodeContinue({ createdAt: last.created_at, uid: last.uid }) }
+        : { runs };
+    });
+  }
+
+  getRun(ref: RunRef): Promise<ArchivedRun | undefined> {
+    return this.guard(() => {
+      type Row = { uid: string; deleted_at: string | null; record: string };
+      let row: Row | undefined;
+      if (ref.uid !== undefined) {
+        row = this.stmt('SELECT uid, deleted_at, record FROM runs WHERE uid = ?').get(ref.uid) as
+          Row | undefined;
+      } else if (ref.namespace !== undefined && ref.name !== undefined) {
+        row = this.stmt(
+          `SELECT uid, deleted_at, record FROM runs WHERE namespace = ? AND name = ?
+           ORDER BY created_at DESC, uid DESC LIMIT 1`,
+        ).get(ref.namespace, ref.name) as Row | undefined;
+      } else {
+        throw new ArchiveError(
+          'archive_query_invalid',
+          'a run is named by its uid, or by namespace and name',
+        );
+      }
+      if (row === undefined) return undefined;
+      const attempts = (
+        this.stmt('SELECT record FROM attempts WHERE run_uid = ? ORDER BY slot, attempt').all(
+          row.uid,
+        ) as { record: string }[]
+      ).map((r) => JSON.parse(r.record) as AttemptRecord);
+      const events = (
+        this.stmt('SELECT record FROM events WHERE run_uid = ? ORDER BY first_time, uid').all(
+          row.uid,
+        ) as { record: string }[]
+      ).map((r) => JSON.parse(r.record) as EventRecord);
+      return { run: runFromRow(row.record, row.deleted_at), attempts, events };
+    });
+  }
+
+  readLog(runUid: string, filter: LogFilter = {}): AsyncIterable<LogEntry> {
+    return withElisions(this.pieces(runUid, filter), (podUid) =>
+      this.guard(
+        () =>
+          (
+            this.stmt('SELECT dropped_end FROM log_pods WHERE pod_uid = ?').get(podUid) as
+              { dropped_end: number } | undefined
+          )?.dropped_end ?? 0,
+      ),
+    );
+  }
+
+  /** The run's pieces in order, LOG_PAGE at a time (keyset paging on the index's order). */
+  private async *pieces(runUid: string, filter: LogFilter): AsyncGenerator<StoredPiece> {
+    const where = ['run_uid = ?'];
+    const fixed: SQLInputValue[] = [runUid];
+    if (filter.slot !== undefined) {
+      where.push('slot = ?');
+      fixed.push(filter.slot);
+    }
+    if (filter.attempt !== undefined) {
+      where.push('attempt = ?');
+      fixed.push(filter.attempt);
+    }
+    const select = `SELECT pod_uid, slot, attempt, byte_offset, bytes, data FROM log_pieces WHERE ${where.join(' AND ')}`;
+    const order = ` ORDER BY slot, attempt, pod_uid, byte_offset LIMIT ${LOG_PAGE}`;
+    let after: PieceRow | undefined;
+    for (;;) {
+      const page = await this.guard(() =>
+        after === undefined
+          ? (this.stmt(select + order).all(...fixed) as unknown as PieceRow[])
+          : (this.stmt(
+              `${select} AND (slot, attempt, pod_uid, byte_offset) > (?, ?, ?, ?)${order}`,
+            ).all(
+              ...fixed,
+              after.slot,
+              after.attempt,
+              after.pod_uid,
+              after.byte_offset,
+            ) as unknown as PieceRow[]),
+      );
+      for (const r of page) {
+        yield {
+          podUid: r.pod_uid,
+          slot: r.slot,
+          attempt: r.attempt,
+          offset: r.byte_offset,
+          bytes: r.bytes,
+          data: r.data,
+        };
+      }
+      if (page.length < LOG_PAGE) return;
+      after = page.at(-1);
+    }
+  }
+
+  usageByDay(query: UsageQuery): Promise<UsageRow[]> {
+    return this.guard(() => {
+      const w = normalizeUsageQuery(query);
+      if (w.namespaces !== undefined && w.namespaces.length === 0) return [];
+      const where: string[] = [];
+      const params: SQLInputValue[] = [];
+      if (w.namespaces !== undefined) {
+        where.push(`namespace IN (${w.namespaces.map(() => '?').join(', ')})`);
+        params.push(...w.namespaces);
+      }
+      if (w.workflow !== undefined) {
+        where.push('workflow = ?');
+        params.push(w.workflow);
+      }
+      if (w.fromTime !== undefined) {
+        where.push('created_at >= ?');
+        params.push(w.fromTime);
+      }
+      if (w.toTime !== undefined) {
+        where.push('created_at < ?');
+        params.push(w.toTime);
+      }
+      const sql =
+        `SELECT namespace, workflow, substr(created_at, 1, 10) AS day, COUNT(*) AS runs,
+           SUM(CASE WHEN phase = 'Failed' THEN 1 ELSE 0 END) AS failed,
+           SUM(input_tokens) AS inputTokens, SUM(output_tokens) AS outputTokens,
+           SUM(total_tokens) AS totalTokens
+         FROM runs` +
+        (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
+        ` GROUP BY namespace, workflow, day ORDER BY day, namespace, workflow`;
+      return (this.stmt(sql).all(...params) as unknown as UsageRow[]).map((r) => ({ ...r }));
+    });
+  }
+
+  close(): Promise<void> {
+    return this.guard(() => {
+      if (this.db.isOpen) this.db.close();
+    });
+  }
+}
+
+/**
+ * Opens (creating the file and its directory when missing) and migrates a SQLite archive.
+ * `path` may be `:memory:` for a throwaway database.
+ */
+export async function openSqliteArchive(
+  path: string,
+  options: SqliteArchiveOptions = {},
+): Promise<ArchiveStore> {
+  const memory = path === ':memory:';
+  const file = memory ? path : resolve(path);
+  const location = `sqlite:${file}`;
+  let db: DatabaseSync;
+  try {
+    if (!memory) mkdirSync(dirname(file), { recursive: true });
+    db = new DatabaseSync(file);
+    db.exec(`PRAGMA busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec(`PRAGMA synchronous = ${options.synchronous ?? 'FULL'}`);
+    // No table declares a foreign key today (the log follower's pieces may land before the
+    // reconciler's run row); on, so that a migration that adds one is enforced.
+    db.exec('PRAGMA foreign_keys = ON');
+    if (options.maxPageCount !== undefined) {
+      db.exec(`PRAGMA max_page_count = ${Math.trunc(options.maxPageCount)}`);
+    }
+  } catch (error) {
+    throw toArchiveError(error, location);
+  }
+  const store = new SqliteArchive(db, location);
+  try {
+    await store.migrate();
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return store;
+}
