@@ -99,7 +99,15 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-export async function startPostgres(): Promise<TestPostgres> {
+export interface StartOptions {
+  /**
+   * fsync on (default off): what a real server does at each commit, for benchmarks that time
+   * durable writes. Tests need not pay for it: a killed server loses nothing without it.
+   */
+  fsync?: boolean;
+}
+
+export async function startPostgres(options: StartOptions = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   const user = asServerUser();
   const root = mkdtempSync(join(tmpdir(), 'lorenz-pg-'));
@@ -164,7 +172,7 @@ export async function startPostgres(): Promise<TestPostgres> {
       // crashed machine would. synchronous_commit stays on: with it off, a SIGKILL loses
       // commits that were already acknowledged, which is what the fault tests look for.
       '-c',
-      'fsync=off',
+      `fsync=${options.fsync === true ? 'on' : 'off'}`,
       '-c',
       'max_connections=50',
     ];
