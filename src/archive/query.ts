@@ -8,6 +8,8 @@ import { ArchiveError, type RunQuery, type UsageQuery } from './types.js';
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
 /**
  * An RFC 3339 time as the archive stores it: `Date#toISOString`, so that strings sort as the
  * instants they name (`…T10:00:00+02:00` and `…T08:00:00Z` are the same row position).
@@ -17,8 +19,9 @@ export function canonicalTime(
   what: string,
   code: 'archive_query_invalid' | 'archive_record_invalid',
 ): string {
-  // Date.parse accepts more than RFC 3339 ("2026", "May 1"): insist on a date and a time.
-  const ms = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value) ? Date.parse(value) : NaN;
+  // Date.parse accepts more than RFC 3339 ("2026", "May 1", and times without a zone, read
+  // in the process's local zone): insist on a date, a time and a zone.
+  const ms = RFC3339.test(value) ? Date.parse(value) : NaN;
   if (Number.isNaN(ms)) {
     throw new ArchiveError(
       code,

@@ -44,8 +44,12 @@ export interface SqliteArchiveOptions {
   synchronous?: 'FULL' | 'NORMAL' | 'OFF';
 }
 
-/** Pieces fetched per query by readLog: a 32 MiB log never sits in one result. */
-const LOG_PAGE = 64;
+/**
+ * Pieces fetched per query by readLog: a 32 MiB log never sits in one result (at the 256 KiB
+ * pieces the log follower writes, a page is 4 MiB), and no read transaction stays open while
+ * a slow reader (`lorenz logs` over the network) consumes it.
+ */
+const LOG_PAGE = 16;
 /** Candidates fetched per query when the cap drops pieces. */
 const DROP_PAGE = 64;
 

@@ -136,6 +136,28 @@ describe('sqlite archive store', () => {
     }
   });
 
+  it('reports a write that waited out the lock of another writer as archive_unavailable', async () => {
+    const path = freshPath();
+    const store = await openSqliteArchive(path, { busyTimeoutMs: 50 });
+    const other = new DatabaseSync(path);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const error = await store.putRun(run({ uid: 'blocked' })).then(
+        () => undefined,
+        (e: unknown) => e as ArchiveError,
+      );
+      expect(error?.code).toBe('archive_unavailable');
+      expect(error?.message).toMatch(/locked|busy/i);
+      other.exec('ROLLBACK');
+      // Once the lock is gone, the same write goes through.
+      await store.putRun(run({ uid: 'blocked' }));
+      expect((await store.listRuns({})).runs.map((r) => r.uid)).toEqual(['blocked']);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  });
+
   it('reports a file it cannot open as archive_unavailable, naming it', async () => {
     const notADirectory = join(root, 'plain-file');
     const seed = await openSqliteArchive(notADirectory);

@@ -318,6 +318,8 @@ export function describeArchiveContract(
         { continue: Buffer.from('["x","y"]').toString('base64url') },
         { continue: Buffer.from('{"a":1}').toString('base64url') },
         { since: 'yesterday' },
+        // No zone: which instant it names would depend on the server's.
+        { until: '2026-01-01T00:00:00' },
       ];
       for (const query of bad) await rejectsWith(store.listRuns(query), 'archive_query_invalid');
       await rejectsWith(store.getRun({}), 'archive_query_invalid');
