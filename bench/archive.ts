@@ -9,8 +9,8 @@
 //   3. one 32 MiB Pod log written as 256 KiB pieces, then read whole through readLog
 //      (goal ≤ 1 s).
 //
-// On SQLite (a file in a temp directory) always; on PostgreSQL too when LORENZ_BENCH_PG_URL
-// names an empty database.
+// On SQLite (a file in a temp directory) always; on PostgreSQL too: the empty database that
+// LORENZ_BENCH_PG_URL names, else a server the bench starts on loopback (test/support/postgres.ts).
 //
 //   BENCH_RUNS  archived runs to seed (100000)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openArchive, maskDsn } from '../src/archive/dsn.js';
 import { openSqliteArchive } from '../src/archive/sqlite.js';
+import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import type { ArchiveStore, RunQuery, RunRecord } from '../src/archive/types.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../src/archive/types.js';
 
@@ -273,9 +274,31 @@ try {
       16,
     );
   } else {
-    say(
-      `PostgreSQL: skipped (set LORENZ_BENCH_PG_URL to an empty database, e.g. ${maskDsn('postgres://lorenz:pw@127.0.0.1:5432/bench')})`,
-    );
+    // None given: a server of its own, as the tests start one (Debian's postgresql package,
+    // hack/ensure-postgres.sh), with fsync on so that putRun's figure is a durable write's.
+    let server: TestPostgres | undefined;
+    try {
+      server = await startPostgres({ fsync: true });
+    } catch (error) {
+      say(
+        `PostgreSQL: skipped, no server could be started (${error instanceof Error ? error.message : String(error)}); ` +
+          `set LORENZ_BENCH_PG_URL to an empty database, e.g. ${maskDsn('postgres://lorenz:pw@127.0.0.1:5432/bench')}`,
+      );
+    }
+    if (server !== undefined) {
+      const url = server.url;
+      say(`PostgreSQL: started a server for the bench at ${url}`);
+      try {
+        await benchStore(
+          'PostgreSQL',
+          () => openArchive(url),
+          () => openArchive(url),
+          16,
+        );
+      } finally {
+        await server.stop();
+      }
+    }
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -374,4 +374,40 @@ describe('the runner bundle', () => {
       expect(run.status).toBe(exitCode);
     },
   );
+
+  // The archive's PostgreSQL client, bundled the same way: pg's optional pg-native is
+  // resolved at build time to a module that throws, never looked up beside the bundle, and
+  // the store works from the one file (a closed port: the archive is unavailable, said so).
+  it('the PostgreSQL archive store runs bundled, pg-native never required at run time', async () => {
+    const outfile = join(scratch, 'archive-probe.mjs');
+    await build({
+      stdin: {
+        contents: [
+          "import { openPostgresArchive } from './src/archive/postgres.ts';",
+          "const store = await openPostgresArchive('postgres://lorenz:s3cret@127.0.0.1:1/lorenz');",
+          'try { await store.migrate(); } catch (error) { console.log(error.code, error.message); }',
+          'await store.close();',
+        ].join('\n'),
+        resolveDir: root,
+        loader: 'ts',
+      },
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      banner: {
+        js: "import { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
+      },
+      logLevel: 'silent',
+      ...sshBundleOptions,
+    });
+    expect(readFileSync(outfile, 'utf8')).not.toMatch(/require\("pg-native"\)/);
+    const run = spawnSync(node24, [outfile], { cwd: scratch, encoding: 'utf8', timeout: 20_000 });
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(
+      /^archive_unavailable archive postgres:\/\/lorenz:\*\*\*@127\.0\.0\.1:1\/lorenz: .*ECONNREFUSED/,
+    );
+    expect(run.status).toBe(0);
+  });
 });

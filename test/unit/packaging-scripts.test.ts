@@ -38,6 +38,7 @@ const SCRIPTS = [
   'hack/tools.sh',
   'hack/e2e-local.sh',
   'hack/ensure-sshd.sh',
+  'hack/ensure-postgres.sh',
   'hack/gitops-health.sh',
   '.ci/run',
   '.ci/vitest-summary',

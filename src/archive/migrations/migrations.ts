@@ -93,13 +93,15 @@ CREATE TABLE log_pods (
 `;
 
 // The same schema in PostgreSQL 15: BIGINT for byte counts and tokens, JSON as TEXT (the store
-// reads records whole and never queries inside them), and the byte order ("C") for the keys
-// that pages sort by, so that both stores order ties and times alike whatever the database's
-// locale.
-const V1_POSTGRES = V1_SQLITE.replace(
-  /(input_tokens|output_tokens|total_tokens|byte_offset|bytes|kept_bytes|dropped_end) INTEGER/g,
-  '$1 BIGINT',
-)
+// reads records whole and never queries inside them; JSON writes a NUL as \u0000, which TEXT
+// takes and jsonb would refuse), log data as BYTEA (a text column refuses a NUL byte, which a
+// log may hold), and the byte order ("C") for the keys that pages sort by, so that both
+// stores order ties and times alike whatever the database's locale.
+const V1_POSTGRES = V1_SQLITE.replace(/^ {2}data TEXT NOT NULL/m, '  data BYTEA NOT NULL')
+  .replace(
+    /(input_tokens|output_tokens|total_tokens|byte_offset|bytes|kept_bytes|dropped_end) INTEGER/g,
+    '$1 BIGINT',
+  )
   .replace(/^ {2}(uid|created_at|pod_uid) TEXT/gm, '  $1 TEXT COLLATE "C"')
   .replace(/^ {2}(first_time|deleted_at) TEXT/gm, '  $1 TEXT COLLATE "C"');
 
