@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { IssueRun } from '../../api/index.js';
 import type { ArchivedRun, LogFilter, TokenCounts } from '../../archive/types.js';
+import { reportingFailures } from './errors.js';
 import { UsageError } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { humanDuration, shortMs, spanMs } from './duration.js';
@@ -335,34 +336,36 @@ export async function describeRunCommand(
   const cluster = (deps.cluster ?? userCluster)(values.kubeconfig);
   const namespace = values.namespace ?? cluster.namespace;
   const now = (deps.now ?? Date.now)();
-  try {
-    const live = await getIssueRun(cluster.client, namespace, name);
-    if (live) {
-      out(formatRunView(await liveView(cluster, live), now));
-      return 0;
-    }
-    const reader = await findArchive({
-      dsn: values['archive-dsn'],
-      url: values['archive-url'],
-      cluster,
-      err,
-      ...(deps.openStore ? { openStore: deps.openStore } : {}),
-      ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
-    });
+  return reportingFailures(err, async () => {
     try {
-      const found = await reader?.getRun(namespace, name);
-      if (!reader || !found) {
-        err(
-          `lorenz: run ${namespace}/${name} not found${reader ? ` (in the cluster nor in ${reader.where})` : ''}\n`,
-        );
-        return 1;
+      const live = await getIssueRun(cluster.client, namespace, name);
+      if (live) {
+        out(formatRunView(await liveView(cluster, live), now));
+        return 0;
       }
-      out(formatRunView(await archivedView(reader, found), now));
-      return 0;
+      const reader = await findArchive({
+        dsn: values['archive-dsn'],
+        url: values['archive-url'],
+        cluster,
+        err,
+        ...(deps.openStore ? { openStore: deps.openStore } : {}),
+        ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
+      });
+      try {
+        const found = await reader?.getRun(namespace, name);
+        if (!reader || !found) {
+          err(
+            `lorenz: run ${namespace}/${name} not found${reader ? ` (in the cluster nor in ${reader.where})` : ''}\n`,
+          );
+          return 1;
+        }
+        out(formatRunView(await archivedView(reader, found), now));
+        return 0;
+      } finally {
+        await reader?.close();
+      }
     } finally {
-      await reader?.close();
+      cluster.client.close();
     }
-  } finally {
-    cluster.client.close();
-  }
+  });
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { IssueRun } from '../../api/index.js';
 import type { RunRecord } from '../../archive/types.js';
+import { reportingFailures } from './errors.js';
 import { UsageError } from '../usage.js';
 import { humanDuration, spanMs } from './duration.js';
 import { findArchive, type FindArchiveOptions } from './find-archive.js';
@@ -193,49 +194,51 @@ export async function getRunsCommand(
   const keep = (row: RunRow) =>
     (!values.workflow || row.workflow === values.workflow) &&
     (!values.issue || row.issue === values.issue);
-  try {
-    const live = (await listIssueRuns(cluster.client, namespace)).map(liveRow).filter(keep);
-    let archived: RunRow[] = [];
-    if (values.all) {
-      const reader = await findArchive({
-        dsn: values['archive-dsn'],
-        url: values['archive-url'],
-        cluster,
-        err,
-        ...(deps.openStore ? { openStore: deps.openStore } : {}),
-        ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
-      });
-      if (reader) {
-        try {
-          let next: string | undefined;
-          do {
-            const page = await reader.listRuns(namespace, {
-              ...(values.workflow ? { workflow: values.workflow } : {}),
-              ...(values.issue ? { issue: values.issue } : {}),
-              limit: 1000,
-              ...(next ? { continue: next } : {}),
-            });
-            archived.push(...page.runs.map(archivedRow));
-            next = page.continue;
-          } while (next && archived.length < MAX_ARCHIVED_ROWS);
-          if (next)
-            err(
-              `lorenz: showing the newest ${archived.length} archived runs; narrow with -n, --workflow or --issue\n`,
-            );
-        } finally {
-          await reader.close();
+  return reportingFailures(err, async () => {
+    try {
+      const live = (await listIssueRuns(cluster.client, namespace)).map(liveRow).filter(keep);
+      let archived: RunRow[] = [];
+      if (values.all) {
+        const reader = await findArchive({
+          dsn: values['archive-dsn'],
+          url: values['archive-url'],
+          cluster,
+          err,
+          ...(deps.openStore ? { openStore: deps.openStore } : {}),
+          ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
+        });
+        if (reader) {
+          try {
+            let next: string | undefined;
+            do {
+              const page = await reader.listRuns(namespace, {
+                ...(values.workflow ? { workflow: values.workflow } : {}),
+                ...(values.issue ? { issue: values.issue } : {}),
+                limit: 1000,
+                ...(next ? { continue: next } : {}),
+              });
+              archived.push(...page.runs.map(archivedRow));
+              next = page.continue;
+            } while (next && archived.length < MAX_ARCHIVED_ROWS);
+            if (next)
+              err(
+                `lorenz: showing the newest ${archived.length} archived runs; narrow with -n, --workflow or --issue\n`,
+              );
+          } finally {
+            await reader.close();
+          }
         }
+        archived = archived.filter(keep);
       }
-      archived = archived.filter(keep);
-    }
-    const rows = mergeRows(live, archived);
-    if (rows.length === 0 && output !== 'json') {
-      err(namespace ? `No runs found in ${namespace} namespace.\n` : 'No runs found.\n');
+      const rows = mergeRows(live, archived);
+      if (rows.length === 0 && output !== 'json') {
+        err(namespace ? `No runs found in ${namespace} namespace.\n` : 'No runs found.\n');
+        return 0;
+      }
+      out(formatRuns(rows, { allNamespaces, output, now: (deps.now ?? Date.now)() }));
       return 0;
+    } finally {
+      cluster.client.close();
     }
-    out(formatRuns(rows, { allNamespaces, output, now: (deps.now ?? Date.now)() }));
-    return 0;
-  } finally {
-    cluster.client.close();
-  }
+  });
 }

@@ -86,6 +86,19 @@ export async function runPods(
     .sort((a, b) => a.slot - b.slot || a.attempt - b.attempt);
 }
 
+export async function getPod(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<Json | undefined> {
+  try {
+    return await client.request<Json>({ path: resourcePath(PODS, namespace, name) });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
 /** The agent container's state: when it ran, how it ended. */
 export function agentState(pod: Json): {
   startedAt?: string;

@@ -2,12 +2,14 @@ import { parseArgs } from 'node:util';
 import type { IssueRun } from '../../api/index.js';
 import type { LogEntry, LogFilter } from '../../archive/types.js';
 import { statusOf } from '../../controller/runtime/client.js';
+import { reportingFailures } from './errors.js';
 import { integerOption, UsageError } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { findArchive } from './find-archive.js';
 import type { RunCommandDeps } from './get-runs.js';
 import { userCluster, type UserCluster } from './kube.js';
-import { getIssueRun, podLog, runPods, type RunPod } from './live.js';
+import { get, str } from './json.js';
+import { agentState, getIssueRun, getPod, podLog, runPods, type RunPod } from './live.js';
 import { createLogRenderer } from './render.js';
 
 type Output = (text: string) => void;
@@ -89,6 +91,13 @@ async function followPod(
   follow: boolean,
   sink: Sink,
 ): Promise<void> {
+  // -f before the agent container runs: its log would end at once, empty.
+  while (follow) {
+    const current = await getPod(cluster.client, namespace, pod.name);
+    if (!current || str(get(current, 'status', 'phase')) !== 'Pending') break;
+    if (agentState(current).startedAt) break;
+    await sleep(FOLLOW_POLL_MS);
+  }
   for (;;) {
     try {
       await podLog(cluster.client, namespace, pod.name, {
@@ -146,74 +155,82 @@ export async function logsCommand(
   const namespace = values.namespace ?? cluster.namespace;
   const wanted = (pod: RunPod) =>
     (slot === undefined || pod.slot === slot) && (attempt === undefined || pod.attempt === attempt);
-  try {
-    let live = await getIssueRun(cluster.client, namespace, name);
-    let pods = live
-      ? (await runPods(cluster.client, namespace, { name, uid: live.metadata.uid })).filter(wanted)
-      : [];
-    // -f on a run whose Pod is not made yet: wait for it, or for the run to end without one.
-    while (values.follow && live && pods.length === 0 && !isFinished(live)) {
-      await sleep(FOLLOW_POLL_MS);
-      live = await getIssueRun(cluster.client, namespace, name);
-      pods = live
+  return reportingFailures(err, async () => {
+    try {
+      let live = await getIssueRun(cluster.client, namespace, name);
+      let pods = live
         ? (await runPods(cluster.client, namespace, { name, uid: live.metadata.uid })).filter(
             wanted,
           )
         : [];
-    }
-    if (pods.length > 0) {
-      if (values.follow) {
-        // The newest attempt of each slot, followed side by side (prefixed when several).
-        const latest = [...new Map(pods.map((pod) => [pod.slot, pod])).values()];
-        await Promise.all(
-          latest.map((pod) =>
-            followPod(
-              cluster,
-              namespace,
-              pod,
-              true,
-              sinkOf(output, out, latest.length > 1 ? `[slot ${pod.slot}] ` : ''),
+      // -f on a run whose Pod is not made yet: wait for it, or for the run to end without one.
+      while (values.follow && live && pods.length === 0 && !isFinished(live)) {
+        await sleep(FOLLOW_POLL_MS);
+        live = await getIssueRun(cluster.client, namespace, name);
+        pods = live
+          ? (await runPods(cluster.client, namespace, { name, uid: live.metadata.uid })).filter(
+              wanted,
+            )
+          : [];
+      }
+      if (pods.length > 0) {
+        if (values.follow) {
+          // The newest attempt of each slot, followed side by side (prefixed when several).
+          const latest = [...new Map(pods.map((pod) => [pod.slot, pod])).values()];
+          await Promise.all(
+            latest.map((pod) =>
+              followPod(
+                cluster,
+                namespace,
+                pod,
+                true,
+                sinkOf(output, out, latest.length > 1 ? `[slot ${pod.slot}] ` : ''),
+              ),
             ),
-          ),
-        );
+          );
+          return 0;
+        }
+        const sink = sinkOf(output, out);
+        for (const pod of pods) {
+          if (pods.length > 1)
+            sink.header(`slot ${pod.slot} attempt ${pod.attempt} (pod ${pod.name})`);
+          await followPod(cluster, namespace, pod, false, sink);
+        }
         return 0;
       }
-      const sink = sinkOf(output, out);
-      for (const pod of pods) {
-        if (pods.length > 1)
-          sink.header(`slot ${pod.slot} attempt ${pod.attempt} (pod ${pod.name})`);
-        await followPod(cluster, namespace, pod, false, sink);
-      }
-      return 0;
-    }
-    const reader = await findArchive({
-      dsn: values['archive-dsn'],
-      url: values['archive-url'],
-      cluster,
-      err,
-      ...(deps.openStore ? { openStore: deps.openStore } : {}),
-      ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
-    });
-    if (!reader) {
-      err(`lorenz: run ${namespace}/${name} has no Pod in the cluster and no archive was found\n`);
-      return 1;
-    }
-    try {
-      const archived = await reader.getRun(namespace, name, live?.metadata.uid);
-      if (!archived) {
-        err(`lorenz: run ${namespace}/${name} not found (in the cluster nor in ${reader.where})\n`);
+      const reader = await findArchive({
+        dsn: values['archive-dsn'],
+        url: values['archive-url'],
+        cluster,
+        err,
+        ...(deps.openStore ? { openStore: deps.openStore } : {}),
+        ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
+      });
+      if (!reader) {
+        err(
+          `lorenz: run ${namespace}/${name} has no Pod in the cluster and no archive was found\n`,
+        );
         return 1;
       }
-      const count = await printArchived(reader, archived.run, filter, sinkOf(output, out));
-      if (count === 0)
-        err(
-          `lorenz: run ${namespace}/${name} has no archived log${slot !== undefined || attempt !== undefined ? ' for that slot/attempt' : ''}\n`,
-        );
-      return 0;
+      try {
+        const archived = await reader.getRun(namespace, name, live?.metadata.uid);
+        if (!archived) {
+          err(
+            `lorenz: run ${namespace}/${name} not found (in the cluster nor in ${reader.where})\n`,
+          );
+          return 1;
+        }
+        const count = await printArchived(reader, archived.run, filter, sinkOf(output, out));
+        if (count === 0)
+          err(
+            `lorenz: run ${namespace}/${name} has no archived log${slot !== undefined || attempt !== undefined ? ' for that slot/attempt' : ''}\n`,
+          );
+        return 0;
+      } finally {
+        await reader.close();
+      }
     } finally {
-      await reader.close();
+      cluster.client.close();
     }
-  } finally {
-    cluster.client.close();
-  }
+  });
 }
