@@ -155,8 +155,7 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
       await kubectl('create', 'namespace', ns);
       await kubectl('-n', ns, 'create', 'serviceaccount', 'default');
     }
-    // A reader of team-a only: runs, their Pods and logs, Events; and the archive Service's
-    // proxy in lorenz-system (what the chart grants readers).
+    // A reader of team-a only: runs, their Pods and logs, Events.
     await kubectl('-n', A, 'create', 'serviceaccount', 'reader');
     await kubectl(
       '-n',
@@ -176,24 +175,43 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
       '--role=runs-reader',
       `--serviceaccount=${A}:reader`,
     );
-    await kubectl(
-      '-n',
-      'lorenz-system',
-      'create',
-      'role',
-      'archive-proxy',
-      '--verb=get,list',
-      '--resource=services,services/proxy',
-    );
-    await kubectl(
-      '-n',
-      'lorenz-system',
-      'create',
-      'rolebinding',
-      'archive-proxy',
-      '--role=archive-proxy',
-      `--serviceaccount=${A}:reader`,
-    );
+    // What the chart grants every authenticated user (templates/archive-api.yaml): the
+    // archive Service's proxy, and a list of Services to find it.
+    await admin.request({
+      method: 'POST',
+      path: '/apis/rbac.authorization.k8s.io/v1/namespaces/lorenz-system/roles',
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'lorenz-archive-reader' },
+        rules: [
+          { apiGroups: [''], resources: ['services'], verbs: ['list'] },
+          {
+            apiGroups: [''],
+            resources: ['services/proxy'],
+            resourceNames: ['http:lorenz-archive:archive'],
+            verbs: ['get'],
+          },
+        ],
+      },
+    });
+    await admin.request({
+      method: 'POST',
+      path: '/apis/rbac.authorization.k8s.io/v1/namespaces/lorenz-system/rolebindings',
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name: 'lorenz-archive-reader' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'Role',
+          name: 'lorenz-archive-reader',
+        },
+        subjects: [
+          { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' },
+        ],
+      },
+    });
     readerToken = (await kubectl('-n', A, 'create', 'token', 'reader', '--duration=1h')).trim();
 
     // The kubeconfig a person of team-a has: the cluster, a token, namespace team-a.

@@ -279,8 +279,11 @@ describe('helm template', () => {
       'ClusterRoleBinding/lorenz',
       'Deployment/lorenz',
       'NetworkPolicy/lorenz-controller',
+      'Role/lorenz-archive-reader',
       'Role/lorenz-leader-election',
+      'RoleBinding/lorenz-archive-reader',
       'RoleBinding/lorenz-leader-election',
+      'Service/lorenz-archive',
       'Service/lorenz-metrics',
       'Service/lorenz-tools',
       'ServiceAccount/lorenz',
@@ -303,6 +306,7 @@ describe('helm template', () => {
       '--allowed-service-accounts=default',
       '--tools-bind-address=:8090',
       '--tools-url=http://lorenz-tools.lorenz-system.svc:8090/mcp',
+      '--archive-api-bind-address=:8091',
     ]);
     expect(container.env.find((e) => e.name === 'LORENZ_OPERATOR_IMAGE')?.value).toBe(
       'ghcr.io/lorenz-dev/lorenz:0.1.0',
@@ -320,7 +324,9 @@ describe('helm template', () => {
   it('grants exactly the rules of src/controller/runtime/rbac.ts', async () => {
     const manifests = await helmTemplate();
     expect(find(manifests, 'ClusterRole')[0]!.rules).toEqual(CONTROLLER_RULES);
-    const leaderElection = find(manifests, 'Role')[0]!;
+    const leaderElection = find(manifests, 'Role').find(
+      (role) => role.metadata.name === 'lorenz-leader-election',
+    )!;
     expect(leaderElection.metadata.namespace).toBe(RELEASE_NAMESPACE);
     expect(leaderElection.rules).toEqual(LEADER_ELECTION_RULES);
   });
@@ -426,8 +432,11 @@ describe('kubectl kustomize', () => {
       'Deployment/lorenz-controller',
       'Namespace/lorenz-system',
       'NetworkPolicy/lorenz-controller',
+      'Role/lorenz-archive-reader',
       'Role/lorenz-controller-leader-election',
+      'RoleBinding/lorenz-archive-reader',
       'RoleBinding/lorenz-controller-leader-election',
+      'Service/lorenz-archive',
       'Service/lorenz-controller-metrics',
       'Service/lorenz-tools',
       'ServiceAccount/lorenz-controller',
