@@ -683,5 +683,24 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
     // Streamed: the first line was shown while the Pod still had two seconds to print.
     const first = arrivals[0]?.at ?? ended;
     expect(ended - first).toBeGreaterThanOrEqual(1500);
+
+    // Live, describe reads the cluster: the Pod is the attempt, on the process node.
+    for (let tries = 0; tries < 100; tries += 1) {
+      const pod = await admin.request<{ status?: { phase?: string } }>({
+        path: `/api/v1/namespaces/${A}/pods/follow-run-0-1`,
+      });
+      if (pod.status?.phase === 'Succeeded') break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const described = await run(describeRunCommand, [
+      'follow-run',
+      '--kubeconfig',
+      readerKubeconfig,
+    ]);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(/^Source:\s+Live \(in the cluster\)$/m);
+    expect(described.stdout).toMatch(
+      /^\s+0\s+1\s+follow-run-0-1\s+process-node\s+\S+\s+\d+s\s+Succeeded\s+exit 0 \(Completed\)$/m,
+    );
   });
 });
