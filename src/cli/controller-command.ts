@@ -57,7 +57,7 @@ export async function controllerCommand(args: string[]): Promise<number> {
   if (kubeconfig) kubeConfig.loadFromFile(kubeconfig);
   else kubeConfig.loadFromDefault();
   const logger = createLogger();
-  const running = await startController({ ...options, kubeConfig, logger });
+  const running = await startController({ ...options, kubeConfig });
   const address = bindAddress ?? defaultArchiveApiAddress();
   let api: ArchiveApi | undefined;
   let store: ArchiveStore | undefined;
