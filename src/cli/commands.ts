@@ -11,5 +11,8 @@ export const COMMANDS: CommandTable = {
   run: async () => (await import('./run-command.js')).runCommand,
   poll: async () => (await import('./poll-command.js')).pollCommand,
   runner: async () => (await import('./operator-commands.js')).runnerCommand,
+  'get runs': async () => (await import('./runs/get-runs.js')).getRunsCommand,
+  logs: async () => (await import('./runs/logs.js')).logsCommand,
+  'describe run': async () => (await import('./runs/describe.js')).describeRunCommand,
   controller: async () => (await import('./operator-commands.js')).controllerCommand,
 };

@@ -7,6 +7,7 @@ export async function runnerCommand(args: string[]): Promise<number> {
 }
 
 export async function controllerCommand(args: string[]): Promise<number> {
-  const { runControllerCommand } = await import('../controller/main.js');
-  return runControllerCommand(args);
+  // With the archive's read API beside it (src/server, above the controller's layer).
+  const command = await import('./controller-command.js');
+  return command.controllerCommand(args);
 }

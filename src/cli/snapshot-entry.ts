@@ -30,6 +30,9 @@ const SNAPSHOT_COMMANDS: CommandTable = {
   runner: loaded((args) => runRunnerCommand(args)),
   poll: loaded(notInSnapshot),
   controller: loaded(notInSnapshot),
+  'get runs': loaded(notInSnapshot),
+  logs: loaded(notInSnapshot),
+  'describe run': loaded(notInSnapshot),
 };
 
 warmUpEngine();

@@ -24,6 +24,12 @@ export const USAGE = `usage:
                     [--operator-image IMAGE]
                     [--archive-dsn sqlite:PATH|postgres://…|off] [--archive-log-cap BYTES]
                     [--archive-give-up-after DURATION]
+                    [--archive-api-bind-address ADDR (default :8091 in a cluster, 0 on a laptop)]
+  lorenz get runs [-n NS | -A] [--workflow W] [--issue ID] [--all] [-o table|wide|json]
+  lorenz logs RUN [-n NS] [-f] [--slot N] [--attempt N] [-o text|json]
+  lorenz describe run RUN [-n NS]
+      (the run commands take [--kubeconfig F] [--archive-dsn DSN] [--archive-url URL]; the
+       archive is found from the kubeconfig alone when neither is given: docs/cli-runs.md)
 
 ISSUE is a YAML or JSON file holding one issue, with the snake_case keys templates read as
 issue.* and IssueRun spec.issue holds: identifier and title required; id, description,

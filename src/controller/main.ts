@@ -97,6 +97,8 @@ export interface RunningController {
   stop(): Promise<void>;
   /** Settles when stop() has ended: on SIGTERM/SIGINT (handleSignals) or a call. */
   readonly done: Promise<ManagerExitReason>;
+  /** The archive's store once open (the read API reads the one the archiver writes). */
+  archiveStore(): ArchiveStore | undefined;
 }
 
 /** Starts the manager with the Workflow and IssueRun controllers; resolves once started. */
@@ -218,6 +220,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     writes,
     writeLog,
     done,
+    archiveStore: () => archiver?.store(),
     async stop() {
       signals?.dispose();
       await stopAll('stopped');

@@ -284,8 +284,11 @@ describe('helm template', () => {
       'Deployment/lorenz',
       'NetworkPolicy/lorenz-controller',
       'PersistentVolumeClaim/lorenz-archive',
+      'Role/lorenz-archive-reader',
       'Role/lorenz-leader-election',
+      'RoleBinding/lorenz-archive-reader',
       'RoleBinding/lorenz-leader-election',
+      'Service/lorenz-archive',
       'Service/lorenz-metrics',
       'Service/lorenz-tools',
       'ServiceAccount/lorenz',
@@ -311,6 +314,7 @@ describe('helm template', () => {
       '--archive-dsn=sqlite:/var/lib/lorenz/archive.db',
       '--archive-log-cap=32Mi',
       '--archive-give-up-after=24h',
+      '--archive-api-bind-address=:8091',
     ]);
     // The archive's SQLite file on its volume: one writer, so never two Pods at once.
     expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
@@ -338,7 +342,9 @@ describe('helm template', () => {
   it('grants exactly the rules of src/controller/runtime/rbac.ts', async () => {
     const manifests = await helmTemplate();
     expect(find(manifests, 'ClusterRole')[0]!.rules).toEqual(CONTROLLER_RULES);
-    const leaderElection = find(manifests, 'Role')[0]!;
+    const leaderElection = find(manifests, 'Role').find(
+      (role) => role.metadata.name === 'lorenz-leader-election',
+    )!;
     expect(leaderElection.metadata.namespace).toBe(RELEASE_NAMESPACE);
     expect(leaderElection.rules).toEqual(LEADER_ELECTION_RULES);
   });
@@ -456,8 +462,11 @@ describe('kubectl kustomize', () => {
       'Namespace/lorenz-system',
       'NetworkPolicy/lorenz-controller',
       'PersistentVolumeClaim/lorenz-archive',
+      'Role/lorenz-archive-reader',
       'Role/lorenz-controller-leader-election',
+      'RoleBinding/lorenz-archive-reader',
       'RoleBinding/lorenz-controller-leader-election',
+      'Service/lorenz-archive',
       'Service/lorenz-controller-metrics',
       'Service/lorenz-tools',
       'ServiceAccount/lorenz-controller',

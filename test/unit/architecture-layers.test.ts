@@ -32,6 +32,8 @@ const LAYERS: Record<string, number> = {
   'controller/tools': 13,
   'controller/archive': 13,
   controller: 14,
+  // The archive's read API: the controller's runtime (its KubeClient) and lower layers.
+  server: 14,
   cli: 15,
 };
 

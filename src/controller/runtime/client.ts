@@ -100,6 +100,8 @@ export interface RequestOptions {
   /** Content type of a PATCH: merge (default), json or apply. */
   patchType?: 'merge' | 'json' | 'apply';
   signal?: AbortSignal;
+  /** More request headers (e.g. X-Lorenz-Token to a service behind the apiserver's proxy). */
+  headers?: Record<string, string>;
 }
 
 export interface StreamOptions extends RequestOptions {
@@ -258,7 +260,11 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const auth = await currentCredentials();
-    const headers: Record<string, string> = { Accept: 'application/json', ...auth.headers };
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      ...options.headers,
+      ...auth.headers,
+    };
     let payload: string | undefined;
     if (options.body !== undefined) {
       payload = JSON.stringify(options.body);

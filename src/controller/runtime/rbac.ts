@@ -49,6 +49,14 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
   // get: the one a Workflow's workspace claim template names, before its first claim is
   // made (a claim of a missing class stays Pending with nothing on the IssueRun to say why).
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
+  // create: the archive's read API checks each caller's token (TokenReview) and what that
+  // caller may list (SubjectAccessReview), so it shows nobody more than their RBAC does.
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  {
+    apiGroups: ['authorization.k8s.io'],
+    resources: ['subjectaccessreviews'],
+    verbs: ['create'],
+  },
 ];
 
 /** Rules for the leader election Lease, granted only in the controller's own namespace. */

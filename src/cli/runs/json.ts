@@ -1,0 +1,24 @@
+/** Small readers of untyped JSON (IssueRun objects, Pod objects, log records). */
+export type Json = Record<string, unknown>;
+
+export const isRecord = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export const str = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : undefined;
+
+export const num = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+
+/** `get(obj, 'status', 'slots')`: the value at a path of record keys. */
+export function get(value: unknown, ...keys: string[]): unknown {
+  let current = value;
+  for (const key of keys) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+export const records = (value: unknown): Json[] =>
+  Array.isArray(value) ? value.filter(isRecord) : [];
