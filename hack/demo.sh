@@ -72,13 +72,33 @@ demo_local() {
   say "controller started (pid $CONTROLLER_PID, logs: $CONTROLLER_LOG)"
   run_samples
   show_git_sample "$NAMESPACE" 180
+  show_history "$NAMESPACE"
   echo
   echo "The local cluster is still up. To look further:"
   echo "  eval \"\$(hack/dev-cluster.sh up)\"      # PATH and KUBECONFIG for kubectl"
   echo "  kubectl describe issuerun $SAMPLE_RUN       # conditions, per-hook results, Events"
   echo "  kubectl get pods -l lorenz.dev/issuerun=$SAMPLE_RUN"
+  echo "  lorenz get runs --all; lorenz describe run NAME   # live and archived runs (npx lorenz)"
   echo "  make dev                                # the controller in the foreground, logs readable"
   echo "  hack/dev-cluster.sh down                # stop the cluster"
+}
+
+# The run archive (docs/archive.md): the laptop controller archives to the user's cache
+# (~/.cache/lorenz/archive.db), so the board runs the poller deleted once their issues were
+# Done are still there. Prints `lorenz get runs --all` and the transcript of one board run.
+show_history() {
+  local namespace="$1" run
+  local lorenz=("$NODE24" "$ROOT/dist/lorenz.js")
+  echo
+  echo "\$ lorenz get runs --all"
+  "${lorenz[@]}" get runs --all -n "$namespace" --kubeconfig "$KUBECONFIG" || return 0
+  run="$("${lorenz[@]}" get runs --all -n "$namespace" --kubeconfig "$KUBECONFIG" -o json 2>/dev/null |
+    "$NODE24" -e 'let t="";process.stdin.on("data",(d)=>(t+=d)).on("end",()=>{const r=JSON.parse(t).items.find((x)=>x.workflow==="board"&&x.source==="archived")??JSON.parse(t).items.find((x)=>x.workflow==="board");if(r)console.log(r.name)})' ||
+    true)"
+  [[ -n "$run" ]] || return 0
+  echo
+  echo "\$ lorenz logs $run"
+  "${lorenz[@]}" logs "$run" -n "$namespace" --kubeconfig "$KUBECONFIG" || true
 }
 
 # The kind path: the same steps as hack/e2e-kind.sh, keeping the cluster.

@@ -98,9 +98,13 @@ export async function superviseLocalCommand(
     withoutFinalNewline(createOutputCapture(options.outputLimit)),
     options.onOutput,
   );
-  for (const stream of [child.stdout, child.stderr]) {
+  const streams = [child.stdout, child.stderr];
+  for (const stream of streams) {
     stream?.setEncoding('utf8');
-    stream?.on('data', (chunk: string) => capture.push(chunk));
+    stream?.on('data', (chunk: string) => {
+      capture.push(chunk);
+      holdWhileBehind(streams, options.outputDrained?.());
+    });
   }
   const exit = leaderExit(child);
   const closed = streamsClosed(child);
@@ -189,4 +193,16 @@ export function spawnLocalProcess(command: string, options: SpawnOptions): Spawn
       await exited;
     },
   };
+}
+
+/** Stops reading the command's output until the streamed output's reader has caught up. */
+export function holdWhileBehind(
+  streams: ReadonlyArray<NodeJS.ReadableStream | null | undefined>,
+  behind: Promise<void> | undefined,
+): void {
+  if (!behind) return;
+  for (const stream of streams) stream?.pause();
+  void behind.then(() => {
+    for (const stream of streams) stream?.resume();
+  });
 }

@@ -16,6 +16,12 @@ export interface RunCommandOptions {
    * the git guard's wrapper, which a profile that resets PATH must not drop.
    */
   pathFirst?: readonly string[];
+  /**
+   * Asked after each piece of output given to onOutput: a promise says that whoever reads the
+   * streamed output is behind (the runner's stdout is full), and the command's output is not
+   * read until it settles, so the pipe holds the command back instead of memory filling up.
+   */
+  outputDrained?: () => Promise<void> | undefined;
   /** Keep at most this many characters of the output and count the rest (default: all). */
   outputLimit?: number;
   /**

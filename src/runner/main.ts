@@ -65,6 +65,8 @@ export interface RunnerOptions {
   ssh?: RunnerSsh | undefined;
   env: NodeJS.ProcessEnv;
   write: (line: string) => void;
+  /** A promise while `write`'s destination is behind (a full stdout pipe); absent: never. */
+  drained?: () => Promise<void> | undefined;
   /** Aborted on SIGTERM: the agent stops, after_run still runs. */
   signal?: AbortSignal;
   executor?: Executor;
@@ -311,6 +313,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       issue: plan.issue,
       executor,
       emit,
+      ...(options.drained ? { outputDrained: options.drained } : {}),
       ...(agent ? { agent } : {}),
       attempt: plan.attempt,
       env,
@@ -392,10 +395,31 @@ export async function runRunnerCommand(argv: string[]): Promise<number> {
       ...parsed,
       env: process.env,
       write: (line) => process.stdout.write(line),
+      drained: stdoutDrained(),
       signal: controller.signal,
     });
   } finally {
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onTerm);
   }
+}
+
+/**
+ * process.stdout on a pipe is asynchronous: writes queue in memory while the reader (the
+ * container runtime's log writer, a slow `kubectl logs`) is behind. This tells the hooks to
+ * stop reading their output until the queue drains, so a hook that prints 1 GB is held back
+ * by the pipe rather than held in memory.
+ */
+function stdoutDrained(): () => Promise<void> | undefined {
+  let draining: Promise<void> | undefined;
+  return () => {
+    if (!process.stdout.writableNeedDrain) return undefined;
+    draining ??= new Promise<void>((resolve) => {
+      process.stdout.once('drain', () => {
+        draining = undefined;
+        resolve();
+      });
+    });
+    return draining;
+  };
 }

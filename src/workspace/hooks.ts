@@ -27,6 +27,8 @@ export const FAIL_FAST_HOOKS: ReadonlySet<HookName> = new Set(['after_create', '
 export interface HookRequest {
   executor: Executor;
   emit: EventSink;
+  /** Whether the sink of `emit` is behind (RunCommandOptions.outputDrained); absent: never. */
+  outputDrained?: () => Promise<void> | undefined;
   hookName: HookName;
   /** The configured command; null means no hook (nothing runs, nothing is emitted). */
   command: string | null;
@@ -199,6 +201,7 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
       // Streamed: the first 4096 characters are kept, the rest only counted.
       outputLimit: OUTPUT_LIMIT,
       onOutput: (chunk) => stream.push(chunk),
+      ...(request.outputDrained ? { outputDrained: request.outputDrained } : {}),
     });
   } catch (error) {
     stream.end();

@@ -34,6 +34,8 @@ export interface LifecycleOptions {
   issue: Issue;
   executor: Executor;
   emit: EventSink;
+  /** A promise while the sink of `emit` is behind: streamed hook output waits for it. */
+  outputDrained?: () => Promise<void> | undefined;
   /** The agent turn loop; absent for `--no-agent` (hooks only). */
   agent?: AgentStep;
   attempt: number | null;
@@ -202,6 +204,7 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
       : runHook({
           executor: options.executor,
           emit: options.emit,
+          ...(options.outputDrained ? { outputDrained: options.outputDrained } : {}),
           hookName,
           command,
           workspace,

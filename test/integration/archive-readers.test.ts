@@ -19,6 +19,7 @@ import { archiveApiHandler } from '../../src/server/archive-api.js';
 import { getRunsCommand, type RunCommandDeps } from '../../src/cli/runs/get-runs.js';
 import { logsCommand } from '../../src/cli/runs/logs.js';
 import { describeRunCommand } from '../../src/cli/runs/describe.js';
+import { delegatingArchive } from '../../src/archive/delegate.js';
 import { openPostgresArchive } from '../../src/archive/postgres.js';
 import { openSqliteArchive } from '../../src/archive/sqlite.js';
 import { startPostgres } from '../support/postgres.js';
@@ -573,7 +574,7 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
       getRunsCommand,
       ['--all', '-A', '--kubeconfig', cp.kubeconfigPath, '--archive-dsn', 'sqlite:/in-memory'],
       {
-        openStore: async () => ({ ...store, close: async () => {} }),
+        openStore: async () => delegatingArchive(() => store),
       },
     );
     expect(direct.stderr).toBe('');

@@ -11,6 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { ensureTools, type ToolPaths } from '../../hack/cluster/control-plane.js';
 import { createRuntimeMetrics } from '../../src/controller/runtime/metrics.js';
 import { runMetrics } from '../../src/controller/shared/run-metrics.js';
+import { createArchiveMetrics } from '../../src/controller/archive/metrics.js';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -20,7 +21,6 @@ const chart = join(root, 'charts', 'lorenz');
  * The run archive's metrics the alerts and the dashboard read: the archive controller
  * (src/controller/archive) registers them, on a registry of its own making.
  */
-const ARCHIVE_METRICS = ['lorenz_archive_lag_seconds', 'lorenz_archive_failures_total'];
 /** Prometheus's own series. */
 const PROMETHEUS_SERIES = ['up'];
 
@@ -71,7 +71,8 @@ const metricNames = (expr: string): string[] => [
 async function exportedNames(): Promise<Set<string>> {
   const runtime = createRuntimeMetrics();
   runMetrics(runtime.registry);
-  const names = new Set<string>([...ARCHIVE_METRICS, ...PROMETHEUS_SERIES]);
+  createArchiveMetrics(runtime.registry, () => []);
+  const names = new Set<string>(PROMETHEUS_SERIES);
   for (const family of await runtime.registry.getMetricsAsJSON()) {
     names.add(family.name);
     if (String(family.type) === 'histogram') {

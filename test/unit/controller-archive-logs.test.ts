@@ -3,14 +3,14 @@ import { ArchiveError, type ArchiveStore } from '../../src/archive/types.js';
 import { createLogArchive } from '../../src/controller/archive/log-archive.js';
 import { createLineSplitter, LINE_CUT_MARKER } from '../../src/controller/runtime/client.js';
 import type { PodLogSource } from '../../src/controller/shared/log-sink.js';
-import {
-  archivedLogText,
-  createMemoryArchive,
-  type MemoryArchive,
-} from '../support/memory-archive.js';
+import { openSqliteArchive } from '../../src/archive/sqlite.js';
+import { archivedLogText, faultyArchive, type FaultyArchive } from '../support/archive-faults.js';
 
 // The store is a parameter: the lead runs these against the real SQLite and PostgreSQL stores.
-const stores: Array<[string, () => MemoryArchive]> = [['memory', () => createMemoryArchive()]];
+// A real store (SQLite in memory), behind a switch for faults and counters of the writes.
+const stores: Array<[string, () => Promise<FaultyArchive>]> = [
+  ['SQLite', async () => faultyArchive(await openSqliteArchive(':memory:'))],
+];
 
 const source: PodLogSource = {
   namespace: 'default',
@@ -55,7 +55,7 @@ function archiveOn(
 
 describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
   it('appends the log in pieces at their offsets, whole', async () => {
-    const store = makeStore();
+    const store = await makeStore();
     const logs = archiveOn(store);
     feed((line, offset) => logs.line(source, line, offset), lines);
     await logs.flushRun(source.runUid);
@@ -65,7 +65,7 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
   });
 
   it('keeps each piece once when the log is read again, in this process or after a restart', async () => {
-    const store = makeStore();
+    const store = await makeStore();
     const first = archiveOn(store);
     // A restart mid-log: the first process read 25 lines; its pieces were cut on time.
     feed((line, offset) => first.line(source, line, offset), lines.slice(0, 25));
@@ -81,12 +81,12 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
     feed((line, offset) => second.line(source, line, offset), lines);
     await second.flushRun(source.runUid);
     expect(await archivedLogText(store, source.runUid)).toBe(whole);
-    expect(store.duplicatePieces).toBe(0);
+    expect(store.repeatedPieces).toBe(0);
     second.stop();
   });
 
   it('redacts what it writes and parses the records an attempt needs', async () => {
-    const store = makeStore();
+    const store = await makeStore();
     const logs = archiveOn(store);
     const records = [
       JSON.stringify({
@@ -138,7 +138,7 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
   });
 
   it('holds the pieces while the store is down and writes them once it is back', async () => {
-    const store = makeStore();
+    const store = await makeStore();
     store.fail = new ArchiveError('archive_unavailable', 'down');
     const failures: unknown[] = [];
     const logs = archiveOn(store, { onFailure: (error) => failures.push(error) });
@@ -154,7 +154,7 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
   });
 
   it('bounds what waits for a store that is down: the head and the newest are kept', async () => {
-    const store = makeStore();
+    const store = await makeStore();
     store.fail = new ArchiveError('archive_unavailable', 'down');
     let dropped = 0;
     const logs = archiveOn(store, {
@@ -174,7 +174,7 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
   });
 
   it('writes nothing while no store is open, and everything once one is', async () => {
-    const open: { store?: MemoryArchive } = {};
+    const open: { store?: FaultyArchive } = {};
     const logs = createLogArchive({
       store: () => open.store,
       capBytes: 1 << 20,
@@ -186,7 +186,7 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
     await expect(logs.flushRun(source.runUid)).rejects.toMatchObject({
       code: 'archive_unavailable',
     });
-    const store = makeStore();
+    const store = await makeStore();
     open.store = store;
     await logs.flushRun(source.runUid);
     expect(await archivedLogText(store, source.runUid)).toBe(whole);

@@ -94,9 +94,12 @@ describe.runIf(process.platform === 'linux')('the runner streams hook output', (
     const bundle = resolve('dist/lorenz.js');
     const runOnce = async (hook: string) => {
       const inputsDir = await writeInputs(workflow(hook));
+      // A capped heap: a runner that held the output would run out of memory here, however
+      // the machine's load delays its garbage collector; the peak RSS is measured as well.
       const child = spawn(
         process.execPath,
         [
+          '--max-old-space-size=96',
           bundle,
           'runner',
           '--inputs',

@@ -8,7 +8,8 @@ import type { ArchiveStore } from '../../src/archive/types.js';
 import type { KubeClient } from '../../src/controller/runtime/client.js';
 import { archiveApiHandler } from '../../src/server/archive-api.js';
 import type { Authorizer } from '../../src/server/auth.js';
-import { createMemoryArchive } from '../support/memory-archive-readers.js';
+import { delegatingArchive } from '../../src/archive/delegate.js';
+import { openSqliteArchive } from '../../src/archive/sqlite.js';
 
 const everyone: Authorizer = {
   authenticate: async () => ({ username: 'alice', groups: [] }),
@@ -31,7 +32,7 @@ async function serve(store: ArchiveStore): Promise<number> {
 }
 
 async function storeWithLog(pieces: number, size: number) {
-  const store = createMemoryArchive();
+  const store = await openSqliteArchive(':memory:');
   await store.putRun({
     uid: 'u1',
     namespace: 'a',
@@ -65,7 +66,7 @@ describe('the archive read API', () => {
     const store = await storeWithLog(400, 64 * 1024);
     let yielded = 0;
     const counted: ArchiveStore = {
-      ...store,
+      ...delegatingArchive(() => store),
       async *readLog(uid, filter) {
         for await (const entry of store.readLog(uid, filter)) {
           yielded += 1;
@@ -89,7 +90,7 @@ describe('the archive read API', () => {
   });
 
   it('answers JSON with nosniff, and /healthz without a token', async () => {
-    const port = await serve(createMemoryArchive());
+    const port = await serve(await openSqliteArchive(':memory:'));
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     expect(health.headers.get('x-content-type-options')).toBe('nosniff');

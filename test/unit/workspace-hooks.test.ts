@@ -91,7 +91,12 @@ describe('runHook', () => {
       durationMs: expect.any(Number),
       slot: 0,
     });
-    expect(events).toHaveLength(2);
+    // The output also streams while the hook runs, between its two records.
+    expect(events.map((event) => event.type)).toEqual([
+      'hook_execution',
+      'hook_output',
+      'hook_execution',
+    ]);
   });
 
   it('a failing fail-fast hook throws hook_failed with the status and output', async () => {

@@ -1,3 +1,4 @@
+import { holdWhileBehind } from '../local-run.js';
 import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createOutputCapture, withListener, withoutFinalNewline } from '../output-capture.js';
@@ -107,7 +108,11 @@ export async function runRemoteCommand(
     },
     (text) => capture.push(text),
   );
-  channel.on('data', (chunk: Buffer) => capture.push(decoder.write(chunk)));
+  channel.on('data', (chunk: Buffer) => {
+    capture.push(decoder.write(chunk));
+    // Only stdout waits for a reader that is behind: stderr also carries the protocol.
+    holdWhileBehind([channel], options.outputDrained?.());
+  });
   channel.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
   let exit: { code: number | null; signal: NodeJS.Signals | null; at: number } | undefined;
   void exited.then(({ code, signal }) => {
