@@ -311,10 +311,10 @@ describe('helm template', () => {
       '--allowed-service-accounts=default',
       '--tools-bind-address=:8090',
       '--tools-url=http://lorenz-tools.lorenz-system.svc:8090/mcp',
+      '--archive-api-bind-address=:8091',
       '--archive-dsn=sqlite:/var/lib/lorenz/archive.db',
       '--archive-log-cap=32Mi',
       '--archive-give-up-after=24h',
-      '--archive-api-bind-address=:8091',
     ]);
     // The archive's SQLite file on its volume: one writer, so never two Pods at once.
     expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
