@@ -7,7 +7,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { delegatingArchive } from '../../src/archive/delegate.js';
 import { openPostgresArchive } from '../../src/archive/postgres.js';
+import { describeRunCommand } from '../../src/cli/runs/describe.js';
+import { getRunsCommand } from '../../src/cli/runs/get-runs.js';
+import { logsCommand } from '../../src/cli/runs/logs.js';
 import { openSqliteArchive } from '../../src/archive/sqlite.js';
 import { startPostgres } from '../support/postgres.js';
 import type { IssueRun } from '../../src/api/index.js';
@@ -122,6 +126,27 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     expect(next.size).toBeGreaterThan(0);
   }
 
+  /** A run command as a user types it, with the admin's kubeconfig and this file's store. */
+  const cli = async (command: typeof getRunsCommand, args: string[]) => {
+    let stdout = '';
+    let stderr = '';
+    const code = await command(
+      [
+        ...args,
+        '-n',
+        NAMESPACE,
+        '--kubeconfig',
+        env.cp.kubeconfigPath,
+        '--archive-dsn',
+        'sqlite:the-store-of-this-file',
+      ],
+      (text) => (stdout += text),
+      (text) => (stderr += text),
+      { openStore: async () => delegatingArchive(() => inner) },
+    );
+    return { code, stdout, stderr };
+  };
+
   it('a tracker-driven run whose issue is Done is removed only once the archive holds it whole', async () => {
     const board = (state: string) =>
       `  issues:\n    - { id: "a1", identifier: "ARC-1", title: "Archive me", state: "${state}" }`;
@@ -174,6 +199,18 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     expect(log).toContain('session_notification');
     expect(log).toContain('hello-from-the-agent');
     await expectLogOnce(found.run.uid);
+
+    // What a user sees once it is gone: the CLI, through the kubeconfig and the archive.
+    const table = await cli(getRunsCommand, ['--all']);
+    expect(table.stdout).toMatch(/^arc-arc-1\s+arc\s+ARC-1\s+Succeeded\s.*Archived$/m);
+    const transcript = await cli(logsCommand, ['arc-arc-1']);
+    expect(transcript.code, transcript.stderr).toBe(0);
+    expect(transcript.stdout).toContain('hook-said-hello');
+    expect(transcript.stdout).toContain('hello-from-the-agent');
+    const described = await cli(describeRunCommand, ['arc-arc-1']);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toContain('ARC-1');
+    expect(described.stdout).toContain('before_run');
   });
 
   it('a retried run keeps both attempts, and a restart mid-run writes every record once', async () => {
