@@ -1,0 +1,268 @@
+/**
+ * The JSON shapes of `lorenz server`'s view API (`/api/v1/...`): what the web view (web/)
+ * reads, and what anyone may script against. One file so the server and the browser code
+ * agree by the compiler, not by convention (web/ imports these with `import type`).
+ *
+ * Versioning: fields are only ever added under /api/v1; a field that changes meaning gets a
+ * new name. Every time is an RFC 3339 string in UTC. Every error is an `ApiErrorBody` with a
+ * stable `code` and the HTTP status that goes with it.
+ *
+ *   GET  /api/v1/whoami                                      -> WhoAmI
+ *   GET  /api/v1/workflows[?namespace=]                      -> WorkflowList
+ *   GET  /api/v1/runs?namespace=&workflow=&phase=&reason=&issue=&since=&until=&source=&limit=&continue=
+ *                                                            -> RunList
+ *   GET  /api/v1/namespaces/{ns}/runs/{name}[?uid=]          -> RunDetail
+ *   GET  /api/v1/namespaces/{ns}/runs/{name}/transcript[?uid=&slot=&attempt=&follow=true]
+ *                                                            -> text/event-stream of TranscriptEvent
+ *                                                               (follow=false: ends after the last entry)
+ *   GET  /api/v1/namespaces/{ns}/runs/{name}/hooks/{seq}/output[?uid=]
+ *                                                            -> text/plain; the hook run's whole output
+ *   GET  /api/v1/usage?namespace=&workflow=&from=&to=        -> UsageReport
+ *   GET  /api/v1/watch[?namespace=]                          -> text/event-stream of ChangeEvent
+ *   POST /api/v1/namespaces/{ns}/runs/{name}/cancel          -> ActionResult
+ *   POST /api/v1/namespaces/{ns}/runs/{name}/retry           -> ActionResult
+ *   POST /api/v1/namespaces/{ns}/workflows/{name}/suspend    -> ActionResult
+ *   POST /api/v1/namespaces/{ns}/workflows/{name}/resume     -> ActionResult
+ *
+ * Authorization (server/auth.ts): in the cluster every request carries
+ * `Authorization: Bearer <token>`; reads are filtered by SubjectAccessReviews for that user,
+ * writes are made with the caller's own token, so the apiserver's RBAC decides. POSTs must
+ * carry `X-Lorenz-Request: 1` (a header a cross-site form cannot send).
+ */
+
+export type ApiErrorCode =
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'bad_request'
+  | 'conflict'
+  | 'archive_unavailable'
+  | 'kube_unavailable'
+  | 'internal';
+
+export interface ApiErrorBody {
+  code: ApiErrorCode;
+  message: string;
+}
+
+export interface WhoAmI {
+  /** `cluster`: bearer tokens, checked per request; `local`: the kubeconfig's own user. */
+  mode: 'cluster' | 'local';
+  username: string;
+  groups: string[];
+  /** Whether runs that left the cluster can be read (an archive is configured and up). */
+  archive: boolean;
+}
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+export interface ConditionView {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+export interface WorkflowSummary {
+  namespace: string;
+  name: string;
+  uid: string;
+  suspended: boolean;
+  tracker: {
+    kind: string;
+    /** The tracker's project or team, as the Workflow names it. */
+    project?: string;
+    /** From the Workflow's tracker condition; undefined before the first poll. */
+    reachable?: boolean;
+    lastPollTime?: string;
+    lastError?: string;
+  };
+  /** Issues in an active state at the last poll. */
+  candidates?: number;
+  running: number;
+  /** Candidates not started, by why (blocked_by, over the cap, waiting on retry, ...). */
+  blocked: { reason: string; count: number }[];
+  /** Candidates left waiting because the Workflow's concurrency cap is reached. */
+  overCap?: number;
+  conditions: ConditionView[];
+}
+
+export interface WorkflowList {
+  workflows: WorkflowSummary[];
+  /** Failed runs of the last 24 h, newest first (at most 20). */
+  recentFailures: RunSummary[];
+}
+
+export interface IssueView {
+  id: string;
+  identifier: string;
+  title: string;
+  /** The issue's page on the tracker, when the tracker gave one (http/https only). */
+  url?: string;
+  state?: string;
+}
+
+export interface RunSummary {
+  uid: string;
+  namespace: string;
+  name: string;
+  workflow: string;
+  issue: IssueView;
+  /** Pending, Running, Succeeded or Failed. */
+  phase: string;
+  reason?: string;
+  message?: string;
+  /** The highest attempt of any slot. */
+  attempt: number;
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  branch?: string;
+  usage: TokenCounts;
+  /** `live`: the IssueRun is in the cluster; `archive`: only the archive has it. */
+  source: 'live' | 'archive';
+  deletedAt?: string;
+  cancelRequested?: boolean;
+}
+
+export interface RunList {
+  runs: RunSummary[];
+  /** Set when more (older) runs follow: pass it back as `continue`. */
+  continue?: string;
+}
+
+export interface HookView {
+  /** Position of the hook run among the started hook runs of its Pod's log (hook_output.seq). */
+  seq?: number;
+  hookName: string;
+  status: string;
+  exitCode?: number;
+  startedAt?: string;
+  durationMs?: number;
+  /** The first 4096 characters, as in status; the whole output is at hooks/{seq}/output. */
+  output?: string;
+  outputTruncated?: boolean;
+}
+
+export interface AttemptView {
+  slot: number;
+  attempt: number;
+  podName: string;
+  node?: string;
+  host?: string;
+  image?: string;
+  phase: string;
+  reason?: string;
+  message?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  turns: number;
+  usage: TokenCounts;
+  hooks: HookView[];
+  git?: { branch?: string; pushedCommits?: string[] };
+}
+
+export interface EventView {
+  involvedKind: string;
+  involvedName: string;
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  firstTime?: string;
+  lastTime?: string;
+}
+
+/** One bar of the run's timeline: where the time went, at a glance. */
+export interface TimelineBar {
+  kind: 'attempt' | 'hook' | 'git' | 'turn' | 'tool_call';
+  slot: number;
+  attempt: number;
+  label: string;
+  startedAt: string;
+  /** Unset while it runs. */
+  finishedAt?: string;
+  status: 'running' | 'succeeded' | 'failed';
+}
+
+export interface RunDetail {
+  run: RunSummary;
+  attempts: AttemptView[];
+  events: EventView[];
+  timeline: TimelineBar[];
+  conditions: ConditionView[];
+}
+
+/** One entry of a run's transcript, in log order. `text` is text, never markup. */
+export type TranscriptEntry = { seq: number; slot: number; attempt: number; at?: string } & (
+  | { kind: 'message' | 'thought'; text: string }
+  | {
+      kind: 'tool_call';
+      toolCallId: string;
+      title: string;
+      toolKind?: string;
+      status?: string;
+      /** The call's input, as the agent reported it (JSON text). */
+      input?: string;
+    }
+  | { kind: 'tool_result'; toolCallId: string; status: string; text: string }
+  | { kind: 'plan'; entries: { content: string; status: string; priority?: string }[] }
+  | {
+      kind: 'turn';
+      turn: number;
+      status: 'started' | 'completed' | 'failed' | 'cancelled';
+      detail?: string;
+    }
+  | { kind: 'hook'; hookName: string; status: string; hookSeq?: number; exitCode?: number }
+  | { kind: 'hook_output'; hookName: string; hookSeq: number; text: string }
+  | { kind: 'git'; step: string; status: string; detail?: string }
+  | { kind: 'stderr'; text: string }
+  /** Bytes of the log the archive's cap dropped here. */
+  | { kind: 'elided'; bytes: number }
+);
+
+/**
+ * SSE events of /transcript: `entry` (data: TranscriptEntry), `end` (data: {} — the run is
+ * over and everything was sent), `error` (data: ApiErrorBody).
+ */
+export type TranscriptEvent =
+  | { event: 'entry'; data: TranscriptEntry }
+  | { event: 'end'; data: Record<string, never> }
+  | { event: 'error'; data: ApiErrorBody };
+
+/**
+ * SSE events of /watch: `run` (data: RunSummary, added or changed), `run_deleted` (data: its
+ * uid, namespace and name), `workflow` (data: WorkflowSummary), `workflow_deleted`, and
+ * `heartbeat` every 15 s. Only what the caller may list is sent.
+ */
+export type ChangeEvent =
+  | { event: 'run'; data: RunSummary }
+  | { event: 'run_deleted'; data: { uid: string; namespace: string; name: string } }
+  | { event: 'workflow'; data: WorkflowSummary }
+  | { event: 'workflow_deleted'; data: { uid: string; namespace: string; name: string } }
+  | { event: 'heartbeat'; data: { at: string } };
+
+export interface UsageRowView extends TokenCounts {
+  namespace: string;
+  workflow: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  runs: number;
+  failed: number;
+}
+
+export interface UsageReport {
+  rows: UsageRowView[];
+}
+
+export interface ActionResult {
+  /** What was done: `cancel_requested`, `retried`, `suspended`, `resumed`. */
+  action: 'cancel_requested' | 'retried' | 'suspended' | 'resumed';
+  namespace: string;
+  name: string;
+}
