@@ -1,19 +1,25 @@
-// `npm run docs [-- --check]`: regenerates the README's WORKFLOW.md configuration reference
-// and its error table.
+// `npm run docs [-- --check]`: regenerates the WORKFLOW.md configuration reference in
+// docs/configuration.md and the error table in docs/cli.md, each between its markers.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { withErrorCodes } from './docs/error-codes.js';
 import { withWorkflowReference } from './docs/workflow-reference.js';
 
-const path = new URL('../README.md', import.meta.url).pathname;
-const current = readFileSync(path, 'utf8');
-const next = withErrorCodes(withWorkflowReference(current));
-if (process.argv.includes('--check')) {
-  if (next !== current) {
-    process.stderr.write(
-      'README.md: the generated reference or error table is stale: run npm run docs\n',
-    );
-    process.exit(1);
-  }
-} else if (next !== current) {
-  writeFileSync(path, next);
+/** Each generated page and how its blocks are made. */
+const GENERATED_PAGES: readonly { page: string; generate: (text: string) => string }[] = [
+  { page: 'docs/configuration.md', generate: withWorkflowReference },
+  { page: 'docs/cli.md', generate: withErrorCodes },
+];
+
+const stale: string[] = [];
+for (const { page, generate } of GENERATED_PAGES) {
+  const path = new URL(`../${page}`, import.meta.url).pathname;
+  const current = readFileSync(path, 'utf8');
+  const next = generate(current);
+  if (next === current) continue;
+  if (process.argv.includes('--check')) stale.push(page);
+  else writeFileSync(path, next);
+}
+if (stale.length > 0) {
+  process.stderr.write(`${stale.join(', ')}: the generated tables are stale: run npm run docs\n`);
+  process.exit(1);
 }

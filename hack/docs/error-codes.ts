@@ -1,4 +1,4 @@
-// The README's error table, generated from the codes themselves: every code, what `lorenz
+// docs/cli.md's error table, generated from the codes themselves: every code, what `lorenz
 // run` exits with, the IssueRun reason it becomes, and what it means.
 import { exitCodeForError } from '../../src/cli/exit-codes.js';
 import { reasonForErrorCode } from '../../src/controller/issuerun/pod-status.js';
@@ -31,6 +31,6 @@ export function renderErrorCodes(): string {
 export function withErrorCodes(document: string): string {
   const start = document.indexOf(BEGIN_MARKER);
   const end = document.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error('README.md has no error-codes markers');
+  if (start < 0 || end < start) throw new Error('the document has no error-codes markers');
   return document.slice(0, start) + renderErrorCodes() + document.slice(end + END_MARKER.length);
 }

@@ -1,5 +1,5 @@
-// Renders the WORKFLOW.md configuration reference from the zod schema, so the README's table
-// cannot drift from what the parser accepts: keys, types, bounds, defaults and descriptions
+// Renders the WORKFLOW.md configuration reference from the zod schema, so docs/configuration.md's
+// table cannot drift from what the parser accepts: keys, types, bounds, defaults and descriptions
 // all come from src/workflow/config-schema.ts.
 import { z } from 'zod';
 import {
@@ -101,7 +101,7 @@ export function renderWorkflowReference(): string {
 export function withWorkflowReference(document: string): string {
   const start = document.indexOf(BEGIN_MARKER);
   const end = document.indexOf(END_MARKER);
-  if (start < 0 || end < start) throw new Error('README.md has no workflow-config markers');
+  if (start < 0 || end < start) throw new Error('the document has no workflow-config markers');
   return (
     document.slice(0, start) + renderWorkflowReference() + document.slice(end + END_MARKER.length)
   );

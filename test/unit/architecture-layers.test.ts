@@ -1,8 +1,8 @@
-// The folder layout is the architecture: each folder of src/ is a layer and imports only
-// from layers below it (../shared/DESIGN.md). Inside src/controller the same holds for its
-// parts: runtime < shared < events < the per-kind controllers (issuerun, workflow: never
-// each other) < main.ts. This test reads every import of src/ and fails on an edge that
-// runs sideways or up.
+// The folder layout is the architecture: each folder of src/ is a layer and imports only from
+// layers below it (docs/architecture.md#the-layers). Inside src/controller the same holds for its
+// parts: runtime < shared < events < the per-kind controllers (issuerun, workflow: never each
+// other) < main.ts. This test reads every import of src/ and fails on an edge that runs sideways or
+// up.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -122,5 +122,36 @@ describe('the import graph of src/', () => {
     ['cli.ts', 'cli/usage.ts'],
   ])('allows %s -> %s', (from, to) => {
     expect(violations([{ from, to }])).toEqual([]);
+  });
+});
+
+/** The layers top to bottom, one line per rank, as docs/architecture.md draws them. */
+function layerPicture(layers: Record<string, number>): string {
+  const ranks = [...new Set(Object.values(layers))].sort((a, b) => b - a);
+  return ranks
+    .map((rank) => {
+      const names = Object.keys(layers).filter((name) => layers[name] === rank);
+      return `${String(rank).padStart(2)}  ${names.join(', ')}`;
+    })
+    .join('\n');
+}
+
+describe('docs/architecture.md', () => {
+  const doc = readFileSync(resolve(import.meta.dirname, '../../docs/architecture.md'), 'utf8');
+
+  it('draws the layers this test enforces, rank by rank', () => {
+    expect(doc).toContain(`\`\`\`\n${layerPicture(LAYERS)}\n\`\`\``);
+  });
+
+  it('describes every folder of src/ in its table', () => {
+    const folders = readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders.length).toBeGreaterThan(10);
+    for (const folder of folders) expect(doc, `src/${folder}`).toContain(`| \`src/${folder}\``);
+  });
+
+  it('draws a picture from the ranks (the renderer itself)', () => {
+    expect(layerPicture({ a: 0, b: 1, c: 1 })).toBe(' 1  b, c\n 0  a');
   });
 });

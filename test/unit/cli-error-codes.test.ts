@@ -15,7 +15,7 @@ import {
 import { CLI_BINS, runCli, type CliBin } from './cli-bins.js';
 
 // What `lorenz` prints for a failure is `lorenz: <code>: <what>`, the code once, and its exit
-// status is the one the README's error table gives (generated from exit-codes.ts).
+// status is the one docs/cli.md's error table gives (generated from exit-codes.ts).
 const dir = mkdtempSync(join(tmpdir(), 'lorenz-cli-codes-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -7,13 +7,15 @@ import {
   withWorkflowReference,
 } from '../../hack/docs/workflow-reference.js';
 
-describe('README WORKFLOW.md reference', () => {
+const page = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+
+describe('docs/configuration.md, the WORKFLOW.md reference', () => {
   it('is generated from the config schema and up to date (npm run docs)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(withWorkflowReference(readme)).toBe(readme);
+    const text = page('docs/configuration.md');
+    expect(withWorkflowReference(text)).toBe(text);
   });
 
-  it('lists the reference defaults for keys the reference names', () => {
+  it('lists the defaults docs/design.md promises to keep from Lorenz', () => {
     const table = renderWorkflowReference();
     for (const row of [
       /\| `hooks.timeout_ms` \| integer[^|]*\| `60000` \|/,
@@ -31,10 +33,10 @@ describe('README WORKFLOW.md reference', () => {
   });
 });
 
-describe('README error table', () => {
+describe('docs/cli.md, the error table', () => {
   it('is generated from the codes and up to date (npm run docs)', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    expect(withErrorCodes(readme)).toBe(readme);
+    const text = page('docs/cli.md');
+    expect(withErrorCodes(text)).toBe(text);
   });
 
   it('lists every code, its exit code, its reason and what it means', () => {
@@ -47,5 +49,27 @@ describe('README error table', () => {
     expect(table).toContain('| `invalid_issue` | 2 | ');
     expect(table).toContain('| `input_digest_mismatch` | 1 | `InputsInvalid` |');
     expect(table).toContain('| `hook_killed` | 1 | `HookKilled` |');
+  });
+});
+
+describe('the generated blocks', () => {
+  it.each([
+    ['docs/configuration.md', 'workflow-config'],
+    ['docs/cli.md', 'error-codes'],
+  ])('of %s sit inside prettier-ignore, so formatting cannot undo them', (path, name) => {
+    const text = page(path);
+    const start = text.indexOf('<!-- prettier-ignore-start -->');
+    const begin = text.indexOf(`<!-- BEGIN GENERATED: ${name} (npm run docs) -->`);
+    const end = text.indexOf(`<!-- END GENERATED: ${name} -->`);
+    const stop = text.indexOf('<!-- prettier-ignore-end -->');
+    expect(start).toBeGreaterThanOrEqual(0);
+    expect([start < begin, begin < end, end < stop]).toEqual([true, true, true]);
+  });
+
+  it('are gone from the README, which links to them', () => {
+    const readme = page('README.md');
+    expect(readme).not.toContain('BEGIN GENERATED');
+    expect(readme).toContain('](docs/configuration.md)');
+    expect(readme).toContain('](docs/cli.md)');
   });
 });

@@ -4,7 +4,7 @@
 // target. `make e2e-local` had no prerequisite and failed at once on a fresh clone
 // (`esbuild: command not found`). What a recipe needs is read from the recipe and the hack
 // scripts it runs (and the ones those source or run), with their comments left out.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -156,8 +156,13 @@ describe('make targets from a fresh clone', () => {
     );
   });
 
-  it('documents in the README only targets the Makefile has', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  it('documents in the README and docs/ only targets the Makefile has', () => {
+    const docs = readdirSync(join(root, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => join('docs', name));
+    const readme = ['README.md', ...docs]
+      .map((path) => readFileSync(join(root, path), 'utf8'))
+      .join('\n');
     const documented = new Set(
       [...readme.matchAll(/`make ([a-z0-9-]+)[^`]*`|^make ([a-z0-9-]+)/gm)].map(
         (match) => match[1] ?? match[2] ?? '',

@@ -267,7 +267,7 @@ describe("SSH executor: what left the hook's group ends with the run", () => {
     expect(await eventually(gone(mark))).toBe(true);
   });
 
-  // The documented limit (README, SSH workers): what starts with a cleared environment does
+  // The documented limit (docs/ssh-workers.md): what starts with a cleared environment does
   // not carry the marker, so nothing finds it. Ended here by its pid.
   it('a daemon started with a cleared environment (env -i) is not found', async () => {
     const executor = await sshExecutor(sshd);

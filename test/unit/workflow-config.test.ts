@@ -320,7 +320,7 @@ describe('keys named like Object.prototype members', () => {
 });
 
 describe('integer settings written as quoted numbers', () => {
-  it('are read as the numbers, as the reference reads them', () => {
+  it('are read as the numbers, as Lorenz reads them', () => {
     const { config } = parseConfig({
       polling: { interval_ms: '5000' },
       hooks: { timeout_ms: '60000' },
@@ -484,7 +484,7 @@ describe('invalid values name the key path and the rule', () => {
   });
 });
 
-// The one setting with a code of its own (the README's error table promises it).
+// The one setting with a code of its own (docs/cli.md's error table promises it).
 describe('worker.ssh_timeout_ms', () => {
   it.each([0, -1, 'abc', 1.5, 2_147_483_648, null])('%j: invalid_ssh_timeout', (value) => {
     const error = failure({ worker: { ssh_timeout_ms: value } });
