@@ -1,5 +1,5 @@
 // `npm run bench`: hook overhead and a whole `lorenz run --no-agent`, medians side by side.
-// A benchmark, not a test: it prints figures and ratios against the targets in DESIGN.md,
+// A benchmark, not a test: it prints figures and ratios against the targets in docs/benchmarks.md,
 // and where a start's time goes (LORENZ_STARTUP_TRACE marks, src/workflow/startup-marks.ts).
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';

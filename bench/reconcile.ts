@@ -1,4 +1,4 @@
-// `npm run bench:reconcile`: the operator against its targets (DESIGN.md, "Targets").
+// `npm run bench:reconcile`: the operator against its targets (docs/benchmarks.md).
 // A benchmark, not a test: it prints figures and ratios side by side, never fails on them.
 //
 //   BENCH_COUNT        objects created at once per load phase            (500)

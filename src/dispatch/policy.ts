@@ -3,7 +3,7 @@ import { isActiveState } from '../workflow/states.js';
 import { ensembleSize } from '../workspace/ensemble.js';
 
 /**
- * Which issues get an agent now (facts.md, "Orchestration"), as one pure function over what
+ * Which issues get an agent now (docs/design.md#dispatch-rules), as one pure function over what
  * the tracker says and what is already running. The Workflow's dispatcher and
  * `lorenz poll --dry-run` both call it, so what a user debugs locally is what the cluster does.
  */
@@ -79,7 +79,7 @@ function openBlockers(issue: Issue, settings: DispatchSettings): string[] {
 /**
  * Decides, in dispatch order, what happens to each candidate. Slots are granted in that
  * order: an issue that does not fit waits (`over-cap`) and a later, smaller one may still
- * fit, as the reference does; nothing ever exceeds a cap.
+ * fit, as in Lorenz; nothing ever exceeds a cap.
  */
 export function planDispatch(
   candidates: readonly Issue[],

@@ -57,9 +57,9 @@ export function createOutputCapture(limit = Infinity): OutputCapture {
 }
 
 /**
- * The output as the reference reports it: without its final newline. A newline that ends a
- * chunk is held back until more output shows it was not the last one, so neither the kept
- * text nor the count of dropped characters includes it.
+ * The output as Lorenz reports it (docs/design.md#kept-to-the-letter): without its final newline. A
+ * newline that ends a chunk is held back until more output shows it was not the last one, so
+ * neither the kept text nor the count of dropped characters includes it.
  */
 export function withoutFinalNewline(inner: OutputCapture): OutputCapture {
   let held = false;

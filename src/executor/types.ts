@@ -52,8 +52,8 @@ export interface CommandResult {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /**
-   * stdout and stderr merged in arrival order, without the final newline (as the reference
-   * reports it): the first outputLimit characters.
+   * stdout and stderr merged in arrival order, without the final newline (as Lorenz does,
+   * docs/design.md#kept-to-the-letter reports it): the first outputLimit characters.
    */
   output: string;
   /** Characters of output beyond outputLimit, counted but not kept. */

@@ -1,6 +1,7 @@
 /**
- * The fixed message of every turn after the first while the issue stays active. Not Liquid
- * and not configurable: the text is the reference's, word for word, ending with its newline.
+ * The fixed message of every turn after the first while the issue stays active. Not Liquid and not
+ * configurable: the text is Lorenz's, word for word (docs/design.md#templates), ending with its
+ * newline.
  */
 export function continuationPrompt(turnNumber: number, maxTurns: number): string {
   return [

@@ -1,9 +1,10 @@
 import type { Blocker, Issue } from '../workflow/issue.js';
 
 /**
- * What templates see as `issue`: exactly the reference's snake_case keys, every one present
- * (null when unknown) so strict mode only fails on names that do not exist, and
- * `assigned_to_worker` always a boolean (missing means assigned).
+ * What templates see as `issue`: exactly Lorenz's snake_case keys
+ * (docs/design.md#kept-to-the-letter), every one present (null when unknown) so strict mode only
+ * fails on names that do not exist, and `assigned_to_worker` always a boolean (missing means
+ * assigned).
  */
 export type IssueTemplateView = Issue;
 

@@ -35,7 +35,7 @@ export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
 }
 
 /**
- * Read and load a WORKFLOW.md. A file that is not there is the reference's
+ * Read and load a WORKFLOW.md. A file that is not there is Lorenz's
  * `missing_workflow_file`; one that is there but cannot be read (a directory, a symlink
  * loop, no permission) is `file_unreadable`, naming the file and the reason.
  */

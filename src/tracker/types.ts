@@ -1,7 +1,7 @@
 import type { Issue } from '../workflow/issue.js';
 
 /**
- * What every tracker adapter offers the orchestrator (facts.md, "Trackers"): the issues to
+ * What every tracker adapter offers the orchestrator (docs/design.md#trackers): the issues to
  * consider, the issues it is running (to reconcile them), and the issues in given states
  * (terminal ones, to clean their workspaces at start-up). Every issue comes back normalized
  * (src/workflow/issue.ts); an item that cannot be normalized is dropped, never half-filled.

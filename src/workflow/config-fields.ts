@@ -20,10 +20,11 @@ export const durationMs = () => positiveInteger(MAX_TIMER_MS);
 const INTEGER_TEXT = /^\s*[+-]?\d+\s*$/;
 
 /**
- * The reference reads a quoted integer (`max_turns: "5"`) as the number. Only integer text is
- * converted; anything else reaches the number schema as it is and fails with its rule. A
- * preprocess (not a union) so that the documented input type stays the number's: the JSON
- * schema of a preprocess in input mode is its output schema.
+ * Lorenz reads a quoted integer (`max_turns: "5"`) as the number
+ * (docs/design.md#kept-to-the-letter). Only integer text is converted; anything else reaches the
+ * number schema as it is and fails with its rule. A preprocess (not a union) so that the documented
+ * input type stays the number's: the JSON schema of a preprocess in input mode is its output
+ * schema.
  */
 function acceptingIntegerText<T extends z.ZodNumber>(schema: T) {
   return z.preprocess(

@@ -2,8 +2,8 @@ import { LorenzError } from './errors.js';
 import { parseUserYaml } from './yaml.js';
 
 /**
- * The prompt used when a WORKFLOW.md body is blank: the reference's text word for word, its
- * final newline included.
+ * The prompt used when a WORKFLOW.md body is blank: Lorenz's text word for word
+ * (docs/design.md#templates), its final newline included.
  */
 export const DEFAULT_PROMPT_TEMPLATE = [
   'You are working on an issue from the configured tracker.',
@@ -37,7 +37,7 @@ const FENCE = /^---[ \t]*$/;
  * Where the front matter sits: the first line that is a `---` fence (only blank lines may come
  * before it) and the next `---` line. Returns null when the file does not open with a fence,
  * or when the fence is never closed: a file that opens with a Markdown rule and has no second
- * one is all body, as the reference reads it.
+ * one is all body, as Lorenz reads it.
  */
 function findFences(lines: string[]): { open: number; close: number } | null {
   const open = lines.findIndex((line) => line.trim() !== '');

@@ -106,8 +106,9 @@ function failureText(
 }
 
 /**
- * The record's `error`, trimmed as the reference reports it. When the quoted output was cut,
- * its end is not the text's end: only the start is trimmed and the marker counts the rest.
+ * The record's `error`, trimmed as Lorenz reports it (docs/design.md#kept-to-the-letter). When the
+ * quoted output was cut, its end is not the text's end: only the start is trimmed and the marker
+ * counts the rest.
  */
 function errorText(failure: { text: string; quotesOutput?: boolean }, outputDropped: number) {
   const dropped = failure.quotesOutput ? outputDropped : 0;

@@ -235,7 +235,8 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
       options.emit({ type: 'skills_synced', message: { path: workspace, skills, slot } });
     }
     // The attempt begins with before_run: from there on, after_run runs whatever happens
-    // (before_run failing or killed included), as the reference runs it in a finally block.
+    // (before_run failing or killed included), as Lorenz does: after_run always runs
+    // (docs/design.md#the-lifecycle-order).
     try {
       await hook('before_run', hooks.beforeRun, context.signal);
       if (git && guard) await lockHooks(git, guard);

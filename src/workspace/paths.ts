@@ -40,8 +40,9 @@ function homeOf(env: NodeJS.ProcessEnv): string | null {
 
 /**
  * Expand `~`, `~/…` (against HOME, else USERPROFILE) and a whole-value `$VAR`. Anything else,
- * `$HOME/work` included, stays literal. Null when a `$VAR` or `~` has nothing to expand to.
- * The workspace root and `agent.skills` entries are expanded alike, as the reference does.
+ * `$HOME/work` included, stays literal. Null when a `$VAR` or `~` has nothing to expand to. The
+ * workspace root and `agent.skills` entries are expanded alike
+ * (docs/design.md#the-lifecycle-order).
  */
 export function expandPath(expression: string, env: NodeJS.ProcessEnv): string | null {
   if (expression === '~' || expression.startsWith('~/')) {
@@ -55,7 +56,7 @@ export function expandPath(expression: string, env: NodeJS.ProcessEnv): string |
 
 /**
  * The root on a remote worker: a `~` or `~/…` expression expands against the worker's HOME
- * (the reference's remote root resolution); anything else is used as this machine expanded it.
+ * (docs/design.md#the-lifecycle-order); anything else is used as this machine expanded it.
  */
 export function workerRoot(resolved: ResolvedRoot, workerHome: string): string {
   const expression = resolved.rootExpression;

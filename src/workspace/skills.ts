@@ -4,7 +4,7 @@ import type { Executor } from '../executor/types.js';
 import { LorenzError } from '../workflow/errors.js';
 import { expandPath } from './paths.js';
 
-/** Fixed by the reference: not configurable. */
+/** Fixed, as in Lorenz (docs/design.md#the-lifecycle-order): not configurable. */
 export const SKILLS_DIRECTORY = join('.lorenz', 'skills');
 
 /**

@@ -1,5 +1,6 @@
-// A failed attempt is tried again by spec.retries, as a new Pod <run>-<slot>-<attempt+1>
-// after the backoff of facts.md; a cancelled run, a success and a spent budget never are.
+// A failed attempt is tried again by spec.retries, as a new Pod <run>-<slot>-<attempt+1> after the
+// backoff of docs/design.md#retries-and-continuation; a cancelled run, a success and a spent budget
+// never are.
 import { describe, expect, it } from 'vitest';
 import { Reasons } from '../../src/api/index.js';
 import type { PodOutcome } from '../../src/controller/issuerun/pod-status.js';

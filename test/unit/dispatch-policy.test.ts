@@ -1,4 +1,4 @@
-// The dispatch policy of facts.md, "Orchestration": candidates in dispatch order, blockers,
+// The dispatch policy of docs/design.md#dispatch-rules: candidates in dispatch order, blockers,
 // the workflow and per-state caps (ensemble slots count), issues already held.
 import { describe, expect, it } from 'vitest';
 import {

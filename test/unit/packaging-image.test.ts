@@ -236,7 +236,7 @@ describe('the operator image', () => {
   );
 
   it('runs the bundled CLI from /lorenz/lorenz.js as uid 65532, the controller by default', () => {
-    // A capped young generation keeps the controller's RSS within its target (DESIGN.md).
+    // A capped young generation keeps the controller's RSS within its target (docs/benchmarks.md).
     expect(final.find((i) => i.keyword === 'ENTRYPOINT')?.args).toBe(
       '["node", "--max-semi-space-size=16", "--optimize-for-size", "/lorenz/lorenz.js"]',
     );

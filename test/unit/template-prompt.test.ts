@@ -170,7 +170,7 @@ describe('the default prompt', () => {
   });
 });
 
-describe('the worked example from the reference', () => {
+describe("the worked example of Lorenz's prompt documentation", () => {
   it('renders a full context', async () => {
     const workflow = await loadWorkflowFile(
       join(import.meta.dirname, '../fixtures/workflows/worked-example.md'),
@@ -217,7 +217,7 @@ describe('the worked example from the reference', () => {
 });
 
 describe('continuationPrompt', () => {
-  it('is the reference text with the turn numbers filled in', () => {
+  it("is Lorenz's text with the turn numbers filled in", () => {
     expect(continuationPrompt(3, 20)).toBe(
       `Continuation guidance:
 

@@ -147,7 +147,7 @@ describe('effectivePromptTemplate', () => {
     expect(effectivePromptTemplate('\n Fix {{ issue.title }} \n')).toBe('Fix {{ issue.title }}');
   });
 
-  it('is the reference default prompt, word for word', () => {
+  it("is Lorenz's default prompt, word for word", () => {
     expect(DEFAULT_PROMPT_TEMPLATE).toBe(
       `You are working on an issue from the configured tracker.
 

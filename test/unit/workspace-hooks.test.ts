@@ -201,7 +201,7 @@ describe('runHook', () => {
     ['a last line without a newline as it is', "printf 'a\\nb'", 'a\nb'],
     ['nothing when only a newline was printed', 'echo', ''],
     ['a final newline that arrives on its own', "printf a; sleep 0.05; printf '\\n'", 'a'],
-  ])('reports the output without %s, as the reference does', async (_case, command, output) => {
+  ])('reports the output without %s, as Lorenz does', async (_case, command, output) => {
     const { request: hook } = request('after_create', command);
     expect(await runHook(hook)).toMatchObject({ output, outputTruncated: false });
   });

@@ -152,7 +152,7 @@ describe('resolveSkillSources', () => {
   const env = { HOME: '/home/me', SKILLS: '/opt/skills', EMPTY: '' };
   it.each([
     ['a relative path, from the WORKFLOW.md directory', 'skills/review', '/repo/skills/review'],
-    ['a parent-relative path', '../shared/deploy', '/shared/deploy'],
+    ['a parent-relative path', '../common/deploy', '/common/deploy'],
     ['an absolute path, as is', '/abs/skill', '/abs/skill'],
     ['~/…, against HOME', '~/skills/review', '/home/me/skills/review'],
     ['a whole-value $VAR', '$SKILLS', '/opt/skills'],

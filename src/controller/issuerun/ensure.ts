@@ -105,7 +105,8 @@ export async function ensureRunObjects(options: {
       run: {
         run: identity.name,
         identifier: issue.identifier,
-        // The templates see null on a first run, the number on a retry (as the reference).
+        // The templates see null on a first run, the number on a retry (as in Lorenz:
+        // docs/design.md#templates).
         attempt: options.retry ? attempt : (run.spec.attempt ?? null),
         ensembleSize: size,
         // Only with a branch: the inputs of a run without workspace.git stay as they were.

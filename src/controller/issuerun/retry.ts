@@ -3,11 +3,10 @@ import type { PodOutcome } from './pod-status.js';
 import type { SlotView } from './status.js';
 
 /**
- * The retry policy of an IssueRun's slots (facts.md, "Retry"): a slot whose attempt failed
- * is tried again as a new Pod `<run>-<slot>-<attempt+1>` after
- * `min(10 s · 2^(attempt−1), agent.max_retry_backoff_ms)`, while spec.retries allows. The
- * schedule lives in status.slots[], so a restarted controller keeps it. Pure: the reconciler
- * does the I/O.
+ * The retry policy of an IssueRun's slots (docs/design.md#retries-and-continuation): a slot whose
+ * attempt failed is tried again as a new Pod `<run>-<slot>-<attempt+1>` after `min(10 s ·
+ * 2^(attempt−1), agent.max_retry_backoff_ms)`, while spec.retries allows. The schedule lives in
+ * status.slots[], so a restarted controller keeps it. Pure: the reconciler does the I/O.
  */
 
 export const RETRY_BASE_MS = 10_000;

@@ -30,7 +30,7 @@ import { dispatchedRunName, labelValue } from '../shared/names.js';
 import { ISSUERUNS } from '../shared/resources.js';
 
 /**
- * The tracker side of the Workflow reconciler (facts.md, "Orchestration"): each poll
+ * The tracker side of the Workflow reconciler (docs/design.md#dispatch-rules): each poll
  * refreshes the issues the Workflow holds (terminal → cancel and, once ended, remove with
  * the workspace; no longer active or gone → cancel; active → keep the state in step), then
  * asks the dispatch policy what to start and creates one IssueRun per issue. Everything it

@@ -123,7 +123,7 @@ export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapt
   };
 }
 
-/** The active states that are not also terminal (facts.md: candidates are never terminal). */
+/** The active states that are not also terminal (candidates never are: docs/design.md). */
 function activeOnly(settings: LinearSettings): string[] {
   const terminal = new Set(settings.terminalStates.map(normalizedKey));
   return settings.activeStates.filter((state) => !terminal.has(normalizedKey(state)));

@@ -4,7 +4,7 @@ import { LorenzError } from '../../workflow/errors.js';
 
 /** Linear's public GraphQL endpoint, used when tracker.endpoint is not set. */
 export const LINEAR_DEFAULT_ENDPOINT = 'https://api.linear.app/graphql';
-/** The variable read when tracker.api_key is not set (facts.md, "Trackers"). */
+/** The variable read when tracker.api_key is not set (docs/design.md#trackers). */
 export const LINEAR_API_KEY_VARIABLE = 'LINEAR_API_KEY';
 
 /** The tracker keys the Linear adapter reads. */
@@ -45,8 +45,8 @@ function cleanList(values: readonly string[]): string[] {
 }
 
 /**
- * Exactly one selector (facts.md): two would leave it unclear which projects are meant, and
- * none would poll a whole workspace, which is never what a WORKFLOW.md means.
+ * Exactly one selector (docs/design.md#trackers): two would leave it unclear which projects are
+ * meant, and none would poll a whole workspace, which is never what a WORKFLOW.md means.
  */
 export function projectScope(config: LinearTrackerConfig): ProjectScope {
   const slug = config.projectSlug?.trim() ?? '';

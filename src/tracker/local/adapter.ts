@@ -41,7 +41,7 @@ function sourceOf(options: LocalTrackerOptions, config: LocalTrackerConfig): Boa
 }
 
 /**
- * The `local` tracker: a board of Markdown issue files (facts.md, "Trackers"). Settings are
+ * The `local` tracker: a board of Markdown issue files (docs/design.md#trackers). Settings are
  * checked when it is built; the board is read afresh on every fetch, so an edited file
  * counts from the next poll on.
  */

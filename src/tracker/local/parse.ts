@@ -1,6 +1,6 @@
 import { parseUserYaml } from '../../workflow/yaml.js';
 
-/** The line that opens the comments section (facts.md, "Trackers"). */
+/** The line that opens the comments section (docs/design.md#trackers). */
 export const COMMENTS_MARKER = '<!-- lorenz:comments -->';
 export const COMMENTS_HEADING = '## Comments';
 /** `- <ISO-8601 time> agent: <text>`: one comment per line. */

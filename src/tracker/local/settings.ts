@@ -4,11 +4,11 @@ import { DEFAULT_ACTIVE_STATES, DEFAULT_TERMINAL_STATES } from '../../workflow/c
 import { LorenzError } from '../../workflow/errors.js';
 import { expandPath } from '../../workspace/paths.js';
 
-/** Where a board lives when tracker.path is not set (facts.md, "Trackers"). */
+/** Where a board lives when tracker.path is not set (docs/design.md#trackers). */
 export const LOCAL_DEFAULT_PATH = '.lorenz/local';
 /** The id prefix of issue files when tracker.id_prefix is not set. */
 export const LOCAL_DEFAULT_ID_PREFIX = 'BOARD-';
-/** What an id prefix may be (facts.md): it becomes part of file names, so nothing path-like. */
+/** What an id prefix may be (docs/design.md#trackers): part of file names, so nothing path-like. */
 export const LOCAL_ID_PREFIX_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
 /** The tracker keys the local board reads. */

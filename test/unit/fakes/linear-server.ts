@@ -1,12 +1,12 @@
 // A local Linear stand-in. It builds Linear's published schema
-// (/work/shared/data/linear/schema.graphql) and runs every query through graphql's own
+// (test/fixtures/linear/schema.graphql) and runs every query through graphql's own
 // parse, validate and execute against it, so a query the real API would reject is rejected
 // here too, with Linear's error shape (errors[].extensions.{type, code, statusCode,
 // userError, userPresentableMessage}). Resolvers answer from FakeData. Faults (rate limits,
 // 5xx, malformed bodies, pagination loops, silence) are queued per request.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type GraphQLSchema, buildSchema, graphql } from 'graphql';
 import {
@@ -25,14 +25,11 @@ import {
   writeResolvers,
 } from './linear-writes.js';
 
-// Beside the checkout (../shared), else where the build machine keeps it.
-const BESIDE_CHECKOUT = resolve(
+// Kept in the repository as test data, with its license (test/fixtures/linear/README.md).
+export const LINEAR_SCHEMA_PATH = resolve(
   import.meta.dirname,
-  '../../../../shared/data/linear/schema.graphql',
+  '../../fixtures/linear/schema.graphql',
 );
-export const LINEAR_SCHEMA_PATH = existsSync(BESIDE_CHECKOUT)
-  ? BESIDE_CHECKOUT
-  : '/work/shared/data/linear/schema.graphql';
 
 let schemaCache: GraphQLSchema | undefined;
 
