@@ -19,7 +19,7 @@ export interface DaemonOptions {
   /** Where crds/*.yaml are looked for. */
   repoRoot: string;
   startProcessNode?: StartProcessNode;
-  /** JSON file: image ref -> { container path: host path } (see hack/README.md). */
+  /** JSON file: image ref -> { container path: host path } (see CONTRIBUTING.md). */
   imageMapPath?: string;
 }
 

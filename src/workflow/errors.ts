@@ -81,7 +81,7 @@ export type SlotErrorCode =
   | 'run_failed';
 
 /**
- * What each code means, one line each, for people (the README's error table is generated from
+ * What each code means, one line each, for people (docs/cli.md's error table is generated from
  * it). A Record, so that a code missing here, or one that is not a code, fails to compile.
  */
 export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {

@@ -160,7 +160,7 @@ describe('make targets from a fresh clone', () => {
     const docs = readdirSync(join(root, 'docs'))
       .filter((name) => name.endsWith('.md'))
       .map((name) => join('docs', name));
-    const readme = ['README.md', ...docs]
+    const readme = ['README.md', 'CONTRIBUTING.md', ...docs]
       .map((path) => readFileSync(join(root, path), 'utf8'))
       .join('\n');
     const documented = new Set(

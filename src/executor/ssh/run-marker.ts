@@ -9,7 +9,7 @@ import { END_MARKED_SCRIPT } from './scripts.js';
  * sshd gives no session scope to end. Every command the run starts there carries the run's
  * marker in its environment (scripts.ts), inherited by all it starts; at shutdown every
  * process of the worker user whose environment still carries it is ended. One that starts
- * with a cleared environment, or is made non-dumpable, is not found (README: SSH workers).
+ * with a cleared environment, or is made non-dumpable, is not found (docs/ssh-workers.md).
  */
 
 /** 128 random bits: no two runs (and no guess by a hook) share one. */

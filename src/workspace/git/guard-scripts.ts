@@ -103,7 +103,7 @@ fi
  * commit -n, a core.hooksPath override, a config include or a removed \`core\` section that
  * would drop Lorenz's, an alias that expands to any of these) and pushes naming a protected
  * branch, then runs the real git. A guard rail for an agent that follows its tools, not a
- * sandbox: see README.
+ * sandbox: see docs/git-workspaces.md#protection.
  */
 export function gitWrapperScript(realGit: string): string {
   const quoted = `'${realGit.replaceAll("'", `'\\''`)}'`;
