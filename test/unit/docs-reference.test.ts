@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { renderErrorCodes, withErrorCodes } from '../../hack/docs/error-codes.js';
+import { renderResourceFields, withResourceFields } from '../../hack/docs/resource-fields.js';
+import { Reasons } from '../../src/api/index.js';
 import { ERROR_CODE_MEANINGS } from '../../src/workflow/errors.js';
 import {
   renderWorkflowReference,
@@ -52,10 +54,33 @@ describe('docs/cli.md, the error table', () => {
   });
 });
 
+describe('docs/resources.md, the Workflow and IssueRun fields', () => {
+  it('is generated from the CRD schemas and up to date (npm run docs)', () => {
+    const text = page('docs/resources.md');
+    expect(withResourceFields(text)).toBe(text);
+  });
+
+  it('lists the fields users set and read, and every condition reason', () => {
+    const fields = renderResourceFields();
+    for (const row of [
+      /^\| `spec.trackerSecretRef.key` \| string \| .+ \|$/m,
+      /^\| `spec.tools.allowedStates` \| list of string \| .+ \|$/m,
+      /^\| `spec.retries` \| integer \| .+ \|$/m,
+      /^\| `spec.cancelRequested` \| boolean \| .+ \|$/m,
+      /^\| `status.slots\[\].host` \| string \| .+ \|$/m,
+      /^\| `status.dispatch.candidates` \| integer \| .+ \|$/m,
+    ]) {
+      expect(fields).toMatch(row);
+    }
+    for (const reason of Object.values(Reasons)) expect(fields).toContain(`\`${reason}\``);
+  });
+});
+
 describe('the generated blocks', () => {
   it.each([
     ['docs/configuration.md', 'workflow-config'],
     ['docs/cli.md', 'error-codes'],
+    ['docs/resources.md', 'resource-fields'],
   ])('of %s sit inside prettier-ignore, so formatting cannot undo them', (path, name) => {
     const text = page(path);
     const start = text.indexOf('<!-- prettier-ignore-start -->');
