@@ -12,7 +12,15 @@
 // On SQLite (a file in a temp directory) always; on PostgreSQL too: the empty database that
 // LORENZ_BENCH_PG_URL names, else a server the bench starts on loopback (test/support/postgres.ts).
 //
-//   BENCH_RUNS  archived runs to seed (100000)
+//   4. the archiver's own cost (bench/archive-cost.ts): controller CPU and writes per run and
+//      its RSS with BENCH_ARCHIVER_RUNS runs, archive on vs off (goal ≤ 2 ms CPU per run more,
+//      no writes more than the finalizer's removal, RSS within 10 %);
+//   5. a 32 MiB transcript through `lorenz logs --archive-dsn` as a whole process (goal ≤ 1 s;
+//      needs `npm run build`).
+//
+//   BENCH_RUNS           archived runs to seed (100000)
+//   BENCH_ARCHIVER_RUNS  IssueRuns through the archiver, on and off (10000)
+//   BENCH_PHASES         which parts run, comma-separated: stores,archiver,logs (all)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +30,15 @@ import { openSqliteArchive } from '../src/archive/sqlite.js';
 import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import type { ArchiveStore, RunQuery, RunRecord } from '../src/archive/types.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../src/archive/types.js';
+import { archiverCost, cliLogs, startBenchCluster, type BenchCluster } from './archive-cost.js';
+
+const PHASES_RUN = new Set(
+  (process.env.BENCH_PHASES ?? 'stores,archiver,logs').split(',').map((phase) => phase.trim()),
+);
+const ARCHIVER_RUNS = Math.max(
+  100,
+  Math.floor(Number(process.env.BENCH_ARCHIVER_RUNS ?? 10_000)) || 10_000,
+);
 
 const RUNS = Math.max(1000, Math.floor(Number(process.env.BENCH_RUNS ?? 100_000)) || 100_000);
 const NAMESPACES = 10;
@@ -251,52 +268,116 @@ async function benchStore(
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'lorenz-bench-archive-'));
-try {
-  const file = join(dir, 'archive.db');
-  // Seeding skips the per-commit sync (100 000 fsyncs would time the disk, not the store);
-  // everything timed runs on the store's durable defaults.
-  await benchStore(
-    'SQLite',
-    () => openSqliteArchive(file),
-    () => openSqliteArchive(file, { synchronous: 'OFF' }),
-    1,
+async function benchArchiver(cluster: BenchCluster): Promise<void> {
+  say(`archiver: ${ARCHIVER_RUNS} IssueRuns with the archive off, then on (SQLite)`);
+  const [off, on] = await archiverCost(cluster, ARCHIVER_RUNS, say);
+  if (!off || !on) return;
+  const pct = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(1)} %`;
+  console.log(
+    `\n### The archiver (${ARCHIVER_RUNS} IssueRuns created with the finalizer, cached, deleted)\n`,
+  );
+  console.log('| figure | archive off | archive on | on − off | goal |');
+  console.log('|---|---|---|---|---|');
+  console.log(
+    `| controller CPU per run | ${on.cpuMsPerRun > 0 ? off.cpuMsPerRun.toFixed(2) : '—'} ms | ${on.cpuMsPerRun.toFixed(2)} ms | ${(on.cpuMsPerRun - off.cpuMsPerRun).toFixed(2)} ms | ≤ 2 ms more |`,
   );
   console.log(
-    `\nSQLite file: ${(statSync(file).size / 1024 / 1024).toFixed(0)} MiB for ${RUNS} runs and one 32 MiB log`,
+    `| controller writes per run | ${off.writesPerRun.toFixed(2)} | ${on.writesPerRun.toFixed(2)} | ${(on.writesPerRun - off.writesPerRun).toFixed(2)} | the finalizer's removal (1) |`,
   );
-  const pg = process.env.LORENZ_BENCH_PG_URL;
-  if (pg !== undefined && pg !== '') {
-    await benchStore(
-      'PostgreSQL',
-      () => openArchive(pg),
-      () => openArchive(pg),
-      16,
+  console.log(
+    `| RSS, ${ARCHIVER_RUNS} runs in the cache | ${off.rssCachedMiB.toFixed(0)} MiB | ${on.rssCachedMiB.toFixed(0)} MiB | ${pct(on.rssCachedMiB, off.rssCachedMiB)} | within 10 % |`,
+  );
+  console.log(
+    `| RSS, all ${ARCHIVER_RUNS} deleted (and archived) | ${off.rssAfterMiB.toFixed(0)} MiB | ${on.rssAfterMiB.toFixed(0)} MiB | ${pct(on.rssAfterMiB, off.rssAfterMiB)} | within 10 % |`,
+  );
+  for (const figures of [off, on]) {
+    const breakdown = Object.entries(figures.writes)
+      .map(([what, count]) => `${what} ×${count}`)
+      .join(', ');
+    console.log(`| writes, archive ${figures.mode} | ${breakdown} | | | |`);
+  }
+  console.log(
+    `| deleting all, until the last is gone | ${(off.deleteAllMs / 1000).toFixed(1)} s | ${(on.deleteAllMs / 1000).toFixed(1)} s | — | — |`,
+  );
+}
+
+async function benchCliLogs(dir: string, cluster: BenchCluster): Promise<void> {
+  say('lorenz logs: a 32 MiB transcript from the archive, as a whole process');
+  const figures = await cliLogs(dir, cluster.cp.kubeconfigPath);
+  const median = (values: number[]) => percentile(values, 50);
+  console.log(
+    `\n### \`lorenz logs --archive-dsn sqlite:…\`, ${(figures.bytes / 2 ** 20).toFixed(0)} MiB transcript (${figures.textMs.length} runs each, after a warm-up)\n`,
+  );
+  console.log('| output | median | min–max | printed | goal | median / goal |');
+  console.log('|---|---|---|---|---|---|');
+  for (const [output, times, bytes] of [
+    ['text', figures.textMs, figures.printedBytes.text],
+    ['json', figures.jsonMs, figures.printedBytes.json],
+  ] as const) {
+    console.log(
+      `| ${output} | ${ms(median(times))} | ${ms(Math.min(...times))}–${ms(Math.max(...times))} | ${(bytes / 2 ** 20).toFixed(1)} MiB | ≤ 1000 ms | ${ratio(median(times), 1000)} |`,
     );
-  } else {
-    // None given: a server of its own, as the tests start one (Debian's postgresql package,
-    // hack/ensure-postgres.sh), with fsync on so that putRun's figure is a durable write's.
-    let server: TestPostgres | undefined;
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'lorenz-bench-archive-'));
+try {
+  if (PHASES_RUN.has('logs') || PHASES_RUN.has('archiver')) {
+    say('starting a control plane for the archiver and `lorenz logs`');
+    const cluster = await startBenchCluster();
     try {
-      server = await startPostgres({ fsync: true });
-    } catch (error) {
-      say(
-        `PostgreSQL: skipped, no server could be started (${error instanceof Error ? error.message : String(error)}); ` +
-          `set LORENZ_BENCH_PG_URL to an empty database, e.g. ${maskDsn('postgres://lorenz:pw@127.0.0.1:5432/bench')}`,
-      );
+      if (PHASES_RUN.has('logs')) await benchCliLogs(dir, cluster);
+      if (PHASES_RUN.has('archiver')) await benchArchiver(cluster);
+    } finally {
+      await cluster.stop();
     }
-    if (server !== undefined) {
-      const url = server.url;
-      say(`PostgreSQL: started a server for the bench at ${url}`);
+  }
+  if (PHASES_RUN.has('stores')) {
+    const file = join(dir, 'archive.db');
+    // Seeding skips the per-commit sync (100 000 fsyncs would time the disk, not the store);
+    // everything timed runs on the store's durable defaults.
+    await benchStore(
+      'SQLite',
+      () => openSqliteArchive(file),
+      () => openSqliteArchive(file, { synchronous: 'OFF' }),
+      1,
+    );
+    console.log(
+      `\nSQLite file: ${(statSync(file).size / 1024 / 1024).toFixed(0)} MiB for ${RUNS} runs and one 32 MiB log`,
+    );
+    const pg = process.env.LORENZ_BENCH_PG_URL;
+    if (pg !== undefined && pg !== '') {
+      await benchStore(
+        'PostgreSQL',
+        () => openArchive(pg),
+        () => openArchive(pg),
+        16,
+      );
+    } else {
+      // None given: a server of its own, as the tests start one (Debian's postgresql package,
+      // hack/ensure-postgres.sh), with fsync on so that putRun's figure is a durable write's.
+      let server: TestPostgres | undefined;
       try {
-        await benchStore(
-          'PostgreSQL',
-          () => openArchive(url),
-          () => openArchive(url),
-          16,
+        server = await startPostgres({ fsync: true });
+      } catch (error) {
+        say(
+          `PostgreSQL: skipped, no server could be started (${error instanceof Error ? error.message : String(error)}); ` +
+            `set LORENZ_BENCH_PG_URL to an empty database, e.g. ${maskDsn('postgres://lorenz:pw@127.0.0.1:5432/bench')}`,
         );
-      } finally {
-        await server.stop();
+      }
+      if (server !== undefined) {
+        const url = server.url;
+        say(`PostgreSQL: started a server for the bench at ${url}`);
+        try {
+          await benchStore(
+            'PostgreSQL',
+            () => openArchive(url),
+            () => openArchive(url),
+            16,
+          );
+        } finally {
+          await server.stop();
+        }
       }
     }
   }

@@ -32,6 +32,10 @@ const running = await startController({
   namespace,
   handleSignals: false,
   identity: 'bench-controller',
+  // BENCH_ARCHIVE_DSN: the run archive on (bench/archive-cost.ts compares it with off).
+  ...(process.env.BENCH_ARCHIVE_DSN
+    ? { archive: { dsn: process.env.BENCH_ARCHIVE_DSN } }
+    : { archiveOff: 'the benchmark measures the controller without it' }),
   logger: createLogger({ level: process.env.BENCH_LOG ?? 'silent' }),
 });
 

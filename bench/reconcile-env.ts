@@ -254,8 +254,10 @@ export async function startControllerChild(
   bundle: string,
   kubeconfig: string,
   namespace: string,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<ControllerChild> {
   const child = fork(bundle, [kubeconfig, namespace], {
+    env,
     execPath: process.execPath,
     // BENCH_NODE_FLAGS: the controller's Node/V8 flags; by default those of the image's
     // ENTRYPOINT (Dockerfile), so the figures are those of what ships.

@@ -53,7 +53,7 @@ const condition =
   (object: { status?: { conditions?: { type: string; status: string }[] } }) => (type: string) =>
     object.status?.conditions?.find((c) => c.type === type)?.status;
 
-async function workflowReady(
+export async function workflowReady(
   cluster: BenchCluster,
   ns: string,
   name: string,
@@ -345,14 +345,14 @@ async function anonymousBreakdown(pid: number): Promise<string> {
 }
 
 /** CPU seconds a process has used (utime + stime), from /proc/<pid>/stat. */
-async function cpuSeconds(pid: number): Promise<number> {
+export async function cpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Waits until the process is (nearly) idle: under 2 % of a core over one second. */
-async function settled(pid: number, timeoutMs: number): Promise<void> {
+export async function settled(pid: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = await cpuSeconds(pid);
   while (Date.now() < deadline) {

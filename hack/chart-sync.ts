@@ -7,7 +7,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { parse, stringify } from 'yaml';
-import { CONTROLLER_RULES, LEADER_ELECTION_RULES } from '../src/controller/runtime/rbac.js';
+import {
+  CONTROLLER_RULES,
+  LEADER_ELECTION_RULES,
+  NAMESPACED_CONTROLLER_RULES,
+  REVIEW_RULES,
+} from '../src/controller/runtime/rbac.js';
 
 export interface SyncedFile {
   /** Path from the repository root. */
@@ -40,7 +45,14 @@ async function yamlFilesIn(dir: string): Promise<string[]> {
 
 /** The chart's RBAC rules: read by charts/lorenz/templates/rbac.yaml with fromYaml. */
 export function chartRbacRules(): string {
-  const rules = { controller: CONTROLLER_RULES, leaderElection: LEADER_ELECTION_RULES };
+  // controller: the one ClusterRole of a controller watching every namespace; namespaced and
+  // reviews: its Role and its small ClusterRole when the chart sets watchNamespace.
+  const rules = {
+    controller: CONTROLLER_RULES,
+    namespaced: NAMESPACED_CONTROLLER_RULES,
+    reviews: REVIEW_RULES,
+    leaderElection: LEADER_ELECTION_RULES,
+  };
   return HEADER + stringify(rules, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 

@@ -50,7 +50,14 @@ export interface HookOutputMessage {
 }
 
 /** One step of a git workspace (src/workspace/git), reported like a hook. */
-export type GitStep = 'clone' | 'branch' | 'merge_up' | 'setup' | 'teardown';
+export type GitStep = 'clone' | 'branch' | 'merge_up' | 'setup' | 'push' | 'teardown';
+
+/** A commit an attempt pushed: its id and the first line of its message. */
+export interface GitCommit {
+  sha: string;
+  subject: string;
+}
+
 export interface GitWorkspaceMessage {
   step: GitStep;
   /** `warning`: the step did not do what it tries to, and the run goes on (a merge-up undone). */
@@ -62,6 +69,8 @@ export interface GitWorkspaceMessage {
   code?: SlotErrorCode;
   durationMs: number;
   slot: number;
+  /** step `push`: the commits the attempt pushed to the branch, newest first (bounded). */
+  commits?: GitCommit[];
 }
 
 export interface TokenUsage {

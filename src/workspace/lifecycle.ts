@@ -23,7 +23,8 @@ import {
   resolveRemote,
   stageCredentialsOnWorker,
   teardownWorkspace,
-  type GitGuard,
+  reportPushed,
+  type PreparedGit,
   type GitWorkspaceOptions,
   type WorkerCredentials,
   type ResolvedRemote,
@@ -192,7 +193,7 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     ? root
     : workspacePath(root, options.issue.identifier, slot, context.size);
   const summary: SlotSummary = { slot, workspace, succeeded: false, turns: 0 };
-  let guard: GitGuard | null = null;
+  let preparedGit: PreparedGit | null = null;
   // From the agent on, the workspace holds what the agent wrote: the commands that run there
   // (the agent, then after_run and before_remove, which may run its scripts) find Lorenz's
   // git first. after_create and before_run do not: they may still point core.hooksPath at
@@ -225,7 +226,8 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     // A run that cannot name its repository or its branch fails before touching the disk.
     if (context.git && 'error' in context.git) throw context.git.error;
     const created = await prepareWorkspace(context, workspace);
-    if (git) guard = created ? await cloneWorkspace(git) : await attachWorkspace(git);
+    if (git) preparedGit = created ? await cloneWorkspace(git) : await attachWorkspace(git);
+    const guard = preparedGit?.guard ?? null;
     prepared = true;
     options.emit({ type: 'workspace_prepared', message: { path: workspace, created, slot } });
     const { hooks } = options.config;
@@ -244,6 +246,8 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
       await runAgent(context, workspace, summary, pathFirst);
     } finally {
       await hook('after_run', hooks.afterRun);
+      // after_run may push too: what the attempt pushed is read once it is over.
+      if (git && preparedGit) await reportPushed(git, preparedGit.pushBase);
     }
   } catch (error) {
     recordFailure(context, summary, error);

@@ -13,6 +13,11 @@ export interface WorkloadOptions {
   retries?: number;
   /** Seconds before_run sleeps: how long a run Pod stays mid-run. */
   hookSeconds?: number;
+  /**
+   * hooks.timeout_ms (default 20000). It sets the run Pods' termination grace (2 × the
+   * timeout + 15 s), which a lost node's Pods wait out before their attempt ends NodeLost.
+   */
+  hooksTimeoutMs?: number;
 }
 
 export async function createChaosWorkflow(
@@ -33,7 +38,7 @@ agents:
   scripted:
     bridge_command: ${podNode} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}
 hooks:
-  timeout_ms: 20000
+  timeout_ms: ${options.hooksTimeoutMs ?? 20000}
   after_create: "echo created {{ issue.identifier }}"
   before_run: "sleep ${options.hookSeconds ?? 1}; echo ready"
   after_run: "echo after"

@@ -19,7 +19,14 @@ import {
   type ControlPlane,
   type ToolPaths,
 } from '../../hack/cluster/control-plane.js';
-import { CONTROLLER_RULES, LEADER_ELECTION_RULES } from '../../src/controller/runtime/rbac.js';
+import {
+  CONTROLLER_RULES,
+  LEADER_ELECTION_RULES,
+  NAMESPACED_CONTROLLER_RULES,
+  REVIEW_RULES,
+} from '../../src/controller/runtime/rbac.js';
+import { createKubeClient } from '../../src/controller/runtime/client.js';
+import { kubeAuthorizer } from '../../src/server/auth.js';
 import { podReader, resolveOperatorImage } from '../../src/controller/shared/operator-image.js';
 
 const execFileAsync = promisify(execFile);
@@ -349,6 +356,42 @@ describe('helm template', () => {
     expect(leaderElection.rules).toEqual(LEADER_ELECTION_RULES);
   });
 
+  // The read API's TokenReviews and SubjectAccessReviews are cluster-scoped: with
+  // watchNamespace they need a ClusterRole, and that ClusterRole grants nothing else.
+  it.each([
+    {
+      sets: [] as string[],
+      clusterRoles: { lorenz: CONTROLLER_RULES },
+      bindings: ['ClusterRoleBinding/lorenz → ClusterRole/lorenz'],
+      roles: { 'lorenz-system/lorenz-leader-election': LEADER_ELECTION_RULES },
+    },
+    {
+      sets: ['watchNamespace=team-a'],
+      clusterRoles: { 'lorenz-reviews': REVIEW_RULES },
+      bindings: ['ClusterRoleBinding/lorenz-reviews → ClusterRole/lorenz-reviews'],
+      roles: {
+        'team-a/lorenz': NAMESPACED_CONTROLLER_RULES,
+        'lorenz-system/lorenz-leader-election': LEADER_ELECTION_RULES,
+      },
+    },
+  ])('RBAC with --set $sets', async ({ sets, clusterRoles, bindings, roles }) => {
+    const manifests = await helmTemplate(...sets);
+    type Role = Manifest & { rules: unknown };
+    type Binding = Manifest & { roleRef: { kind: string; name: string } };
+    const rulesOf = (kind: string, key: (m: Manifest) => string) =>
+      Object.fromEntries(find<Role>(manifests, kind).map((m) => [key(m), m.rules]));
+    expect(rulesOf('ClusterRole', (m) => m.metadata.name)).toEqual(clusterRoles);
+    expect(
+      find<Binding>(manifests, 'ClusterRoleBinding').map(
+        (m) => `ClusterRoleBinding/${m.metadata.name} → ${m.roleRef.kind}/${m.roleRef.name}`,
+      ),
+    ).toEqual(bindings);
+    const controllerRoles = rulesOf('Role', (m) => `${m.metadata.namespace}/${m.metadata.name}`);
+    // The read API's own Role (services in the release namespace) is not the controller's.
+    delete controllerRoles[`${RELEASE_NAMESPACE}/lorenz-archive-reader`];
+    expect(controllerRoles).toEqual(roles);
+  });
+
   it.each([
     [
       // With SQLite one replica writes the file, whatever replicaCount says.
@@ -374,7 +417,9 @@ describe('helm template', () => {
       ['watchNamespace=team-a'],
       (m: Manifest[]) =>
         controllerOf(m).args.includes('--namespace=team-a') &&
-        find(m, 'ClusterRole').length === 0 &&
+        find(m, 'ClusterRole')
+          .map((role) => role.metadata.name)
+          .join() === 'lorenz-reviews' &&
         find(m, 'Role').some((role) => role.metadata.namespace === 'team-a'),
     ],
     [
@@ -710,6 +755,55 @@ describe('on a real kube-apiserver', () => {
     const sa = `${RELEASE_NAMESPACE}:scoped-lorenz`;
     expect(await canI(sa, 'create', 'pods', '-n', 'team-a')).toBe(true);
     expect(await canI(sa, 'create', 'pods', '-n', 'default')).toBe(false);
+    // Cluster-wide: the two reviews of the read API, and nothing else.
+    expect(await canI(sa, 'create', 'tokenreviews.authentication.k8s.io')).toBe(true);
+    expect(await canI(sa, 'create', 'subjectaccessreviews.authorization.k8s.io')).toBe(true);
+    expect(await canI(sa, 'list', 'issueruns.lorenz.dev', '--all-namespaces')).toBe(false);
+    expect(await canI(sa, 'get', 'secrets', '-n', 'default')).toBe(false);
+    expect(await canI(sa, 'create', 'localsubjectaccessreviews.authorization.k8s.io')).toBe(false);
+
+    // The read API's checks, made as that ServiceAccount: a reader's token is known, and
+    // what it may list is answered (before the reviews ClusterRole, both were 403 → 503).
+    await kubectl('-n', 'team-a', 'create', 'serviceaccount', 'scoped-reader');
+    await kubectl(
+      '-n',
+      'team-a',
+      'create',
+      'role',
+      'scoped-reader',
+      '--verb=list',
+      '--resource=issueruns.lorenz.dev',
+    );
+    await kubectl(
+      '-n',
+      'team-a',
+      'create',
+      'rolebinding',
+      'scoped-reader',
+      '--role=scoped-reader',
+      '--serviceaccount=team-a:scoped-reader',
+    );
+    const token = (
+      await kubectl('-n', 'team-a', 'create', 'token', 'scoped-reader', '--duration=1h')
+    ).stdout.trim();
+    const asController = new KubeConfig();
+    asController.loadFromFile(cp.kubeconfigPath);
+    const user = asController.getCurrentUser()!;
+    asController.loadFromOptions({
+      clusters: asController.clusters,
+      contexts: asController.contexts,
+      currentContext: asController.currentContext,
+      users: asController.users.map((entry) =>
+        entry.name === user.name
+          ? { ...entry, impersonateUser: `system:serviceaccount:${sa}` }
+          : entry,
+      ),
+    });
+    const authorizer = kubeAuthorizer(createKubeClient(asController), { cacheMs: 0 });
+    const caller = await authorizer.authenticate(token);
+    expect(caller.username).toBe('system:serviceaccount:team-a:scoped-reader');
+    expect(await authorizer.mayList(caller, 'team-a')).toBe(true);
+    expect(await authorizer.mayList(caller, 'default')).toBe(false);
   });
 
   it("config/default's controller reads the image an overlay gave it from its own Pod, as its ServiceAccount", async () => {

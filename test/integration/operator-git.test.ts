@@ -116,6 +116,10 @@ describe('git workspaces on the operator', () => {
     expect(git.map((event) => event.note)).toContainEqual(
       expect.stringMatching(/^clone completed: /),
     );
+    // What the attempt pushed: the runner's push record, an Event like every git step.
+    expect(git.map((event) => event.note)).toContainEqual(
+      `push completed: pushed 1 commit to ${BRANCH}`,
+    );
     expect(git.every((event) => event.metadata.name.includes('-git-'))).toBe(true);
 
     // The token: nowhere in what the cluster shows of the run.

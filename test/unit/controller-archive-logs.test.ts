@@ -117,6 +117,21 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
         },
       }),
       JSON.stringify({
+        type: 'git_workspace',
+        message: {
+          step: 'push',
+          status: 'completed',
+          branch: 'lorenz/eng-1',
+          detail: 'pushed 2 commits to lorenz/eng-1',
+          durationMs: 1,
+          slot: 0,
+          commits: [
+            { sha: 'b'.repeat(40), subject: 'Fix the login form' },
+            { sha: 'a'.repeat(40), subject: 'Add a failing test' },
+          ],
+        },
+      }),
+      JSON.stringify({
         type: 'turn_completed',
         message: { turn: 2, usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 } },
       }),
@@ -131,6 +146,11 @@ describe.each(stores)('the Pod log archive on %s', (_name, makeStore) => {
     expect(logs.facts(source.podUid)).toMatchObject({
       hooks: [{ status: 'started' }, { status: 'completed', exitCode: 0 }],
       gitBranch: 'lorenz/eng-1',
+      // Once, though the log was read twice.
+      pushedCommits: [
+        `${'b'.repeat(40)} Fix the login form`,
+        `${'a'.repeat(40)} Add a failing test`,
+      ],
       turns: 2,
       usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 },
     });

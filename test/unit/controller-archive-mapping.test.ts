@@ -6,6 +6,7 @@ import {
   attemptOutcome,
   attemptRecord,
   eventRecords,
+  pushedCommitLines,
   runRecord,
 } from '../../src/controller/archive/mapping.js';
 import { secretForms, secretRefs } from '../../src/controller/archive/redaction.js';
@@ -177,6 +178,7 @@ describe('attemptRecord', () => {
       log: {
         hooks: [{ hookName: 'before_run', status: 'failed', output: `token ${TOKEN}` }],
         gitBranch: 'lorenz/eng-42',
+        pushedCommits: [`${'c'.repeat(40)} Use ${TOKEN} no more`],
         turns: 3,
         usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
       },
@@ -196,8 +198,43 @@ describe('attemptRecord', () => {
       turns: 3,
       usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 },
       hooks: [{ hookName: 'before_run', status: 'failed', output: 'token [redacted]' }],
-      git: { branch: 'lorenz/eng-42' },
+      git: {
+        branch: 'lorenz/eng-42',
+        pushedCommits: [`${'c'.repeat(40)} Use [redacted] no more`],
+      },
     });
+  });
+
+  it.each([
+    {
+      name: 'sha and subject, newest first',
+      commits: [
+        { sha: 'b'.repeat(40), subject: 'second' },
+        { sha: 'a'.repeat(40), subject: 'first' },
+      ],
+      lines: [`${'b'.repeat(40)} second`, `${'a'.repeat(40)} first`],
+    },
+    {
+      name: 'a subject with a newline in one line, cut at 200 characters',
+      commits: [{ sha: 'a'.repeat(40), subject: `two\nlines ${'x'.repeat(300)}` }],
+      lines: [`${'a'.repeat(40)} ${`two lines ${'x'.repeat(300)}`.slice(0, 200)}`],
+    },
+    {
+      name: 'entries without a hex sha dropped',
+      commits: [{ sha: 'not a sha', subject: 's' }, null, 'x', { subject: 'no sha' }],
+      lines: [],
+    },
+    { name: 'no list', commits: { sha: 'a'.repeat(40) }, lines: [] },
+    {
+      name: 'at most 50',
+      commits: Array.from({ length: 70 }, (_, i) => ({
+        sha: i.toString(16).padStart(40, '0'),
+        subject: `c${i}`,
+      })),
+      lines: Array.from({ length: 50 }, (_, i) => `${i.toString(16).padStart(40, '0')} c${i}`),
+    },
+  ])('keeps the commits of a push record: $name', ({ commits, lines }) => {
+    expect(pushedCommitLines(commits)).toEqual(lines);
   });
 
   it('ignores a slot status of another attempt (the slot moved on)', () => {

@@ -155,6 +155,7 @@ describe('a git workspace', () => {
     expect(run.git.map((message) => `${message.step} ${message.status}`)).toEqual([
       'clone completed',
       'branch completed',
+      'push completed',
     ]);
     // The token is in no event, not in the clone's config, the agent's environment or files.
     expect(JSON.stringify(run.events)).not.toContain(TOKEN);
@@ -244,6 +245,96 @@ describe('a git workspace', () => {
     const warning = run.git.find((message) => message.step === 'merge_up');
     expect(warning?.status).toBe('warning');
     expect(warning?.detail).toContain('the remote refused');
+  });
+});
+
+describe('what an attempt pushed', () => {
+  const commit = (subject: string) =>
+    `echo ${JSON.stringify(subject)} >> work.txt && git add work.txt && git commit -qm ${JSON.stringify(subject)}`;
+  const pushed = (run: Run) => run.git.filter((message) => message.step === 'push');
+
+  it.each([
+    {
+      name: 'two commits pushed, a third left unpushed',
+      agent: [
+        `${commit('first')} && ${commit('second')} && git push -q && ${commit('local only')}`,
+      ],
+      subjects: ['second', 'first'],
+    },
+    {
+      name: 'two pushes of one commit each',
+      agent: [`${commit('one')} && git push -q`, `${commit('two')} && git push -q`],
+      subjects: ['two', 'one'],
+    },
+    {
+      name: 'a push by after_run, after the agent',
+      agent: [commit('by the agent')],
+      hooks: { after_run: 'git push -q' },
+      subjects: ['by the agent'],
+    },
+    { name: 'nothing pushed', agent: [commit('kept local')], subjects: [] },
+  ])('reports the commits pushed to the branch: $name', async ({ agent, hooks, subjects }) => {
+    await server.createRepo(repo, { private: true });
+    const run = await runWith(
+      { repo: server.repoUrl(repo) },
+      { agent, ...(hooks ? { hooks } : {}) },
+    );
+    expect(run.summary.succeeded).toBe(true);
+    if (subjects.length === 0) {
+      expect(pushed(run)).toEqual([]);
+      expect(await server.branchSha(repo, BRANCH)).toBeNull();
+      return;
+    }
+    expect(pushed(run)).toHaveLength(1);
+    const [record] = pushed(run);
+    expect(record).toMatchObject({
+      status: 'completed',
+      branch: BRANCH,
+      detail: `pushed ${subjects.length} commit${subjects.length === 1 ? '' : 's'} to ${BRANCH}`,
+    });
+    expect(record?.commits?.map((c) => c.subject)).toEqual(subjects);
+    // Newest first: the first listed is what the remote's branch now points at.
+    expect(record?.commits?.[0]?.sha).toBe(await server.branchSha(repo, BRANCH));
+    for (const c of record?.commits ?? []) expect(c.sha).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("counts the merge-up's merge, not the default branch's commits it brought in nor the branch's earlier work", async () => {
+    await server.createRepo(repo, { private: true });
+    await server.commit(repo, BRANCH, { 'work.txt': 'earlier work\n' });
+    await server.commit(repo, 'main', { 'news.txt': 'new on main\n' });
+    const run = await runWith(
+      { repo: server.repoUrl(repo) },
+      { agent: [`${commit('after the merge')} && git push -q`] },
+    );
+    const [record] = pushed(run);
+    expect(record?.commits?.map((c) => c.subject)).toEqual([
+      'after the merge',
+      expect.stringMatching(/^Merge .*main/),
+    ]);
+  });
+
+  it('lists at most the newest 50 commits and says how many there were', async () => {
+    await server.createRepo(repo, { private: true });
+    const run = await runWith(
+      { repo: server.repoUrl(repo) },
+      {
+        // 60 commits in one git process (fast-import), not 60 runs of the guarded git.
+        agent: [
+          [
+            'branch=$(git symbolic-ref HEAD) && tip=$(git rev-parse HEAD) &&',
+            'for i in $(seq 1 60); do',
+            '  printf "commit %s\\ncommitter A <a@example.com> %d +0000\\ndata <<END\\ncommit %d\\nEND\\n" "$branch" $((1700000000 + i)) $i;',
+            '  [ $i = 1 ] && printf "from %s\\n" "$tip"; printf "\\n";',
+            'done | git fast-import --quiet && git push -q',
+          ].join(' '),
+        ],
+      },
+    );
+    const [record] = pushed(run);
+    expect(record?.detail).toBe(`pushed 60 commits to ${BRANCH} (the newest 50 listed)`);
+    expect(record?.commits).toHaveLength(50);
+    expect(record?.commits?.[0]?.subject).toBe('commit 60');
+    expect(record?.commits?.[49]?.subject).toBe('commit 11');
   });
 });
 

@@ -17,6 +17,8 @@ import {
   CONTROLLER_RULES,
   DEFAULT_RBAC,
   LEADER_ELECTION_RULES,
+  NAMESPACED_CONTROLLER_RULES,
+  REVIEW_RULES,
 } from '../../src/controller/runtime/rbac.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -52,8 +54,12 @@ describe('synced copies (hack/sync-chart.ts)', () => {
     const rules = parse(read(CHART_RBAC_RULES)) as Record<string, unknown>;
     expect(rules).toEqual({
       controller: CONTROLLER_RULES,
+      namespaced: NAMESPACED_CONTROLLER_RULES,
+      reviews: REVIEW_RULES,
       leaderElection: LEADER_ELECTION_RULES,
     });
+    // With watchNamespace the Role and the reviews ClusterRole together grant every rule.
+    expect([...NAMESPACED_CONTROLLER_RULES, ...REVIEW_RULES]).toEqual(CONTROLLER_RULES);
   });
 
   it('names a stale copy and a copy whose source is gone', async () => {

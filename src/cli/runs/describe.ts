@@ -36,6 +36,14 @@ export interface HookView {
   durationMs?: number;
 }
 
+/** A commit an attempt pushed to the run's branch. */
+export interface PushedCommitView {
+  slot: number;
+  attempt: number;
+  sha: string;
+  subject: string;
+}
+
 export interface EventView {
   type: string;
   reason: string;
@@ -66,8 +74,36 @@ export interface RunView {
   toolCalls: number;
   usage?: TokenCounts;
   attempts: AttemptView[];
+  /** For git workspaces: what each attempt pushed, newest first within an attempt. */
+  pushedCommits: PushedCommitView[];
   hooks: HookView[];
   events: EventView[];
+}
+
+/** An archived `SHA subject` entry of AttemptRecord.git.pushedCommits. */
+function commitOfLine(line: string): { sha: string; subject: string } {
+  const space = line.indexOf(' ');
+  return space < 0
+    ? { sha: line, subject: '' }
+    : { sha: line.slice(0, space), subject: line.slice(space + 1) };
+}
+
+/** The commits of a `push` git_workspace record in a live Pod's log line; none otherwise. */
+export function pushedInLine(line: string): { sha: string; subject: string }[] {
+  if (!line.includes('"git_workspace"') || !line.includes('"push"')) return [];
+  try {
+    const record: unknown = JSON.parse(line);
+    if (!isRecord(record) || record.type !== 'git_workspace') return [];
+    const message = record.message;
+    if (!isRecord(message) || message.step !== 'push' || !Array.isArray(message.commits)) return [];
+    return (message.commits as unknown[]).flatMap((commit) =>
+      isRecord(commit) && typeof commit.sha === 'string'
+        ? [{ sha: commit.sha, subject: str(commit.subject) ?? '' }]
+        : [],
+    );
+  } catch {
+    return [];
+  }
 }
 
 /** Whether a log line is an agent's tool call (a `tool_call` session update). */
@@ -133,6 +169,13 @@ export async function archivedView(reader: ArchiveReader, found: ArchivedRun): P
       phase: attempt.phase,
       endedBy: [attempt.reason, attempt.message].filter(Boolean).join(': '),
     })),
+    pushedCommits: found.attempts.flatMap((attempt) =>
+      (attempt.git?.pushedCommits ?? []).map((line) => ({
+        slot: attempt.slot,
+        attempt: attempt.attempt,
+        ...commitOfLine(line),
+      })),
+    ),
     // The finished record of each hook; a hook still `started` when the attempt ended shows so.
     hooks: found.attempts.flatMap((attempt) => {
       const hooks = attempt.hooks.map((hook) => hookOf(hook, attempt.attempt));
@@ -163,10 +206,16 @@ export async function liveView(cluster: UserCluster, run: IssueRun): Promise<Run
   const pods = await runPods(cluster.client, namespace, { name: run.metadata.name ?? '', uid });
   const slots = new Map((status.slots ?? []).map((slot) => [slot.slot, slot]));
   let toolCalls = 0;
+  const pushedCommits: PushedCommitView[] = [];
   for (const pod of pods) {
     await podLog(cluster.client, namespace, pod.name, {
       follow: false,
-      onLine: (line) => void (isToolCall(line) && (toolCalls += 1)),
+      onLine: (line) => {
+        if (isToolCall(line)) toolCalls += 1;
+        for (const commit of pushedInLine(line)) {
+          pushedCommits.push({ slot: pod.slot, attempt: pod.attempt, ...commit });
+        }
+      },
     }).catch(() => undefined);
   }
   const events = [
@@ -214,6 +263,7 @@ export async function liveView(cluster: UserCluster, run: IssueRun): Promise<Run
         endedBy: ended,
       };
     }),
+    pushedCommits,
     hooks: records(status.hooks).map((hook) => hookOf(hook)),
     events,
   };
@@ -275,6 +325,19 @@ export function formatRunView(view: RunView, now = Date.now()): string {
         attempt.endedBy,
       ]),
     ),
+    // Only for a git workspace (a branch, or commits): other runs push nothing to show.
+    view.branch || view.pushedCommits.length > 0
+      ? section(
+          'Pushed commits',
+          ['SLOT', 'ATTEMPT', 'COMMIT', 'SUBJECT'],
+          view.pushedCommits.map((commit) => [
+            String(commit.slot),
+            String(commit.attempt),
+            commit.sha.slice(0, 12),
+            commit.subject,
+          ]),
+        )
+      : '',
     section(
       'Hooks',
       ['SLOT', 'ATTEMPT', 'HOOK', 'STATUS', 'EXIT', 'DURATION'],

@@ -4,7 +4,8 @@ import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser } from '../events/records.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { PodLogSource } from '../shared/log-sink.js';
-import type { PodLogFacts } from './mapping.js';
+import { pushedCommitLines, type PodLogFacts } from './mapping.js';
+import { PUSHED_COMMITS_LIMIT } from '../../workspace/git/index.js';
 
 /**
  * The Pod logs on their way into the archive. Every line the IssueRun controller's log
@@ -118,6 +119,13 @@ export function createLogArchive(options: LogArchiveOptions): LogArchive {
         if (record.seq < state.gitSeen) return;
         state.gitSeen = record.seq + 1;
         if (record.message.branch) state.facts.gitBranch = record.message.branch;
+        if (record.message.step === 'push') {
+          const pushed = [
+            ...(state.facts.pushedCommits ?? []),
+            ...pushedCommitLines(record.message.commits),
+          ];
+          state.facts.pushedCommits = pushed.slice(0, PUSHED_COMMITS_LIMIT);
+        }
       },
     });
   }

@@ -1,6 +1,7 @@
 import type { IssueRun, SlotStatus } from '../../api/index.js';
 import type { AttemptRecord, EventRecord, RunRecord, TokenCounts } from '../../archive/types.js';
 import type { Redactor } from '../../runner/redact.js';
+import { PUSHED_COMMITS_LIMIT, PUSHED_SUBJECT_LIMIT } from '../../workspace/git/index.js';
 import { ANNOTATION_ISSUE_ID } from '../shared/constants.js';
 
 /**
@@ -77,6 +78,28 @@ export interface PodLogFacts {
   pushedCommits?: string[];
   turns: number;
   usage?: TokenCounts;
+}
+
+/**
+ * A `push` git record's commits as the archive keeps them (`AttemptRecord.git.pushedCommits`):
+ * `SHA subject`, one a commit, newest first. The log is the runner's, but read defensively:
+ * an entry without a hex sha is dropped, and at most PUSHED_COMMITS_LIMIT are kept.
+ */
+export function pushedCommitLines(commits: unknown): string[] {
+  if (!Array.isArray(commits)) return [];
+  const lines: string[] = [];
+  for (const commit of commits as unknown[]) {
+    if (typeof commit !== 'object' || commit === null) continue;
+    const { sha, subject } = commit as { sha?: unknown; subject?: unknown };
+    if (typeof sha !== 'string' || !/^[0-9a-f]{7,64}$/.test(sha)) continue;
+    const text =
+      typeof subject === 'string'
+        ? subject.replace(/\s+/g, ' ').slice(0, PUSHED_SUBJECT_LIMIT)
+        : '';
+    lines.push(text ? `${sha} ${text}` : sha);
+    if (lines.length >= PUSHED_COMMITS_LIMIT) break;
+  }
+  return lines;
 }
 
 /** One run Pod as the archiver saw it in the cache. */

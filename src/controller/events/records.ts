@@ -74,7 +74,7 @@ const isHookMessage = (message: unknown): message is HookExecutionMessage => {
   );
 };
 
-const GIT_STEPS: readonly string[] = ['clone', 'branch', 'merge_up', 'setup', 'teardown'];
+const GIT_STEPS: readonly string[] = ['clone', 'branch', 'merge_up', 'setup', 'push', 'teardown'];
 
 const isGitMessage = (message: unknown): message is GitWorkspaceMessage => {
   if (typeof message !== 'object' || message === null) return false;

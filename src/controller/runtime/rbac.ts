@@ -14,8 +14,11 @@ export interface PolicyRule {
 
 const READ = ['get', 'list', 'watch'];
 
-/** Cluster-wide (or, with --namespace, bindable per namespace) rules of the controller. */
-export const CONTROLLER_RULES: readonly PolicyRule[] = [
+/**
+ * The controller's rules on namespaced resources: cluster-wide, or, with --namespace (the
+ * chart's watchNamespace), granted by a Role in that namespace only.
+ */
+export const NAMESPACED_CONTROLLER_RULES: readonly PolicyRule[] = [
   // create: the dispatcher makes one IssueRun per issue; patch: it cancels them and moves their
   // issue state; delete: ttlSecondsAfterFinished, and a finished run whose issue came back.
   {
@@ -49,6 +52,14 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
   // get: the one a Workflow's workspace claim template names, before its first claim is
   // made (a claim of a missing class stays Pending with nothing on the IssueRun to say why).
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
+];
+
+/**
+ * The read API's reviews. TokenReviews and SubjectAccessReviews are cluster-scoped, so a Role
+ * cannot grant them: with watchNamespace the chart grants these two (and nothing else) in a
+ * ClusterRole of their own, or the read API could check no caller and would answer 503.
+ */
+export const REVIEW_RULES: readonly PolicyRule[] = [
   // create: the archive's read API checks each caller's token (TokenReview) and what that
   // caller may list (SubjectAccessReview), so it shows nobody more than their RBAC does.
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
@@ -57,6 +68,12 @@ export const CONTROLLER_RULES: readonly PolicyRule[] = [
     resources: ['subjectaccessreviews'],
     verbs: ['create'],
   },
+];
+
+/** Every rule of the controller, as one ClusterRole grants them when it watches every namespace. */
+export const CONTROLLER_RULES: readonly PolicyRule[] = [
+  ...NAMESPACED_CONTROLLER_RULES,
+  ...REVIEW_RULES,
 ];
 
 /** Rules for the leader election Lease, granted only in the controller's own namespace. */

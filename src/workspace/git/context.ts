@@ -29,6 +29,7 @@ export function report(
   detail: string,
   startedAt: number,
   code?: GitWorkspaceMessage['code'],
+  commits?: GitWorkspaceMessage['commits'],
 ): void {
   options.emit({
     type: 'git_workspace',
@@ -38,6 +39,7 @@ export function report(
       branch: options.branch,
       detail,
       ...(code ? { code } : {}),
+      ...(commits ? { commits } : {}),
       durationMs: Date.now() - startedAt,
       slot: options.slot,
     },

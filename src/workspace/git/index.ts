@@ -7,7 +7,15 @@ export {
   removeGuard,
   teardownWorkspace,
   type GitGuard,
+  type PreparedGit,
 } from './workspace.js';
+export {
+  PUSHED_COMMITS_LIMIT,
+  PUSHED_SUBJECT_LIMIT,
+  pushedCommits,
+  reportPushed,
+  type PushBase,
+} from './pushed.js';
 export { resolveBranchName, resolveRemote, type ResolvedRemote } from './names.js';
 export { credentialSecrets, loadGitCredentials, type GitCredentials } from './credential-files.js';
 export { stageCredentialsOnWorker, type WorkerCredentials } from './worker-credentials.js';

@@ -12,6 +12,7 @@ import {
 } from './guard-scripts.js';
 import { isProtectedBranch, protectedPatterns } from './names.js';
 import { mergeUp } from './merge-up.js';
+import { pushBase, type PushBase } from './pushed.js';
 import { readRepositorySetup, runSetupSteps } from './setup.js';
 import { unusablePathEntry } from '../../executor/login-path.js';
 
@@ -27,6 +28,13 @@ export interface GitGuard {
   binDirectory: string;
   hooksDirectory: string;
   helper: string;
+}
+
+/** A workspace ready for an attempt: its scripts, and the remote's tips it began from. */
+export interface PreparedGit {
+  guard: GitGuard;
+  /** What the remote had before this attempt pushed anything (the merge-up included). */
+  pushBase: PushBase;
 }
 
 export const GUARD_PARENT = '@lorenz-git';
@@ -201,14 +209,15 @@ async function checkOutBranch(
  * set up. Any failure throws with its code, after discarding what was cloned; a merge-up that
  * cannot be completed is undone and only warned about.
  */
-export async function cloneWorkspace(options: GitWorkspaceOptions): Promise<GitGuard> {
+export async function cloneWorkspace(options: GitWorkspaceOptions): Promise<PreparedGit> {
   try {
     const guard = await installGuard(options);
     const defaultBranch = await clone(options, guard);
     const existed = await checkOutBranch(options, defaultBranch);
+    const base = await pushBase(options);
     if (existed) await mergeUp(options, defaultBranch);
     await runSetupSteps(options, await readRepositorySetup(options), 'setup');
-    return guard;
+    return { guard, pushBase: base };
   } catch (error) {
     await discardClone(options);
     if (isLorenzError(error)) throw error;
@@ -226,7 +235,7 @@ async function discardClone(options: GitWorkspaceOptions): Promise<void> {
  * A workspace that already exists (a kept volume, a second `lorenz run`) is not cloned again:
  * if it is a clone, it gets this run's scripts and credentials; if not, it is left as it is.
  */
-export async function attachWorkspace(options: GitWorkspaceOptions): Promise<GitGuard | null> {
+export async function attachWorkspace(options: GitWorkspaceOptions): Promise<PreparedGit | null> {
   const startedAt = Date.now();
   if ((await options.executor.pathKind(join(options.workspace, '.git'))) !== 'directory') {
     report(
@@ -267,7 +276,7 @@ export async function attachWorkspace(options: GitWorkspaceOptions): Promise<Git
       `configuring credentials: ${failureOf(configured, options.timeoutMs)}`,
     );
   }
-  return guard;
+  return { guard, pushBase: await pushBase(options) };
 }
 
 /**
