@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { openArchive } from '../archive/dsn.js';
+import type { ArchiveStore } from '../archive/types.js';
 import { createKubeClient } from '../controller/runtime/client.js';
 import { createLogger } from '../controller/runtime/logger.js';
 import { parseBindAddress } from '../controller/runtime/servers.js';
@@ -20,6 +21,8 @@ export interface StartServerOptions {
   bindAddress: string;
   archiveDsn?: string;
   archiveUrl?: string;
+  /** An open store instead of a DSN (tests); closed by the caller, not by close(). */
+  archiveStore?: ArchiveStore;
   namespace?: string;
   webRoot?: string;
   auth: 'token' | 'local';
@@ -44,7 +47,9 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const bind = parseBindAddress(options.bindAddress);
   if (!bind) throw new Error('lorenz server needs a bind address (not 0)');
   let archive: ArchiveSource | undefined;
-  if (options.archiveDsn && options.archiveDsn !== 'off')
+  if (options.archiveStore)
+    archive = { ...storeSource(options.archiveStore), close: async () => {} };
+  else if (options.archiveDsn && options.archiveDsn !== 'off')
     archive = storeSource(await openArchive(options.archiveDsn));
   else if (options.archiveUrl) archive = urlSource(options.archiveUrl);
   const access =
