@@ -101,16 +101,32 @@ function failureOf(error: unknown): ApiError {
 const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d{1,5})?$/i;
 
 /** The route of a path, for metrics: a few fixed names, never the path itself. */
+const ROUTES = new Set([
+  'whoami',
+  'workflows',
+  'runs',
+  'usage',
+  'watch',
+  'runs/get',
+  'runs/transcript',
+  'runs/hooks/output',
+  'runs/cancel',
+  'runs/retry',
+  'workflows/suspend',
+  'workflows/resume',
+]);
+
 function routeOf(parts: string[]): string {
-  if (parts[0] !== 'api') return parts[0] === 'assets' ? 'assets' : 'page';
-  if (parts[2] === 'namespaces')
-    return `${parts[4] ?? ''}/${
-      parts
-        .slice(6)
-        .filter((p) => !/^\d+$/.test(p))
-        .join('/') || 'get'
-    }`.replace(/\/$/, '');
-  return parts[2] ?? 'api';
+  const [first = ''] = parts;
+  if (parts.length === 1 && ['healthz', 'readyz', 'metrics'].includes(first)) return first;
+  if (first !== 'api') return first === 'assets' ? 'assets' : 'page';
+  const route =
+    parts[2] === 'namespaces'
+      ? [parts[4] ?? '', ...parts.slice(6).filter((part) => !/^\d+$/.test(part))].join('/') +
+        (parts.length === 6 ? '/get' : '')
+      : parts.slice(2).join('/');
+  // Unknown paths are one series, whatever they are.
+  return ROUTES.has(route) ? route : 'other';
 }
 
 export function viewHandler(options: ViewServerOptions) {
