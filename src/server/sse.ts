@@ -5,17 +5,22 @@ import type http from 'node:http';
  * waiting for it, never buffered without bound: its EventSource reconnects and starts over
  * from a fresh list.
  */
-export const SSE_MAX_BUFFERED_BYTES = 1 << 20;
+export const SSE_MAX_BUFFERED_BYTES = 256 * 1024;
 
 export interface SseStream {
   /** False once the client is gone (or was dropped): stop producing. */
   readonly open: boolean;
   send(event: string, data: unknown): boolean;
+  /** Sends a frame made once by sseFrame (one JSON.stringify for a thousand clients). */
+  sendFrame(frame: string): boolean;
   /** Resolves when the client has taken what was sent (for producers that can wait). */
   drained(): Promise<void>;
   end(): void;
   onClose(handler: () => void): void;
 }
+
+export const sseFrame = (event: string, data: unknown): string =>
+  `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 export function openSse(
   request: http.IncomingMessage,
@@ -46,6 +51,9 @@ export function openSse(
       return open;
     },
     send(event, data) {
+      return this.sendFrame(sseFrame(event, data));
+    },
+    sendFrame(frame) {
       if (!open) return false;
       if (response.writableLength > maxBuffered) {
         // Slow client: drop it rather than hold its backlog.
@@ -53,7 +61,7 @@ export function openSse(
         close();
         return false;
       }
-      response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      response.write(frame);
       return open;
     },
     drained() {

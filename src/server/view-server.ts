@@ -22,7 +22,7 @@ import {
 import { attemptOfPodLabels, podsOfRun } from './run-logs.js';
 import { findRun, hookOutput, readAttempt, runDetail, type DetailDeps } from './run-detail.js';
 import { runsPage } from './runs-page.js';
-import { openSse, type SseStream } from './sse.js';
+import { openSse, sseFrame, type SseStream } from './sse.js';
 import { staticFiles } from './static.js';
 import { createTranscriptBuilder } from './transcript.js';
 import type {
@@ -54,6 +54,20 @@ const HEADERS: Record<string, string> = {
 };
 
 export const HEARTBEAT_MS = 15_000;
+/** How long a /watch client's review of a namespace is reused (as the authorizer's cache). */
+const DECISION_MS = 10_000;
+
+type Change = Exclude<ChangeEvent, { event: 'heartbeat' }>;
+/** One SSE frame per change, shared by every client it goes to. */
+const frames = new WeakMap<Change, string>();
+function frameOf(change: Change): string {
+  let frame = frames.get(change);
+  if (frame === undefined) {
+    frame = sseFrame(change.event, change.data);
+    frames.set(change, frame);
+  }
+  return frame;
+}
 
 export interface ViewServerOptions {
   access: AccessControl;
@@ -312,18 +326,32 @@ export function viewHandler(options: ViewServerOptions) {
     const namespace = namespaceParam(paramsOf(url, ['namespace']));
     const sse = openSse(request, response, HEADERS);
     sseClients.inc({ stream: 'watch' });
-    // Reviews are answered from the authorizer's cache: changes go out in order, one chain
-    // per client, and a client whose chain grows too long is dropped as slow.
+    // Each client's decisions per namespace are kept for a few seconds, so a change is sent
+    // synchronously (one frame, serialized once for every client); only a namespace not
+    // decided yet waits on a review, in order, on one chain per client.
+    const decided = new Map<string, { allowed: boolean; until: number }>();
     let chain: Promise<void> = Promise.resolve();
     let waiting = 0;
-    const mayRead = async (change: Exclude<ChangeEvent, { event: 'heartbeat' }>) => {
+    const keyOf = (change: Change) =>
+      `${change.event.startsWith('workflow') ? 'w' : 'r'}/${change.data.namespace}`;
+    const review = async (change: Change): Promise<boolean> => {
       const ns = change.data.namespace;
-      if (namespace && ns !== namespace) return false;
-      return change.event === 'workflow' || change.event === 'workflow_deleted'
-        ? who.mayReadWorkflows(ns)
-        : who.mayReadRuns(ns);
+      const allowed = change.event.startsWith('workflow')
+        ? await who.mayReadWorkflows(ns)
+        : await who.mayReadRuns(ns);
+      decided.set(keyOf(change), { allowed, until: Date.now() + DECISION_MS });
+      return allowed;
+    };
+    const deliver = (change: Change) => {
+      if (!sse.sendFrame(frameOf(change))) dropped.inc();
     };
     const stop = cache.subscribe((change) => {
+      if (namespace && change.data.namespace !== namespace) return;
+      const known = decided.get(keyOf(change));
+      if (known && known.until > Date.now() && waiting === 0) {
+        if (known.allowed) deliver(change);
+        return;
+      }
       if (waiting > 10_000) {
         dropped.inc();
         response.destroy();
@@ -332,9 +360,7 @@ export function viewHandler(options: ViewServerOptions) {
       waiting += 1;
       chain = chain
         .then(async () => {
-          if (sse.open && (await mayRead(change))) {
-            if (!sse.send(change.event, change.data)) dropped.inc();
-          }
+          if (sse.open && (await review(change))) deliver(change);
         })
         .catch(() => undefined)
         .finally(() => {
