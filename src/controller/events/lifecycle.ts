@@ -15,7 +15,7 @@ import {
   type Workflow,
 } from '../../api/index.js';
 import { sha256Hex } from '../../api/run-pod.js';
-import { boundedName, uidFragment } from '../shared/names.js';
+import { boundedName, uidFragment } from '../shared/object-names.js';
 import { EVENT_NOTE_LIMIT, truncateBytes } from './records.js';
 
 /**

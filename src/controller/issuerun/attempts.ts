@@ -14,7 +14,7 @@ import { decideBranch, decidedBranch } from './git-branch.js';
 import { planSsh } from './ssh-placement.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
 import type { SlotView } from './status.js';
-import type { RunnableWorkflow } from './workflow-config.js';
+import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;

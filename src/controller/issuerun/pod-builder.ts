@@ -36,7 +36,7 @@ import {
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
   OPERATOR_IMAGE_SNAPSHOT_PATHS,
 } from '../shared/constants.js';
-import { labelValue, runPodName, workspaceClaimName } from '../shared/names.js';
+import { labelValue, runPodName, workspaceClaimName } from '../shared/object-names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { agentEnv, agentEnvFrom } from './agent-env.js';

@@ -22,7 +22,7 @@ import {
   runPods,
 } from './slot-views.js';
 import { runState, runStateFromSlots, type RunState, type SlotView } from './status.js';
-import type { RunnableWorkflow } from './workflow-config.js';
+import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { planRetries } from './retry.js';
 import { createAttemptStarter, createRetryDelay, deleteRunPod, isLive } from './attempts.js';
 import { createDeletedNames, earlierRunPods } from './earlier-runs.js';

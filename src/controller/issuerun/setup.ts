@@ -15,7 +15,7 @@ import { createLogFollowers, type PodLogState } from './log-follower.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import type { PodStatusOptions } from './pod-status.js';
 import { createIssueRunReconciler } from './reconciler.js';
-import { createWorkflowConfigCache } from './workflow-config.js';
+import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 
 export interface IssueRunControllerOptions {
   /** The client the reconciler writes with (main wraps it to count writes). */

@@ -11,7 +11,7 @@ import { failpoint } from '../runtime/failpoints.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
-import { runPodName } from '../shared/names.js';
+import { runPodName } from '../shared/object-names.js';
 import { ISSUERUNS } from '../shared/resources.js';
 import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { runLifecycleEvents } from '../events/lifecycle.js';

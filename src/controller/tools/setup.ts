@@ -21,10 +21,10 @@ import type { KubeClient } from '../runtime/client.js';
 import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
 import type { Manager } from '../runtime/manager.js';
 import { ANNOTATION_ISSUE_ID, ANNOTATION_TOKEN_SHA256 } from '../shared/constants.js';
-import { toolsTokenSecretName } from '../shared/names.js';
+import { toolsTokenSecretName } from '../shared/object-names.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import type { TrackerCache } from '../shared/trackers.js';
-import { createWorkflowConfigCache } from '../shared/workflow-config.js';
+import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 
 export interface ToolsControllerOptions {
   client: KubeClient;

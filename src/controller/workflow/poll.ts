@@ -26,7 +26,7 @@ import {
   LABEL_WORKFLOW,
   MANAGED_BY,
 } from '../shared/constants.js';
-import { dispatchedRunName, labelValue } from '../shared/names.js';
+import { dispatchedRunName, labelValue } from '../shared/object-names.js';
 import { ISSUERUNS } from '../shared/resources.js';
 
 /**
