@@ -63,20 +63,23 @@ interface RunIo {
   redact(): Redactor;
 }
 
+/** The flags `lorenz run` parses (their help: cli/command-help.ts). */
+export const RUN_OPTIONS = {
+  workflow: { type: 'string' },
+  issue: { type: 'string' },
+  'no-agent': { type: 'boolean', default: false },
+  attempt: { type: 'string' },
+  'git-credentials': { type: 'string' },
+  'ssh-key': { type: 'string' },
+  'known-hosts': { type: 'string' },
+} as const;
+
 async function run(args: string[], io: RunIo): Promise<number> {
   const { out, err, env } = io;
   const { values } = parseArgs({
     args,
     strict: true,
-    options: {
-      workflow: { type: 'string' },
-      issue: { type: 'string' },
-      'no-agent': { type: 'boolean', default: false },
-      attempt: { type: 'string' },
-      'git-credentials': { type: 'string' },
-      'ssh-key': { type: 'string' },
-      'known-hosts': { type: 'string' },
-    },
+    options: RUN_OPTIONS,
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
   const issuePath = requireOption(values.issue, '--issue');

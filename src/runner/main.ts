@@ -86,31 +86,34 @@ export const RUNNER_DEFAULTS = {
   terminationLogPath: RUN_POD_PATHS.terminationLog,
 } as const;
 
+/** The flags `lorenz runner` parses (their help: cli/command-help.ts). */
+export const RUNNER_OPTIONS = {
+  [RUNNER_FLAGS.inputs]: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
+  [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
+  [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
+  [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
+  [RUNNER_FLAGS.inputsDigestFile]: { type: 'string' },
+  [RUNNER_FLAGS.terminationLog]: {
+    type: 'string',
+    default: RUNNER_DEFAULTS.terminationLogPath,
+  },
+  [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
+  [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
+  [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
+  [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
+  [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
+  [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
+  [RUNNER_FLAGS.sshKey]: { type: 'string' },
+  [RUNNER_FLAGS.knownHosts]: { type: 'string' },
+  [RUNNER_FLAGS.sshHost]: { type: 'string' },
+} as const;
+
 export function parseRunnerArgs(
   argv: string[],
 ): Omit<RunnerOptions, 'env' | 'write' | 'signal' | 'executor' | 'createAgentStep'> {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      [RUNNER_FLAGS.inputs]: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
-      [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
-      [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
-      [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
-      [RUNNER_FLAGS.inputsDigestFile]: { type: 'string' },
-      [RUNNER_FLAGS.terminationLog]: {
-        type: 'string',
-        default: RUNNER_DEFAULTS.terminationLogPath,
-      },
-      [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
-      [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
-      [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
-      [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
-      [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
-      [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
-      [RUNNER_FLAGS.sshKey]: { type: 'string' },
-      [RUNNER_FLAGS.knownHosts]: { type: 'string' },
-      [RUNNER_FLAGS.sshHost]: { type: 'string' },
-    },
+    options: RUNNER_OPTIONS,
     strict: true,
     allowPositionals: false,
   });

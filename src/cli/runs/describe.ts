@@ -308,6 +308,14 @@ export function formatRunView(view: RunView, now = Date.now()): string {
   ].join('');
 }
 
+/** The flags `lorenz describe run` parses (their help: cli/command-help.ts). */
+export const DESCRIBE_RUN_OPTIONS = {
+  namespace: { type: 'string', short: 'n' },
+  kubeconfig: { type: 'string' },
+  'archive-dsn': { type: 'string' },
+  'archive-url': { type: 'string' },
+} as const;
+
 /**
  * `lorenz describe run RUN [-n NS]`: attempts (Pod, node or host, start, duration, what ended
  * each), hooks with exit codes and durations, turns, tool calls, usage, branch and Events:
@@ -323,12 +331,7 @@ export async function describeRunCommand(
     args,
     strict: true,
     allowPositionals: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      kubeconfig: { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-    },
+    options: DESCRIBE_RUN_OPTIONS,
   });
   if (positionals.length !== 1)
     throw new UsageError(`describe run takes one run name, got ${positionals.length}`);

@@ -159,6 +159,19 @@ function outputOf(value: string | undefined, allowed: readonly string[]): string
   return output;
 }
 
+/** The flags `lorenz get runs` parses (their help: cli/command-help.ts). */
+export const GET_RUNS_OPTIONS = {
+  namespace: { type: 'string', short: 'n' },
+  'all-namespaces': { type: 'boolean', short: 'A', default: false },
+  workflow: { type: 'string' },
+  issue: { type: 'string' },
+  all: { type: 'boolean', default: false },
+  output: { type: 'string', short: 'o' },
+  kubeconfig: { type: 'string' },
+  'archive-dsn': { type: 'string' },
+  'archive-url': { type: 'string' },
+} as const;
+
 /**
  * `lorenz get runs [-n NS | -A] [--workflow W] [--issue ID] [--all] [--output table|wide|json]
  * [--kubeconfig F] [--archive-dsn DSN] [--archive-url URL]`: the IssueRuns of the cluster, as
@@ -173,17 +186,7 @@ export async function getRunsCommand(
   const { values } = parseArgs({
     args,
     strict: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      'all-namespaces': { type: 'boolean', short: 'A', default: false },
-      workflow: { type: 'string' },
-      issue: { type: 'string' },
-      all: { type: 'boolean', default: false },
-      output: { type: 'string', short: 'o' },
-      kubeconfig: { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-    },
+    options: GET_RUNS_OPTIONS,
   });
   const output = outputOf(values.output, ['table', 'wide', 'json']) as RunsOutput;
   if (values.namespace && values['all-namespaces'])

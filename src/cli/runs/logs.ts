@@ -114,6 +114,18 @@ async function followPod(
   }
 }
 
+/** The flags `lorenz logs` parses (their help: cli/command-help.ts). */
+export const LOGS_OPTIONS = {
+  namespace: { type: 'string', short: 'n' },
+  follow: { type: 'boolean', short: 'f', default: false },
+  slot: { type: 'string' },
+  attempt: { type: 'string' },
+  output: { type: 'string', short: 'o', default: 'text' },
+  kubeconfig: { type: 'string' },
+  'archive-dsn': { type: 'string' },
+  'archive-url': { type: 'string' },
+} as const;
+
 /**
  * `lorenz logs RUN [-n NS] [-f] [--slot N] [--attempt N] [--output text|json]`: the run's log
  * from its Pod while there is one (pods/log, the agent container), else from the archive.
@@ -128,16 +140,7 @@ export async function logsCommand(
     args,
     strict: true,
     allowPositionals: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      follow: { type: 'boolean', short: 'f', default: false },
-      slot: { type: 'string' },
-      attempt: { type: 'string' },
-      output: { type: 'string', short: 'o', default: 'text' },
-      kubeconfig: { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-    },
+    options: LOGS_OPTIONS,
   });
   if (positionals.length !== 1)
     throw new UsageError(`logs takes one run name, got ${positionals.length}`);
