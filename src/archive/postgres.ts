@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the PostgreSQL store (its paging shares a shape with sqlite.ts: to be folded into one module) */
 /**
  * The archive on PostgreSQL, for clusters that run more than one controller replica: every
  * replica may open it, migrations run once under an advisory lock, every write is an upsert

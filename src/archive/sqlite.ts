@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the SQLite store (its paging shares a shape with postgres.ts: to be folded into one module) */
 /**
  * The embedded archive: one SQLite file through Node 24's built-in `node:sqlite` (no native
  * addon to build or ship). WAL lets readers (the read API, `lorenz logs`) run beside the one

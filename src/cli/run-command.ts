@@ -74,6 +74,7 @@ export const RUN_OPTIONS = {
   'known-hosts': { type: 'string' },
 } as const;
 
+// eslint-disable-next-line max-lines-per-function -- `lorenz run` in order: parse, load, run, report; its finally closes what it opened
 async function run(args: string[], io: RunIo): Promise<number> {
   const { out, err, env } = io;
   const { values } = parseArgs({

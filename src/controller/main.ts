@@ -102,6 +102,7 @@ export interface RunningController {
 }
 
 /** Starts the manager with the Workflow and IssueRun controllers; resolves once started. */
+// eslint-disable-next-line max-lines-per-function -- the wiring of the whole controller, in start order; its stop mirrors it
 export async function startController(options: ControllerRunOptions): Promise<RunningController> {
   const identity = options.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`;
   const logger = options.logger ?? createLogger({ base: { identity } });

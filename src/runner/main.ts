@@ -215,6 +215,7 @@ function defaultAgentStep(
 }
 
 /** Runs the slot; resolves the exit code (0 success, 1 failure). */
+// eslint-disable-next-line max-lines-per-function -- the runner's lifecycle in order; its finally must see every resource opened above it
 export async function runRunner(options: RunnerOptions): Promise<number> {
   const hooks: HookExecutionMessage[] = [];
   // Secret values never leave the Pod in what it reports: not in a hook's output, an agent

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
 import type { IssueRun } from '../../api/index.js';
 import type { RunRecord } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
@@ -161,15 +161,12 @@ function outputOf(value: string | undefined, allowed: readonly string[]): string
 
 /** The flags `lorenz get runs` parses (their help: cli/command-help.ts). */
 export const GET_RUNS_OPTIONS = {
-  namespace: { type: 'string', short: 'n' },
+  ...RUN_SOURCE_OPTIONS,
   'all-namespaces': { type: 'boolean', short: 'A', default: false },
   workflow: { type: 'string' },
   issue: { type: 'string' },
   all: { type: 'boolean', default: false },
   output: { type: 'string', short: 'o' },
-  kubeconfig: { type: 'string' },
-  'archive-dsn': { type: 'string' },
-  'archive-url': { type: 'string' },
 } as const;
 
 /**
@@ -183,11 +180,7 @@ export async function getRunsCommand(
   err: Output,
   deps: RunCommandDeps = {},
 ): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: GET_RUNS_OPTIONS,
-  });
+  const { values } = parseRunArgs(args, GET_RUNS_OPTIONS);
   const output = outputOf(values.output, ['table', 'wide', 'json']) as RunsOutput;
   if (values.namespace && values['all-namespaces'])
     throw new UsageError('-n/--namespace and -A/--all-namespaces cannot be given together');

@@ -96,6 +96,7 @@ const hasStatus = (status: IssueRunStatus | undefined): boolean =>
   (status?.conditions ?? []).length > 0;
 
 /** The Events a run's status change from `previous` to `next` calls for. */
+// eslint-disable-next-line max-lines-per-function -- one sequence of steps, read top to bottom
 export function runLifecycleEvents(
   run: IssueRun,
   previous: IssueRunStatus | undefined,

@@ -97,6 +97,7 @@ export interface StartedAttempts {
  * Starting a slot's next attempt (the I/O behind retry.ts's plan): the Workflow's backoff
  * cap, then for each due attempt its inputs and Pods, created as the first attempt's are.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createAttemptStarter(deps: AttemptDeps) {
   const workflowOf = (run: IssueRun) =>
     deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);

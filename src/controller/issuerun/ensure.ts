@@ -59,6 +59,7 @@ function inputsBytes(inputs: RunInputs): number {
  * back as a reason before anything is created; an apiserver's refusal comes back as a
  * reason too, final when retrying cannot help.
  */
+// eslint-disable-next-line max-lines-per-function -- the ordered steps of a start (inputs, token, claims, Pods); each returns early with its own failure
 export async function ensureRunObjects(options: {
   client: KubeClient;
   run: IssueRun;

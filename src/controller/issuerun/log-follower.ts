@@ -98,6 +98,7 @@ function usageFrom(message: unknown): TokenUsage | undefined {
  * turns the runner's JSON lines into state plus callbacks: `onHook` for each new hook record
  * (the Event), `onProgress` whenever something the status shows has changed.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLogFollowers(options: {
   client: KubeClient;
   onHook: (state: PodLogState, record: HookRecord) => Promise<void>;
@@ -152,6 +153,7 @@ export function createLogFollowers(options: {
     );
   };
   const controllers = new Map<string, AbortController>();
+  // eslint-disable-next-line max-lines-per-function -- one log read's callbacks share its state
   function read(state: PodLogState, follow: boolean): void {
     const key = state.podUid;
     const abort = new AbortController();

@@ -74,6 +74,7 @@ export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from
  * patch status, only when it changed, and for a running run at most once per progress
  * interval.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const store = createRunStatusStore({
     client: deps.client,

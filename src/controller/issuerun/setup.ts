@@ -51,6 +51,7 @@ function ownerRunKey(pod: PodObject): string | undefined {
  * the Pods they own (only Lorenz's, by label), and Workflows, whose changes wake the runs
  * still waiting on them. Returns what the manager cannot stop by itself: the log streams.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function setupIssueRunController(
   manager: Manager,
   options: IssueRunControllerOptions,

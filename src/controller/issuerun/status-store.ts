@@ -61,6 +61,7 @@ export interface RunStatusStore {
 export const runKey = (run: IssueRun): string =>
   `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createRunStatusStore(deps: {
   client: KubeClient;
   issueRuns: Informer<IssueRun>;

@@ -46,6 +46,7 @@ const isFinished = (run: IssueRun): boolean =>
  * but the tracker and a `ToolCalled` Event per call. Every replica serves it: a token is
  * verified from the cluster, not from memory, so a restarted controller still accepts it.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export async function setupToolsGateway(
   manager: Manager,
   options: ToolsControllerOptions,

@@ -111,6 +111,7 @@ export function dispatchedRun(workflow: Workflow, issue: Issue): IssueRun {
   };
 }
 
+// eslint-disable-next-line max-lines-per-function -- one poll in order (fetch, reconcile running, dispatch); each step exits early
 export async function pollWorkflow(
   workflow: Workflow,
   config: WorkflowConfig,
