@@ -32,6 +32,20 @@ export default tseslint.config(
     },
   },
   {
+    // The size rule, stated instead of kept by eye: a module past 400 lines of code, or a
+    // function past 80, usually holds more than one reason to change. Split it along a real
+    // seam, or say on a one-line eslint-disable why it stays whole. Source only: test tables
+    // are long by nature.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': [
+        'error',
+        { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: {
       // Off in tests: they parse untyped JSON output, and vitest's asymmetric matchers

@@ -1,10 +1,10 @@
 // Copies crds/*.yaml into the Helm chart and config/crd, and renders the chart's RBAC rules
-// from src/controller/runtime/rbac.ts (see hack/chart-sync.ts).
+// from src/controller/runtime/rbac.ts (see hack/sync-chart-plan.ts).
 //   hack/run-ts.sh hack/sync-chart.ts           write what is stale
 //   hack/run-ts.sh hack/sync-chart.ts --check   write nothing; exit 1 naming stale files
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { planSync, staleFiles } from './chart-sync.js';
+import { planSync, staleFiles } from './sync-chart-plan.js';
 
 const root = process.cwd();
 const check = process.argv.includes('--check');

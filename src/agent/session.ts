@@ -87,6 +87,7 @@ function offeredServers(
 }
 
 /** Start the bridge and connect to it; `open()` does the handshake. */
+// eslint-disable-next-line max-lines-per-function -- one ACP session: spawn, initialize, new session; the handlers share its state
 export function startSession(options: SessionOptions): Session {
   const { emit, command } = options;
   let turn: ActiveTurn | undefined;

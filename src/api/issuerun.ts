@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HOOK_NAMES, type HookName } from '../workflow/events.js';
 import { conditionListSchema } from './conditions.js';
 import { objectMetaSchema, usageSchema } from './meta.js';
+import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 
 /**
  * A field that may not change once the IssueRun exists. The rule sits on the field itself
@@ -181,8 +182,8 @@ export const slotStatusSchema = z
   })
   .describe('The state of one ensemble slot.');
 
-/** The limit of status.hooks[].output/error: 4096 characters plus the truncation marker. */
-export const HOOK_OUTPUT_MAX_LENGTH = 4200;
+/** The limit of status.hooks[].output/error: OUTPUT_LIMIT characters plus the truncation marker. */
+export const HOOK_OUTPUT_MAX_LENGTH = TRUNCATED_OUTPUT_MAX_LENGTH;
 
 export const hookStatusSchema = z
   .object({
@@ -195,14 +196,14 @@ export const hookStatusSchema = z
       .string()
       .max(HOOK_OUTPUT_MAX_LENGTH)
       .optional()
-      .describe('Output (stdout and stderr), truncated to 4096 characters.'),
+      .describe(`Output (stdout and stderr), truncated to ${OUTPUT_LIMIT} characters.`),
     outputTruncated: z.boolean().optional().describe('Whether output was truncated.'),
     error: z
       .string()
       .max(HOOK_OUTPUT_MAX_LENGTH)
       .nullable()
       .optional()
-      .describe('Error message, truncated to 4096 characters.'),
+      .describe(`Error message, truncated to ${OUTPUT_LIMIT} characters.`),
     errorTruncated: z.boolean().optional().describe('Whether error was truncated.'),
   })
   .describe('The result of one hook execution.');

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the PostgreSQL store, one class over one pool: its run paging is shared with sqlite.ts (run-page.ts); what remains is its own SQL */
 /**
  * The archive on PostgreSQL, for clusters that run more than one controller replica: every
  * replica may open it, migrations run once under an advisory lock, every write is an upsert
@@ -7,9 +8,10 @@
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { maskDsn } from './dsn.js';
 import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-cap.js';
+import { runListSql, runPageOf } from './run-page.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { archiveErrorOf } from './postgres-errors.js';
-import { canonicalTime, encodeContinue, normalizeRunQuery, normalizeUsageQuery } from './query.js';
+import { canonicalTime, normalizeRunQuery, normalizeUsageQuery } from './query.js';
 import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
 import {
   ArchiveError,
@@ -305,43 +307,20 @@ class PostgresArchive implements ArchiveStore {
   async listRuns(query: RunQuery): Promise<RunPage> {
     const q = normalizeRunQuery(query);
     if (q.namespaces !== undefined && q.namespaces.length === 0) return { runs: [] };
-    const where: string[] = [];
     const values: unknown[] = [];
-    const param = (value: unknown): string => {
-      values.push(value);
-      return `$${values.length}`;
-    };
-    if (q.namespaces !== undefined)
-      where.push(`namespace = ANY(${param(q.namespaces.map(text))}::text[])`);
-    if (q.workflow !== undefined) where.push(`workflow = ${param(text(q.workflow))}`);
-    if (q.issue !== undefined) {
-      const issue = param(text(q.issue));
-      where.push(`(issue_identifier = ${issue} OR issue_id = ${issue})`);
-    }
-    if (q.phase !== undefined) where.push(`phase = ${param(text(q.phase))}`);
-    if (q.reason !== undefined) where.push(`reason = ${param(text(q.reason))}`);
-    if (q.since !== undefined) where.push(`created_at >= ${param(q.since)}`);
-    if (q.until !== undefined) where.push(`created_at < ${param(q.until)}`);
-    if (!q.includeLive) where.push('deleted_at IS NOT NULL');
-    if (q.after !== undefined) {
-      where.push(`(created_at, uid) < (${param(q.after.createdAt)}, ${param(q.after.uid)})`);
-    }
-    const rows = await this.query(
-      'listing runs',
-      `SELECT uid, created_at, deleted_at, record FROM runs
-       ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY created_at DESC, uid DESC LIMIT ${param(q.limit + 1)}`,
-      values,
-    );
-    const page = rows.slice(0, q.limit);
-    const runs = page.map(runOf);
-    const last = page.at(-1);
-    return rows.length > q.limit && last !== undefined
-      ? {
-          runs,
-          continue: encodeContinue({ createdAt: String(last.created_at), uid: String(last.uid) }),
-        }
-      : { runs };
+    const sql = runListSql(q, {
+      param: (value) => {
+        values.push(value);
+        return `$${values.length}`;
+      },
+      namespaceIn: (namespaces, param) => `namespace = ANY(${param(namespaces.map(text))}::text[])`,
+      text,
+    });
+    const rows = await this.query('listing runs', sql, values);
+    return runPageOf(rows, q.limit, runOf, (row) => ({
+      createdAt: String(row.created_at),
+      uid: String(row.uid),
+    }));
   }
 
   async getRun(ref: RunRef): Promise<ArchivedRun | undefined> {

@@ -9,8 +9,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-cap.js';
+import { runListSql, runPageOf } from './run-page.js';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
-import { canonicalTime, encodeContinue, normalizeRunQuery, normalizeUsageQuery } from './query.js';
+import { canonicalTime, normalizeRunQuery, normalizeUsageQuery } from './query.js';
 import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
 import {
   ArchiveError,
@@ -263,57 +264,23 @@ class SqliteArchive implements ArchiveStore {
     return this.guard(() => {
       const q = normalizeRunQuery(query);
       if (q.namespaces !== undefined && q.namespaces.length === 0) return { runs: [] };
-      const where: string[] = [];
       const params: SQLInputValue[] = [];
-      if (q.namespaces !== undefined) {
-        where.push(`namespace IN (${q.namespaces.map(() => '?').join(', ')})`);
-        params.push(...q.namespaces);
-      }
-      if (q.workflow !== undefined) {
-        where.push('workflow = ?');
-        params.push(q.workflow);
-      }
-      if (q.issue !== undefined) {
-        where.push('(issue_identifier = ? OR issue_id = ?)');
-        params.push(q.issue, q.issue);
-      }
-      if (q.phase !== undefined) {
-        where.push('phase = ?');
-        params.push(q.phase);
-      }
-      if (q.reason !== undefined) {
-        where.push('reason = ?');
-        params.push(q.reason);
-      }
-      if (q.since !== undefined) {
-        where.push('created_at >= ?');
-        params.push(q.since);
-      }
-      if (q.until !== undefined) {
-        where.push('created_at < ?');
-        params.push(q.until);
-      }
-      if (!q.includeLive) where.push('deleted_at IS NOT NULL');
-      if (q.after !== undefined) {
-        where.push('(created_at, uid) < (?, ?)');
-        params.push(q.after.createdAt, q.after.uid);
-      }
-      const sql =
-        `SELECT uid, created_at, deleted_at, record FROM runs` +
-        (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
-        ` ORDER BY created_at DESC, uid DESC LIMIT ?`;
-      const rows = this.stmt(sql).all(...params, q.limit + 1) as {
-        uid: string;
-        created_at: string;
-        deleted_at: string | null;
-        record: string;
-      }[];
-      const page = rows.slice(0, q.limit);
-      const runs = page.map((r) => runFromRow(r.record, r.deleted_at));
-      const last = page.at(-1);
-      return rows.length > q.limit && last !== undefined
-        ? { runs, continue: encodeContinue({ createdAt: last.created_at, uid: last.uid }) }
-        : { runs };
+      const sql = runListSql(q, {
+        param: (value) => {
+          params.push(value as SQLInputValue);
+          return '?';
+        },
+        namespaceIn: (namespaces, param) => `namespace IN (${namespaces.map(param).join(', ')})`,
+        text: (value) => value,
+      });
+      type Row = { uid: string; created_at: string; deleted_at: string | null; record: string };
+      const rows = this.stmt(sql).all(...params) as Row[];
+      return runPageOf(
+        rows,
+        q.limit,
+        (row) => runFromRow(row.record, row.deleted_at),
+        (row) => ({ createdAt: row.created_at, uid: row.uid }),
+      );
     });
   }
 

@@ -16,4 +16,5 @@ export const COMMANDS: CommandTable = {
   'describe run': async () => (await import('./runs/describe.js')).describeRunCommand,
   controller: async () => (await import('./operator-commands.js')).controllerCommand,
   server: async () => (await import('./server-command.js')).serverCommand,
+  completion: async () => (await import('./completion.js')).completionCommand,
 };

@@ -1,5 +1,6 @@
 import { isLorenzError, withCode } from '../workflow/errors.js';
 import { markStartup } from '../workflow/startup-marks.js';
+import { COMMAND_HELP, formatCommandHelp } from './command-help.js';
 import { exitCodeForError } from './exit-codes.js';
 import { writeStdout } from './stdout.js';
 import { UsageError, USAGE } from './usage.js';
@@ -17,11 +18,11 @@ export type CommandTable = Readonly<Record<string, () => Promise<Command>>>;
 function findCommand(
   argv: string[],
   commands: CommandTable,
-): { load: () => Promise<Command>; rest: string[] } | null {
+): { load: () => Promise<Command>; words: string; rest: string[] } | null {
   const two = argv.slice(0, 2).join(' ');
-  if (commands[two]) return { load: commands[two], rest: argv.slice(2) };
+  if (commands[two]) return { load: commands[two], words: two, rest: argv.slice(2) };
   const one = argv[0] ?? '';
-  if (commands[one]) return { load: commands[one], rest: argv.slice(1) };
+  if (commands[one]) return { load: commands[one], words: one, rest: argv.slice(1) };
   return null;
 }
 
@@ -49,7 +50,8 @@ export async function main(argv: string[], commands: CommandTable): Promise<numb
   }
   // `lorenz run --help`: what a user tries first; an option parser would call it unknown.
   if (found.rest.includes('--help') || found.rest.includes('-h')) {
-    out(`${USAGE}\n`);
+    const help = COMMAND_HELP[found.words];
+    out(`${help ? formatCommandHelp(found.words, help) : USAGE}\n`);
     return 0;
   }
   try {

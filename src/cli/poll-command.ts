@@ -46,6 +46,17 @@ function printJson(entries: readonly DispatchEntry[], out: Output): void {
   out(`${JSON.stringify(rows, null, 2)}\n`);
 }
 
+/** The flags `lorenz poll` parses (their help: cli/command-help.ts). */
+export const POLL_OPTIONS = {
+  workflow: { type: 'string' },
+  once: { type: 'boolean', default: false },
+  'dry-run': { type: 'boolean', default: false },
+  output: { type: 'string', default: 'text' },
+  'no-agent': { type: 'boolean', default: false },
+  'ssh-key': { type: 'string' },
+  'known-hosts': { type: 'string' },
+} as const;
+
 /**
  * `lorenz poll --workflow FILE (--dry-run | --once) [--output text|json] [--no-agent]
  * [--ssh-key FILE] [--known-hosts FILE]`: asks the tracker
@@ -58,15 +69,7 @@ export async function pollCommand(args: string[], out: Output, err: Output): Pro
   const { values } = parseArgs({
     args,
     strict: true,
-    options: {
-      workflow: { type: 'string' },
-      once: { type: 'boolean', default: false },
-      'dry-run': { type: 'boolean', default: false },
-      output: { type: 'string', default: 'text' },
-      'no-agent': { type: 'boolean', default: false },
-      'ssh-key': { type: 'string' },
-      'known-hosts': { type: 'string' },
-    },
+    options: POLL_OPTIONS,
   });
   const path = requireOption(values.workflow, '--workflow');
   if (values.output !== 'text' && values.output !== 'json') {

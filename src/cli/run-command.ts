@@ -63,20 +63,24 @@ interface RunIo {
   redact(): Redactor;
 }
 
+/** The flags `lorenz run` parses (their help: cli/command-help.ts). */
+export const RUN_OPTIONS = {
+  workflow: { type: 'string' },
+  issue: { type: 'string' },
+  'no-agent': { type: 'boolean', default: false },
+  attempt: { type: 'string' },
+  'git-credentials': { type: 'string' },
+  'ssh-key': { type: 'string' },
+  'known-hosts': { type: 'string' },
+} as const;
+
+// eslint-disable-next-line max-lines-per-function -- `lorenz run` in order: parse, load, run, report; its finally closes what it opened
 async function run(args: string[], io: RunIo): Promise<number> {
   const { out, err, env } = io;
   const { values } = parseArgs({
     args,
     strict: true,
-    options: {
-      workflow: { type: 'string' },
-      issue: { type: 'string' },
-      'no-agent': { type: 'boolean', default: false },
-      attempt: { type: 'string' },
-      'git-credentials': { type: 'string' },
-      'ssh-key': { type: 'string' },
-      'known-hosts': { type: 'string' },
-    },
+    options: RUN_OPTIONS,
   });
   const workflowPath = requireOption(values.workflow, '--workflow');
   const issuePath = requireOption(values.issue, '--issue');

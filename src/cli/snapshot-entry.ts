@@ -1,6 +1,7 @@
 import { startupSnapshot } from 'node:v8';
 import { runRunnerCommand } from '../runner/index.js';
 import { markRestoredFromSnapshot } from '../workflow/startup-marks.js';
+import { completionCommand } from './completion.js';
 import { main, type Command, type CommandTable } from './main.js';
 import { runCommand } from './run-command.js';
 import { warmUpEngine } from './snapshot-warm-up.js';
@@ -33,6 +34,7 @@ const SNAPSHOT_COMMANDS: CommandTable = {
   'get runs': loaded(notInSnapshot),
   logs: loaded(notInSnapshot),
   'describe run': loaded(notInSnapshot),
+  completion: loaded(completionCommand),
 };
 
 warmUpEngine();

@@ -28,6 +28,7 @@ export const USAGE = `usage:
   lorenz server [--kubeconfig F] [--bind-address ADDR (default 127.0.0.1:8090)] [--namespace NS]
                 [--archive-dsn DSN | --archive-url URL] [--web-root DIR] [--auth token|local]
       (the web view: docs/web-view.md; local mode binds loopback only unless --allow-remote-bind)
+  lorenz completion bash|zsh                                (shell completion)
   lorenz get runs [-n NS | -A] [--workflow W] [--issue ID] [--all] [-o table|wide|json]
   lorenz logs RUN [-n NS] [-f] [--slot N] [--attempt N] [-o text|json]
   lorenz describe run RUN [-n NS]
@@ -44,7 +45,7 @@ CRD schema and rules, the controller's pod template rules, the WORKFLOW.md insid
 problem is a line \`lorenz: <code>: FILE:LINE: document N (Kind/name): <field>: <why>\` on
 stderr; other kinds are skipped and counted; exit 2 when anything is refused.
 
-\`lorenz COMMAND --help\` (or -h) prints this.
+\`lorenz COMMAND --help\` (or -h) prints that command's usage, flags, defaults and an example.
 
 exit codes: 0 success, 1 the run failed, 2 bad usage or an invalid workflow or issue`;
 

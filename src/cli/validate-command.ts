@@ -80,13 +80,16 @@ function reportStream(report: StreamReport, file: string, out: Output, err: Outp
   return invalid ? 2 : 0;
 }
 
+/** The flags `lorenz workflow validate` parses (their help: cli/command-help.ts). */
+export const VALIDATE_OPTIONS = { 'allowed-service-accounts': { type: 'string' } } as const;
+
 /** `lorenz workflow validate FILE|-` */
 export async function validateCommand(args: string[], out: Output, err: Output): Promise<number> {
   const { positionals, values } = parseArgs({
     args,
     allowPositionals: true,
     strict: true,
-    options: { 'allowed-service-accounts': { type: 'string' } },
+    options: VALIDATE_OPTIONS,
   });
   if (positionals.length !== 1) throw new UsageError('workflow validate takes exactly one FILE');
   const path = positionals[0] as string;

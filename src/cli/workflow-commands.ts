@@ -25,6 +25,15 @@ function hookCommands(config: WorkflowConfig): Record<HookName, string | null> {
   };
 }
 
+/** The flags `lorenz prompt render` parses (their help: cli/command-help.ts). */
+export const PROMPT_RENDER_OPTIONS = {
+  workflow: { type: 'string' },
+  issue: { type: 'string' },
+  attempt: { type: 'string' },
+  slot: { type: 'string' },
+  size: { type: 'string' },
+} as const;
+
 /** `lorenz prompt render --workflow FILE --issue ISSUE [--attempt N] [--slot I --size N]` */
 export async function promptRenderCommand(
   args: string[],
@@ -34,13 +43,7 @@ export async function promptRenderCommand(
   const { values } = parseArgs({
     args,
     strict: true,
-    options: {
-      workflow: { type: 'string' },
-      issue: { type: 'string' },
-      attempt: { type: 'string' },
-      slot: { type: 'string' },
-      size: { type: 'string' },
-    },
+    options: PROMPT_RENDER_OPTIONS,
   });
   const workflow = await loadReportingWarnings(requireOption(values.workflow, '--workflow'), err);
   const issue = await readIssueFile(requireOption(values.issue, '--issue'));
@@ -57,12 +60,19 @@ export async function promptRenderCommand(
   return 0;
 }
 
+/** The flags `lorenz hook render` parses (their help: cli/command-help.ts). */
+export const HOOK_RENDER_OPTIONS = {
+  workflow: { type: 'string' },
+  hook: { type: 'string' },
+  issue: { type: 'string' },
+} as const;
+
 /** `lorenz hook render --workflow FILE --hook NAME --issue ISSUE` */
 export async function hookRenderCommand(args: string[], out: Output, err: Output): Promise<number> {
   const { values } = parseArgs({
     args,
     strict: true,
-    options: { workflow: { type: 'string' }, hook: { type: 'string' }, issue: { type: 'string' } },
+    options: HOOK_RENDER_OPTIONS,
   });
   const name = requireOption(values.hook, '--hook');
   if (!HOOK_NAMES.includes(name as HookName)) {

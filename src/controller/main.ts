@@ -102,6 +102,7 @@ export interface RunningController {
 }
 
 /** Starts the manager with the Workflow and IssueRun controllers; resolves once started. */
+// eslint-disable-next-line max-lines-per-function -- the wiring of the whole controller, in start order; its stop mirrors it
 export async function startController(options: ControllerRunOptions): Promise<RunningController> {
   const identity = options.identity ?? `${hostname()}-${randomBytes(4).toString('hex')}`;
   const logger = options.logger ?? createLogger({ base: { identity } });
@@ -331,26 +332,29 @@ const splitList = (text: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+/** The flags `lorenz controller` parses (their help: cli/command-help.ts). */
+export const CONTROLLER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  namespace: { type: 'string' },
+  'leader-elect': { type: 'boolean', default: false },
+  'leader-election-namespace': { type: 'string' },
+  'metrics-bind-address': { type: 'string', default: ':8080' },
+  'health-probe-bind-address': { type: 'string', default: ':8081' },
+  'operator-image': { type: 'string' },
+  'allowed-service-accounts': { type: 'string' },
+  'tools-bind-address': { type: 'string', default: ':8090' },
+  'tools-url': { type: 'string' },
+  'archive-dsn': { type: 'string' },
+  'archive-log-cap': { type: 'string' },
+  'archive-give-up-after': { type: 'string' },
+} as const;
+
 export function parseControllerArgs(
   argv: string[],
 ): Omit<ControllerRunOptions, 'kubeConfig'> & { kubeconfig?: string } {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      kubeconfig: { type: 'string' },
-      namespace: { type: 'string' },
-      'leader-elect': { type: 'boolean', default: false },
-      'leader-election-namespace': { type: 'string' },
-      'metrics-bind-address': { type: 'string', default: ':8080' },
-      'health-probe-bind-address': { type: 'string', default: ':8081' },
-      'operator-image': { type: 'string' },
-      'allowed-service-accounts': { type: 'string' },
-      'tools-bind-address': { type: 'string', default: ':8090' },
-      'tools-url': { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-log-cap': { type: 'string' },
-      'archive-give-up-after': { type: 'string' },
-    },
+    options: CONTROLLER_OPTIONS,
     strict: true,
     allowPositionals: false,
   });

@@ -43,6 +43,7 @@ export interface LocalExecutorOptions {
  * Commands run under bash in their own process group (see local-run.ts); the filesystem
  * helpers are thin wrappers over node:fs so the lifecycle can stay executor-agnostic.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLocalExecutor(settings: LocalExecutorOptions = {}): Executor {
   // Every group a command started: a hook may leave a daemon behind on purpose (a dev
   // server for the agent), which lives until the run ends and `shutdown` ends it.

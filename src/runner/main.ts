@@ -25,13 +25,10 @@ import { loadWorkflowText } from '../template/load-workflow.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
-import {
-  credentialSecrets,
-  loadGitCredentials,
-  type GitCredentials,
-} from '../workspace/git/index.js';
+import { credentialSecrets, loadGitCredentials } from '../workspace/git/index.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { createIssueStateCheck } from './issue-state.js';
+import { readSecret } from './read-secret.js';
 import { createRedactor, secretsFromEnv } from './redact.js';
 import { renderHooks } from './rendered-hooks.js';
 import { encodeTerminationSummary, summarizeSlot } from './summary.js';
@@ -89,31 +86,34 @@ export const RUNNER_DEFAULTS = {
   terminationLogPath: RUN_POD_PATHS.terminationLog,
 } as const;
 
+/** The flags `lorenz runner` parses (their help: cli/command-help.ts). */
+export const RUNNER_OPTIONS = {
+  [RUNNER_FLAGS.inputs]: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
+  [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
+  [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
+  [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
+  [RUNNER_FLAGS.inputsDigestFile]: { type: 'string' },
+  [RUNNER_FLAGS.terminationLog]: {
+    type: 'string',
+    default: RUNNER_DEFAULTS.terminationLogPath,
+  },
+  [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
+  [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
+  [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
+  [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
+  [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
+  [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
+  [RUNNER_FLAGS.sshKey]: { type: 'string' },
+  [RUNNER_FLAGS.knownHosts]: { type: 'string' },
+  [RUNNER_FLAGS.sshHost]: { type: 'string' },
+} as const;
+
 export function parseRunnerArgs(
   argv: string[],
 ): Omit<RunnerOptions, 'env' | 'write' | 'signal' | 'executor' | 'createAgentStep'> {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      [RUNNER_FLAGS.inputs]: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
-      [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
-      [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
-      [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
-      [RUNNER_FLAGS.inputsDigestFile]: { type: 'string' },
-      [RUNNER_FLAGS.terminationLog]: {
-        type: 'string',
-        default: RUNNER_DEFAULTS.terminationLogPath,
-      },
-      [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
-      [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
-      [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
-      [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
-      [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
-      [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
-      [RUNNER_FLAGS.sshKey]: { type: 'string' },
-      [RUNNER_FLAGS.knownHosts]: { type: 'string' },
-      [RUNNER_FLAGS.sshHost]: { type: 'string' },
-    },
+    options: RUNNER_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -215,50 +215,25 @@ function defaultAgentStep(
 }
 
 /** Runs the slot; resolves the exit code (0 success, 1 failure). */
+// eslint-disable-next-line max-lines-per-function -- the runner's lifecycle in order; its finally must see every resource opened above it
 export async function runRunner(options: RunnerOptions): Promise<number> {
   const hooks: HookExecutionMessage[] = [];
   // Secret values never leave the Pod in what it reports: not in a hook's output, an agent
   // message or an error; and hooks and the agent do not get the copies made for this.
   const { secrets, env: visibleEnv } = secretsFromEnv(options.env);
-  // The tools token is one more secret: a hook that prints it shows [redacted].
-  let token: string | undefined;
-  let tokenError: Error | undefined;
-  if (options.tools) {
-    try {
-      token = await readToolsToken(options.tools);
-    } catch (error) {
-      tokenError = error instanceof Error ? error : new Error(errorMessage(error));
-    }
-  }
-  // So are the git tokens: a hook or the agent may print a remote's answer, or the file.
-  let credentials: GitCredentials | undefined;
-  let credentialsError: Error | undefined;
-  const gitSecrets: string[] = [];
-  if (options.gitCredentials !== undefined) {
-    try {
-      credentials = await loadGitCredentials(options.gitCredentials);
-      gitSecrets.push(...(await credentialSecrets(credentials)));
-    } catch (error) {
-      credentialsError = error instanceof Error ? error : new Error(errorMessage(error));
-    }
-  }
-  // And the SSH key: read here once, it never leaves this process but for the SSH client.
-  let sshCredentials: Awaited<ReturnType<typeof readWorkerCredentials>> | undefined;
-  let sshError: Error | undefined;
-  if (options.ssh?.keyFile !== undefined) {
-    try {
-      sshCredentials = await readWorkerCredentials(options.ssh);
-    } catch (error) {
-      sshError = error instanceof Error ? error : new Error(errorMessage(error));
-    }
-  }
-  const sshSecrets = sshCredentials ? sshKeySecrets(sshCredentials.privateKey) : [];
-  const redact = createRedactor([
-    ...secrets,
-    ...(token ? [token] : []),
-    ...gitSecrets,
-    ...sshSecrets,
-  ]);
+  // The tools token is one more secret: a hook that prints it shows [redacted]. So are the
+  // git tokens (a hook or the agent may print a remote's answer, or the file), and the SSH
+  // key: read here once, it never leaves this process but for the SSH client.
+  const tools = await readSecret(options.tools, readToolsToken, (token) => (token ? [token] : []));
+  const git = await readSecret(options.gitCredentials, loadGitCredentials, credentialSecrets);
+  const ssh = await readSecret(
+    options.ssh?.keyFile === undefined ? undefined : options.ssh,
+    readWorkerCredentials,
+    (read) => sshKeySecrets(read.privateKey),
+  );
+  const token = tools.value;
+  const credentials = git.value;
+  const redact = createRedactor([...secrets, ...tools.secrets, ...git.secrets, ...ssh.secrets]);
   const emit = (raw: LorenzEvent): void => {
     const event = redact.value(raw);
     if (event.type === 'hook_execution') hooks.push(event.message);
@@ -277,18 +252,18 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
     ? undefined
     : createLocalExecutor({ startNamespaceNow: true, commandsAhead: { env: localEnv } });
   try {
-    if (tokenError !== undefined) throw tokenError;
-    if (credentialsError !== undefined) throw credentialsError;
+    if (tools.error !== undefined) throw tools.error;
+    if (git.error !== undefined) throw git.error;
     const mcpServers = options.tools && token ? [gatewayServer(options.tools, token)] : [];
     const plan = await planRun(options);
     const remote = onWorker(plan.config);
     if (executor === undefined && remote) {
-      if (sshError !== undefined) throw sshError;
+      if (ssh.error !== undefined) throw ssh.error;
       await local?.shutdown();
       executor = await connectWorker(
         plan.config,
         options.ssh ?? {},
-        sshCredentials ?? (await readWorkerCredentials(options.ssh ?? {})),
+        ssh.value ?? (await readWorkerCredentials(options.ssh ?? {})),
       );
     }
     executor ??= local ?? createLocalExecutor();

@@ -1,6 +1,5 @@
 import http from 'node:http';
 import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import {
   ArchiveError,
@@ -9,7 +8,7 @@ import {
   type UsageRow,
 } from '../archive/types.js';
 import type { KubeClient } from '../controller/runtime/client.js';
-import { parseBindAddress } from '../controller/runtime/servers.js';
+import { listenHttp, parseBindAddress } from '../controller/runtime/servers.js';
 import { kubeAuthorizer, tokenOf, type Authorizer, type Caller } from './auth.js';
 import { ApiError } from './errors.js';
 import {
@@ -97,6 +96,7 @@ function apiErrorOf(error: unknown): ApiError {
 }
 
 /** The handler alone, for a caller that owns the server (tests, another listener). */
+// eslint-disable-next-line max-lines-per-function -- one route table: each route is a few lines, and the table reads as the API
 export function archiveApiHandler(options: Omit<ArchiveApiOptions, 'bindAddress'>) {
   const { store } = options;
   const authorizer = options.authorizer ?? kubeAuthorizer(options.client);
@@ -275,27 +275,13 @@ export async function startArchiveApi(options: ArchiveApiOptions): Promise<Archi
   const bind = parseBindAddress(options.bindAddress);
   if (!bind) return undefined;
   const handler = archiveApiHandler(options);
-  const server = http.createServer((request, response) => void handler(request, response));
-  server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(bind.port, bind.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  const bound = await listenHttp(bind, (request, response) => void handler(request, response), {
+    headersTimeoutMs: 10_000,
   });
-  const info = server.address() as AddressInfo;
+  const where = `${bound.address.host}:${bound.address.port}`;
   options.logger?.info(
-    { address: `${info.address}:${info.port}`, store: options.store.location },
-    `archive read API listening on ${info.address}:${info.port}`,
+    { address: where, store: options.store.location },
+    `archive read API listening on ${where}`,
   );
-  return {
-    address: { host: info.address, port: info.port },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return bound;
 }

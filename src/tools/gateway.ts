@@ -77,6 +77,7 @@ const clip = (text: string): string => text.slice(0, 128);
  * token anyway, the tools differ per run, and no session state has to survive a controller
  * restart or be shared between replicas.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createToolsGateway(options: ToolsGatewayOptions): ToolsGateway {
   const logger = options.logger ?? SILENT;
   const limits = options.limits ?? {};

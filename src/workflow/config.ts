@@ -336,6 +336,7 @@ function checkSharedWorkspace(config: WorkflowConfig): void {
  * Validate and normalize the front matter map. Unknown keys become warnings; invalid values
  * throw LorenzError `invalid_workflow_config` naming the key path and the rule.
  */
+// eslint-disable-next-line max-lines-per-function -- maps every WORKFLOW.md section to its typed field in one place, in the order of the schema
 export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
   const warnings: string[] = [];
   const known = new Set<string>(TOP_LEVEL_SECTIONS);

@@ -199,7 +199,7 @@ async function attempt(request: HookRequest, template: string): Promise<Attempt>
       ...(request.pathFirst ? { pathFirst: request.pathFirst } : {}),
       signal: request.signal,
       last: request.hookName === 'before_remove',
-      // Streamed: the first 4096 characters are kept, the rest only counted.
+      // Streamed: the first OUTPUT_LIMIT characters are kept, the rest only counted.
       outputLimit: OUTPUT_LIMIT,
       onOutput: (chunk) => stream.push(chunk),
       ...(request.outputDrained ? { outputDrained: request.outputDrained } : {}),

@@ -12,7 +12,7 @@ import type { IssueRun } from '../../src/api/index.js';
 import type { RunningController } from '../../src/controller/main.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
-import { workspaceClaimName } from '../../src/controller/shared/names.js';
+import { workspaceClaimName } from '../../src/controller/shared/object-names.js';
 import {
   controllerKubeConfig,
   installOperator,

@@ -76,12 +76,21 @@ describe.each(CLI_BINS)('through $name', (each) => {
       ['run', '--help'],
       ['controller', '--help'],
       ['workflow', 'validate', '-h'],
-    ])('`lorenz %s %s` prints the usage and exits 0', (...args: string[]) => {
+    ])("`lorenz %s %s` prints that command's usage and exits 0", (...args: string[]) => {
       const result = lorenz(...args);
+      const words = args.filter((arg) => !arg.startsWith('-')).join(' ');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`usage: lorenz ${words}`);
+      expect(result.stdout).toContain('example:');
+      expect(result.stderr).toBe('');
+    });
+
+    it('`lorenz --help` prints every command', () => {
+      const result = lorenz('--help');
       expect(result.code).toBe(0);
       expect(result.stdout).toContain('lorenz controller [--kubeconfig F]');
       expect(result.stdout).toContain('--tools-bind-address ADDR');
-      expect(result.stderr).toBe('');
+      expect(result.stdout).toContain('lorenz completion bash|zsh');
     });
   });
 

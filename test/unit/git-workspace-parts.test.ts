@@ -3,7 +3,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { slugify } from '../../src/template/names.js';
+import { slugify } from '../../src/template/git-templates.js';
 import { parseConfig } from '../../src/workflow/config.js';
 import { isLorenzError } from '../../src/workflow/errors.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
@@ -14,7 +14,7 @@ import {
   resolveRemote,
 } from '../../src/workspace/git/index.js';
 import { credentialHelperScript } from '../../src/workspace/git/guard-scripts.js';
-import { branchMatches, branchNameProblem } from '../../src/workspace/git/names.js';
+import { branchMatches, branchNameProblem } from '../../src/workspace/git/repo-and-branch.js';
 import { inferSetup, parseSetupFile } from '../../src/workspace/git/setup-file.js';
 import { writeInput } from '../support/child-input.js';
 import { makeTempDir, removeTempDir } from './workspace-helpers.js';

@@ -10,7 +10,7 @@ import {
   type SlotView,
 } from '../../src/controller/issuerun/status.js';
 import type { IssueRun } from '../../src/api/index.js';
-import { workflowConditions } from '../../src/controller/workflow/conditions.js';
+import { workflowConditions } from '../../src/controller/workflow/workflow-conditions.js';
 import type { Evaluation } from '../../src/controller/workflow/evaluate.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import { writeInput } from '../support/child-input.js';

@@ -5,7 +5,7 @@ import {
   hookEventName,
   runPodName,
   uidFragment,
-} from '../../src/controller/shared/names.js';
+} from '../../src/controller/shared/object-names.js';
 
 describe('object names', () => {
   it.each([

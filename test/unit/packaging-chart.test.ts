@@ -6,7 +6,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { CHART_RBAC_RULES, CRD_COPY_DIRS, planSync, staleFiles } from '../../hack/chart-sync.js';
+import {
+  CHART_RBAC_RULES,
+  CRD_COPY_DIRS,
+  planSync,
+  staleFiles,
+} from '../../hack/sync-chart-plan.js';
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_REPOSITORY,

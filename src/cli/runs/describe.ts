@@ -1,8 +1,7 @@
-import { parseArgs } from 'node:util';
+import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
 import type { IssueRun } from '../../api/index.js';
 import type { ArchivedRun, LogFilter, TokenCounts } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
-import { UsageError } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { humanDuration, shortMs, spanMs } from './duration.js';
 import { escapeCell } from './escape.js';
@@ -269,6 +268,7 @@ export async function liveView(cluster: UserCluster, run: IssueRun): Promise<Run
   };
 }
 
+// eslint-disable-next-line max-lines-per-function -- one run's describe output, section by section in print order
 export function formatRunView(view: RunView, now = Date.now()): string {
   const field = (label: string, value: string | number | undefined) =>
     value === undefined || value === ''
@@ -371,6 +371,9 @@ export function formatRunView(view: RunView, now = Date.now()): string {
   ].join('');
 }
 
+/** The flags `lorenz describe run` parses (their help: cli/command-help.ts). */
+export const DESCRIBE_RUN_OPTIONS = RUN_SOURCE_OPTIONS;
+
 /**
  * `lorenz describe run RUN [-n NS]`: attempts (Pod, node or host, start, duration, what ended
  * each), hooks with exit codes and durations, turns, tool calls, usage, branch and Events:
@@ -382,20 +385,7 @@ export async function describeRunCommand(
   err: Output,
   deps: RunCommandDeps = {},
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      kubeconfig: { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-    },
-  });
-  if (positionals.length !== 1)
-    throw new UsageError(`describe run takes one run name, got ${positionals.length}`);
-  const name = positionals[0] ?? '';
+  const { values, name } = parseRunArgs(args, DESCRIBE_RUN_OPTIONS, 'describe run');
   const cluster = (deps.cluster ?? userCluster)(values.kubeconfig);
   const namespace = values.namespace ?? cluster.namespace;
   const now = (deps.now ?? Date.now)();

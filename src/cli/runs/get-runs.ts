@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
 import type { IssueRun } from '../../api/index.js';
 import type { RunRecord } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
@@ -159,6 +159,16 @@ function outputOf(value: string | undefined, allowed: readonly string[]): string
   return output;
 }
 
+/** The flags `lorenz get runs` parses (their help: cli/command-help.ts). */
+export const GET_RUNS_OPTIONS = {
+  ...RUN_SOURCE_OPTIONS,
+  'all-namespaces': { type: 'boolean', short: 'A', default: false },
+  workflow: { type: 'string' },
+  issue: { type: 'string' },
+  all: { type: 'boolean', default: false },
+  output: { type: 'string', short: 'o' },
+} as const;
+
 /**
  * `lorenz get runs [-n NS | -A] [--workflow W] [--issue ID] [--all] [--output table|wide|json]
  * [--kubeconfig F] [--archive-dsn DSN] [--archive-url URL]`: the IssueRuns of the cluster, as
@@ -170,21 +180,7 @@ export async function getRunsCommand(
   err: Output,
   deps: RunCommandDeps = {},
 ): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      'all-namespaces': { type: 'boolean', short: 'A', default: false },
-      workflow: { type: 'string' },
-      issue: { type: 'string' },
-      all: { type: 'boolean', default: false },
-      output: { type: 'string', short: 'o' },
-      kubeconfig: { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-    },
-  });
+  const { values } = parseRunArgs(args, GET_RUNS_OPTIONS);
   const output = outputOf(values.output, ['table', 'wide', 'json']) as RunsOutput;
   if (values.namespace && values['all-namespaces'])
     throw new UsageError('-n/--namespace and -A/--all-namespaces cannot be given together');

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
 import type { IssueRun } from '../../api/index.js';
 import type { LogEntry, LogFilter } from '../../archive/types.js';
 import { statusOf } from '../../controller/runtime/client.js';
@@ -114,34 +114,27 @@ async function followPod(
   }
 }
 
+/** The flags `lorenz logs` parses (their help: cli/command-help.ts). */
+export const LOGS_OPTIONS = {
+  ...RUN_SOURCE_OPTIONS,
+  follow: { type: 'boolean', short: 'f', default: false },
+  slot: { type: 'string' },
+  attempt: { type: 'string' },
+  output: { type: 'string', short: 'o', default: 'text' },
+} as const;
+
 /**
  * `lorenz logs RUN [-n NS] [-f] [--slot N] [--attempt N] [--output text|json]`: the run's log
  * from its Pod while there is one (pods/log, the agent container), else from the archive.
  */
+// eslint-disable-next-line max-lines-per-function -- `lorenz logs` in order: parse, find the run (live or archived), print or follow
 export async function logsCommand(
   args: string[],
   out: Output,
   err: Output,
   deps: RunCommandDeps = {},
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      namespace: { type: 'string', short: 'n' },
-      follow: { type: 'boolean', short: 'f', default: false },
-      slot: { type: 'string' },
-      attempt: { type: 'string' },
-      output: { type: 'string', short: 'o', default: 'text' },
-      kubeconfig: { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-    },
-  });
-  if (positionals.length !== 1)
-    throw new UsageError(`logs takes one run name, got ${positionals.length}`);
-  const name = positionals[0] ?? '';
+  const { values, name } = parseRunArgs(args, LOGS_OPTIONS, 'logs');
   if (values.output !== 'text' && values.output !== 'json')
     throw new UsageError(`--output must be text or json, got '${values.output}'`);
   const output = values.output;

@@ -95,6 +95,7 @@ function usageOf(message: unknown): PodLogFacts['usage'] {
 const unavailable = () =>
   new ArchiveError('archive_unavailable', 'the archive is not open (still trying to reach it)');
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLogArchive(options: LogArchiveOptions): LogArchive {
   const pieceBytes = options.pieceBytes ?? PIECE_BYTES;
   const pieceMs = options.pieceMs ?? PIECE_MS;

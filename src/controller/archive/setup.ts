@@ -51,6 +51,7 @@ const STOP_FLUSH_MS = 2000;
  * follower through `logSink`. The store is opened here; a store that cannot be reached at
  * start is tried again in the background, and the runs wait (their finalizer holds them).
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function setupArchiver(manager: Manager, options: ArchiverOptions): Archiver {
   const { client, logger } = options;
   const issueRuns = manager.informer<IssueRun>(ISSUERUNS);

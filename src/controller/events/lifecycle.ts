@@ -15,7 +15,7 @@ import {
   type Workflow,
 } from '../../api/index.js';
 import { sha256Hex } from '../../api/run-pod.js';
-import { boundedName, uidFragment } from '../shared/names.js';
+import { boundedName, uidFragment } from '../shared/object-names.js';
 import { EVENT_NOTE_LIMIT, truncateBytes } from './records.js';
 
 /**
@@ -96,6 +96,7 @@ const hasStatus = (status: IssueRunStatus | undefined): boolean =>
   (status?.conditions ?? []).length > 0;
 
 /** The Events a run's status change from `previous` to `next` calls for. */
+// eslint-disable-next-line max-lines-per-function -- one sequence of steps, read top to bottom
 export function runLifecycleEvents(
   run: IssueRun,
   previous: IssueRunStatus | undefined,

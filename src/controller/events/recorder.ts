@@ -3,7 +3,7 @@ import { isConflict, statusOf } from '../runtime/client.js';
 import { exponentialDelay, sleep } from '../runtime/backoff.js';
 import type { GitWorkspaceMessage, HookExecutionMessage } from '../../workflow/events.js';
 import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
-import { gitEventName, hookEventName } from '../shared/names.js';
+import { gitEventName, hookEventName } from '../shared/object-names.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import { gitEvent, hookEventNote, hookEventReason } from './records.js';
 import type { LifecycleEvent } from './lifecycle.js';

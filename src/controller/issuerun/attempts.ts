@@ -14,7 +14,7 @@ import { decideBranch, decidedBranch } from './git-branch.js';
 import { planSsh } from './ssh-placement.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
 import type { SlotView } from './status.js';
-import type { RunnableWorkflow } from './workflow-config.js';
+import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;
@@ -97,6 +97,7 @@ export interface StartedAttempts {
  * Starting a slot's next attempt (the I/O behind retry.ts's plan): the Workflow's backoff
  * cap, then for each due attempt its inputs and Pods, created as the first attempt's are.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createAttemptStarter(deps: AttemptDeps) {
   const workflowOf = (run: IssueRun) =>
     deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);

@@ -10,7 +10,7 @@ import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, PODS, PVCS, SECRETS, resourcePath } from '../runtime/client.js';
 import { ANNOTATION_INPUTS_DIGEST } from '../shared/constants.js';
-import { inputsConfigMapName, runPodName, toolsTokenSecretName } from '../shared/names.js';
+import { inputsConfigMapName, runPodName, toolsTokenSecretName } from '../shared/object-names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { CreateRefused, createOwned, type CreateFailure, type CreateTarget } from './create.js';
@@ -18,7 +18,8 @@ import { inputsConfigMap, renderRunInputs, type RunInputs } from './inputs.js';
 import { buildRunPod, workspaceClaim, type RunPodTools } from './pod-builder.js';
 import { mintToolsToken, toolsTokenSecret } from './tools-token.js';
 import type { SshWorkers } from './ssh-placement.js';
-import { defaultRunTimeoutSeconds, type RunnableWorkflow } from './workflow-config.js';
+import type { RunnableWorkflow } from '../shared/config-snapshot.js';
+import type { LoadedWorkflow } from '../../template/load-workflow.js';
 import { toolsServerName } from '../../api/run-pod.js';
 
 export type EnsureResult =
@@ -58,6 +59,7 @@ function inputsBytes(inputs: RunInputs): number {
  * back as a reason before anything is created; an apiserver's refusal comes back as a
  * reason too, final when retrying cannot help.
  */
+// eslint-disable-next-line max-lines-per-function -- the ordered steps of a start (inputs, token, claims, Pods); each returns early with its own failure
 export async function ensureRunObjects(options: {
   client: KubeClient;
   run: IssueRun;
@@ -302,4 +304,11 @@ async function settleAll(creates: Promise<unknown>[]): Promise<void> {
   const first = refused.find((error) => error.failure.final) ?? refused[0] ?? failures[0];
   if (first === undefined) return;
   throw first instanceof Error ? first : new Error(errorMessage(first));
+}
+
+/** activeDeadlineSeconds when the Workflow sets no runTimeoutSeconds: every hook and turn at its limit. */
+function defaultRunTimeoutSeconds(config: LoadedWorkflow['config']): number {
+  const hooks = 4 * Math.ceil(config.hooks.timeoutMs / 1000);
+  const turns = config.agent.maxTurns * Math.ceil(config.agents.turnTimeoutMs / 1000);
+  return hooks + turns + 300;
 }

@@ -19,7 +19,7 @@ import {
   LABEL_MANAGED_BY,
   MANAGED_BY,
 } from '../shared/constants.js';
-import { inputsConfigMapName, labelValue } from '../shared/names.js';
+import { inputsConfigMapName, labelValue } from '../shared/object-names.js';
 import { LorenzError } from '../../workflow/errors.js';
 
 export interface RunInputs {

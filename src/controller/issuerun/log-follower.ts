@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../runtime/client.js';
 import { KubeApiError, PODS, isNotFound, resourcePath } from '../runtime/client.js';
+import { exponentialDelay } from '../runtime/backoff.js';
 import type { HookExecutionMessage, TokenUsage } from '../../workflow/events.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser, type GitRecord, type HookRecord } from '../events/records.js';
@@ -67,7 +68,8 @@ export interface LogFollowers {
  * records read then still get their Events.
  */
 export const LOG_READ_GIVE_UP_MS = 10 * 60_000;
-/** Longest wait between two failed reads. */
+/** The wait after the first failed read (it doubles with each failure in a row) and the longest. */
+export const LOG_READ_RETRY_BASE_MS = 250;
 export const LOG_READ_RETRY_MAX_MS = 5000;
 /**
  * How long the apiserver may answer reads of an ended Pod's log with errors (the kubelet
@@ -96,6 +98,7 @@ function usageFrom(message: unknown): TokenUsage | undefined {
  * turns the runner's JSON lines into state plus callbacks: `onHook` for each new hook record
  * (the Event), `onProgress` whenever something the status shows has changed.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLogFollowers(options: {
   client: KubeClient;
   onHook: (state: PodLogState, record: HookRecord) => Promise<void>;
@@ -150,6 +153,7 @@ export function createLogFollowers(options: {
     );
   };
   const controllers = new Map<string, AbortController>();
+  // eslint-disable-next-line max-lines-per-function -- one log read's callbacks share its state
   function read(state: PodLogState, follow: boolean): void {
     const key = state.podUid;
     const abort = new AbortController();
@@ -229,7 +233,8 @@ export function createLogFollowers(options: {
             state.drained = true;
             recoverFromSummary(state);
           }
-          state.retryAt = now + Math.min(250 * 2 ** state.failures, LOG_READ_RETRY_MAX_MS);
+          state.retryAt =
+            now + exponentialDelay(state.failures, LOG_READ_RETRY_BASE_MS, LOG_READ_RETRY_MAX_MS);
           options.logger?.debug(
             { err: state.lastError, pod: state.podName, seen },
             'log stream ended',

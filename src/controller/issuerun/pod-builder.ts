@@ -36,7 +36,7 @@ import {
   OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
   OPERATOR_IMAGE_SNAPSHOT_PATHS,
 } from '../shared/constants.js';
-import { labelValue, runPodName, workspaceClaimName } from '../shared/names.js';
+import { labelValue, runPodName, workspaceClaimName } from '../shared/object-names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { agentEnv, agentEnvFrom } from './agent-env.js';
@@ -203,6 +203,7 @@ function workspaceVolume(options: RunPodOptions): V1Volume {
  * inputs give the same Pod, and its name is fixed, so a stale cache can never make a second
  * Pod. Throws LorenzError `invalid_pod_template` naming every problem of the template.
  */
+// eslint-disable-next-line max-lines-per-function -- the run Pod spec as one object literal, read as the manifest it renders
 export function buildRunPod(options: RunPodOptions): V1Pod {
   const problems = podTemplateProblems(options.podTemplate, options.policy);
   if (problems.length > 0) {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { Reasons, type IssueRun, type IssueRunStatus, type Workflow } from '../../api/index.js';
+import { type IssueRun, type IssueRunStatus, type Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
@@ -21,17 +21,15 @@ import {
   observeSlots,
   runPods,
 } from './slot-views.js';
-import { runState, runStateFromSlots, type RunState, type SlotView } from './status.js';
-import type { RunnableWorkflow } from './workflow-config.js';
+import { runStateFromSlots, type SlotView } from './status.js';
+import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { planRetries } from './retry.js';
 import { createAttemptStarter, createRetryDelay, deleteRunPod, isLive } from './attempts.js';
 import { createDeletedNames, earlierRunPods } from './earlier-runs.js';
 import { createTokenRevoker } from './tools-token.js';
-import { decideBranch, decidedBranch } from './git-branch.js';
-import { missingGitCredentials } from './git-credentials.js';
-import { missingStorageClass } from './storage-class.js';
-import { firstAttemptSlots, planSsh } from './ssh-placement.js';
+import { decidedBranch } from './git-branch.js';
 import { syncIssueState } from './issue-state-sync.js';
+import { checkStart, refusalState, type StartPreconditionDeps } from './start-preconditions.js';
 import { createRunStatusStore, runKey } from './status-store.js';
 import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
 import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
@@ -72,10 +70,11 @@ export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from
 
 /**
  * The IssueRun reconciler, kubebuilder's ladder: fetch → guards (gone, finished,
- * cancelled, objects missing) → ensure inputs and Pods → follow logs → compute conditions →
+ * cancelled, objects missing; a start's preconditions) → ensure inputs and Pods → follow logs → compute conditions →
  * patch status, only when it changed, and for a running run at most once per progress
  * interval.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
   const store = createRunStatusStore({
     client: deps.client,
@@ -144,6 +143,15 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
 
   const deletePod = (pod: PodObject) => deleteRunPod(deps.client, pod);
 
+  const preconditions: StartPreconditionDeps = {
+    client: deps.client,
+    workflow: (run) => deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name),
+    loadWorkflowConfig: deps.loadWorkflowConfig,
+    podsNotCached: (run, cachedPods) =>
+      expectations.unmet(runUid(run), cachedPods, deps.now().getTime()),
+    runs: (namespace) => store.freshRuns(namespace),
+  };
+
   /** The Workflow's active and terminal states; null when its configuration cannot be read. */
   async function issueStates(run: IssueRun): Promise<IssueStates | null> {
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
@@ -179,7 +187,10 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     return result;
   }
 
-  /** Objects not ensured yet (no inputs or slots recorded): check the Workflow, then create them. */
+  /**
+   * Objects not ensured yet (no inputs or slots recorded): the preconditions
+   * (start-preconditions.ts), then the branch and hosts into the status, then the objects.
+   */
   async function startRun(
     key: string,
     run: IssueRun,
@@ -187,80 +198,15 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     /** Every Pod of the namespace in the cache: an earlier run's may be among them. */
     namespacePods: readonly PodObject[],
   ): Promise<ReconcileResult> {
-    const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
-    if (!workflow) {
-      const message = `Workflow ${run.spec.workflowRef.name} not found`;
-      return writePodless(key, run, {
-        kind: 'stalled',
-        reason: Reasons.WorkflowNotFound,
-        message,
-      });
+    const verdict = await checkStart(preconditions, run, pods);
+    if (!verdict.start) {
+      const state = refusalState(verdict);
+      if (state === null) return { requeueAfter: verdict.requeueAfter ?? 0 };
+      const written = await writePodless(key, run, state);
+      return verdict.requeueAfter === undefined ? written : { requeueAfter: verdict.requeueAfter };
     }
-    if (workflow.spec.suspend && pods.length === 0) {
-      const state = runState('Pending', Reasons.WorkflowSuspended, 'the Workflow is suspended');
-      return writePodless(key, run, state);
-    }
-    const snapshot = workflow.status?.lastGoodConfigMap;
-    if (!snapshot) {
-      const why = workflow.status?.message ?? 'not reconciled yet';
-      const message = `Workflow ${workflow.metadata.name} has no valid configuration: ${why}`;
-      return writePodless(key, run, { kind: 'stalled', reason: Reasons.WorkflowInvalid, message });
-    }
+    const { workflow, runnable, branch, ssh } = verdict;
     const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
-    // Created a moment ago and not in the cache yet: never create twice.
-    if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {
-      return { requeueAfter: REQUEUE_MS.podsNotCached };
-    }
-    const runnable = await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot);
-    const branch = decideBranch(runnable.loaded.config.workspace.git, run);
-    if (branch.kind === 'unresolved') {
-      const { reason, message } = branch;
-      return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
-    }
-    if (pods.length === 0 && runnable.loaded.config.workspace.git) {
-      const missing = await missingGitCredentials(deps.client, workflow);
-      if (missing !== null) {
-        await writePodless(key, run, {
-          kind: 'stalled',
-          reason: Reasons.GitCredentialsNotFound,
-          message: missing,
-        });
-        return { requeueAfter: REQUEUE_MS.secretMissing };
-      }
-    }
-    if (pods.length === 0) {
-      const missing = await missingStorageClass(deps.client, workflow);
-      if (missing !== null) {
-        const state: RunState = {
-          kind: 'stalled',
-          reason: Reasons.StorageClassNotFound,
-          message: missing,
-        };
-        await writePodless(key, run, state);
-        return { requeueAfter: REQUEUE_MS.storageClassMissing };
-      }
-    }
-    const config = runnable.loaded.config;
-    const ssh = await planSsh({
-      client: deps.client,
-      workflow,
-      config,
-      run,
-      slots: firstAttemptSlots(run, config),
-      runs: () => store.freshRuns(run.metadata.namespace ?? ''),
-    });
-    if (ssh.kind === 'fail') {
-      const { reason, message } = ssh;
-      return writePodless(key, run, { kind: 'finished', succeeded: false, reason, message });
-    }
-    if (ssh.kind === 'wait') {
-      const { reason, message } = ssh;
-      const state: RunState = ssh.stalled
-        ? { kind: 'stalled', reason, message }
-        : runState('Pending', reason, message);
-      await writePodless(key, run, state);
-      return { requeueAfter: ssh.requeueMs };
-    }
     // The branch goes into the status before anything is rendered with it: whatever happens
     // next (a restart, a new WORKFLOW.md), every attempt reads this one back.
     let current = branch.kind === 'new' ? await store.storeBranch(key, run, branch.branch) : run;

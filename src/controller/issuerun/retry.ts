@@ -1,4 +1,5 @@
 import { Reasons, rfc3339, type IssueRun } from '../../api/index.js';
+import { exponentialDelay } from '../runtime/backoff.js';
 import type { PodOutcome } from './pod-status.js';
 import type { SlotView } from './status.js';
 
@@ -13,8 +14,7 @@ export const RETRY_BASE_MS = 10_000;
 
 /** The wait before the attempt after `attempt` (1-based, counted from the run's first). */
 export function retryBackoffMs(attempt: number, capMs: number): number {
-  const exponent = Math.min(Math.max(attempt - 1, 0), 30);
-  return Math.min(RETRY_BASE_MS * 2 ** exponent, capMs);
+  return exponentialDelay(attempt - 1, RETRY_BASE_MS, capMs);
 }
 
 /** The number of the run's first attempt. */

@@ -15,7 +15,7 @@ import { createLogFollowers, type PodLogState } from './log-follower.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import type { PodStatusOptions } from './pod-status.js';
 import { createIssueRunReconciler } from './reconciler.js';
-import { createWorkflowConfigCache } from './workflow-config.js';
+import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 
 export interface IssueRunControllerOptions {
   /** The client the reconciler writes with (main wraps it to count writes). */
@@ -51,6 +51,7 @@ function ownerRunKey(pod: PodObject): string | undefined {
  * the Pods they own (only Lorenz's, by label), and Workflows, whose changes wake the runs
  * still waiting on them. Returns what the manager cannot stop by itself: the log streams.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function setupIssueRunController(
   manager: Manager,
   options: IssueRunControllerOptions,

@@ -11,7 +11,7 @@ import { failpoint } from '../runtime/failpoints.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
-import { runPodName } from '../shared/names.js';
+import { runPodName } from '../shared/object-names.js';
 import { ISSUERUNS } from '../shared/resources.js';
 import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
 import { runLifecycleEvents } from '../events/lifecycle.js';
@@ -61,6 +61,7 @@ export interface RunStatusStore {
 export const runKey = (run: IssueRun): string =>
   `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createRunStatusStore(deps: {
   client: KubeClient;
   issueRuns: Informer<IssueRun>;

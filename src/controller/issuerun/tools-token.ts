@@ -12,7 +12,7 @@ import {
   LABEL_MANAGED_BY,
   MANAGED_BY,
 } from '../shared/constants.js';
-import { labelValue, toolsTokenSecretName } from '../shared/names.js';
+import { labelValue, toolsTokenSecretName } from '../shared/object-names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 
 /** The version tag of the token format: the gateway refuses any other. */

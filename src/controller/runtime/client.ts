@@ -210,6 +210,7 @@ async function loadCredentials(kubeConfig: KubeConfig): Promise<Credentials> {
   return { tls: options, headers, basicAuth: options.auth ?? undefined };
 }
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
   const cluster = kubeConfig.getCurrentCluster();
   if (!cluster) throw new Error('the kubeconfig has no current cluster');

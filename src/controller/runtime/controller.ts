@@ -44,6 +44,7 @@ export interface Controller {
  * it with backoff, `requeueAfter` re-queues it after the delay (and forgets the backoff, as
  * controller-runtime does). The queue guarantees one worker per key.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createController(options: ControllerOptions): Controller {
   const { name, queue, reconcile, metrics } = options;
   const concurrency = Math.max(1, options.concurrency ?? 1);

@@ -95,6 +95,7 @@ const WATCH_TIMEOUT_SECONDS = () => 300 + Math.floor(Math.random() * 300);
  * `metadata.managedFields` is dropped from cached objects: the controller never reads it and
  * it is often the larger half of an object.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createInformer<T extends KubeObject>(options: InformerOptions): Informer<T> {
   const settings = { ...DEFAULTS, ...definedOnly(options) };
   const { client, resource, logger } = options;

@@ -66,6 +66,7 @@ function microTime(date: Date): string {
  * never both win. The leader renews every retry period and steps down at once when it has
  * not renewed within the renew deadline.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLeaderElector(options: LeaderElectionOptions): LeaderElector {
   // A leader killed without releasing is replaced after at most a lease duration plus a retry
   // period or two (≈ 12 s); a live leader stops acting (renew deadline) well before anyone

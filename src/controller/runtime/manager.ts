@@ -86,6 +86,7 @@ export interface Manager {
  * if this replica leads again: an apiserver outage longer than the renew deadline does not
  * end the process), the Lease, and the metrics and health servers.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createManager(options: ManagerOptions): Manager {
   const logger = options.logger ?? silentLogger();
   const client = createKubeClient(options.kubeConfig);

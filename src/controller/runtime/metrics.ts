@@ -39,6 +39,7 @@ const RECONCILE_BUCKETS = [
 ];
 const QUEUE_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1, 10];
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createRuntimeMetrics(options: { defaultMetrics?: boolean } = {}): RuntimeMetrics {
   const registry = new Registry();
   if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });

@@ -25,12 +25,19 @@ export function parseBindAddress(address: string): { host: string; port: number 
   return { host, port };
 }
 
-async function listen(
+/**
+ * Listens on `bind` with `handler`; resolves once bound (a port taken rejects). Closing ends
+ * the open connections too, so a stop never waits on a client's keep-alive. The metrics and
+ * probe servers and the archive's read API (src/server) share it.
+ */
+export async function listenHttp(
   bind: { host: string; port: number },
   handler: http.RequestListener,
+  timeouts: { headersTimeoutMs?: number } = {},
 ): Promise<BoundServer> {
   const server = http.createServer(handler);
   server.keepAliveTimeout = 5_000;
+  if (timeouts.headersTimeoutMs !== undefined) server.headersTimeout = timeouts.headersTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(bind.port, bind.host, () => {
@@ -56,7 +63,7 @@ export function startMetricsServer(
 ): Promise<BoundServer | undefined> {
   const bind = parseBindAddress(address);
   if (!bind) return Promise.resolve(undefined);
-  return listen(bind, (request, response) => {
+  return listenHttp(bind, (request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404).end('not found\n');
       return;
@@ -82,7 +89,7 @@ export function startHealthServer(
 ): Promise<BoundServer | undefined> {
   const bind = parseBindAddress(address);
   if (!bind) return Promise.resolve(undefined);
-  return listen(bind, (request, response) => {
+  return listenHttp(bind, (request, response) => {
     const path = request.url?.split('?')[0]?.replace(/\/$/, '');
     const set =
       path === '/healthz' ? checks.healthz : path === '/readyz' ? checks.readyz : undefined;

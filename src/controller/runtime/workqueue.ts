@@ -39,6 +39,7 @@ export interface WorkQueueOptions {
   now?: () => number;
 }
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createWorkQueue(options: WorkQueueOptions): WorkQueue {
   const { name, metrics } = options;
   const baseDelayMs = options.baseDelayMs ?? 5;

@@ -21,10 +21,10 @@ import type { KubeClient } from '../runtime/client.js';
 import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
 import type { Manager } from '../runtime/manager.js';
 import { ANNOTATION_ISSUE_ID, ANNOTATION_TOKEN_SHA256 } from '../shared/constants.js';
-import { toolsTokenSecretName } from '../shared/names.js';
+import { toolsTokenSecretName } from '../shared/object-names.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import type { TrackerCache } from '../shared/trackers.js';
-import { createWorkflowConfigCache } from '../shared/workflow-config.js';
+import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 
 export interface ToolsControllerOptions {
   client: KubeClient;
@@ -46,6 +46,7 @@ const isFinished = (run: IssueRun): boolean =>
  * but the tracker and a `ToolCalled` Event per call. Every replica serves it: a token is
  * verified from the cluster, not from memory, so a restarted controller still accepts it.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export async function setupToolsGateway(
   manager: Manager,
   options: ToolsControllerOptions,

@@ -26,7 +26,7 @@ import {
   LABEL_WORKFLOW,
   MANAGED_BY,
 } from '../shared/constants.js';
-import { dispatchedRunName, labelValue } from '../shared/names.js';
+import { dispatchedRunName, labelValue } from '../shared/object-names.js';
 import { ISSUERUNS } from '../shared/resources.js';
 
 /**
@@ -111,6 +111,7 @@ export function dispatchedRun(workflow: Workflow, issue: Issue): IssueRun {
   };
 }
 
+// eslint-disable-next-line max-lines-per-function -- one poll in order (fetch, reconcile running, dispatch); each step exits early
 export async function pollWorkflow(
   workflow: Workflow,
   config: WorkflowConfig,

@@ -98,6 +98,7 @@ function describeError(
   return error.message;
 }
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createSshConnection(
   target: SshTarget,
   options: SshConnectionOptions = {},

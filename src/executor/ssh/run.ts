@@ -70,6 +70,7 @@ export function protocolReader(onGroup: (group: number) => void, onText: (text: 
  * SIGKILL) from another channel. A connection that drops fails with ssh_connect; the group
  * it left running is ended when the connection is back, or at shutdown.
  */
+// eslint-disable-next-line max-lines-per-function -- one remote command from spawn to exit; the handlers share its state
 export async function runRemoteCommand(
   run: RemoteRun,
   command: string,

@@ -15,6 +15,7 @@ type Exit = { exitCode: number | null; signal: NodeJS.Signals | null };
  * it is open; a failure to open is reported on stderr and as an exit, like a local spawn
  * that cannot start. `pid` is undefined: the remote process group is not a local pid.
  */
+// eslint-disable-next-line max-lines-per-function -- one remote process; its handlers share its state
 export function spawnRemoteProcess(
   run: RemoteRun,
   command: string,

@@ -40,6 +40,7 @@ export function issueNumberOf(id: string, settings: GithubSettings): number | nu
  * Build the `github` adapter (GitHub Issues over REST). Settings are checked here, so a
  * WORKFLOW.md without a repository or a token fails before any request is made.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createGithubTracker(options: GithubTrackerOptions): TrackerAdapter {
   const settings = githubSettings(options.config, {
     apiKey: options.apiKey,

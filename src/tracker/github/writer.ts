@@ -56,6 +56,7 @@ function rawLabels(item: unknown): string[] {
  * Writes through GitHub's REST API. A state is a label `<prefix><state>`, so changing it is
  * one PATCH of the issue that replaces its state labels and, for a terminal state, closes it.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createGithubWriter(parts: GithubWriterParts): TrackerWriter {
   const { settings, transport, context, repoPath } = parts;
   const prefix = settings.labelPrefix;

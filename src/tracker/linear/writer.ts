@@ -38,6 +38,7 @@ const stateKey = (name: string): string => name.trim().toLowerCase();
 const first = (nodes: unknown): unknown =>
   Array.isArray(nodes) ? (nodes[0] as unknown) : undefined;
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLinearWriter(options: LinearWriterOptions): TrackerWriter {
   const { transport } = options;
   const fail = trackerFailure.bind(null, transport);

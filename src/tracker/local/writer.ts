@@ -54,6 +54,7 @@ function commentIndex(issueId: string, commentId: string): number {
  * the controller would have to patch the ConfigMap, and whoever keeps it (GitOps, say) would
  * then overwrite the agent's change.
  */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createLocalWriter(options: LocalWriterOptions): TrackerWriter {
   const { source } = options;
   const location = (): LocalBoardLocation => {

@@ -2,7 +2,7 @@ import type { Executor } from '../../executor/types.js';
 import type { GitWorkspaceConfig } from '../../workflow/config.js';
 import type { EventSink, GitStep, GitWorkspaceMessage } from '../../workflow/events.js';
 import type { CommandContext } from './commands.js';
-import type { ResolvedRemote } from './names.js';
+import type { ResolvedRemote } from './repo-and-branch.js';
 
 /** What every step of a git workspace works with. */
 export interface GitWorkspaceOptions {

@@ -105,6 +105,7 @@ fi
  * branch, then runs the real git. A guard rail for an agent that follows its tools, not a
  * sandbox: see docs/git-workspaces.md#protection.
  */
+// eslint-disable-next-line max-lines-per-function -- a shell script as one template literal, read as the script it is
 export function gitWrapperScript(realGit: string): string {
   const quoted = `'${realGit.replaceAll("'", `'\\''`)}'`;
   return `#!/bin/bash

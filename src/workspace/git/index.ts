@@ -16,6 +16,6 @@ export {
   reportPushed,
   type PushBase,
 } from './pushed.js';
-export { resolveBranchName, resolveRemote, type ResolvedRemote } from './names.js';
+export { resolveBranchName, resolveRemote, type ResolvedRemote } from './repo-and-branch.js';
 export { credentialSecrets, loadGitCredentials, type GitCredentials } from './credential-files.js';
 export { stageCredentialsOnWorker, type WorkerCredentials } from './worker-credentials.js';

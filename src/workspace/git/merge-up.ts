@@ -1,6 +1,6 @@
 import type { CommandResult } from '../../executor/types.js';
 import { failureOf, git, runSteps, succeeded } from './commands.js';
-import { isProtectedBranch, protectedPatterns } from './names.js';
+import { isProtectedBranch, protectedPatterns } from './repo-and-branch.js';
 import { commandContext, report, type GitWorkspaceOptions } from './context.js';
 
 /**

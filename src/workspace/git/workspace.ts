@@ -10,7 +10,7 @@ import {
   gitWrapperScript,
   prePushScript,
 } from './guard-scripts.js';
-import { isProtectedBranch, protectedPatterns } from './names.js';
+import { isProtectedBranch, protectedPatterns } from './repo-and-branch.js';
 import { mergeUp } from './merge-up.js';
 import { pushBase, type PushBase } from './pushed.js';
 import { readRepositorySetup, runSetupSteps } from './setup.js';

@@ -6,8 +6,10 @@ import type {
   FollowTarget,
   PodLogState,
 } from '../../../src/controller/issuerun/log-follower.js';
-import type { RunnableWorkflow } from '../../../src/controller/issuerun/workflow-config.js';
-import { workflowDigest } from '../../../src/controller/shared/config-snapshot.js';
+import {
+  workflowDigest,
+  type RunnableWorkflow,
+} from '../../../src/controller/shared/config-snapshot.js';
 import {
   KubeApiError,
   type KubeClient,

@@ -1,4 +1,4 @@
-import { renderBranchTemplate, renderRepoTemplate } from '../../template/names.js';
+import { renderBranchTemplate, renderRepoTemplate } from '../../template/git-templates.js';
 import type { GitWorkspaceConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
