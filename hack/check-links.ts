@@ -73,18 +73,8 @@ function linksOf(text: string): { line: number; target: string }[] {
   return links;
 }
 
-/**
- * Pages another branch of this round adds (the web view's): a link to one may stand before
- * its merge. Once the file exists it is checked as any other. Drop an entry once merged.
- */
-export const PENDING_PAGES: ReadonlySet<string> = new Set(['docs/web-view.md']);
-
 /** Check the links of `files` (paths relative to `root`); returns what does not resolve. */
-export function checkLinks(
-  root: string,
-  files: string[],
-  pending: ReadonlySet<string> = PENDING_PAGES,
-): BrokenLink[] {
+export function checkLinks(root: string, files: string[]): BrokenLink[] {
   const anchorCache = new Map<string, Set<string>>();
   const anchorsIn = (path: string): Set<string> => {
     let anchors = anchorCache.get(path);
@@ -114,7 +104,6 @@ export function checkLinks(
         continue;
       }
       if (!existsSync(resolved)) {
-        if (pending.has(relative(root, resolved))) continue;
         report(`no such file: ${relative(root, resolved)}`);
         continue;
       }

@@ -73,6 +73,7 @@ demo_local() {
   run_samples
   show_git_sample "$NAMESPACE" 180
   show_history "$NAMESPACE"
+  start_web_view "$NAMESPACE"
   echo
   echo "The local cluster is still up. To look further:"
   echo "  eval \"\$(hack/dev-cluster.sh up)\"      # PATH and KUBECONFIG for kubectl"
@@ -99,6 +100,37 @@ show_history() {
   echo
   echo "\$ lorenz logs $run"
   "${lorenz[@]}" logs "$run" -n "$namespace" --kubeconfig "$KUBECONFIG" || true
+}
+
+# The web view (docs/web-view.md): `lorenz server` in local mode, on loopback, with the
+# user's own kubeconfig and the laptop archive. It outlives the demo, like the cluster does;
+# a second demo replaces the first one's server.
+WEB_VIEW_PORT="${DEMO_WEB_VIEW_PORT:-8090}"
+WEB_VIEW_STATE="${LORENZ_DEV_CLUSTER_DIR:-$HOME/.cache/lorenz/dev-cluster}-web-view"
+start_web_view() {
+  local namespace="$1" pid url="http://127.0.0.1:$WEB_VIEW_PORT"
+  if [[ -f "$WEB_VIEW_STATE.pid" ]]; then
+    kill "$(cat "$WEB_VIEW_STATE.pid")" 2>/dev/null || true
+    rm -f "$WEB_VIEW_STATE.pid"
+    sleep 0.5
+  fi
+  setsid "$NODE24" "$ROOT/dist/lorenz.js" server --kubeconfig "$KUBECONFIG" \
+    --bind-address "127.0.0.1:$WEB_VIEW_PORT" </dev/null >"$WEB_VIEW_STATE.log" 2>&1 &
+  pid=$!
+  echo "$pid" >"$WEB_VIEW_STATE.pid"
+  # Ready when the API lists the demo's runs (the server has synced its watches).
+  local deadline=$((SECONDS + 30))
+  until "$NODE24" -e 'fetch(process.argv[1]).then(async (r) => process.exit(r.ok && (await r.json()).runs.length > 0 ? 0 : 1), () => process.exit(1))' \
+    "$url/api/v1/runs?namespace=$namespace" 2>/dev/null; do
+    if ((SECONDS >= deadline)) || ! kill -0 "$pid" 2>/dev/null; then
+      say "the web view did not start (its log: $WEB_VIEW_STATE.log)"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo
+  echo "The web view of these runs: $url/runs?namespace=$namespace"
+  echo "  (lorenz server, pid $pid, log $WEB_VIEW_STATE.log; stop it: kill \$(cat $WEB_VIEW_STATE.pid))"
 }
 
 # The kind path: the same steps as hack/e2e-kind.sh, keeping the cluster.
