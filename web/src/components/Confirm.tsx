@@ -10,6 +10,8 @@ export interface ActionSpec {
   /** What the dialog asks. */
   question: string;
   path: string;
+  /** What it acts on (namespace/name), for the accessible name where many buttons share a label. */
+  target?: string;
   disabled?: boolean;
   onDone?: (result: ActionResult) => void;
 }
@@ -44,12 +46,18 @@ export function ActionButton({ spec }: { spec: ActionSpec }) {
     }
   };
 
+  const name = spec.target ? `${spec.label} ${spec.target}` : spec.label;
   return (
     <span class="action">
-      <button type="button" disabled={spec.disabled} onClick={() => setOpen(true)}>
+      <button
+        type="button"
+        aria-label={name}
+        disabled={spec.disabled}
+        onClick={() => setOpen(true)}
+      >
         {spec.label}
       </button>
-      <dialog ref={dialog} aria-label={spec.label} onClose={() => setOpen(false)}>
+      <dialog ref={dialog} aria-label={name} onClose={() => setOpen(false)}>
         <p>{spec.question}</p>
         <div class="dialog-buttons">
           <button type="button" disabled={busy} onClick={() => void confirm()}>

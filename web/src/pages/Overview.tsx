@@ -149,12 +149,14 @@ function WorkflowRow({
                   label: 'Resume',
                   question: `Resume dispatch of Workflow ${w.namespace}/${w.name}?`,
                   path: `${path}/resume`,
+                  target: key(w),
                   onDone: onChanged,
                 }
               : {
                   label: 'Suspend',
                   question: `Suspend dispatch of Workflow ${w.namespace}/${w.name}? Running runs go on; no new ones start.`,
                   path: `${path}/suspend`,
+                  target: key(w),
                   onDone: onChanged,
                 }
           }
