@@ -15,4 +15,5 @@ export const COMMANDS: CommandTable = {
   logs: async () => (await import('./runs/logs.js')).logsCommand,
   'describe run': async () => (await import('./runs/describe.js')).describeRunCommand,
   controller: async () => (await import('./operator-commands.js')).controllerCommand,
+  server: async () => (await import('./server-command.js')).serverCommand,
 };

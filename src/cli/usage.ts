@@ -25,6 +25,9 @@ export const USAGE = `usage:
                     [--archive-dsn sqlite:PATH|postgres://…|off] [--archive-log-cap BYTES]
                     [--archive-give-up-after DURATION]
                     [--archive-api-bind-address ADDR (default :8091 in a cluster, 0 on a laptop)]
+  lorenz server [--kubeconfig F] [--bind-address ADDR (default 127.0.0.1:8090)] [--namespace NS]
+                [--archive-dsn DSN | --archive-url URL] [--web-root DIR] [--auth token|local]
+      (the web view: docs/web-view.md; local mode binds loopback only unless --allow-remote-bind)
   lorenz get runs [-n NS | -A] [--workflow W] [--issue ID] [--all] [-o table|wide|json]
   lorenz logs RUN [-n NS] [-f] [--slot N] [--attempt N] [-o text|json]
   lorenz describe run RUN [-n NS]

@@ -262,7 +262,9 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   const emit = (raw: LorenzEvent): void => {
     const event = redact.value(raw);
     if (event.type === 'hook_execution') hooks.push(event.message);
-    options.write(`${JSON.stringify(event)}\n`);
+    // `at`: when the runner wrote it, so readers of the log (the web view's timeline) know
+    // when each step happened without the kubelet's timestamps.
+    options.write(`${JSON.stringify({ ...event, at: new Date().toISOString() })}\n`);
   };
   let summary: RunSummary | null = null;
   let failure: { code: SlotErrorCode; message: string } | undefined;
@@ -371,7 +373,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
     await writeFile(options.terminationLogPath, encodeTerminationSummary(termination));
   } catch (error) {
     options.write(
-      `${JSON.stringify({ type: 'stderr', message: `cannot write the termination message: ${errorMessage(error)}` })}\n`,
+      `${JSON.stringify({ type: 'stderr', message: `cannot write the termination message: ${errorMessage(error)}`, at: new Date().toISOString() })}\n`,
     );
   }
   return termination.succeeded ? 0 : 1;

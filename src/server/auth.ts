@@ -51,12 +51,31 @@ function ttlCache<T>(ttlMs: number, max: number) {
   };
 }
 
+/** What a SubjectAccessReview asks: may the caller `verb` `resource` (in `namespace`)? */
+export interface AccessAttributes {
+  verb: 'get' | 'list' | 'watch' | 'patch' | 'create' | 'update' | 'delete';
+  /** Of group lorenz.dev unless `group` says otherwise. */
+  resource: string;
+  group?: string;
+  /** '' or unset: in every namespace. */
+  namespace?: string;
+  name?: string;
+}
+
+/** The view server's reviews: any verb on any resource, beside the archive API's list. */
+export interface AccessAuthorizer extends Authorizer {
+  may(caller: Caller, attributes: AccessAttributes): Promise<boolean>;
+}
+
 export interface AuthorizerOptions {
   /** How long a review's answer is reused; default 10 s. */
   cacheMs?: number;
 }
 
-export function kubeAuthorizer(client: KubeClient, options: AuthorizerOptions = {}): Authorizer {
+export function kubeAuthorizer(
+  client: KubeClient,
+  options: AuthorizerOptions = {},
+): AccessAuthorizer {
   const ttl = options.cacheMs ?? 10_000;
   const callers = ttlCache<Caller>(ttl, 1000);
   const decisions = ttlCache<boolean>(ttl, 10_000);
@@ -71,6 +90,43 @@ export function kubeAuthorizer(client: KubeClient, options: AuthorizerOptions = 
         `cannot check the caller with the Kubernetes API: ${(error as Error).message.split('\n')[0]}`,
       );
     }
+  }
+
+  async function may(caller: Caller, attributes: AccessAttributes): Promise<boolean> {
+    const { verb, resource, namespace, name } = attributes;
+    const group = attributes.group ?? GROUP;
+    const key = JSON.stringify([
+      caller.username,
+      caller.uid ?? '',
+      caller.groups,
+      verb,
+      group,
+      resource,
+      namespace ?? '',
+      name ?? '',
+    ]);
+    const cached = decisions.get(key);
+    if (cached !== undefined) return cached;
+    const answer = await review<{ status?: { allowed?: boolean } }>(ACCESS_REVIEWS, {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: caller.username,
+        groups: caller.groups,
+        ...(caller.uid ? { uid: caller.uid } : {}),
+        ...(caller.extra ? { extra: caller.extra } : {}),
+        resourceAttributes: {
+          ...(namespace ? { namespace } : {}),
+          ...(name ? { name } : {}),
+          verb,
+          group,
+          resource,
+        },
+      },
+    });
+    const allowed = answer.status?.allowed === true;
+    decisions.set(key, allowed);
+    return allowed;
   }
 
   return {
@@ -96,30 +152,9 @@ export function kubeAuthorizer(client: KubeClient, options: AuthorizerOptions = 
       callers.set(key, caller);
       return caller;
     },
-    async mayList(caller, namespace) {
-      const key = JSON.stringify([caller.username, caller.uid ?? '', caller.groups, namespace]);
-      const cached = decisions.get(key);
-      if (cached !== undefined) return cached;
-      const answer = await review<{ status?: { allowed?: boolean } }>(ACCESS_REVIEWS, {
-        apiVersion: 'authorization.k8s.io/v1',
-        kind: 'SubjectAccessReview',
-        spec: {
-          user: caller.username,
-          groups: caller.groups,
-          ...(caller.uid ? { uid: caller.uid } : {}),
-          ...(caller.extra ? { extra: caller.extra } : {}),
-          resourceAttributes: {
-            ...(namespace ? { namespace } : {}),
-            verb: 'list',
-            group: GROUP,
-            resource: ISSUERUN_PLURAL,
-          },
-        },
-      });
-      const allowed = answer.status?.allowed === true;
-      decisions.set(key, allowed);
-      return allowed;
-    },
+    may,
+    mayList: (caller, namespace) =>
+      may(caller, { verb: 'list', resource: ISSUERUN_PLURAL, namespace }),
   };
 }
 

@@ -10,6 +10,10 @@ export type ApiErrorCode =
   | 'method_not_allowed'
   | 'auth_unavailable'
   | 'archive_unavailable'
+  /** The view server: the action does not fit the object's state (retry of a run not Failed). */
+  | 'conflict'
+  /** The view server: the Kubernetes API failed or its caches are not synced yet. */
+  | 'kube_unavailable'
   | 'internal';
 
 const STATUS: Record<ApiErrorCode, number> = {
@@ -20,6 +24,8 @@ const STATUS: Record<ApiErrorCode, number> = {
   method_not_allowed: 405,
   auth_unavailable: 503,
   archive_unavailable: 503,
+  conflict: 409,
+  kube_unavailable: 503,
   internal: 500,
 };
 

@@ -97,6 +97,10 @@ describe('lorenz runner', () => {
       'before_remove:completed',
     ]);
     expect(events.at(-1)?.type).toBe('run_completed');
+    // Every record says when it was written (the web view's timeline reads it), in order.
+    const times = events.map((event) => (event as { at?: unknown }).at);
+    for (const at of times) expect(at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect([...(times as string[])].sort()).toEqual(times);
     expect(summary).toMatchObject({
       succeeded: true,
       slot: 0,

@@ -72,3 +72,18 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "lorenz.replicas" -}}
 {{- if include "lorenz.archiveSqlite" . -}}1{{- else -}}{{ .Values.replicaCount }}{{- end -}}
 {{- end -}}
+
+{{/* The web view server's Pods: their own component, so the controller's Services never select them. */}}
+{{- define "lorenz.serverSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "lorenz.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: server
+{{- end -}}
+
+{{- define "lorenz.serverLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "lorenz.serverSelectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: lorenz
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}

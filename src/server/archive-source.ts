@@ -1,0 +1,154 @@
+import type {
+  ArchiveStore,
+  ArchivedRun,
+  LogEntry,
+  LogFilter,
+  RunPage,
+  RunQuery,
+  UsageQuery,
+  UsageRow,
+} from '../archive/types.js';
+import { ApiError } from './errors.js';
+
+/**
+ * Where the view server reads history: the archive's store itself (`--archive-dsn`: the
+ * server filters rows by the caller's reviews), or the controller's read API
+ * (`--archive-url`: the caller's token is forwarded, so that API's own reviews filter).
+ */
+export interface ArchiveReads {
+  /** Whether rows come back already filtered for the caller (the read API does it). */
+  readonly filtered: boolean;
+  listRuns(query: RunQuery): Promise<RunPage>;
+  getRun(ref: { namespace: string; name: string; uid?: string }): Promise<ArchivedRun | undefined>;
+  readLog(
+    run: { uid: string; namespace: string; name: string },
+    filter?: LogFilter,
+  ): AsyncIterable<LogEntry>;
+  usageByDay(query: UsageQuery): Promise<UsageRow[]>;
+}
+
+export interface ArchiveSource {
+  readonly location: string;
+  /** The reads for one caller (its bearer token; undefined in local mode without one). */
+  forCaller(token: string | undefined): ArchiveReads;
+  close(): Promise<void>;
+}
+
+export function storeSource(store: ArchiveStore): ArchiveSource {
+  const reads: ArchiveReads = {
+    filtered: false,
+    listRuns: (query) => store.listRuns(query),
+    async getRun(ref) {
+      const found = await store.getRun(
+        ref.uid ? { uid: ref.uid } : { namespace: ref.namespace, name: ref.name },
+      );
+      return found && found.run.namespace === ref.namespace && found.run.name === ref.name
+        ? found
+        : undefined;
+    },
+    readLog: (run, filter) => store.readLog(run.uid, filter),
+    usageByDay: (query) => store.usageByDay(query),
+  };
+  return { location: store.location, forCaller: () => reads, close: () => store.close() };
+}
+
+const runPath = (namespace: string, name: string): string =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/runs/${encodeURIComponent(name)}`;
+
+/** The read API's answer as an ApiError of ours: its 403 stays a 403, anything else is a 503. */
+async function failureOf(response: Response, root: string): Promise<ApiError> {
+  const body = (await response.json().catch(() => undefined)) as
+    { code?: unknown; message?: unknown } | undefined;
+  const message =
+    typeof body?.message === 'string' ? body.message : `${root} answered ${response.status}`;
+  if (response.status === 403) return new ApiError('forbidden', message);
+  if (response.status === 401) return new ApiError('unauthenticated', message);
+  if (response.status === 400) return new ApiError('invalid_parameter', message);
+  if (response.status === 404) return new ApiError('not_found', message);
+  return new ApiError('archive_unavailable', `the archive API cannot answer: ${message}`);
+}
+
+export function urlSource(base: string): ArchiveSource {
+  const root = base.replace(/\/+$/, '');
+  function reads(token: string | undefined): ArchiveReads {
+    const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+    async function get(path: string, query: Record<string, string | number | undefined>) {
+      const url = new URL(root + path);
+      for (const [key, value] of Object.entries(query))
+        if (value !== undefined) url.searchParams.set(key, String(value));
+      let response: Response;
+      try {
+        response = await fetch(url, { headers });
+      } catch (error) {
+        throw new ApiError(
+          'archive_unavailable',
+          `cannot reach the archive API at ${root}: ${(error as Error).message}`,
+        );
+      }
+      if (!response.ok) throw await failureOf(response, root);
+      return response;
+    }
+    return {
+      filtered: true,
+      async listRuns(query) {
+        if ((query.namespaces?.length ?? 0) > 1)
+          throw new ApiError('internal', 'the archive API takes one namespace at a time');
+        const response = await get('/api/v1/runs', {
+          namespace: query.namespaces?.[0],
+          workflow: query.workflow,
+          issue: query.issue,
+          phase: query.phase,
+          reason: query.reason,
+          since: query.since,
+          until: query.until,
+          limit: query.limit,
+          continue: query.continue,
+          deleted: query.includeLive === false ? 'true' : undefined,
+        });
+        return (await response.json()) as RunPage;
+      },
+      async getRun(ref) {
+        try {
+          const response = await get(runPath(ref.namespace, ref.name), { uid: ref.uid });
+          return (await response.json()) as ArchivedRun;
+        } catch (error) {
+          // A 404 of the read API is "not archived", not a failure.
+          if (error instanceof ApiError && error.code === 'not_found') return undefined;
+          throw error;
+        }
+      },
+      async *readLog(run, filter = {}) {
+        const response = await get(`${runPath(run.namespace, run.name)}/log`, {
+          uid: run.uid,
+          slot: filter.slot,
+          attempt: filter.attempt,
+        });
+        const decoder = new TextDecoder();
+        let pending = '';
+        for await (const chunk of response.body ?? []) {
+          pending += decoder.decode(chunk as Uint8Array, { stream: true });
+          let newline = pending.indexOf('\n');
+          while (newline >= 0) {
+            const line = pending.slice(0, newline);
+            pending = pending.slice(newline + 1);
+            if (line.length > 0) yield JSON.parse(line) as LogEntry;
+            newline = pending.indexOf('\n');
+          }
+        }
+        if (pending.trim().length > 0) yield JSON.parse(pending) as LogEntry;
+      },
+      async usageByDay(query) {
+        if ((query.namespaces?.length ?? 0) > 1)
+          throw new ApiError('internal', 'the archive API takes one namespace at a time');
+        const response = await get('/api/v1/usage', {
+          namespace: query.namespaces?.[0],
+          workflow: query.workflow,
+          from: query.from,
+          to: query.to,
+        });
+        return ((await response.json()) as { rows: UsageRow[] }).rows;
+      },
+    };
+  }
+  return { location: root, forCaller: reads, close: async () => {} };
+}
