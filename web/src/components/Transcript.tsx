@@ -50,7 +50,7 @@ export function Transcript({
   hookPath,
 }: {
   entries: TranscriptEntry[];
-  hookPath: (seq: number) => string;
+  hookPath: (seq: number, slot: number, attempt: number) => string;
 }) {
   const results = new Map<string, Entry<'tool_result'>>();
   for (const entry of entries)
@@ -81,7 +81,7 @@ function EntryView({
 }: {
   entry: TranscriptEntry;
   result: Entry<'tool_result'> | undefined;
-  hookPath: (seq: number) => string;
+  hookPath: (seq: number, slot: number, attempt: number) => string;
 }) {
   switch (entry.kind) {
     case 'message':
@@ -151,7 +151,10 @@ function EntryView({
           Hook <strong>{displayText(entry.hookName)}</strong> {displayText(entry.status)}
           {entry.exitCode !== undefined && ` (exit ${entry.exitCode})`}
           {entry.hookSeq !== undefined && (
-            <HookOutput path={hookPath(entry.hookSeq)} hookName={entry.hookName} />
+            <HookOutput
+              path={hookPath(entry.hookSeq, entry.slot, entry.attempt)}
+              hookName={entry.hookName}
+            />
           )}
         </div>
       );

@@ -7,7 +7,8 @@ import { ActionButton } from '../components/Confirm.js';
 import { Timeline } from '../components/Timeline.js';
 import { HookOutput, Transcript } from '../components/Transcript.js';
 import { Clipped, ExternalLink, Phase } from '../components/Text.js';
-import { apiQuery } from '../route.js';
+import { navigate } from '../router.js';
+import { apiQuery, runUrl } from '../route.js';
 import { displayText, formatCount, formatDuration, formatTime } from '../text.js';
 import { useWatch } from '../watch.js';
 
@@ -75,8 +76,9 @@ export function Run({ namespace, name, uid }: { namespace: string; name: string;
     );
   const { run } = detail;
   const runUid = run.uid;
-  const hookPath = (seq: number): string =>
-    `${base}/hooks/${seq}/output${apiQuery({ uid: runUid })}`;
+  // A hook's seq counts hook runs within one Pod's log: slot and attempt say which Pod.
+  const hookPath = (seq: number, slot: number, attempt: number): string =>
+    `${base}/hooks/${seq}/output${apiQuery({ uid: runUid, slot, attempt })}`;
   const pushed = detail.attempts.flatMap((a) => a.git?.pushedCommits ?? []);
   const where = [
     ...new Set(detail.attempts.flatMap((a) => [a.node, a.host].filter((x): x is string => !!x))),
@@ -153,7 +155,8 @@ export function Run({ namespace, name, uid }: { namespace: string; name: string;
             question: `Retry run ${run.namespace}/${run.name}?`,
             path: `${base}/retry`,
             disabled: run.source !== 'live' || run.phase !== 'Failed',
-            onDone: () => setTick((t) => t + 1),
+            // A retry is a new run (`<name>-retry-<attempt>`): its page is where to look.
+            onDone: (result) => navigate(runUrl(result.namespace, result.name)),
           }}
         />
       </div>
@@ -196,7 +199,7 @@ export function Run({ namespace, name, uid }: { namespace: string; name: string;
                   {h.durationMs !== undefined && `, ${formatDuration(h.durationMs)}`}
                   {h.seq !== undefined ? (
                     <HookOutput
-                      path={hookPath(h.seq)}
+                      path={hookPath(h.seq, a.slot, a.attempt)}
                       hookName={h.hookName}
                       {...(h.output !== undefined ? { preview: h.output } : {})}
                     />
@@ -258,7 +261,7 @@ function TranscriptSection({
   base: string;
   uid: string;
   follow: boolean;
-  hookPath: (seq: number) => string;
+  hookPath: (seq: number, slot: number, attempt: number) => string;
 }) {
   const [entries, setEntries] = useState<TranscriptEntry[]>([]);
   const [state, setState] = useState<'loading' | 'live' | 'done' | 'error'>('loading');

@@ -160,6 +160,7 @@ function FilterForm({ filters }: { filters: RunFilters }) {
         Phase
         <select
           name="phase"
+          aria-label="Phase"
           value={draft.phase ?? ''}
           onChange={(event) => setDraft({ ...draft, phase: event.currentTarget.value })}
         >
@@ -179,6 +180,7 @@ function FilterForm({ filters }: { filters: RunFilters }) {
         Source
         <select
           name="source"
+          aria-label="Source"
           value={draft.source ?? ''}
           onChange={(event) => setDraft({ ...draft, source: event.currentTarget.value })}
         >

@@ -10,6 +10,15 @@ import { apiQuery, usageUrl, type UsageFilters } from '../route.js';
 import { displayText, formatCount } from '../text.js';
 import { usageSeries } from '../usage.js';
 
+// The x scale is fixed to the data's days with half a day either side: one day of data still
+// gets a readable axis (uPlot's automatic range for a single point spans years).
+function dayScale(days: number[]): uPlot.Scale {
+  const first = days[0] ?? Date.now() / 1000;
+  const last = days[days.length - 1] ?? first;
+  return { time: true, auto: false, range: [first - 43_200, last + 43_200] };
+}
+const FROM_ZERO: uPlot.Scale = { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] };
+
 const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563'];
 
 function Chart({
@@ -68,6 +77,7 @@ export function Usage({ filters }: { filters: UsageFilters }) {
     () => ({
       options: {
         title: 'Tokens by Workflow and day',
+        scales: { x: dayScale(series.days), y: FROM_ZERO },
         series: [
           {},
           ...series.tokens.map((t, i) => ({
@@ -86,7 +96,11 @@ export function Usage({ filters }: { filters: UsageFilters }) {
     () => ({
       options: {
         title: 'Runs and failure ratio by day',
-        scales: { ratio: { range: [0, 1] as [number, number] } },
+        scales: {
+          x: dayScale(series.days),
+          y: FROM_ZERO,
+          ratio: { range: [0, 1] as [number, number] },
+        },
         series: [
           {},
           { label: 'runs', stroke: '#2563eb', width: 2 },
