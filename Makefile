@@ -27,6 +27,7 @@ tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm: cached, 
 test: build lint tools ## Every test tier that runs on this machine (unit + integration + runtime)
 	hack/ensure-sshd.sh
 	hack/ensure-postgres.sh >/dev/null
+	hack/ensure-chromium.sh >/dev/null
 	$(NPM) test
 
 # Packaging and the newcomer's path: Dockerfile, charts/lorenz, config/, hack/*.sh.

@@ -39,6 +39,7 @@ const SCRIPTS = [
   'hack/e2e-local.sh',
   'hack/ensure-sshd.sh',
   'hack/ensure-postgres.sh',
+  'hack/ensure-chromium.sh',
   'hack/gitops-health.sh',
   '.ci/run',
   '.ci/vitest-summary',
