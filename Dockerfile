@@ -5,7 +5,7 @@
 # when the agent image's node is this image's (else the bundle: see hack/launcher.sh).
 #
 # Two stages. The build stage installs the locked dependencies and bundles the CLI with
-# esbuild; the bundle is self-contained (test/unit/packaging-image.test.ts checks that it
+# esbuild; the bundle is self-contained (test/unit/repo/packaging-image.test.ts checks that it
 # imports nothing but Node built-ins), so the final stage carries no node_modules at all.
 # Only the pinned base images and the npm registry are fetched.
 

@@ -23,9 +23,9 @@ import { createMemoryTracker } from '../src/tracker/memory.js';
 import type { TrackerAdapter } from '../src/tracker/types.js';
 import { parseConfig } from '../src/workflow/config.js';
 import { normalizeIssue } from '../src/workflow/issue.js';
-import { startGithubStandIn } from '../test/unit/fakes/github-server.js';
-import { fixtureData, withBulkProject } from '../test/unit/fakes/linear-data.js';
-import { startLinearStandIn } from '../test/unit/fakes/linear-server.js';
+import { startGithubStandIn } from '../test/support/fakes/github-server.js';
+import { fixtureData, withBulkProject } from '../test/support/fakes/linear-data.js';
+import { startLinearStandIn } from '../test/support/fakes/linear-server.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collection, createNamespace, startBenchCluster, until } from './reconcile-env.js';
 

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createSshExecutor, type SshExecutor } from '../src/executor/ssh/index.js';
 import { runHook } from '../src/workspace/hooks.js';
-import { startSshd, type Sshd } from '../test/unit/fakes/sshd.js';
+import { startSshd, type Sshd } from '../test/support/fakes/sshd.js';
 import { readFile } from 'node:fs/promises';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SSH worker tests start a real OpenSSH server on loopback (test/unit/fakes/sshd.ts).
+# The SSH worker tests start a real OpenSSH server on loopback (test/support/fakes/sshd.ts).
 # Debian's openssh-server is all it takes; installed here when missing, as .ci/run installs
 # Debian's shellcheck package. Without it (no apt, not root) the tests that need sshd fail
 # and say why.

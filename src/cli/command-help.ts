@@ -1,7 +1,7 @@
 // What `lorenz COMMAND --help` prints, and what shell completion offers: one entry per
 // command of COMMANDS (commands.ts). Plain data, loaded without any command: the flags each
 // command's parser accepts, with their short forms and defaults, are kept equal to these by
-// test/unit/cli-command-help.test.ts.
+// test/unit/cli/command-help.test.ts.
 import { ISSUE_STATE_PATH, RUN_POD_PATHS } from '../api/run-pod.js';
 
 /** One flag: without `value` it is a switch; `default` is the parser's own default. */

@@ -17,7 +17,7 @@ import {
   type RunRecord,
 } from '../../src/archive/types.js';
 import { PASSWORD_GROUP, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { describeArchiveContract } from '../unit/archive-store-contract.js';
+import { describeArchiveContract } from '../support/archive-store-contract.js';
 
 let server: TestPostgres;
 const opened: ArchiveStore[] = [];

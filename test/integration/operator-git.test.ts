@@ -7,7 +7,7 @@ import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGitServer, type GitServer } from '../unit/fakes/git-server.js';
+import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
   createIssueRun,

@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSshd, type Sshd } from '../unit/fakes/sshd.js';
+import { startSshd, type Sshd } from '../support/fakes/sshd.js';
 import {
   NAMESPACE,
   createIssueRun,

@@ -3,9 +3,9 @@
 // its own issue and moves it to Done through the controller's gateway; the tracker key stays
 // in its Secret and appears in no Pod, status, Event or log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGithubStandIn, type GithubStandIn } from '../unit/fakes/github-server.js';
-import { fixtureData } from '../unit/fakes/linear-data.js';
-import { startLinearStandIn, type LinearStandIn } from '../unit/fakes/linear-server.js';
+import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
+import { fixtureData } from '../support/fakes/linear-data.js';
+import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import {
   NAMESPACE,
   createWorkflow,

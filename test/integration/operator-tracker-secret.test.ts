@@ -8,8 +8,8 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import { isNotFound } from '../../src/controller/runtime/client.js';
-import { startLinearStandIn, type LinearStandIn } from '../unit/fakes/linear-server.js';
-import { fixtureData } from '../unit/fakes/linear-data.js';
+import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
+import { fixtureData } from '../support/fakes/linear-data.js';
 import {
   NAMESPACE,
   createWorkflow,
