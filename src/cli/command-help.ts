@@ -230,6 +230,46 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     example:
       'lorenz controller --kubeconfig ~/.kube/config --namespace lorenz --archive-dsn sqlite:runs.db',
   },
+  server: {
+    usage:
+      'server [--kubeconfig FILE] [--bind-address ADDR] [--archive-dsn DSN | --archive-url URL]',
+    summary:
+      "Serves the web view and its read API: on a laptop as the kubeconfig's user on loopback, in a cluster checking each caller's bearer token (docs/web-view.md).",
+    flags: [
+      {
+        name: 'kubeconfig',
+        value: 'FILE',
+        text: 'the kubeconfig (when unset: in-cluster or ~/.kube/config)',
+      },
+      {
+        name: 'bind-address',
+        value: 'ADDR',
+        text: 'where to listen (when unset: 127.0.0.1:8090 on a laptop, :8090 in a cluster)',
+      },
+      {
+        name: 'archive-dsn',
+        value: 'DSN',
+        text: 'read the run archive directly: sqlite:PATH or postgres://…',
+      },
+      {
+        name: 'archive-url',
+        value: 'URL',
+        text: "read the run archive from the controller's read API, with the caller's token",
+      },
+      { name: 'namespace', short: 'n', value: 'NS', text: 'watch only this namespace' },
+      { name: 'web-root', value: 'DIR', text: 'the built web view (when unset: dist/web)' },
+      {
+        name: 'auth',
+        value: 'token|local',
+        text: 'token: bearer tokens checked per request; local: the kubeconfig user',
+      },
+      {
+        name: 'allow-remote-bind',
+        text: 'let local mode listen beyond loopback (anyone who reaches it acts as you)',
+      },
+    ],
+    example: 'lorenz server --kubeconfig ~/.kube/config   # then open http://127.0.0.1:8090',
+  },
   'get runs': {
     usage: 'get runs [-n NS | -A] [--workflow W] [--issue ID] [--all] [-o table|wide|json]',
     summary: 'Lists IssueRuns; with --all, the archived ones too.',

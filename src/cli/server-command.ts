@@ -23,21 +23,24 @@ export interface ServerArgs {
 
 const LOOPBACK = /^(127(\.\d{1,3}){3}|::1|localhost)$/;
 
+/** The flags `lorenz server` takes (its --help, cli/command-help.ts, lists the same). */
+export const SERVER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  'bind-address': { type: 'string' },
+  'archive-dsn': { type: 'string' },
+  'archive-url': { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  'web-root': { type: 'string' },
+  auth: { type: 'string' },
+  'allow-remote-bind': { type: 'boolean' },
+} as const;
+
 export function parseServerArgs(args: string[], env = process.env): ServerArgs {
   const { values, positionals } = parseArgs({
     args,
     strict: true,
     allowPositionals: false,
-    options: {
-      kubeconfig: { type: 'string' },
-      'bind-address': { type: 'string' },
-      'archive-dsn': { type: 'string' },
-      'archive-url': { type: 'string' },
-      namespace: { type: 'string', short: 'n' },
-      'web-root': { type: 'string' },
-      auth: { type: 'string' },
-      'allow-remote-bind': { type: 'boolean' },
-    },
+    options: SERVER_OPTIONS,
   });
   if (positionals.length > 0) throw new UsageError('lorenz server takes no arguments');
   if (values['archive-dsn'] && values['archive-url'])

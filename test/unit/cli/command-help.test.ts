@@ -14,6 +14,7 @@ import { RUN_OPTIONS } from '../../../src/cli/run-command.js';
 import { DESCRIBE_RUN_OPTIONS } from '../../../src/cli/runs/describe.js';
 import { GET_RUNS_OPTIONS } from '../../../src/cli/runs/get-runs.js';
 import { LOGS_OPTIONS } from '../../../src/cli/runs/logs.js';
+import { SERVER_OPTIONS } from '../../../src/cli/server-command.js';
 import { VALIDATE_OPTIONS } from '../../../src/cli/validate-command.js';
 import { HOOK_RENDER_OPTIONS, PROMPT_RENDER_OPTIONS } from '../../../src/cli/workflow-commands.js';
 import { CONTROLLER_OPTIONS } from '../../../src/controller/main.js';
@@ -39,6 +40,7 @@ const PARSERS: Record<string, Parser> = {
   'get runs': GET_RUNS_OPTIONS,
   logs: LOGS_OPTIONS,
   'describe run': DESCRIBE_RUN_OPTIONS,
+  server: SERVER_OPTIONS,
   completion: {},
 };
 

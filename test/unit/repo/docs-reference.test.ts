@@ -9,7 +9,7 @@ import {
   withWorkflowReference,
 } from '../../../hack/docs/workflow-reference.js';
 
-const page = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
+const page = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
 
 describe('docs/configuration.md, the WORKFLOW.md reference', () => {
   it('is generated from the config schema and up to date (npm run docs)', () => {

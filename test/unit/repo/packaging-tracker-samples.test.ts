@@ -19,7 +19,7 @@ import { fixtureData } from '../../support/fakes/linear-data.js';
 import { type LinearStandIn, startLinearStandIn } from '../../support/fakes/linear-server.js';
 import { type GithubStandIn, startGithubStandIn } from '../../support/fakes/github-server.js';
 
-const samples = join(import.meta.dirname, '..', '..', 'config', 'samples');
+const samples = join(import.meta.dirname, '../../..', 'config', 'samples');
 
 interface K8sObject {
   kind: string;

@@ -9,7 +9,7 @@ import { workflowSchema } from '../../../src/api/index.js';
 import { podTemplateProblems } from '../../../src/controller/shared/pod-template-check.js';
 import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 
-const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+const readme = readFileSync(join(import.meta.dirname, '../../..', 'README.md'), 'utf8');
 const lines = readme.split('\n');
 
 describe('README.md', () => {
