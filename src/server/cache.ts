@@ -15,7 +15,7 @@ import type { ChangeEvent, RunSummary, WorkflowSummary } from './view-api.js';
  * The view server's one watch cache, shared by every caller: IssueRuns and Workflows, each
  * kept as its view summary too (mapped once per change, not once per request), and every
  * change handed to the listeners (/watch) as a ChangeEvent. Callers' reads are filtered by
- * their reviews on the way out (view-server.ts), never by a cache of their own.
+ * their reviews on the way out (routes/), never by a cache of their own.
  */
 
 export const ISSUERUNS: ResourceRef = { group: GROUP, version: VERSION, plural: ISSUERUN_PLURAL };
