@@ -68,26 +68,50 @@ async function failureOf(response: Response, root: string): Promise<ApiError> {
   return new ApiError('archive_unavailable', `the archive API cannot answer: ${message}`);
 }
 
+type Query = Record<string, string | number | undefined>;
+
+/** A GET of the read API as the caller (its bearer token), failing as an ApiError. */
+function getter(root: string, token: string | undefined) {
+  const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
+  return async function get(path: string, query: Query): Promise<Response> {
+    const url = new URL(root + path);
+    for (const [key, value] of Object.entries(query))
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    let response: Response;
+    try {
+      response = await fetch(url, { headers });
+    } catch (error) {
+      throw new ApiError(
+        'archive_unavailable',
+        `cannot reach the archive API at ${root}: ${(error as Error).message}`,
+      );
+    }
+    if (!response.ok) throw await failureOf(response, root);
+    return response;
+  };
+}
+
+/** The JSON values of a body of one JSON value a line (the read API's log). */
+async function* jsonLines<T>(body: ReadableStream<Uint8Array> | null): AsyncIterable<T> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  for await (const chunk of body ?? []) {
+    pending += decoder.decode(chunk, { stream: true });
+    let newline = pending.indexOf('\n');
+    while (newline >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      if (line.length > 0) yield JSON.parse(line) as T;
+      newline = pending.indexOf('\n');
+    }
+  }
+  if (pending.trim().length > 0) yield JSON.parse(pending) as T;
+}
+
 export function urlSource(base: string): ArchiveSource {
   const root = base.replace(/\/+$/, '');
   function reads(token: string | undefined): ArchiveReads {
-    const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
-    async function get(path: string, query: Record<string, string | number | undefined>) {
-      const url = new URL(root + path);
-      for (const [key, value] of Object.entries(query))
-        if (value !== undefined) url.searchParams.set(key, String(value));
-      let response: Response;
-      try {
-        response = await fetch(url, { headers });
-      } catch (error) {
-        throw new ApiError(
-          'archive_unavailable',
-          `cannot reach the archive API at ${root}: ${(error as Error).message}`,
-        );
-      }
-      if (!response.ok) throw await failureOf(response, root);
-      return response;
-    }
+    const get = getter(root, token);
     return {
       filtered: true,
       async listRuns(query) {
@@ -123,19 +147,7 @@ export function urlSource(base: string): ArchiveSource {
           slot: filter.slot,
           attempt: filter.attempt,
         });
-        const decoder = new TextDecoder();
-        let pending = '';
-        for await (const chunk of response.body ?? []) {
-          pending += decoder.decode(chunk as Uint8Array, { stream: true });
-          let newline = pending.indexOf('\n');
-          while (newline >= 0) {
-            const line = pending.slice(0, newline);
-            pending = pending.slice(newline + 1);
-            if (line.length > 0) yield JSON.parse(line) as LogEntry;
-            newline = pending.indexOf('\n');
-          }
-        }
-        if (pending.trim().length > 0) yield JSON.parse(pending) as LogEntry;
+        yield* jsonLines<LogEntry>(response.body);
       },
       async usageByDay(query) {
         if ((query.namespaces?.length ?? 0) > 1)

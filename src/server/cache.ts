@@ -15,7 +15,7 @@ import type { ChangeEvent, RunSummary, WorkflowSummary } from './view-api.js';
  * The view server's one watch cache, shared by every caller: IssueRuns and Workflows, each
  * kept as its view summary too (mapped once per change, not once per request), and every
  * change handed to the listeners (/watch) as a ChangeEvent. Callers' reads are filtered by
- * their reviews on the way out (view-server.ts), never by a cache of their own.
+ * their reviews on the way out (routes/), never by a cache of their own.
  */
 
 export const ISSUERUNS: ResourceRef = { group: GROUP, version: VERSION, plural: ISSUERUN_PLURAL };
@@ -45,6 +45,59 @@ const newestFirst = (a: RunSummary, b: RunSummary): number =>
 const isFinished = (run: RunSummary): boolean =>
   run.phase === 'Succeeded' || run.phase === 'Failed';
 
+/** The live runs' summaries by namespace/name, and the uids among them. */
+function createRunIndex() {
+  const summaries = new Map<string, RunSummary>();
+  const uids = new Set<string>();
+  /** The sorted list, rebuilt lazily after a change (a read costs nothing between changes). */
+  let sorted: RunSummary[] | undefined;
+  return {
+    put(object: KubeObject): RunSummary {
+      const summary = runOfIssueRun(object as Json);
+      const key = objectKey(object);
+      const previous = summaries.get(key);
+      if (previous && previous.uid !== summary.uid) uids.delete(previous.uid);
+      summaries.set(key, summary);
+      uids.add(summary.uid);
+      sorted = undefined;
+      return summary;
+    },
+    remove(object: KubeObject): RunSummary {
+      const key = objectKey(object);
+      const summary = summaries.get(key) ?? runOfIssueRun(object as Json);
+      summaries.delete(key);
+      uids.delete(summary.uid);
+      sorted = undefined;
+      return summary;
+    },
+    get: (namespace: string, name: string) => summaries.get(`${namespace}/${name}`),
+    sorted(): readonly RunSummary[] {
+      sorted ??= [...summaries.values()].sort(newestFirst);
+      return sorted;
+    },
+    isLive: (uid: string) => uids.has(uid),
+    /** Live runs of a Workflow not finished: the overview's running count before a poll. */
+    runningOf(namespace: string, name: string): number {
+      let count = 0;
+      for (const run of summaries.values())
+        if (run.namespace === namespace && run.workflow === name && !isFinished(run)) count += 1;
+      return count;
+    },
+  };
+}
+
+const workflowDeleted = (object: KubeObject): Change => {
+  const meta = object.metadata ?? {};
+  return {
+    event: 'workflow_deleted',
+    data: {
+      uid: typeof meta.uid === 'string' ? meta.uid : '',
+      namespace: meta.namespace ?? '',
+      name: meta.name ?? '',
+    },
+  };
+};
+
 export function createViewCache(options: {
   client: KubeClient;
   namespace?: string;
@@ -57,85 +110,43 @@ export function createViewCache(options: {
   };
   const runInformer: Informer<KubeObject> = createInformer({ ...common, resource: ISSUERUNS });
   const workflowInformer: Informer<KubeObject> = createInformer({ ...common, resource: WORKFLOWS });
-  const summaries = new Map<string, RunSummary>();
-  const uids = new Set<string>();
-  /** The sorted list, rebuilt lazily after a change (a read costs nothing between changes). */
-  let sorted: RunSummary[] | undefined;
+  const index = createRunIndex();
   const listeners = new Set<(change: Change) => void>();
 
   const emit = (change: Change): void => {
     for (const listener of listeners) listener(change);
   };
 
-  /** Live runs of a Workflow not finished: the overview's running count before a poll. */
-  function runningOf(namespace: string, name: string): number {
-    let count = 0;
-    for (const run of summaries.values())
-      if (run.namespace === namespace && run.workflow === name && !isFinished(run)) count += 1;
-    return count;
-  }
-
   const workflowSummary = (object: KubeObject): WorkflowSummary => {
-    const json = object as Json;
     const meta = object.metadata ?? {};
-    return workflowOf(json, runningOf(meta.namespace ?? '', meta.name ?? ''));
+    return workflowOf(object as Json, index.runningOf(meta.namespace ?? '', meta.name ?? ''));
   };
 
-  function putRun(object: KubeObject): void {
-    const summary = runOfIssueRun(object as Json);
-    const key = objectKey(object);
-    const previous = summaries.get(key);
-    if (previous && previous.uid !== summary.uid) uids.delete(previous.uid);
-    summaries.set(key, summary);
-    uids.add(summary.uid);
-    sorted = undefined;
-    emit({ event: 'run', data: summary });
-  }
-
+  const putRun = (object: KubeObject) => emit({ event: 'run', data: index.put(object) });
   runInformer.onAdd(putRun);
   runInformer.onUpdate((_previous, object) => putRun(object));
   runInformer.onDelete((object) => {
-    const key = objectKey(object);
-    const summary = summaries.get(key) ?? runOfIssueRun(object as Json);
-    summaries.delete(key);
-    uids.delete(summary.uid);
-    sorted = undefined;
-    emit({
-      event: 'run_deleted',
-      data: { uid: summary.uid, namespace: summary.namespace, name: summary.name },
-    });
+    const { uid, namespace, name } = index.remove(object);
+    emit({ event: 'run_deleted', data: { uid, namespace, name } });
   });
   const putWorkflow = (object: KubeObject) =>
     emit({ event: 'workflow', data: workflowSummary(object) });
   workflowInformer.onAdd(putWorkflow);
   workflowInformer.onUpdate((_previous, object) => putWorkflow(object));
-  workflowInformer.onDelete((object) => {
-    const meta = object.metadata ?? {};
-    emit({
-      event: 'workflow_deleted',
-      data: {
-        uid: typeof meta.uid === 'string' ? meta.uid : '',
-        namespace: meta.namespace ?? '',
-        name: meta.name ?? '',
-      },
-    });
-  });
+  workflowInformer.onDelete((object) => emit(workflowDeleted(object)));
 
   return {
     hasSynced: () => runInformer.hasSynced() && workflowInformer.hasSynced(),
     async waitForSync(signal) {
       await Promise.all([runInformer.waitForSync(signal), workflowInformer.waitForSync(signal)]);
     },
-    runs() {
-      sorted ??= [...summaries.values()].sort(newestFirst);
-      return sorted;
-    },
+    runs: () => index.sorted(),
     run(namespace, name) {
       const object = runInformer.get(namespace, name);
-      const summary = summaries.get(`${namespace}/${name}`);
+      const summary = index.get(namespace, name);
       return object && summary ? { object: object as Json, summary } : undefined;
     },
-    isLive: (uid) => uids.has(uid),
+    isLive: (uid) => index.isLive(uid),
     workflows: () => workflowInformer.list().map(workflowSummary),
     workflow: (namespace, name) => workflowInformer.get(namespace, name) as Json | undefined,
     subscribe(listener) {
