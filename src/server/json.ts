@@ -1,5 +1,6 @@
 /** Small readers of untyped JSON (IssueRun and Workflow objects, Pods, log records): the view
- * server reads what the cache and the archive hold without trusting its shape. */
+ * server and the CLI's run commands read what the cluster and the archive hold without
+ * trusting its shape. */
 export type Json = Record<string, unknown>;
 
 export const isRecord = (value: unknown): value is Json =>

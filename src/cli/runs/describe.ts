@@ -7,7 +7,7 @@ import { humanDuration, shortMs, spanMs } from './duration.js';
 import { escapeCell } from './escape.js';
 import { findArchive } from './find-archive.js';
 import type { RunCommandDeps } from './get-runs.js';
-import { num, str, isRecord, records } from './json.js';
+import { num, str, isRecord, records } from '../../server/json.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { agentState, eventsOf, getIssueRun, podLog, runPods } from './live.js';
 import { formatTable } from './table.js';

@@ -8,7 +8,7 @@ import {
   type KubeClient,
 } from '../../controller/runtime/client.js';
 import { LABEL_ATTEMPT, LABEL_ISSUERUN, LABEL_SLOT } from '../../controller/shared/constants.js';
-import { get, num, records, str, type Json } from './json.js';
+import { get, num, records, str, type Json } from '../../server/json.js';
 
 /** What the run commands read of the cluster: IssueRuns, their run Pods, Pod logs, Events. */
 export const ISSUERUNS = { group: GROUP, version: VERSION, plural: ISSUERUN_PLURAL };

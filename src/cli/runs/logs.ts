@@ -8,7 +8,7 @@ import type { ArchiveReader } from './archive-reader.js';
 import { findArchive } from './find-archive.js';
 import type { RunCommandDeps } from './get-runs.js';
 import { userCluster, type UserCluster } from './kube.js';
-import { get, str } from './json.js';
+import { get, str } from '../../server/json.js';
 import { agentState, getIssueRun, getPod, podLog, runPods, type RunPod } from './live.js';
 import { createLogRenderer } from './render.js';
 
