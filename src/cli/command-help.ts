@@ -249,7 +249,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       {
         name: 'archive-dsn',
         value: 'DSN',
-        text: 'read the run archive directly: sqlite:PATH or postgres://…',
+        text: 'the run archive, read directly: sqlite:PATH, postgres://… or off (when unset on a laptop: ~/.cache/lorenz/archive.db if it exists)',
       },
       {
         name: 'archive-url',

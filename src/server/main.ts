@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { openArchive } from '../archive/dsn.js';
+import { defaultArchivePath, openArchive } from '../archive/dsn.js';
 import type { ArchiveStore } from '../archive/types.js';
 import { createKubeClient } from '../controller/runtime/client.js';
 import { createLogger } from '../controller/runtime/logger.js';
@@ -36,6 +37,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The archive a local-mode server opens when no flag names one: the file a laptop controller
+ * archives to by default (lorenz controller without --archive-dsn), as `lorenz get runs --all`
+ * finds it, so runs the poller deleted once their issues were Done are still there to open.
+ * None in token mode (in a cluster the chart says where the archive is), none for
+ * `--archive-dsn off`, none when the file does not exist.
+ */
+export function laptopArchiveDsn(
+  options: Pick<StartServerOptions, 'auth' | 'archiveDsn' | 'archiveUrl'>,
+  path: string = defaultArchivePath(),
+  exists: (path: string) => boolean = existsSync,
+): string | undefined {
+  if (options.auth === 'token' || options.archiveDsn !== undefined || options.archiveUrl)
+    return undefined;
+  return exists(path) ? `sqlite:${path}` : undefined;
+}
+
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
   const kubeConfig = options.kubeConfig ?? new KubeConfig();
@@ -52,6 +70,10 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   else if (options.archiveDsn && options.archiveDsn !== 'off')
     archive = storeSource(await openArchive(options.archiveDsn));
   else if (options.archiveUrl) archive = urlSource(options.archiveUrl);
+  else {
+    const laptop = laptopArchiveDsn(options);
+    if (laptop) archive = storeSource(await openArchive(laptop));
+  }
   const access =
     options.auth === 'token'
       ? clusterAccess(kubeConfig, kubeAuthorizer(client))
