@@ -19,15 +19,19 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-# The bundler, its ssh2 options, the snapshot builder and the launcher it installs.
-COPY hack/bundle.mjs hack/bundle-native.mjs hack/snapshot.mjs hack/launcher.sh hack/
+# The bundler, its ssh2 options, the snapshot builder, the launcher it installs, and the web
+# view's size report.
+COPY hack/bundle.mjs hack/bundle-native.mjs hack/snapshot.mjs hack/launcher.sh hack/web-size.mjs hack/
 COPY src/ src/
+# The web view (Preact, built by Vite into dist/web; lorenz server finds it beside lorenz.js).
+COPY web/ web/
 # The scripted ACP agent (no model, no API key) ships too: the samples and the demo use it.
 COPY test/fixtures/scripted-agent/ test/fixtures/scripted-agent/
 RUN npm run build \
   && mkdir -p /out/lorenz \
   && cp dist/lorenz.js dist/lorenz dist/lorenz.snapshot.blob dist/lorenz.snapshot.key \
-        dist/scripted-agent.mjs /out/lorenz/
+        dist/scripted-agent.mjs /out/lorenz/ \
+  && cp -r dist/web /out/lorenz/web
 
 FROM ${BASE_IMAGE}
 LABEL org.opencontainers.image.title="lorenz" \
@@ -42,7 +46,7 @@ COPY --from=build --chown=0:0 /out/lorenz/ /lorenz/
 # uid/gid 65532 ("nonroot" in distroless images), the same uid run Pods default to.
 USER 65532:65532
 WORKDIR /lorenz
-EXPOSE 8080 8081
+EXPOSE 8080 8081 8090
 # V8 grows the young generation up to 2 x 64 MiB under a burst of watch events and keeps it;
 # capped at 16 MiB semi-spaces the controller with 10 000 IssueRuns cached measured
 # 308 -> 204 MiB RSS (329 -> 224 after a restart) for a few more scavenges (bench:reconcile);

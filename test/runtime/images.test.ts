@@ -131,6 +131,51 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
     }
   });
 
+  it('serves the web view it carries (lorenz server) on a read-only root filesystem, under its CSP', () => {
+    const name = `lorenz-runtime-server-${process.pid}`;
+    const started = docker([
+      'run',
+      '--detach',
+      '--name',
+      name,
+      '--network',
+      'none',
+      '--read-only',
+      '--cap-drop',
+      'ALL',
+      '--security-opt',
+      'no-new-privileges',
+      operator,
+      'server',
+      '--auth',
+      'token',
+    ]);
+    expect(started.status, started.stderr).toBe(0);
+    try {
+      // No cluster to reach: the watches retry, and the page itself is still served.
+      const probe = docker([
+        'exec',
+        name,
+        'node',
+        '-e',
+        `const deadline = Date.now() + 20000;
+         const once = () => fetch('http://127.0.0.1:8090/runs').then(async (r) => {
+           const csp = r.headers.get('content-security-policy') ?? '';
+           const page = await r.text();
+           process.stdout.write(JSON.stringify({ status: r.status, csp, root: page.includes('<script type="module"') })); }, () => {
+           if (Date.now() > deadline) process.exit(1); setTimeout(once, 200); });
+         once();`,
+      ]);
+      expect(probe.status, probe.stderr).toBe(0);
+      const answer = JSON.parse(probe.stdout) as { status: number; csp: string; root: boolean };
+      expect(answer.status).toBe(200);
+      expect(answer.csp).toContain("script-src 'self'");
+      expect(answer.root).toBe(true);
+    } finally {
+      docker(['rm', '--force', name]);
+    }
+  });
+
   it('keeps /lorenz as the build left it: root-owned, not writable by the runtime user', () => {
     const touch = docker([
       'run',
