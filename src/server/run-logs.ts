@@ -61,7 +61,7 @@ export async function readArchivedAttempt(
   sink: LogSink,
   signal?: AbortSignal,
 ): Promise<boolean> {
-  let any = false;
+  let found = false;
   let pending = '';
   const entries: AsyncIterable<LogEntry> = reads.readLog(run, {
     slot: attempt.slot,
@@ -69,7 +69,7 @@ export async function readArchivedAttempt(
   });
   for await (const entry of entries) {
     if (signal?.aborted) break;
-    any = true;
+    found = true;
     if (entry.kind === 'elided') {
       if (pending) await sink.line(pending);
       pending = '';
@@ -86,7 +86,7 @@ export async function readArchivedAttempt(
     }
   }
   if (pending) await sink.line(pending);
-  return any;
+  return found;
 }
 
 /**

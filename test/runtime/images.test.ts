@@ -94,9 +94,9 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
     expect(uid.stdout).toBe('65532:65532');
   });
 
-  it('starts the controller on a read-only root filesystem: it answers /healthz', () => {
-    const name = `lorenz-runtime-controller-${process.pid}`;
-    const started = docker([
+  /** The operator image, detached, with no network, a read-only root and no capabilities. */
+  const startLocked = (name: string, args: string[]) =>
+    docker([
       'run',
       '--detach',
       '--name',
@@ -109,8 +109,12 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
       '--security-opt',
       'no-new-privileges',
       operator,
-      'controller',
+      ...args,
     ]);
+
+  it('starts the controller on a read-only root filesystem: it answers /healthz', () => {
+    const name = `lorenz-runtime-controller-${process.pid}`;
+    const started = startLocked(name, ['controller']);
     expect(started.status, started.stderr).toBe(0);
     try {
       // No cluster to reach: the informers retry, and the health endpoint still answers.
@@ -133,23 +137,7 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
 
   it('serves the web view it carries (lorenz server) on a read-only root filesystem, under its CSP', () => {
     const name = `lorenz-runtime-server-${process.pid}`;
-    const started = docker([
-      'run',
-      '--detach',
-      '--name',
-      name,
-      '--network',
-      'none',
-      '--read-only',
-      '--cap-drop',
-      'ALL',
-      '--security-opt',
-      'no-new-privileges',
-      operator,
-      'server',
-      '--auth',
-      'token',
-    ]);
+    const started = startLocked(name, ['server', '--auth', 'token']);
     expect(started.status, started.stderr).toBe(0);
     try {
       // No cluster to reach: the watches retry, and the page itself is still served.
