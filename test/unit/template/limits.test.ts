@@ -46,7 +46,10 @@ describe.each(Object.entries(engines))('the %s engine', (_engine, render) => {
     const template = unit.repeat(Math.floor((TEMPLATE_LIMITS.parseLimit - 100) / unit.length));
     const started = performance.now();
     expect(render(template).length).toBeGreaterThan(0);
-    expect(performance.now() - started).toBeLessThan(2500);
+    // About 0.7 s on an idle 2-core machine, up to 4 s when it is loaded by parallel suites:
+    // the bound catches a cap grown large enough to hold a controller for tens of seconds,
+    // not a slow machine (the figure itself is a benchmark's business).
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it.each(cases)('stops %s, naming the limit', (_case, template, message) => {
