@@ -55,6 +55,11 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'tracker_response':
     case 'tracker_pagination':
     case 'tracker_rate_limited':
+    case 'invalid_codehost_config':
+    case 'codehost_request':
+    case 'codehost_status':
+    case 'codehost_response':
+    case 'codehost_rate_limited':
     case 'input_digest_mismatch':
     case 'invalid_pod_template':
       return 1;

@@ -58,6 +58,12 @@ export type LorenzErrorCode =
   | 'tracker_response'
   | 'tracker_pagination'
   | 'tracker_rate_limited'
+  // code hosts (the review loop)
+  | 'invalid_codehost_config'
+  | 'codehost_request'
+  | 'codehost_status'
+  | 'codehost_response'
+  | 'codehost_rate_limited'
   // runner inputs
   | 'input_digest_mismatch'
   // operator
@@ -149,6 +155,12 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   tracker_response: "The tracker's answer is not what its API promises.",
   tracker_pagination: "The tracker's pages do not add up.",
   tracker_rate_limited: 'The tracker rate-limited the request.',
+  invalid_codehost_config:
+    'The review settings cannot name a code host (review.host, review.api_url, the clone address) or its token.',
+  codehost_request: 'A request to the code host failed (network).',
+  codehost_status: 'The code host answered with an error status.',
+  codehost_response: "The code host's answer is not what its API promises.",
+  codehost_rate_limited: 'The code host rate-limited the request.',
   input_digest_mismatch:
     "A run Pod's inputs differ from their manifest (tampered or torn), or are not the ones recorded on the Pod.",
   invalid_pod_template: "The Workflow's podTemplate asks for something run Pods may not have.",

@@ -140,6 +140,11 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     case 'tracker_response':
     case 'tracker_pagination':
     case 'tracker_rate_limited':
+    case 'invalid_codehost_config':
+    case 'codehost_request':
+    case 'codehost_status':
+    case 'codehost_response':
+    case 'codehost_rate_limited':
     case 'invalid_pod_template':
     case 'runner_failed':
     case 'run_failed':

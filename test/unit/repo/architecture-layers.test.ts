@@ -20,6 +20,8 @@ const LAYERS: Record<string, number> = {
   // The run archive's store sits beside the trackers: neither imports the other.
   archive: 5,
   dispatch: 6,
+  // Code hosts (the review loop's pull requests) reuse the GitHub tracker's transport.
+  codehost: 6,
   tools: 7,
   // The CRD types and the run-Pod contract: the runner reads the contract, so api is below it.
   api: 8,
@@ -31,6 +33,8 @@ const LAYERS: Record<string, number> = {
   'controller/workflow': 13,
   'controller/tools': 13,
   'controller/archive': 13,
+  'controller/review': 13,
+  'controller/webhooks': 13,
   controller: 14,
   // The archive's read API: the controller's runtime (its KubeClient) and lower layers.
   server: 14,
