@@ -39,14 +39,12 @@ export const mergeRequestSchema = z.object({
 export type GitlabMergeRequest = z.infer<typeof mergeRequestSchema>;
 
 export const approvalsSchema = z.object({
-  approved_by: z
-    .array(
-      z.object({
-        user: z.object({ username: z.string() }),
-        approved_at: z.string().nullish(),
-      }),
-    )
-    .default([]),
+  approved_by: z.array(
+    z.object({
+      user: z.object({ username: z.string() }),
+      approved_at: z.string().nullish(),
+    }),
+  ),
 });
 
 export const reviewerSchema = z.object({

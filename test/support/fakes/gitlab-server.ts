@@ -13,7 +13,8 @@ import { type Answer, type RouteContext, matchRoute } from './gitlab-routes.js';
 import { checkAnswer } from './gitlab-shapes.js';
 import { type BranchHeads, GitlabState } from './gitlab-state.js';
 
-export type GitlabFault =
+/** A fault for the next request, or for the next whose path ends with `path`. */
+export type GitlabFault = { path?: string } & (
   | { kind: 'status'; status: number; message: string }
   /** 429 with Retry-After seconds, or only RateLimit-Reset (epoch seconds). */
   | { kind: 'rate-limit'; retryAfterSeconds?: number; resetEpochSeconds?: number }
@@ -24,7 +25,8 @@ export type GitlabFault =
   /** A 500 whose message quotes the request's PRIVATE-TOKEN back. */
   | { kind: 'echo-token' }
   /** The connection is cut before any answer. */
-  | { kind: 'reset' };
+  | { kind: 'reset' }
+);
 
 /** How pages link: as GitLab does, only x-next-page (no Link), or forever. */
 export type GitlabPagination = 'normal' | 'next-page-only' | 'endless';
@@ -214,7 +216,10 @@ export async function startGitlabServer(
     if (record.privateToken !== standIn.token) {
       return send(401, '{"message":"401 Unauthorized"}', json);
     }
-    const fault = standIn.faults.shift();
+    const at = standIn.faults.findIndex(
+      (item) => item.path === undefined || url.pathname.endsWith(item.path),
+    );
+    const fault = at === -1 ? undefined : standIn.faults.splice(at, 1)[0];
     if (fault?.kind === 'reset') {
       request.socket.destroy();
       return;
