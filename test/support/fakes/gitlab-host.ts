@@ -17,7 +17,7 @@ export interface GitlabHarness {
   warnings: string[];
   cache: EtagCache;
   /** Another code host on the same stand-in and cache (the controller builds one per pass). */
-  again(): CodeHost;
+  again: () => CodeHost;
 }
 
 export async function gitlabHarness(
