@@ -26,6 +26,8 @@ export type GitlabFault = { path?: string } & (
   | { kind: 'echo-token' }
   /** The connection is cut before any answer. */
   | { kind: 'reset' }
+  /** Never answers: the client's timeout (or its caller's signal) must end the request. */
+  | { kind: 'hang' }
 );
 
 /** How pages link: as GitLab does, only x-next-page (no Link), or forever. */
@@ -144,6 +146,7 @@ function faultAnswer(
       };
     case 'malformed':
     case 'reset':
+    case 'hang':
       return { status: 200, body: null };
   }
 }
@@ -224,6 +227,7 @@ export async function startGitlabServer(
       request.socket.destroy();
       return;
     }
+    if (fault?.kind === 'hang') return;
     if (fault?.kind === 'malformed') return send(200, '[{"id": 1, "na', json);
     if (fault !== undefined) {
       const answer = faultAnswer(fault, request);

@@ -107,6 +107,24 @@ describe('the GitLab code host: errors', () => {
     expect((await failure(host.identity())).code).toBe('codehost_request');
   });
 
+  it('reports no answer within the timeout as codehost_request', async () => {
+    const { host, standIn } = await start({}, { timeoutMs: 200 });
+    standIn.faults.push({ kind: 'hang' });
+    const error = await failure(host.identity());
+    expect(error).toMatchObject({ code: 'codehost_request', detail: { timeoutMs: 200 } });
+  });
+
+  it("ends a request when the caller's signal aborts", async () => {
+    const { host, standIn } = await start();
+    standIn.faults.push({ kind: 'hang' });
+    const controller = new AbortController();
+    const pending = failure(host.identity({ signal: controller.signal }));
+    setTimeout(() => controller.abort(), 50);
+    const error = await pending;
+    expect(error.code).toBe('codehost_request');
+    expect(error.message).toMatch(/aborted/);
+  });
+
   it('reports an unreachable host as codehost_request', async () => {
     const host = createGitlabCodeHost({
       kind: 'gitlab',
