@@ -30,8 +30,8 @@ export type GitlabFault = { path?: string } & (
   | { kind: 'hang' }
 );
 
-/** How pages link: as GitLab does, only x-next-page (no Link), or forever. */
-export type GitlabPagination = 'normal' | 'next-page-only' | 'endless';
+/** How pages link: as GitLab does, only x-next-page (no Link), forever, or off-site. */
+export type GitlabPagination = 'normal' | 'next-page-only' | 'endless' | 'foreign-next';
 
 export interface GitlabRecordedRequest {
   method: string;
@@ -115,7 +115,9 @@ function pageHeaders(
       return link.toString();
     };
     const links = [`<${at(1)}>; rel="first"`, `<${at(pages)}>; rel="last"`];
-    if (next !== null) links.unshift(`<${at(next)}>; rel="next"`);
+    if (standIn.pagination === 'foreign-next') {
+      links.unshift(`<https://elsewhere.example/api/v4/next?page=${page + 1}>; rel="next"`);
+    } else if (next !== null) links.unshift(`<${at(next)}>; rel="next"`);
     if (page > 1) links.unshift(`<${at(page - 1)}>; rel="prev"`);
     headers.link = links.join(', ');
   }

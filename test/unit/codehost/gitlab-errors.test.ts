@@ -214,6 +214,18 @@ describe('the GitLab code host: pagination and conditional requests', () => {
     expect(pages).toHaveLength(GITLAB_MAX_PAGES);
   });
 
+  it('never follows a next page on another origin (the token would go with it)', async () => {
+    const { host, standIn, warnings } = await start();
+    standIn.pagination = 'foreign-next';
+    const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
+    standIn.state.addDiscussionNote(mr.iid, { body: 'only', author: 'alice' });
+    const feedback = await host.feedback(await host.getPullRequest(mr.iid));
+    expect(feedback.comments.map((comment) => comment.body)).toEqual(['only']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/next page of .*\/discussions is not one to follow/),
+    ]);
+  });
+
   it('follows pages after 304s too', async () => {
     const { host, standIn, again } = await start();
     standIn.pagination = 'next-page-only';
