@@ -1,0 +1,295 @@
+import { EtagCache } from '../tracker/github/cache.js';
+import type { FetchLike } from '../tracker/types.js';
+import { LorenzError, type LorenzErrorCode } from '../workflow/errors.js';
+
+/** How long one request may take, the answer's body included. */
+export const GITLAB_REQUEST_TIMEOUT_MS = 30_000;
+/** GitLab answers 429 with Retry-After; without it, a minute is the polite wait. */
+export const GITLAB_DEFAULT_WAIT_MS = 60_000;
+
+/**
+ * The GitLab code hosts' own cache: entries are keyed by the token's digest and the full URL
+ * (host included), so one process talking to several GitLab instances keeps them apart.
+ */
+export const SHARED_GITLAB_ETAG_CACHE = new EtagCache();
+
+export interface GitlabTransport {
+  /** The API root without a trailing slash, e.g. https://gitlab.example/api/v4. */
+  apiUrl: string;
+  token: string;
+  fetch: FetchLike;
+  timeoutMs: number;
+  cache: EtagCache;
+  /** The clock for Retry-After / RateLimit-Reset (epoch ms); injectable for tests. */
+  now: () => number;
+}
+
+export interface GitlabAnswer {
+  status: number;
+  /** Parsed JSON (from the cache after a 304); the raw text for `as: 'text'`. */
+  body: unknown;
+  headers: Headers;
+  /** The Link header of the answer (kept with a cached answer). */
+  link: string | null;
+  notModified: boolean;
+}
+
+// Messages quote the server; a long body would drown a status condition.
+const MAX_QUOTED = 300;
+
+export function isJsonMap(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Every error leaves through here, so the token cannot reach a message even if echoed back. */
+export function gitlabFailure(
+  transport: Pick<GitlabTransport, 'token'>,
+  code: LorenzErrorCode,
+  message: string,
+  detail: Record<string, unknown> = {},
+): LorenzError {
+  const scrubbed =
+    transport.token === '' ? message : message.split(transport.token).join('[redacted]');
+  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  return new LorenzError(code, quoted, { codehost: 'gitlab', ...detail });
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** GitLab's error bodies carry `message` (a string or a map of field errors) or `error`. */
+function messageOf(body: unknown): string | null {
+  if (!isJsonMap(body)) return null;
+  const message = body.message ?? body.error;
+  if (typeof message === 'string') return message;
+  if (message !== undefined) return JSON.stringify(message);
+  return null;
+}
+
+/**
+ * When to retry a 429: Retry-After (seconds or an HTTP date), else RateLimit-Reset (epoch
+ * seconds, as GitLab sends it), else a minute from now.
+ */
+export function retryAt(headers: Headers, now: number): number {
+  const retryAfter = headers.get('retry-after')?.trim() ?? '';
+  if (retryAfter !== '') {
+    const seconds = Number(retryAfter);
+    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
+    const date = Date.parse(retryAfter);
+    if (!Number.isNaN(date)) return date;
+  }
+  const reset = Number(headers.get('ratelimit-reset') ?? '');
+  if (Number.isFinite(reset) && reset > 0) return reset < 1e12 ? reset * 1000 : reset;
+  return now + GITLAB_DEFAULT_WAIT_MS;
+}
+
+function requestFailure(transport: GitlabTransport, error: unknown, signal: AbortSignal) {
+  const reason: unknown = signal.reason;
+  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
+    return gitlabFailure(
+      transport,
+      'codehost_request',
+      `GitLab did not answer within ${transport.timeoutMs} ms`,
+      { timeoutMs: transport.timeoutMs },
+    );
+  }
+  if (signal.aborted) {
+    return gitlabFailure(transport, 'codehost_request', 'the request to GitLab was aborted');
+  }
+  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return gitlabFailure(transport, 'codehost_request', `the request to GitLab failed: ${text}`);
+}
+
+/**
+ * The token goes in PRIVATE-TOKEN, which GitLab takes for personal, project and group access
+ * tokens alike (an OAuth token would need `Authorization: Bearer`; none is used here).
+ */
+function baseHeaders(transport: GitlabTransport): Record<string, string> {
+  return {
+    accept: 'application/json',
+    'private-token': transport.token,
+    'user-agent': 'lorenz-operator',
+  };
+}
+
+async function exchange(
+  transport: GitlabTransport,
+  url: string,
+  init: RequestInit,
+  callerSignal: AbortSignal | undefined,
+): Promise<{ response: Response; text: string }> {
+  const timeout = AbortSignal.timeout(transport.timeoutMs);
+  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
+  try {
+    const response = await transport.fetch(url, { ...init, signal });
+    return { response, text: await response.text() };
+  } catch (error) {
+    throw requestFailure(transport, error, signal);
+  }
+}
+
+/** The path of a URL without its query: what an error may name (never a query value). */
+function pathOf(url: string): string {
+  return new URL(url).pathname;
+}
+
+function checkStatus(
+  transport: GitlabTransport,
+  url: string,
+  response: Response,
+  body: unknown,
+  allow: readonly number[] | undefined,
+): void {
+  const path = pathOf(url);
+  if (response.status === 429) {
+    const now = transport.now();
+    const at = retryAt(response.headers, now);
+    throw gitlabFailure(
+      transport,
+      'codehost_rate_limited',
+      `GitLab rate-limited the request to ${path}; retry after ${new Date(at).toISOString()}`,
+      {
+        status: 429,
+        path,
+        retryAt: new Date(at).toISOString(),
+        retryAfterMs: Math.max(0, at - now),
+      },
+    );
+  }
+  if (allow?.includes(response.status) === true) return;
+  if (response.status < 200 || response.status > 299) {
+    const message = messageOf(body);
+    throw gitlabFailure(
+      transport,
+      'codehost_status',
+      `GitLab answered HTTP ${response.status} for ${path}${message === null ? '' : `: ${message}`}`,
+      { status: response.status, path },
+    );
+  }
+}
+
+/**
+ * The Link header, or one made from `x-next-page` when GitLab sent only that: kept with a
+ * cached answer, so the pages after a 304 are found too (a 304 carries no page headers).
+ */
+function linkOf(url: string, headers: Headers): string | null {
+  const link = headers.get('link');
+  if (link !== null && link !== '') return link;
+  const page = headers.get('x-next-page')?.trim() ?? '';
+  if (!/^\d+$/.test(page)) return null;
+  const next = new URL(url);
+  next.searchParams.set('page', page);
+  return `<${next.toString()}>; rel="next"`;
+}
+
+export interface GetOptions {
+  signal?: AbortSignal | undefined;
+  /** Statuses the caller handles itself (404 for a branch that is not there). */
+  allow?: readonly number[];
+  /** `text` for a job trace (text/plain); JSON otherwise. */
+  as?: 'json' | 'text';
+}
+
+/**
+ * GET one URL. A remembered ETag goes out as If-None-Match and a 304 is answered from the
+ * cache. A status outside 2xx that the caller does not allow throws: 429
+ * `codehost_rate_limited`, others `codehost_status`; a body that is not JSON
+ * `codehost_response`; no answer at all `codehost_request`.
+ */
+export async function gitlabGet(
+  transport: GitlabTransport,
+  url: string,
+  options: GetOptions = {},
+): Promise<GitlabAnswer> {
+  const asText = options.as === 'text';
+  const cached = transport.cache.get(transport.token, url);
+  const { response, text } = await exchange(
+    transport,
+    url,
+    {
+      method: 'GET',
+      headers: {
+        ...baseHeaders(transport),
+        ...(asText ? { accept: 'text/plain' } : {}),
+        ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
+      },
+    },
+    options.signal,
+  );
+  if (response.status === 304 && cached !== undefined) {
+    const parsed = asText ? { ok: true as const, value: cached.body } : parseJson(cached.body);
+    if (parsed.ok) {
+      const headers = response.headers;
+      return { status: 304, body: parsed.value, headers, link: cached.link, notModified: true };
+    }
+  }
+  const parsed = asText ? { ok: true as const, value: text } : parseJson(text);
+  const body = parsed.ok ? parsed.value : undefined;
+  checkStatus(transport, url, response, body, options.allow);
+  if (options.allow?.includes(response.status) === true) {
+    transport.cache.delete(transport.token, url);
+    return {
+      status: response.status,
+      body,
+      headers: response.headers,
+      link: null,
+      notModified: false,
+    };
+  }
+  if (!parsed.ok) {
+    throw gitlabFailure(
+      transport,
+      'codehost_response',
+      `GitLab answered ${pathOf(url)} with a body that is not JSON`,
+      { status: response.status, path: pathOf(url) },
+    );
+  }
+  const link = linkOf(url, response.headers);
+  const etag = response.headers.get('etag');
+  if (etag !== null && etag !== '')
+    transport.cache.set(transport.token, url, { etag, body: text, link });
+  return { status: response.status, body, headers: response.headers, link, notModified: false };
+}
+
+/**
+ * A write (POST or PUT with a JSON body); never cached. GitLab answers a conditional GET of a
+ * changed resource with 200 and a new ETag, so the cache needs no invalidation here.
+ */
+export async function gitlabSend(
+  transport: GitlabTransport,
+  method: 'POST' | 'PUT',
+  url: string,
+  payload: Record<string, unknown>,
+  options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
+): Promise<{ status: number; body: unknown }> {
+  const { response, text } = await exchange(
+    transport,
+    url,
+    {
+      method,
+      headers: { ...baseHeaders(transport), 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    },
+    options.signal,
+  );
+  const parsed = parseJson(text);
+  const body = parsed.ok ? parsed.value : undefined;
+  checkStatus(transport, url, response, body, options.allow);
+  if (options.allow?.includes(response.status) === true) return { status: response.status, body };
+  if (!parsed.ok) {
+    throw gitlabFailure(
+      transport,
+      'codehost_response',
+      `GitLab answered ${pathOf(url)} with a body that is not JSON`,
+      { status: response.status, path: pathOf(url) },
+    );
+  }
+  return { status: response.status, body };
+}
