@@ -7,6 +7,7 @@ import type { Context } from './github-context.js';
 import {
   byCreation,
   combineReviews,
+  isSetAside,
   readCheckRun,
   readCommitStatus,
   readIssueComment,
@@ -27,9 +28,7 @@ function readAll<T>(
   for (const item of items) {
     const value = read(item);
     if (value !== null) out.push(value);
-    else if (!isJsonMap(item) || !['DISMISSED', 'PENDING'].includes(String(item.state))) {
-      context.onWarning?.(`GitHub answered ${what} with an item that is not one; left out`);
-    }
+    else context.onWarning?.(`GitHub answered ${what} with an item that is not one; left out`);
   }
   return out;
 }
@@ -55,7 +54,8 @@ export async function feedback(
     pages(context, `/pulls/${n}/comments`, `the review comments of #${n}`, options),
     pages(context, `/issues/${n}/comments`, `the comments of #${n}`, options),
   ]);
-  const reviews = readAll(context, reviewItems, readReview, `the reviews of #${n}`);
+  const submitted = reviewItems.filter((item) => !isSetAside(item));
+  const reviews = readAll(context, submitted, readReview, `the reviews of #${n}`);
   const comments = byCreation([
     ...readAll(context, lineItems, readReviewComment, `the review comments of #${n}`),
     ...readAll(context, conversationItems, readIssueComment, `the comments of #${n}`),

@@ -62,7 +62,15 @@ const REVIEW_STATES: Record<string, Review['state']> = {
   COMMENTED: 'commented',
 };
 
-/** A submitted review; DISMISSED and PENDING (an unsent draft) read as null, left out. */
+/**
+ * A review that counts for nothing: DISMISSED (its verdict was withdrawn) or PENDING (a draft
+ * its author has not sent, which only its author can see).
+ */
+export function isSetAside(value: unknown): boolean {
+  return isJsonMap(value) && (value.state === 'DISMISSED' || value.state === 'PENDING');
+}
+
+/** A submitted review (APPROVED, CHANGES_REQUESTED, COMMENTED); anything else is null. */
 export function readReview(value: unknown): Review | null {
   if (!isJsonMap(value)) return null;
   const state = REVIEW_STATES[text(value.state) ?? ''];

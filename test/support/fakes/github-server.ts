@@ -23,6 +23,7 @@ import {
   checkResponse,
   findOperation,
 } from './github-openapi.js';
+import { type GithubFault, faultAnswer, recordedAnswer } from './github-faults.js';
 import { graphqlAnswer } from './github-graphql.js';
 import { type PullDrivers, pullDrivers } from './github-pull-drivers.js';
 import {
@@ -34,26 +35,10 @@ import {
 } from './github-pulls.js';
 import { writeAnswer } from './github-writes.js';
 
-export type GithubFault =
-  /** 403 with GitHub's secondary-limit message; Retry-After when given. */
-  | { kind: 'secondary'; retryAfterSeconds?: number }
-  | { kind: 'http-429'; retryAfterSeconds: number }
-  | { kind: 'status'; status: number; message: string }
-  /** A recorded error answer (status, headers and body as GitHub sent them). */
-  | { kind: 'recorded'; interaction: RecordedInteraction }
-  /** 200 with a truncated JSON body. */
-  | { kind: 'malformed' }
-  /** 200 with an object where a list belongs. */
-  | { kind: 'not-a-list' }
-  /** A 500 whose message quotes the request's Authorization header back. */
-  | { kind: 'echo-authorization' }
-  /** The connection is cut before any answer. */
-  | { kind: 'reset' }
-  /** Never answers: the client's timeout must end the request. */
-  | { kind: 'hang' };
-
 /** How pages link: as GitHub does, or in the broken ways the adapter must catch. */
 export type Pagination = 'normal' | 'repeat-next' | 'endless' | 'foreign-next';
+
+export type { GithubFault } from './github-faults.js';
 
 export interface RecordedRequest {
   method: string;
@@ -93,8 +78,6 @@ export interface GithubStandIn extends PullDrivers {
   close(): Promise<void>;
 }
 
-const SECONDARY_MESSAGE =
-  'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.';
 const DOCS = 'https://docs.github.com/rest';
 
 function etagOf(text: string): string {
@@ -174,49 +157,6 @@ function rateHeaders(standIn: GithubStandIn): Record<string, string> {
     'x-ratelimit-reset': String(resetEpochSeconds),
     'x-ratelimit-resource': 'core',
   };
-}
-
-function faultAnswer(fault: GithubFault, request: IncomingMessage): Answer | 'raw' {
-  switch (fault.kind) {
-    case 'secondary':
-      return {
-        status: 403,
-        body: { message: SECONDARY_MESSAGE, documentation_url: DOCS },
-        headers:
-          fault.retryAfterSeconds === undefined
-            ? {}
-            : { 'retry-after': String(fault.retryAfterSeconds) },
-      };
-    case 'http-429':
-      return {
-        status: 429,
-        body: { message: SECONDARY_MESSAGE, documentation_url: DOCS },
-        headers: { 'retry-after': String(fault.retryAfterSeconds) },
-      };
-    case 'status':
-      return { status: fault.status, body: { message: fault.message, documentation_url: DOCS } };
-    case 'recorded':
-      return recordedAnswer(fault.interaction, '');
-    case 'echo-authorization':
-      return {
-        status: 500,
-        body: { message: `bad credentials: ${request.headers.authorization ?? ''}` },
-      };
-    case 'malformed':
-    case 'not-a-list':
-    case 'reset':
-    case 'hang':
-      return 'raw';
-  }
-}
-
-function recordedAnswer(interaction: RecordedInteraction, origin: string): Answer {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(interaction.headers)) {
-    if (name === 'content-length' || name === 'connection') continue;
-    headers[name] = String(value).replaceAll('https://api.github.com', origin);
-  }
-  return { status: interaction.status, body: interaction.response, headers };
 }
 
 /** Which documented operation a path is, `/repositories/{id}/…` read as GitHub reads it. */

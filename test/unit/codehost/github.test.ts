@@ -429,3 +429,56 @@ describe('GitHub Enterprise Server', () => {
     expect(paths).toContain('/repos/acme/app/pulls');
   });
 });
+
+describe('answers that are not what GitHub documents', () => {
+  /** A fetch that hands the code host an edited answer for paths matching `path`. */
+  function editing(path: RegExp, edit: (body: unknown) => unknown): typeof fetch {
+    return async (input, init) => {
+      const response = await fetch(input, init);
+      if (!path.test(new URL(String(input)).pathname) || response.status !== 200) return response;
+      const body = edit(await response.json());
+      return new Response(JSON.stringify(body), { status: 200, headers: response.headers });
+    };
+  }
+
+  function hostWith(fetchLike: typeof fetch): CodeHost {
+    return createGithubCodeHost({
+      kind: 'github',
+      apiUrl: standIn.url,
+      repository: standIn.repository,
+      token: standIn.token,
+      cache: new EtagCache(),
+      fetch: fetchLike,
+      onWarning: (message) => warnings.push(message),
+    });
+  }
+
+  it('leaves out a comment that is not one, with a warning', async () => {
+    const pull = await openDraft(host());
+    standIn.addIssueComment(1, { author: 'bo', body: 'kept' });
+    standIn.addIssueComment(1, { author: 'bo', body: 'broken' });
+    const codeHost = hostWith(
+      editing(/\/issues\/1\/comments$/, (body) =>
+        (body as Record<string, unknown>[]).map((c) =>
+          c.body === 'broken' ? { ...c, id: 'x' } : c,
+        ),
+      ),
+    );
+    const feedback = await codeHost.feedback(pull);
+    expect(feedback.comments.map((comment) => comment.body)).toEqual(['kept']);
+    expect(warnings).toEqual([
+      expect.stringMatching(/the comments of #1 with an item that is not one/),
+    ]);
+  });
+
+  it('is codehost_status when GraphQL refuses the ready mutation', async () => {
+    const pull = await openDraft(host());
+    const codeHost = hostWith(
+      editing(/\/pulls\/1$/, (body) => ({ ...(body as object), node_id: 'PR_unknown' })),
+    );
+    const error = await caught(codeHost.markReady(pull));
+    expect(error.code).toBe('codehost_status');
+    expect(error.message).toMatch(/Could not resolve to a node with the global id of 'PR_unknown'/);
+    expect(standIn.pulls()[0]?.draft).toBe(true);
+  });
+});
