@@ -49,7 +49,11 @@ async function fromDirectory(directory: string): Promise<GitCredentials> {
   return { directory, hosts: hosts.sort(), dispose: async () => {} };
 }
 
-function parseStoreLine(line: string, where: string): { host: string; secret: string } {
+/**
+ * One line of git's credential store, `https://user:token@host`: its host and the secret as
+ * a host file holds it (`user:token`). `where` names the line in the error.
+ */
+export function parseStoreLine(line: string, where: string): { host: string; secret: string } {
   let url: URL;
   try {
     url = new URL(line);
@@ -97,13 +101,18 @@ export async function loadGitCredentials(path: string): Promise<GitCredentials> 
   }
 }
 
+/** The token of a host file's secret: `token`, or the part after `username:`. */
+export function secretToken(secret: string): string {
+  const text = secret.trim();
+  const colon = text.indexOf(':');
+  return colon >= 0 ? text.slice(colon + 1) : text;
+}
+
 /** Every token in the credentials, for the redactor: none of them may appear in a report. */
 export async function credentialSecrets(credentials: GitCredentials): Promise<string[]> {
   const secrets: string[] = [];
   for (const host of credentials.hosts) {
-    const text = (await readFile(join(credentials.directory, host), 'utf8')).trim();
-    const colon = text.indexOf(':');
-    secrets.push(colon >= 0 ? text.slice(colon + 1) : text);
+    secrets.push(secretToken(await readFile(join(credentials.directory, host), 'utf8')));
   }
   return secrets.filter((secret) => secret.length >= 4);
 }

@@ -17,5 +17,11 @@ export {
   type PushBase,
 } from './pushed.js';
 export { resolveBranchName, resolveRemote, type ResolvedRemote } from './repo-and-branch.js';
-export { credentialSecrets, loadGitCredentials, type GitCredentials } from './credential-files.js';
+export {
+  credentialSecrets,
+  loadGitCredentials,
+  parseStoreLine,
+  secretToken,
+  type GitCredentials,
+} from './credential-files.js';
 export { stageCredentialsOnWorker, type WorkerCredentials } from './worker-credentials.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EtagCache, nextLink } from '../../../src/tracker/github/index.js';
+import { codeForRole, githubFailure } from '../../../src/tracker/github/transport.js';
 import { LorenzError } from '../../../src/workflow/errors.js';
 import { githubIssue, recordedScenario } from '../../support/fakes/github-data.js';
 import { checkRequest, checkResponse, findOperation } from '../../support/fakes/github-openapi.js';
@@ -222,5 +223,26 @@ describe('the ETag cache', () => {
     cache.set('t', 'huge', answer('x'.repeat(11)));
     expect(cache.get('t', 'huge')).toBeUndefined();
     expect(cache.get('other-token', 'a')).toBeUndefined();
+  });
+});
+
+describe('github: the transport in the code host role', () => {
+  it.each([
+    ['tracker_request', undefined, 'tracker_request'],
+    ['tracker_status', 'tracker', 'tracker_status'],
+    ['tracker_request', 'codehost', 'codehost_request'],
+    ['tracker_status', 'codehost', 'codehost_status'],
+    ['tracker_response', 'codehost', 'codehost_response'],
+    ['tracker_rate_limited', 'codehost', 'codehost_rate_limited'],
+    ['tracker_pagination', 'codehost', 'codehost_response'],
+    ['codehost_status', 'codehost', 'codehost_status'],
+    ['invalid_tracker_config', 'codehost', 'invalid_tracker_config'],
+  ] as const)('raises %s as %s in role %s', (code, role, expected) => {
+    expect(codeForRole(role, code)).toBe(expected);
+    const error = githubFailure({ token: 'ghp_secret', role }, code, 'echo ghp_secret');
+    expect(error).toMatchObject({ code: expected, message: 'echo [redacted]' });
+    expect(error.detail).toEqual(
+      role === 'codehost' ? { codehost: 'github' } : { tracker: 'github' },
+    );
   });
 });

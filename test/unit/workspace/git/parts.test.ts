@@ -10,8 +10,10 @@ import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import {
   credentialSecrets,
   loadGitCredentials,
+  parseStoreLine,
   resolveBranchName,
   resolveRemote,
+  secretToken,
 } from '../../../../src/workspace/git/index.js';
 import { credentialHelperScript } from '../../../../src/workspace/git/guard-scripts.js';
 import { branchMatches, branchNameProblem } from '../../../../src/workspace/git/repo-and-branch.js';
@@ -239,6 +241,27 @@ describe('git credentials', () => {
     await writeFile(file, `${line}\n`);
     await expect(loadGitCredentials(file)).rejects.toThrow(
       `invalid_git_credentials: ${file}:1: ${why}`,
+    );
+  });
+
+  it.each([
+    ['ghp_token1\n', 'ghp_token1'],
+    ['oauth2:glpat-token2', 'glpat-token2'],
+    ['x-access-token:a:b', 'a:b'],
+  ])(
+    'reads the token of the host file %j (as the controller reads a Secret value)',
+    (text, token) => {
+      expect(secretToken(text)).toBe(token);
+    },
+  );
+
+  it('parses one credential-store line into its host and secret', () => {
+    expect(parseStoreLine('https://alice:s3cr%40t@Git.Example.com', 'here')).toEqual({
+      host: 'git.example.com',
+      secret: 'alice:s3cr@t',
+    });
+    expect(() => parseStoreLine('https://host', 'the Secret')).toThrow(
+      'invalid_git_credentials: the Secret: has no token',
     );
   });
 

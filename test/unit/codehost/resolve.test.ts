@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { resolveCodeHost, tokenFromCredential } from '../../../src/codehost/resolve.js';
+
+type Review = Parameters<typeof resolveCodeHost>[0];
+const auto: Review = { host: null, apiUrl: null };
+
+describe('resolveCodeHost', () => {
+  it.each<[string, Review, string, ReturnType<typeof resolveCodeHost>]>([
+    [
+      'github.com over https',
+      auto,
+      'https://github.com/acme/app.git',
+      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
+    ],
+    [
+      'github.com without .git',
+      auto,
+      'https://github.com/acme/app',
+      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
+    ],
+    [
+      'github.com over ssh, scp-like',
+      auto,
+      'git@github.com:acme/app.git',
+      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
+    ],
+    [
+      'github.com with a token in the URL',
+      auto,
+      'https://x-access-token:ghs_abc@github.com/acme/app.git',
+      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
+    ],
+    [
+      'GitHub.com in capitals',
+      auto,
+      'https://GitHub.com/acme/app.git',
+      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
+    ],
+    [
+      'gitlab.com with nested groups',
+      auto,
+      'https://gitlab.com/acme/platform/app.git',
+      { kind: 'gitlab', apiUrl: 'https://gitlab.com/api/v4', repository: 'acme/platform/app' },
+    ],
+    [
+      'gitlab.com over ssh',
+      auto,
+      'git@gitlab.com:acme/sub/app.git',
+      { kind: 'gitlab', apiUrl: 'https://gitlab.com/api/v4', repository: 'acme/sub/app' },
+    ],
+    [
+      'GitHub Enterprise',
+      { host: 'github', apiUrl: null },
+      'https://ghe.example/acme/app.git',
+      { kind: 'github', apiUrl: 'https://ghe.example/api/v3', repository: 'acme/app' },
+    ],
+    [
+      'GitHub Enterprise over ssh',
+      { host: 'github', apiUrl: null },
+      'git@ghe.example:acme/app.git',
+      { kind: 'github', apiUrl: 'https://ghe.example/api/v3', repository: 'acme/app' },
+    ],
+    [
+      'self-hosted GitLab on a port',
+      { host: 'gitlab', apiUrl: null },
+      'https://git.example:8443/a/b/c.git',
+      { kind: 'gitlab', apiUrl: 'https://git.example:8443/api/v4', repository: 'a/b/c' },
+    ],
+    [
+      'self-hosted GitLab over ssh://',
+      { host: 'gitlab', apiUrl: null },
+      'ssh://git@git.example:2222/a/b.git',
+      { kind: 'gitlab', apiUrl: 'https://git.example/api/v4', repository: 'a/b' },
+    ],
+    [
+      'an explicit API URL',
+      { host: 'github', apiUrl: 'http://127.0.0.1:9999/' },
+      'https://127.0.0.1:4443/acme/app.git',
+      { kind: 'github', apiUrl: 'http://127.0.0.1:9999', repository: 'acme/app' },
+    ],
+    [
+      'an explicit API URL with a path',
+      { host: null, apiUrl: 'https://proxy.example/gh/api/v3' },
+      'https://github.com/acme/app.git',
+      { kind: 'github', apiUrl: 'https://proxy.example/gh/api/v3', repository: 'acme/app' },
+    ],
+  ])('%s', (_name, review, cloneUrl, expected) => {
+    expect(resolveCodeHost(review, cloneUrl)).toEqual(expected);
+  });
+
+  it.each<[string, Review, string, RegExp]>([
+    [
+      'an unknown host without review.host',
+      auto,
+      'https://git.example/acme/app.git',
+      /review\.host.*git\.example/,
+    ],
+    [
+      'a GitHub path of three segments',
+      auto,
+      'https://github.com/acme/app/extra.git',
+      /not owner\/name/,
+    ],
+    ['a GitLab path of one segment', auto, 'https://gitlab.com/app.git', /not group\/project/],
+    [
+      'a path with ..',
+      { host: 'gitlab', apiUrl: null },
+      'https://git.example/a/../b.git',
+      /not group\/project/,
+    ],
+    ['a file URL', auto, 'file:///srv/git/app.git', /https, ssh or host:path/],
+    ['nothing like an address', auto, 'not an address', /neither a URL nor host:path/],
+    [
+      'an API URL that is not http',
+      { host: 'github', apiUrl: 'ftp://ghe.example' },
+      'https://github.com/a/b',
+      /review\.api_url/,
+    ],
+  ])('refuses %s with invalid_codehost_config', (_name, review, cloneUrl, message) => {
+    const resolve = () => resolveCodeHost(review, cloneUrl);
+    expect(resolve).toThrow(message);
+    expect(resolve).toThrow(expect.objectContaining({ code: 'invalid_codehost_config' }));
+  });
+
+  it('never quotes a clone address, which may hold a token', () => {
+    const resolve = () => resolveCodeHost(auto, 'https://u:ghs_secret123@git.example/a/b.git');
+    expect(resolve).toThrow(/git\.example/);
+    expect(resolve).not.toThrow(/ghs_secret123/);
+  });
+});
+
+describe('tokenFromCredential', () => {
+  it.each([
+    ['a bare token', 'ghp_abc123', 'ghp_abc123'],
+    ['a token with a newline', 'ghp_abc123\n', 'ghp_abc123'],
+    ['username:token', 'x-access-token:ghs_abc', 'ghs_abc'],
+    ['a credential-store line', 'https://oauth2:glpat-xyz@gitlab.com', 'glpat-xyz'],
+    ['a credential-store line with an escaped token', 'https://u:a%2Fb@ghe.example\n', 'a/b'],
+  ])('reads %s', (_name, text, token) => {
+    expect(tokenFromCredential(text)).toBe(token);
+  });
+
+  it.each([
+    ['nothing', '  '],
+    ['a credential-store line without a token', 'https://user@github.com'],
+    ['two lines', 'ghp_one\nghp_two'],
+  ])('refuses %s', (_name, text) => {
+    expect(() => tokenFromCredential(text)).toThrow(
+      expect.objectContaining({ code: 'invalid_codehost_config' }),
+    );
+  });
+});
