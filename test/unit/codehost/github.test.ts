@@ -435,7 +435,8 @@ describe('answers that are not what GitHub documents', () => {
   function editing(path: RegExp, edit: (body: unknown) => unknown): typeof fetch {
     return async (input, init) => {
       const response = await fetch(input, init);
-      if (!path.test(new URL(String(input)).pathname) || response.status !== 200) return response;
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (!path.test(new URL(url).pathname) || response.status !== 200) return response;
       const body = edit(await response.json());
       return new Response(JSON.stringify(body), { status: 200, headers: response.headers });
     };
