@@ -22,7 +22,7 @@ import {
 import { inputsConfigMapName, labelValue } from '../shared/object-names.js';
 import { LorenzError } from '../../workflow/errors.js';
 import type { ReviewPromptContext } from '../../template/review-context.js';
-import { renderRoundPrompt } from './review-prompt.js';
+import { renderRoundPrompt } from '../shared/review-templates.js';
 
 export interface RunInputs {
   /** Every file the runner reads, manifest.json included. */

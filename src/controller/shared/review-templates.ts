@@ -3,14 +3,13 @@ import type { EnsembleContext } from '../../template/ensemble.js';
 import { issueTemplateView } from '../../template/issue-view.js';
 import { templateError } from '../../template/liquid-errors.js';
 import { TEMPLATE_LIMITS } from '../../template/limits.js';
-import type { ReviewPromptContext } from '../../template/review-context.js';
+import type { PullRequestTextContext, ReviewPromptContext } from '../../template/review-context.js';
 import type { Issue } from '../../workflow/issue.js';
 
 /**
- * The prompt of a review round: review.continuation_prompt over the issue, the attempt and
- * the round's feedback (`review`, `checks`). The one place the issuerun controller renders
- * it; the template layer's renderReviewPrompt takes its place once it is there. Strict as
- * the first prompt, with no file system; reviewer text is a value, never parsed.
+ * The review loop's templates, rendered in one place for both controllers (the template
+ * layer's renderReviewPrompt / renderPullRequestText take its place once they are there):
+ * strict as the first prompt, with no file system; reviewer text is a value, never parsed.
  */
 const engine = new Liquid({
   strictVariables: true,
@@ -21,6 +20,7 @@ const engine = new Liquid({
   ...TEMPLATE_LIMITS,
 });
 
+/** A review round's prompt: review.continuation_prompt over the issue and the round's feedback. */
 export function renderRoundPrompt(
   template: string,
   context: {
@@ -44,4 +44,21 @@ export function renderRoundPrompt(
   } catch (error) {
     throw templateError('template_render_error', error, template, renderLimitMs);
   }
+}
+
+/** A new pull request's title and body (review.pr_title, review.pr_body) over the issue. */
+export function renderPullRequestText(
+  templates: { prTitle: string; prBody: string },
+  issue: Issue,
+  context: PullRequestTextContext,
+): { title: string; body: string } {
+  const scope = { issue: issueTemplateView(issue), pull_request: { ...context } };
+  const render = (template: string): string => {
+    try {
+      return engine.renderSync(engine.parse(template), scope) as string;
+    } catch (error) {
+      throw templateError('template_render_error', error, template);
+    }
+  };
+  return { title: render(templates.prTitle).trim(), body: render(templates.prBody) };
 }
