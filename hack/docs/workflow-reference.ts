@@ -10,6 +10,7 @@ import {
   gitSection,
   hooksSection,
   pollingSection,
+  reviewSection,
   trackerSection,
   workerSection,
   workspaceSection,
@@ -39,6 +40,7 @@ const SECTIONS: Record<(typeof TOP_LEVEL_SECTIONS)[number], z.ZodObject | null> 
   agent: agentSection,
   agents: agentsSection,
   worker: workerSection,
+  review: reviewSection,
 };
 
 function typeOf(node: JsonSchemaNode): string {
@@ -64,7 +66,9 @@ function defaultOf(field: z.ZodType | undefined): string {
   const value: unknown = parsed.data;
   if (Array.isArray(value) && value.length === 0) return '`[]`';
   if (value !== null && typeof value === 'object' && Object.keys(value).length === 0) return '`{}`';
-  return `\`${JSON.stringify(value)}\``;
+  // A multi-line template does not fit a table cell; its description says where it is shown.
+  if (typeof value === 'string' && value.includes('\n')) return '(a template, see description)';
+  return `\`${String(JSON.stringify(value)).replaceAll('|', '\\|')}\``;
 }
 
 function rows(prefix: string, schema: z.ZodObject): string[] {

@@ -3,6 +3,7 @@ import { LorenzError, isLorenzError } from '../workflow/errors.js';
 import { displayPath, isMissingFile, readTextFile } from '../workflow/text-file.js';
 import { effectivePromptTemplate, parseWorkflowContent } from '../workflow/front-matter.js';
 import { parsePromptTemplate } from './prompt.js';
+import { parseReviewTemplates } from './review.js';
 
 export interface LoadedWorkflow {
   /** Where the text came from (a path, `Workflow default/app`): for messages only. */
@@ -15,9 +16,9 @@ export interface LoadedWorkflow {
 
 /**
  * Parse and validate a WORKFLOW.md. The prompt template is parsed here as well, so a broken
- * template fails at load (`template_parse_error`) rather than at the first dispatch. It
- * lives in the template layer because it needs both: src/workflow knows the file's shape
- * and its config, this layer its templates.
+ * template fails at load (`template_parse_error`) rather than at the first dispatch, and so do
+ * the `review:` templates. It lives in the template layer because it needs both: src/workflow
+ * knows the file's shape and its config, this layer its templates.
  */
 export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
   const { frontMatter, body } = parseWorkflowContent(text);
@@ -31,6 +32,8 @@ export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
     if (!isLorenzError(error)) throw error;
     throw new LorenzError(error.code, `prompt: ${error.message}`, error.detail);
   }
+  // The review templates name their key themselves (`review.pr_body: …`).
+  if (config.review) parseReviewTemplates(config.review);
   return { source, config, promptTemplate, warnings };
 }
 

@@ -51,6 +51,35 @@ export function parsePromptTemplate(template: string): Template[] {
 }
 
 /**
+ * Render a template with the prompt engine over `scope` (the caller builds it from plain
+ * data: every value is rendered as text, never parsed). Throws `template_parse_error` or
+ * `template_render_error` with liquidjs's message. Other prompt-like templates (the review
+ * ones, src/template/review.ts) render through this, so there is one strict engine.
+ */
+export function renderWithPromptEngine(
+  template: string,
+  scope: Record<string, unknown>,
+  renderLimitMs?: number,
+): string {
+  const parsed = parsePromptTemplate(template);
+  try {
+    const options = renderLimitMs === undefined ? undefined : { renderLimit: renderLimitMs };
+    return promptEngine.renderSync(parsed, scope, options) as string;
+  } catch (error) {
+    throw templateError('template_render_error', error, template, renderLimitMs);
+  }
+}
+
+/** The `issue`, `attempt` and `ensemble` a prompt sees, as template values. */
+export function promptScope(context: PromptContext): Record<string, unknown> {
+  return {
+    issue: issueTemplateView(context.issue),
+    attempt: context.attempt,
+    ensemble: { ...context.ensemble },
+  };
+}
+
+/**
  * Render the first-turn prompt. The context is exactly `{ issue, attempt, ensemble }`;
  * throws `template_parse_error` or `template_render_error` with liquidjs's message.
  * `renderLimitMs` lowers the time one render may take (the controller's budget).
@@ -60,16 +89,5 @@ export function renderPrompt(
   context: PromptContext,
   renderLimitMs?: number,
 ): string {
-  const parsed = parsePromptTemplate(template);
-  const scope = {
-    issue: issueTemplateView(context.issue),
-    attempt: context.attempt,
-    ensemble: { ...context.ensemble },
-  };
-  try {
-    const options = renderLimitMs === undefined ? undefined : { renderLimit: renderLimitMs };
-    return promptEngine.renderSync(parsed, scope, options) as string;
-  } catch (error) {
-    throw templateError('template_render_error', error, template, renderLimitMs);
-  }
+  return renderWithPromptEngine(template, promptScope(context), renderLimitMs);
 }

@@ -14,6 +14,11 @@ import {
   stringList,
 } from './config-fields.js';
 import { parseSshHost } from './ssh-host.js';
+import {
+  DEFAULT_CONTINUATION_PROMPT,
+  DEFAULT_PR_BODY,
+  DEFAULT_PR_TITLE,
+} from './review-defaults.js';
 
 /**
  * The front matter, section by section, with the snake_case keys a WORKFLOW.md uses and the
@@ -300,4 +305,78 @@ export const TOP_LEVEL_SECTIONS = [
   'agent',
   'agents',
   'worker',
+  'review',
 ] as const;
+
+/** A Liquid template: any text that is not blank, kept as written (it is parsed at load). */
+function templateText() {
+  const rule = 'must be a non-empty string (a Liquid template)';
+  return z.string({ error: rule }).refine((text) => text.trim() !== '', { error: rule });
+}
+
+/** The shortest `review.poll_interval_ms`: an open pull request is read back at most this often. */
+export const MIN_REVIEW_POLL_INTERVAL_MS = 5_000;
+
+/**
+ * `review:`: opt-in (it needs `workspace.git`). The controller opens a pull request for the
+ * issue branch and brings the agent back on review feedback (src/workflow/review-section.ts).
+ */
+export const reviewSection = z.object({
+  host: oneOf(['github', 'gitlab'])
+    .nullable()
+    .default(null)
+    .describe(
+      'The code host: `github` or `gitlab`; null: worked out from the clone address of `workspace.git.repo` (github.com, gitlab.com).',
+    ),
+  api_url: z
+    .string({ error: 'must be an http(s) URL or null' })
+    .refine((text) => /^https?:\/\/[^\s/]+/.test(text.trim()), {
+      error: 'must be an http(s) URL or null',
+    })
+    .nullable()
+    .default(null)
+    .describe(
+      "The host's API root (GitHub Enterprise, self-hosted GitLab); null: the public host's, or `<origin>/api/v3` (GitHub) / `<origin>/api/v4` (GitLab).",
+    ),
+  pr_title: templateText()
+    .default(DEFAULT_PR_TITLE)
+    .describe(
+      "Liquid over `issue`, `branch`, `base` and `summary` (docs/review-prompts.md): the pull request's title, made one line, trimmed, at most 256 characters.",
+    ),
+  pr_body: templateText()
+    .default(DEFAULT_PR_BODY)
+    .describe(
+      "Liquid over `issue`, `branch`, `base` and `summary`: the pull request's body (at most 60000 characters). The default links the issue and gives the run's summary.",
+    ),
+  draft: z
+    .boolean({ error: 'must be true or false' })
+    .default(false)
+    .describe('Open the pull request as a draft while the issue is active; ready when it leaves.'),
+  max_rounds: integerBetween(1, 20)
+    .default(3)
+    .describe('Review rounds (continuation attempts on feedback) at most; then the loop stops.'),
+  on_approved: nonEmptyString()
+    .nullable()
+    .default(null)
+    .describe(
+      'State the issue moves to when the pull request is approved with its required checks green; null: none.',
+    ),
+  on_merged: nonEmptyString()
+    .nullable()
+    .default(null)
+    .describe(
+      'State the issue moves to when the pull request is merged (unless it is already terminal); null: none.',
+    ),
+  required_checks: z
+    .array(nonEmptyString(), { error: 'must be a list of strings' })
+    .default(() => [])
+    .describe('Check names that must succeed; empty: every check on the head commit counts.'),
+  continuation_prompt: templateText()
+    .default(DEFAULT_CONTINUATION_PROMPT)
+    .describe(
+      'Liquid over `issue`, `attempt`, `ensemble`, `review` and `checks`: the prompt of a review round. The default lists the review state, each comment and each failed check, quoted between markers, and asks for a fix on the same branch (docs/review-prompts.md).',
+    ),
+  poll_interval_ms: integerBetween(MIN_REVIEW_POLL_INTERVAL_MS, MAX_TIMER_MS)
+    .default(60_000)
+    .describe('How often an open pull request is read back when no webhook wakes it.'),
+});

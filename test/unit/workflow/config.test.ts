@@ -61,6 +61,7 @@ const DEFAULTS: WorkflowConfig = {
     },
   },
   worker: { sshHosts: [], sshTimeoutMs: 60_000, maxConcurrentAgentsPerHost: null },
+  review: null,
 };
 
 describe('parseConfig defaults', () => {
@@ -196,6 +197,7 @@ describe('parseConfig values', () => {
       },
       agents: { ...DEFAULTS.agents, turnTimeoutMs: 10, stallTimeoutMs: -1, responseTimeoutMs: 20 },
       worker: { sshHosts: ['h1'], sshTimeoutMs: 7, maxConcurrentAgentsPerHost: 3 },
+      review: null,
     });
   });
 
