@@ -18,7 +18,14 @@ export interface GithubTransport {
   cache: EtagCache;
   /** The clock for reset times (epoch ms); injectable for tests. */
   now: () => number;
+  /**
+   * Whose failures these are: the tracker's (`tracker_*` codes, the default) or the code
+   * host's (`codehost_*`), so one transport serves both without either seeing the other's codes.
+   */
+  role?: GithubRole;
 }
+
+export type GithubRole = 'tracker' | 'codehost';
 
 export interface GithubAnswer {
   status: number;
@@ -36,16 +43,34 @@ export function isJsonMap(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+type TrackerCode = Extract<LorenzErrorCode, `tracker_${string}`>;
+
+// The code host has no pagination code: a broken next link is an answer not as promised.
+const CODEHOST_CODES: Partial<Record<TrackerCode, LorenzErrorCode>> = {
+  tracker_request: 'codehost_request',
+  tracker_status: 'codehost_status',
+  tracker_response: 'codehost_response',
+  tracker_rate_limited: 'codehost_rate_limited',
+  tracker_pagination: 'codehost_response',
+};
+
+/** A tracker code as the transport's role names it; codes of other families pass unchanged. */
+export function codeForRole(role: GithubRole | undefined, code: LorenzErrorCode): LorenzErrorCode {
+  if (role !== 'codehost') return code;
+  return CODEHOST_CODES[code as TrackerCode] ?? code;
+}
+
 /** Every error leaves through here, so the token cannot reach a message even if echoed back. */
 export function githubFailure(
-  transport: Pick<GithubTransport, 'token'>,
+  transport: Pick<GithubTransport, 'token' | 'role'>,
   code: LorenzErrorCode,
   message: string,
   detail: Record<string, unknown> = {},
 ): LorenzError {
   const scrubbed = message.split(transport.token).join('[redacted]');
   const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
-  return new LorenzError(code, quoted, { tracker: 'github', ...detail });
+  const origin = transport.role === 'codehost' ? { codehost: 'github' } : { tracker: 'github' };
+  return new LorenzError(codeForRole(transport.role, code), quoted, { ...origin, ...detail });
 }
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {

@@ -65,6 +65,16 @@ export interface GitServer {
     options?: { message?: string; from?: string },
   ): Promise<string>;
   branchSha(repo: string, branch: string): Promise<string | null>;
+  /**
+   * A branch's tip and how many commits it has that `base` (default: the default branch) has
+   * not, by git itself; null when the branch does not exist. Backs the GitHub stand-in's
+   * comparisons, so they say what was really pushed.
+   */
+  branchHead(
+    repo: string,
+    branch: string,
+    base?: string,
+  ): Promise<{ sha: string; aheadBy: number } | null>;
   readFile(repo: string, ref: string, path: string): Promise<string | null>;
   /** A pre-receive hook refusing every push to these branches; [] removes it. */
   refusePushesTo(repo: string, branches: string[]): Promise<void>;
@@ -382,6 +392,14 @@ export async function startGitServer(options: GitServerOptions = {}): Promise<Gi
         (out) => out.trim(),
         () => null,
       );
+    },
+    async branchHead(repo, branch, base) {
+      const sha = await server.branchSha(repo, branch);
+      if (sha === null) return null;
+      const from = base === undefined ? 'HEAD' : `refs/heads/${base}`;
+      const args = ['--git-dir', bare(repo), 'rev-list', '--count', `${from}..${sha}`];
+      const aheadBy = Number((await git(home, args)).trim());
+      return { sha, aheadBy };
     },
     async readFile(repo, ref, path) {
       return git(home, ['--git-dir', bare(repo), 'show', `${ref}:${path}`]).catch(() => null);

@@ -32,6 +32,7 @@ interface Spec {
     schemas: Record<string, Json>;
     parameters: Record<string, Parameter>;
     responses: Record<string, Json>;
+    examples?: Record<string, Json>;
   };
 }
 
@@ -238,4 +239,15 @@ export function checkResponse(operation: Operation, status: number, body: unknow
       (error) =>
         `${operation.operationId} ${status}: ${error.instancePath || '/'} ${error.message ?? 'is invalid'}`,
     );
+}
+
+/**
+ * An example the description documents (`components.examples`), as a fresh copy: answers
+ * built from it are GitHub's documented shape, with only the fields a test cares about changed.
+ */
+export function documentedExample(name: string): Json {
+  const { spec } = load();
+  const value = spec.components.examples?.[name]?.value;
+  if (!isMap(value)) throw new Error(`the description documents no example ${name}`);
+  return structuredClone(value);
 }

@@ -4,6 +4,9 @@
 // for that operation and status. Problems land in `violations`, which the tests expect to
 // stay empty. It keeps GitHub's rate-limit budget (304s are free), ETags, Link pagination,
 // and can replay answers recorded by @octokit/fixtures. Faults are queued per request.
+// The code-host routes (pull requests, reviews, checks, the GraphQL ready mutation) live in
+// github-pulls.ts and github-graphql.ts; `prefix` serves it all as GitHub Enterprise Server
+// does, under /api/v3 (GraphQL under /api/graphql).
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +23,15 @@ import {
   checkResponse,
   findOperation,
 } from './github-openapi.js';
+import { graphqlAnswer } from './github-graphql.js';
+import { type PullDrivers, pullDrivers } from './github-pull-drivers.js';
+import {
+  type BranchHeadLookup,
+  type PullState,
+  createPullState,
+  pullRoute,
+  userAnswer,
+} from './github-pulls.js';
 import { writeAnswer } from './github-writes.js';
 
 export type GithubFault =
@@ -53,7 +65,8 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-export interface GithubStandIn {
+export interface GithubStandIn extends PullDrivers {
+  /** The API root: the origin, or with `prefix` (Enterprise) the origin and /api/v3. */
   url: string;
   token: string;
   repository: string;
@@ -73,6 +86,10 @@ export interface GithubStandIn {
   replay: RecordedInteraction[];
   /** Edits the list of items before it is sent (items that break the schema). */
   rewrite: ((items: Record<string, unknown>[]) => unknown[]) | null;
+  /** The code host's state: pull requests, reviews, comments, checks, the token's login. */
+  pullState: PullState;
+  /** Conditional requests answered 304 (free of rate limit). */
+  conditionalHits: number;
   close(): Promise<void>;
 }
 
@@ -237,14 +254,38 @@ function parseBody(standIn: GithubStandIn, method: string, url: URL, text: strin
   return body;
 }
 
-function handle(
-  standIn: GithubStandIn,
+interface Served {
+  standIn: GithubStandIn;
+  /** `/api/v3` for Enterprise, else ''. */
+  prefix: string;
+}
+
+/** GraphQL's path: /graphql on github.com, /api/graphql beside Enterprise's /api/v3. */
+function graphqlPath(prefix: string): string {
+  return prefix === '' ? '/graphql' : `${prefix.replace(/\/v3$/, '')}/graphql`;
+}
+
+/** Links point where the client must go next: under the prefix, when there is one. */
+function prefixLinks(served: Served, link: string | undefined): string | undefined {
+  if (link === undefined || served.prefix === '') return link;
+  const origin = new URL(served.standIn.url).origin;
+  return link.replaceAll(`<${origin}/`, `<${origin}${served.prefix}/`);
+}
+
+async function handle(
+  served: Served,
   request: IncomingMessage,
   response: ServerResponse,
   text: string,
 ) {
+  const { standIn, prefix } = served;
   const method = request.method ?? 'GET';
-  const url = new URL(request.url ?? '/', standIn.url);
+  const raw = new URL(request.url ?? '/', standIn.url);
+  const isGraphql = method === 'POST' && raw.pathname === graphqlPath(prefix);
+  const underPrefix = prefix === '' || raw.pathname.startsWith(`${prefix}/`);
+  // Routing and validation see the path as api.github.com has it.
+  const url = new URL(raw);
+  if (prefix !== '' && underPrefix) url.pathname = raw.pathname.slice(prefix.length);
   const ifNoneMatch = request.headers['if-none-match'];
   const record: RecordedRequest = {
     method,
@@ -255,15 +296,22 @@ function handle(
     body: undefined,
   };
   standIn.requests.push(record);
-  const aliased = new URL(url.toString().replace(/\/repositories\/\d+\//, '/repos/owner/repo/'));
-  standIn.violations.push(...checkRequest(method, aliased), ...checkHeaders(standIn, request));
-  record.body = parseBody(standIn, method, url, text);
+  standIn.violations.push(...checkHeaders(standIn, request));
+  if (isGraphql) {
+    record.body = text === '' ? undefined : (JSON.parse(text) as unknown);
+  } else if (!underPrefix) {
+    standIn.violations.push(`${method} ${raw.pathname}: not under ${prefix}`);
+  } else {
+    const aliased = new URL(url.toString().replace(/\/repositories\/\d+\//, '/repos/owner/repo/'));
+    standIn.violations.push(...checkRequest(method, aliased));
+    record.body = parseBody(standIn, method, url, text);
+  }
   if ((method === 'POST' || method === 'PATCH') && request.headers['content-type'] === undefined) {
     standIn.violations.push(`${method} ${url.pathname}: no Content-Type`);
   }
 
   const send = (answer: Answer, check: boolean) => {
-    const operation = operationFor(method, url);
+    const operation = isGraphql ? null : operationFor(method, url);
     if (check && operation !== null) {
       standIn.violations.push(...checkResponse(operation, answer.status, answer.body));
     }
@@ -271,7 +319,8 @@ function handle(
     const etag = etagOf(text);
     const free = answer.status === 200 && record.ifNoneMatch === etag;
     // A conditional request answered 304 costs nothing (GitHub's documented behaviour).
-    if (!free) standIn.rateLimit.remaining = Math.max(0, standIn.rateLimit.remaining - 1);
+    if (free) standIn.conditionalHits += 1;
+    else standIn.rateLimit.remaining = Math.max(0, standIn.rateLimit.remaining - 1);
     record.status = free ? 304 : answer.status;
     const headers: Record<string, string> = {
       'content-type': 'application/json; charset=utf-8',
@@ -279,11 +328,15 @@ function handle(
       ...(answer.status === 200 ? { etag } : {}),
       ...answer.headers,
     };
+    const link = prefixLinks(served, headers.link);
+    if (link !== undefined) headers.link = link;
     // No Link on a 304: the client must keep the one that came with the body.
     if (free) delete headers.link;
     response.writeHead(record.status, headers);
     response.end(free ? undefined : text);
   };
+  const notFound = () =>
+    send({ status: 404, body: { message: 'Not Found', documentation_url: DOCS } }, true);
 
   const recorded = standIn.replay.shift();
   if (recorded !== undefined) {
@@ -310,38 +363,70 @@ function handle(
       true,
     );
   }
+  if (isGraphql) {
+    const answer = await graphqlAnswer(standIn.pullState, record.body);
+    standIn.violations.push(...answer.violations);
+    return send(answer, false);
+  }
+  if (!underPrefix) return notFound();
+  if (method === 'GET' && url.pathname === '/user')
+    return send(userAnswer(standIn.pullState), true);
   const base = `/repos/${standIn.repository}`;
-  if (url.pathname.toLowerCase().startsWith(`${base.toLowerCase()}/`)) {
-    const written = writeAnswer(standIn, method, url, url.pathname.slice(base.length), record.body);
+  const lower = url.pathname.toLowerCase();
+  if (lower === base.toLowerCase() || lower.startsWith(`${base.toLowerCase()}/`)) {
+    const rest = url.pathname.slice(base.length);
+    const pulled = await pullRoute(standIn.pullState, method, url, rest, record.body);
+    if (pulled !== null) return send(pulled, true);
+    const written = writeAnswer(standIn, method, url, rest, record.body);
     if (written !== null) return send(written, true);
   }
   const issuePath = new RegExp(`^/repos/${standIn.repository}/issues(?:/(\\d+))?$`, 'i');
   const match = issuePath.exec(url.pathname);
-  if (match === null || method !== 'GET') {
-    return send({ status: 404, body: { message: 'Not Found', documentation_url: DOCS } }, true);
-  }
+  if (match === null || method !== 'GET') return notFound();
   const answer =
     match[1] === undefined ? listIssues(standIn, url) : getIssue(standIn, Number(match[1]));
   send(answer, standIn.rewrite === null);
 }
 
+export interface GithubStandInOptions {
+  token?: string;
+  repository?: string;
+  issues?: FakeIssue[];
+  /** `/api/v3`: serve as GitHub Enterprise Server does. */
+  prefix?: string;
+  defaultBranch?: string;
+  /** Where branches come from (the real git server in the review-loop test); default setBranch. */
+  branchHead?: BranchHeadLookup;
+}
+
 export async function startGithubStandIn(
-  options: { token?: string; repository?: string; issues?: FakeIssue[] } = {},
+  options: GithubStandInOptions = {},
 ): Promise<GithubStandIn> {
+  const prefix = (options.prefix ?? '').replace(/\/+$/, '');
   const server: Server = createServer((request, response) => {
     // Answer once the whole request, a write's JSON body included, has been read.
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () =>
-      handle(standIn, request, response, Buffer.concat(chunks).toString('utf8')),
-    );
+    request.on('end', () => {
+      handle({ standIn, prefix }, request, response, Buffer.concat(chunks).toString('utf8')).catch(
+        (error: unknown) => {
+          standIn.violations.push(`the stand-in failed: ${String(error)}`);
+          response.writeHead(500).end();
+        },
+      );
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  const repository = options.repository ?? 'acme/app';
+  const pullState = createPullState(repository, {
+    ...(options.defaultBranch === undefined ? {} : { defaultBranch: options.defaultBranch }),
+    ...(options.branchHead === undefined ? {} : { branchHead: options.branchHead }),
+  });
   const standIn: GithubStandIn = {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${port}${prefix}`,
     token: options.token ?? 'ghp_standInToken0123456789abcdefABCDEF',
-    repository: options.repository ?? 'acme/app',
+    repository,
     issues: options.issues ?? [],
     comments: [],
     labels: [],
@@ -353,6 +438,9 @@ export async function startGithubStandIn(
     rateLimit: { limit: 5000, remaining: 5000, resetEpochSeconds: 1_900_000_000 },
     replay: [],
     rewrite: null,
+    pullState,
+    conditionalHits: 0,
+    ...pullDrivers(pullState),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

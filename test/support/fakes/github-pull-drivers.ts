@@ -1,0 +1,153 @@
+// What a test does to the stand-in's pull requests in place of people and CI: a reviewer
+// reviews or comments, a check run or a commit status changes, someone merges or closes.
+import {
+  type BranchHead,
+  type FakeCheckRun,
+  type FakePull,
+  type FakePullComment,
+  type FakeReview,
+  type FakeReviewComment,
+  type FakeStatus,
+  fakeSha,
+} from './github-code-data.js';
+import { type PullState, stamp } from './github-pulls.js';
+
+export interface PullDrivers {
+  /** The pull requests opened so far, oldest first (the stand-in's own objects). */
+  pulls(): FakePull[];
+  addPullReview(
+    number: number,
+    review: {
+      author: string | null;
+      state: FakeReview['state'];
+      body?: string;
+      commitSha?: string;
+    },
+  ): FakeReview;
+  addReviewComment(
+    number: number,
+    comment: { author: string | null; body: string; path: string; line: number | null },
+  ): FakeReviewComment;
+  /** A conversation comment on the pull request (GitHub's issue comment). */
+  addIssueComment(
+    number: number,
+    comment: { author: string | null; body: string },
+  ): FakePullComment;
+  /** Creates or replaces (by name) a check run on a commit. */
+  setCheckRun(
+    sha: string,
+    run: {
+      name: string;
+      status: FakeCheckRun['status'];
+      conclusion?: string | null;
+      summary?: string | null;
+      text?: string | null;
+    },
+  ): FakeCheckRun;
+  /** Sets a commit status; the latest one of a context is the one GitHub shows. */
+  setCommitStatus(
+    sha: string,
+    status: {
+      context: string;
+      state: FakeStatus['state'];
+      description?: string | null;
+      targetUrl?: string | null;
+    },
+  ): FakeStatus;
+  mergePull(number: number): FakePull;
+  closePull(number: number): FakePull;
+  /** A branch as the stand-in knows it when no `branchHead` was injected. */
+  setBranch(branch: string, head: Partial<BranchHead>): BranchHead;
+}
+
+let ids = 0;
+const nextId = (): number => 60_000_000 + ++ids;
+
+function pullOf(state: PullState, number: number): FakePull {
+  const pull = state.pullList.find((candidate) => candidate.number === number);
+  if (pull === undefined) throw new Error(`the stand-in has no pull request #${number}`);
+  return pull;
+}
+
+export function pullDrivers(state: PullState): PullDrivers {
+  return {
+    pulls: () => state.pullList,
+    addPullReview(number, review) {
+      const pull = pullOf(state, number);
+      const added: FakeReview = {
+        id: nextId(),
+        pull: number,
+        author: review.author,
+        state: review.state,
+        body: review.body ?? '',
+        commitSha: review.commitSha ?? pull.headSha,
+        submittedAt: stamp(),
+      };
+      state.reviews.push(added);
+      return added;
+    },
+    addReviewComment(number, comment) {
+      const pull = pullOf(state, number);
+      const added: FakeReviewComment = {
+        id: nextId(),
+        pull: number,
+        ...comment,
+        originalLine: comment.line ?? 1,
+        commitSha: pull.headSha,
+        createdAt: stamp(),
+      };
+      state.reviewComments.push(added);
+      return added;
+    },
+    addIssueComment(number, comment) {
+      pullOf(state, number);
+      const added: FakePullComment = { id: nextId(), pull: number, ...comment, createdAt: stamp() };
+      state.pullComments.push(added);
+      return added;
+    },
+    setCheckRun(sha, run) {
+      const kept = state.checkRuns.filter((old) => !(old.sha === sha && old.name === run.name));
+      const added: FakeCheckRun = {
+        id: nextId(),
+        sha,
+        name: run.name,
+        status: run.status,
+        conclusion: run.conclusion ?? null,
+        summary: run.summary ?? null,
+        text: run.text ?? null,
+      };
+      state.checkRuns = [...kept, added];
+      return added;
+    },
+    setCommitStatus(sha, status) {
+      const kept = state.statuses.filter(
+        (old) => !(old.sha === sha && old.context === status.context),
+      );
+      const added: FakeStatus = {
+        id: nextId(),
+        sha,
+        context: status.context,
+        state: status.state,
+        description: status.description ?? null,
+        targetUrl: status.targetUrl ?? null,
+      };
+      state.statuses = [...kept, added];
+      return added;
+    },
+    mergePull(number) {
+      const pull = pullOf(state, number);
+      Object.assign(pull, { state: 'closed', merged: true, draft: false, updatedAt: stamp() });
+      return pull;
+    },
+    closePull(number) {
+      const pull = pullOf(state, number);
+      Object.assign(pull, { state: 'closed', updatedAt: stamp() });
+      return pull;
+    },
+    setBranch(branch, head) {
+      const set = { sha: head.sha ?? fakeSha(branch), aheadBy: head.aheadBy ?? 1 };
+      state.branches.set(branch, set);
+      return set;
+    },
+  };
+}
