@@ -1,4 +1,5 @@
 import type { ReviewPromptContext } from '../../template/review-context.js';
+import type { ReviewConfig } from '../../workflow/review-config.js';
 import type {
   V1PersistentVolumeClaimSpec,
   V1Pod,
@@ -83,7 +84,7 @@ export async function ensureRunObjects(options: {
   /** The SSH workers of the slots, recorded in the status before this (ssh-placement.ts). */
   ssh?: SshWorkers | undefined;
   /** A review round's prompt template and feedback (review-inputs.ts). */
-  review?: { template: string; context: ReviewPromptContext } | undefined;
+  review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {

@@ -22,7 +22,8 @@ import {
 import { inputsConfigMapName, labelValue } from '../shared/object-names.js';
 import { LorenzError } from '../../workflow/errors.js';
 import type { ReviewPromptContext } from '../../template/review-context.js';
-import { renderRoundPrompt } from '../shared/review-templates.js';
+import { renderReviewPrompt } from '../../template/review.js';
+import type { ReviewConfig } from '../../workflow/review-config.js';
 
 export interface RunInputs {
   /** Every file the runner reads, manifest.json included. */
@@ -65,7 +66,7 @@ export async function renderRunInputs(options: {
   run: RunDescriptor;
   budget?: RenderBudget;
   /** A review round: its prompt is review.continuation_prompt over the round's feedback. */
-  review?: { template: string; context: ReviewPromptContext } | undefined;
+  review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
 }): Promise<RunInputs> {
   const { workflowText, config, promptTemplate, issue, run } = options;
   const budget = options.budget ?? CONTROLLER_RENDER_BUDGET;
@@ -105,8 +106,8 @@ export async function renderRunInputs(options: {
       `the hooks and ${slot} of ${run.ensembleSize} prompts`,
       (limit) =>
         options.review
-          ? renderRoundPrompt(
-              options.review.template,
+          ? renderReviewPrompt(
+              options.review.config,
               { issue, attempt: run.attempt, ensemble, ...options.review.context },
               limit,
             )

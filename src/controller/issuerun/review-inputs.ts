@@ -1,6 +1,7 @@
 import { Reasons, type IssueRun } from '../../api/index.js';
 import type { ReviewPromptContext } from '../../template/review-context.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
+import type { ReviewConfig } from '../../workflow/review-config.js';
 import { errorMessage, isLorenzError } from '../../workflow/errors.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, isNotFound, resourcePath } from '../runtime/client.js';
@@ -9,7 +10,7 @@ import { reviewConfigOf } from '../shared/review-config.js';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 
 export type RoundInputs =
-  | { ok: true; review: { template: string; context: ReviewPromptContext } }
+  | { ok: true; review: { config: ReviewConfig; context: ReviewPromptContext } }
   | { ok: false; final: boolean; reason: string; message: string };
 
 /**
@@ -34,7 +35,7 @@ export async function roundInputs(
     });
     return {
       ok: true,
-      review: { template: settings.continuationPrompt, context: parseReviewContext(configMap) },
+      review: { config: settings, context: parseReviewContext(configMap) },
     };
   } catch (error) {
     if (isNotFound(error) || isLorenzError(error)) {

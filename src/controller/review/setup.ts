@@ -9,7 +9,7 @@ import type { Manager } from '../runtime/manager.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import { awaitingReview } from '../shared/review-config.js';
-import { renderPullRequestText } from '../shared/review-templates.js';
+import { renderPullRequestText } from '../../template/review.js';
 import type { TrackerCache } from '../shared/trackers.js';
 import type { WakeBoard } from '../shared/wake.js';
 import {
@@ -51,7 +51,8 @@ export function setupReviewController(manager: Manager, options: ReviewControlle
     codeHost: options.codeHost,
     trackerWriter: async (workflow, config) =>
       (await options.trackers.get(workflow, config)).writer,
-    pullRequestText: (review, issue, context) => renderPullRequestText(review, issue, context),
+    pullRequestText: (review, issue, context) =>
+      renderPullRequestText(review, { issue, ...context }),
     createConfigMap: async (namespace, body) => {
       try {
         await client.request({

@@ -9,9 +9,7 @@ import type { ReviewConfig } from '../../workflow/review-config.js';
  * without workspace.git has none whatever its `review:` says.
  */
 export function reviewConfigOf(config: WorkflowConfig): ReviewConfig | null {
-  // WorkflowConfig gains `review` with the config schema; until then it may be absent.
-  const review = (config as WorkflowConfig & { review?: ReviewConfig | null }).review ?? null;
-  return review && config.workspace.git ? review : null;
+  return config.review && config.workspace.git ? config.review : null;
 }
 
 /** The reason a slot shows while its run waits for the review of its pull request. */

@@ -13,7 +13,7 @@ import {
 } from '../../../../src/controller/review/reconciler.js';
 import { ISSUERUNS, WORKFLOWS } from '../../../../src/controller/shared/resources.js';
 import { parseReviewContext } from '../../../../src/controller/shared/review-context.js';
-import { renderPullRequestText } from '../../../../src/controller/shared/review-templates.js';
+import { renderPullRequestText } from '../../../../src/template/review.js';
 import type { RunnableWorkflow } from '../../../../src/controller/shared/config-snapshot.js';
 import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
 import type { ReviewConfig } from '../../../../src/workflow/review-config.js';
@@ -27,7 +27,7 @@ const settings: ReviewConfig = {
   host: 'github',
   apiUrl: null,
   prTitle: '{{ issue.identifier }}: {{ issue.title }}',
-  prBody: 'Closes {{ issue.identifier }} ({{ pull_request.branch }} into {{ pull_request.base }})',
+  prBody: 'Closes {{ issue.identifier }} ({{ branch }} into {{ base }})',
   draft: false,
   maxRounds: 2,
   onApproved: 'Approved',
@@ -77,7 +77,7 @@ function setUp(initial: IssueRunStatus = awaiting(), review: ReviewConfig | null
       codeHost: async () => host,
       trackerWriter: async () => tracker,
       pullRequestText: (templates, issue, context) =>
-        renderPullRequestText(templates, issue, context),
+        renderPullRequestText(templates, { issue, ...context }),
       createConfigMap: async (_namespace, body) => void configMaps.push(body),
       events: async (list) => void events.push(...list.map((e) => `${e.reason}: ${e.note}`)),
       now: () => now,
