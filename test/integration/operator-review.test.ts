@@ -37,6 +37,8 @@ interface HostRow {
     pullCount(): number;
     comment(number: number, body: string): void;
     approve(number: number, sha: string): void;
+    /** CI fails on the commit, with this at the end of its output. */
+    failCheck(sha: string, output: string): void;
     close(): Promise<void>;
   }>;
 }
@@ -64,6 +66,13 @@ const HOSTS: HostRow[] = [
           standIn.addPullReview(number, { author: 'alice', state: 'APPROVED', commitSha: sha });
           standIn.setCheckRun(sha, { name: 'ci', status: 'completed', conclusion: 'success' });
         },
+        failCheck: (sha, output) =>
+          void standIn.setCheckRun(sha, {
+            name: 'ci',
+            status: 'completed',
+            conclusion: 'failure',
+            summary: output,
+          }),
         close: () => standIn.close(),
       };
     },
@@ -85,15 +94,6 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     await chmod(shared, 0o755);
     await copyFile(server.caFile, join(shared, 'ca.pem'));
     await chmod(join(shared, 'ca.pem'), 0o644);
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await host?.close();
-    await server?.close();
-    if (shared) await rm(shared, { recursive: true, force: true });
-  });
-
-  it('opens the pull request once, works a review comment on the same branch, ends on approval', async () => {
     await env.kubectl(
       'create',
       'secret',
@@ -103,6 +103,16 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       NAMESPACE,
       `--from-literal=127.0.0.1=${TOKEN}`,
     );
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await host?.close();
+    await server?.close();
+    if (shared) await rm(shared, { recursive: true, force: true });
+  });
+
+  /** A Workflow of the loop whose round prompt quotes the feedback and pushes a fix. */
+  async function reviewWorkflow(name: string, maxRounds: number): Promise<void> {
     const [container] = podTemplate.spec.containers;
     if (!container) throw new Error('the harness podTemplate has no agent container');
     const push = (file: string, message: string) =>
@@ -111,10 +121,10 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       'review:',
       '  host: github',
       `  api_url: ${host.apiUrl}`,
-      '  max_rounds: 2',
+      `  max_rounds: ${maxRounds}`,
       '  poll_interval_ms: 5000',
       '  continuation_prompt: |',
-      '    Round {{ review.round }}:{% for c in review.comments %} {{ c.author }} said {{ c.body }}{% endfor %}',
+      '    Round {{ review.round }}:{% for c in review.comments %} {{ c.author }} said {{ c.body }}{% endfor %}{% for f in checks.failed %} {{ f.name }} failed: {{ f.output }}{% endfor %}',
       `    ${push('fixes.txt', 'Address the review')}`,
     ].join('\n');
     const text = workflowText(env, {
@@ -125,7 +135,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       'hooks:\n',
       `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
     );
-    await createWorkflow(env, 'app', text, {
+    await createWorkflow(env, name, text, {
       git: { credentialsSecretRef: { name: 'git-creds' } },
       podTemplate: {
         spec: {
@@ -142,6 +152,10 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
         },
       },
     });
+  }
+
+  it('opens the pull request once, works a review comment on the same branch, ends on approval', async () => {
+    await reviewWorkflow('app', 2);
     await createIssueRun(env, 'app-1', 'app', { identifier: 'APP-1', title: 'Add the greeting' });
 
     const opened = await until(
@@ -204,5 +218,53 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     expect(run.status?.git?.pullRequest?.headSha).toBe(head);
     const dump = await env.kubectl('get', 'issueruns.lorenz.dev', '-n', NAMESPACE, '-o', 'json');
     expect(dump).not.toContain(TOKEN);
+  });
+
+  it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {
+    await reviewWorkflow('ci', 1);
+    await createIssueRun(env, 'ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
+    const opened = await until(
+      'the pull request',
+      async () => {
+        const run = await getRun(env, 'ci-1');
+        return run.status?.git?.pullRequest ? run : undefined;
+      },
+      180_000,
+    );
+    const branch = opened.status?.git?.branch ?? '';
+    const first = (await server.branchHead(REPO, branch))?.sha ?? '';
+    host.failCheck(first, 'FAIL greeting.test.ts');
+    const reworked = await until(
+      'the round on the failed check',
+      async () => {
+        const run = await getRun(env, 'ci-1');
+        const slot = run.status?.slots?.[0];
+        return run.status?.review?.round === 1 &&
+          slot?.attempt === 2 &&
+          slot.reason === 'AwaitingReview'
+          ? run
+          : undefined;
+      },
+      180_000,
+    );
+    expect(reworked.status?.review?.cursor?.failedChecksSha).toBe(first);
+    const inputs = await env.admin.request<{ data: Record<string, string> }>({
+      path: path.configMaps('ci-1-inputs-2'),
+    });
+    const prompt = Object.entries(inputs.data).find(([key]) => key.startsWith('prompt'))?.[1];
+    expect(prompt).toContain('ci failed: FAIL greeting.test.ts');
+    const second = (await server.branchHead(REPO, branch))?.sha ?? '';
+    expect(second).not.toBe(first);
+
+    // CI fails again on the fix: one round was all review.max_rounds allows.
+    host.failCheck(second, 'FAIL again');
+    const run = await finished(env, 'ci-1', 60_000);
+    expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
+    expect(run.status?.reason).toBe('MaxRoundsReached');
+    expect(run.status?.message).toMatch(
+      /has new feedback \(1 failed check\(s\)\) after 1 review round\(s\), the most review.max_rounds \(1\) allows: the loop stops/,
+    );
+    expect(run.status?.review?.phase).toBe('MaxRoundsReached');
+    expect(host.pullCount()).toBe(2);
   });
 });
