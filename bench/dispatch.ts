@@ -6,11 +6,13 @@
 //      GitHub poll costs no rate limit);
 //   2. controller CPU per poll at 1000 issues (the dispatch policy and the poll's I/O plan);
 //   3. issue enters Todo → its Pod exists, p50/p99 against the poll interval, on the local
-//      control plane (goal ≤ interval + 1 s).
+//      control plane (goal ≤ interval + 1 s);
+//   4. the same with webhooks on and polling every 30 s: moved to Todo + a signed delivery →
+//      its Pod exists (goal p99 ≤ 1 s; bench/dispatch-webhook.ts).
 //
 //   BENCH_SAMPLES      issues moved to Todo for the latency figure          (20)
 //   BENCH_INTERVAL_MS  polling.interval_ms of that Workflow                 (2000)
-//   BENCH_PHASES       requests,cpu,latency (all three)
+//   BENCH_PHASES       requests,cpu,latency,webhook (all four)
 import { performance } from 'node:perf_hooks';
 import type { IssueRun, Workflow } from '../src/api/index.js';
 import { pollWorkflow } from '../src/controller/workflow/poll.js';
@@ -28,12 +30,13 @@ import { fixtureData, withBulkProject } from '../test/support/fakes/linear-data.
 import { startLinearStandIn } from '../test/support/fakes/linear-server.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collection, createNamespace, startBenchCluster, until } from './reconcile-env.js';
+import { webhookLatency } from './dispatch-webhook.js';
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
   return Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback;
 };
-const phases = new Set((process.env.BENCH_PHASES ?? 'requests,cpu,latency').split(','));
+const phases = new Set((process.env.BENCH_PHASES ?? 'requests,cpu,latency,webhook').split(','));
 const SIZES = [1, 100, 1000];
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const median = (values: number[]) =>
@@ -225,4 +228,5 @@ Work.`;
 if (phases.has('requests')) await trackerRequests();
 if (phases.has('cpu')) await pollCpu();
 if (phases.has('latency')) await latency();
+if (phases.has('webhook')) await webhookLatency(envNumber('BENCH_SAMPLES', 20), percentile, say);
 process.exit(0);

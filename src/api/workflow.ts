@@ -167,6 +167,27 @@ export const workflowToolsSchema = z
     "The agent's tools for its own issue: read it and its comments, comment, move it; the tracker key stays with the controller.",
   );
 
+export const workflowWebhooksSchema = z
+  .object({
+    secretRef: z
+      .object({
+        name: nameSchema.describe('A Secret in this namespace.'),
+        key: z
+          .string()
+          .min(1)
+          .max(253)
+          .optional()
+          .describe('The key holding the webhook secret; default `webhook_secret`.'),
+      })
+      .optional()
+      .describe(
+        'The shared secret deliveries are signed (GitHub, Linear) or sent (GitLab, Jira) with; read by the controller only. Without it, deliveries for this Workflow are refused (404).',
+      ),
+  })
+  .describe(
+    'Webhook deliveries from the code host and the tracker (docs/webhooks.md): a delivery only makes the Workflow look again at once; polling stays the fallback.',
+  );
+
 /** Longest inline WORKFLOW.md: every run's inputs carry a copy, and a ConfigMap holds 1 MiB. */
 export const MAX_WORKFLOW_TEXT = 262_144;
 
@@ -284,6 +305,7 @@ export const workflowSpecSchema = z
       ),
     tools: workflowToolsSchema.optional(),
     review: workflowReviewSchema.optional(),
+    webhooks: workflowWebhooksSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -364,6 +386,7 @@ export type WorkflowStatus = z.infer<typeof workflowStatusSchema>;
 export type WorkflowRunCounts = z.infer<typeof workflowRunCountsSchema>;
 export type WorkflowDispatch = z.infer<typeof workflowDispatchSchema>;
 export type WorkflowTools = z.infer<typeof workflowToolsSchema>;
+export type WorkflowWebhooks = z.infer<typeof workflowWebhooksSchema>;
 export type PodTemplate = z.infer<typeof podTemplateSchema>;
 export type ContainerTemplate = z.infer<typeof containerSchema>;
 export type Workflow = z.infer<typeof workflowSchema>;

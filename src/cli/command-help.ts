@@ -211,6 +211,12 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       },
       { name: 'tools-url', value: 'URL', text: 'the gateway URL run Pods use' },
       {
+        name: 'webhook-bind-address',
+        value: 'ADDR',
+        default: '0',
+        text: 'the webhook receiver, :8092 say (0: off; docs/webhooks.md)',
+      },
+      {
         name: 'archive-dsn',
         value: 'DSN',
         text: 'the run archive: sqlite:PATH, postgres://… or off',

@@ -25,6 +25,7 @@ export const USAGE = `usage:
                     [--archive-dsn sqlite:PATH|postgres://…|off] [--archive-log-cap BYTES]
                     [--archive-give-up-after DURATION]
                     [--archive-api-bind-address ADDR (default :8091 in a cluster, 0 on a laptop)]
+                    [--webhook-bind-address ADDR (0: off; docs/webhooks.md)]
   lorenz server [--kubeconfig F] [--bind-address ADDR (default 127.0.0.1:8090)] [--namespace NS]
                 [--archive-dsn DSN | --archive-url URL] [--web-root DIR] [--auth token|local]
       (the web view: docs/web-view.md; local mode binds loopback only unless --allow-remote-bind)

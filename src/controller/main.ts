@@ -20,6 +20,8 @@ import { createTrackerCache } from './shared/trackers.js';
 import { TOOLS_STOP_GRACE_MS } from '../tools/index.js';
 import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
+import { setupWebhookReceiver } from './webhooks/setup.js';
+import { createWakeBoard, type WakeBoard } from './shared/wake.js';
 import { setupArchiver, type Archiver } from './archive/setup.js';
 import { defaultArchivePath, openArchive } from '../archive/dsn.js';
 import type { ArchiveStore } from '../archive/types.js';
@@ -51,6 +53,8 @@ export interface ControllerRunOptions {
   toolsBindAddress?: string;
   /** The gateway URL run Pods are given; absent: runs get no tools (no token, no flags). */
   toolsUrl?: string;
+  /** Where the webhook receiver listens (`0` or absent: not served; docs/webhooks.md). */
+  webhookBindAddress?: string;
   /**
    * The run archive: a store (tests), or the DSN to open (`--archive-dsn`). Absent: the
    * archive is off (no finalizer on IssueRuns, nothing archived).
@@ -101,6 +105,10 @@ export interface RunningController {
   readonly done: Promise<ManagerExitReason>;
   /** The archive's store once open (the read API reads the one the archiver writes). */
   archiveStore(): ArchiveStore | undefined;
+  /** The webhook receiver's port (useful with port 0); undefined when it is off. */
+  webhookPort(): number | undefined;
+  /** Where deliveries wake the controllers; the review controller subscribes to `review`. */
+  readonly wakes: WakeBoard;
 }
 
 /** Starts the manager with the Workflow and IssueRun controllers; resolves once started. */
@@ -165,6 +173,17 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     (tools && /^(127\.0\.0\.1|localhost)?:/.test(options.toolsBindAddress ?? '')
       ? `http://127.0.0.1:${tools.port}/mcp`
       : undefined);
+  // One board: the receiver wakes, the Workflow controller (poll) and the review side listen.
+  const wakes = createWakeBoard();
+  const webhooks =
+    options.webhookBindAddress && options.webhookBindAddress !== '0'
+      ? await setupWebhookReceiver(manager, {
+          client: manager.client,
+          logger,
+          bindAddress: options.webhookBindAddress,
+          board: wakes,
+        })
+      : undefined;
   const issueRuns = setupIssueRunController(manager, {
     client,
     identity,
@@ -186,6 +205,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     store: issueRuns.store,
     trackers,
     codeHost: createCodeHostCache(client),
+    wakes,
   });
   setupWorkflowController(manager, {
     client,
@@ -194,6 +214,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     trackers,
     identity,
     ...(archiver ? { runFinalizers: archiver.finalizers } : {}),
+    wakes,
   });
 
   let stopping: Promise<void> | undefined;
@@ -203,6 +224,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     (stopping ??= (async () => {
       // The gateway first: it reads the informers and the client the manager closes.
       await tools?.stop(SHUTDOWN_BUDGET.toolCallsMs);
+      await webhooks?.stop();
       issueRuns.stop();
       await manager.stop(reason);
       // A reconcile drained just now may have opened a log stream.
@@ -234,6 +256,8 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     writeLog,
     done,
     archiveStore: () => archiver?.store(),
+    webhookPort: () => webhooks?.port,
+    wakes,
     async stop() {
       signals?.dispose();
       await stopAll('stopped');
@@ -356,6 +380,7 @@ export const CONTROLLER_OPTIONS = {
   'allowed-service-accounts': { type: 'string' },
   'tools-bind-address': { type: 'string', default: ':8090' },
   'tools-url': { type: 'string' },
+  'webhook-bind-address': { type: 'string', default: '0' },
   'archive-dsn': { type: 'string' },
   'archive-log-cap': { type: 'string' },
   'archive-give-up-after': { type: 'string' },
@@ -388,6 +413,7 @@ export function parseControllerArgs(
       values['tools-url'],
       values['leader-election-namespace'],
     ),
+    webhookBindAddress: values['webhook-bind-address'],
     ...archiveOption(values['archive-dsn'], process.env),
     ...(values['archive-log-cap'] === undefined
       ? {}

@@ -529,6 +529,67 @@ describe('helm template', () => {
         ),
     ],
     [['server.enabled=false'], (m: Manifest[]) => serverObjects(m).length === 0],
+    [
+      // Webhooks off by default: no flag, no port, no Service, no Ingress.
+      [],
+      (m: Manifest[]) =>
+        !controllerOf(m).args.some((arg) => arg.startsWith('--webhook-bind-address')) &&
+        !JSON.stringify(m).includes('webhooks'),
+    ],
+    [
+      ['webhooks.enabled=true'],
+      (m: Manifest[]) => {
+        const service = find(m, 'Service').find((x) => x.metadata.name === 'lorenz-webhooks');
+        const policy = JSON.stringify(find(m, 'NetworkPolicy'));
+        return (
+          controllerOf(m).args.includes('--webhook-bind-address=:8092') &&
+          JSON.stringify(service).includes('"targetPort":"webhooks"') &&
+          JSON.stringify(find(m, 'Deployment')).includes(
+            '{"name":"webhooks","containerPort":8092',
+          ) &&
+          policy.includes('{"port":"webhooks","protocol":"TCP"}') &&
+          find(m, 'Ingress').length === 0
+        );
+      },
+    ],
+    [
+      [
+        'webhooks.enabled=true',
+        'webhooks.ingress.enabled=true',
+        'webhooks.ingress.host=hooks.example.com',
+        'webhooks.ingress.tlsSecretName=hooks-tls',
+        'webhooks.ingress.className=nginx',
+      ],
+      (m: Manifest[]) => {
+        const [ingress] = find<
+          Manifest & {
+            spec: {
+              ingressClassName: string;
+              tls: { secretName: string; hosts: string[] }[];
+              rules: {
+                host: string;
+                http: {
+                  paths: {
+                    path: string;
+                    backend: { service: { name: string; port: { name: string } } };
+                  }[];
+                };
+              }[];
+            };
+          }
+        >(m, 'Ingress');
+        const rule = ingress?.spec.rules[0];
+        return (
+          ingress?.spec.ingressClassName === 'nginx' &&
+          ingress.spec.tls[0]?.secretName === 'hooks-tls' &&
+          ingress.spec.tls[0]?.hosts[0] === 'hooks.example.com' &&
+          rule?.host === 'hooks.example.com' &&
+          rule.http.paths[0]?.path === '/webhooks/' &&
+          rule.http.paths[0]?.backend.service.name === 'lorenz-webhooks' &&
+          rule.http.paths[0]?.backend.service.port.name === 'webhooks'
+        );
+      },
+    ],
   ])('--set %j', async (sets, holds) => {
     expect(holds(await helmTemplate(...sets))).toBe(true);
   });

@@ -62,6 +62,8 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
   const countsDue = new Map<string, number>();
   /** When each Workflow's tracker is polled next (ms since epoch); at once after a restart. */
   const pollDue = new Map<string, number>();
+  /** Wakes per Workflow (pollNow): one during a poll makes the next poll due at once too. */
+  const wakes = new Map<string, number>();
   const trackers = deps.trackers ?? createTrackerCache(deps.client, deps.trackerFor);
   const snapshots = createWorkflowConfigCache(deps.client);
 
@@ -138,13 +140,23 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     await statuses.write(key, namespace, name, next, now);
   }
 
-  return async function reconcileWorkflow(key: string): Promise<ReconcileResult> {
+  /**
+   * A webhook said the tracker changed: the next reconcile of the key polls, whatever the
+   * interval says (a Workflow never polled yet polls at once anyway).
+   */
+  function pollNow(key: string): void {
+    wakes.set(key, (wakes.get(key) ?? 0) + 1);
+    if (pollDue.has(key)) pollDue.set(key, 0);
+  }
+
+  async function reconcileWorkflow(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
     const workflow = deps.workflows.get(namespace, name);
     if (!workflow || workflow.metadata.deletionTimestamp) {
       statuses.forget(key);
       countsDue.delete(key);
       pollDue.delete(key);
+      wakes.delete(key);
       trackers.forget(namespace, name);
       return;
     }
@@ -201,7 +213,9 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     const written = await writeStatus(key, cached, next, now.getTime());
     const after = Math.min(written?.requeueAfter ?? Infinity, polled?.requeueAfterMs ?? Infinity);
     return Number.isFinite(after) ? { requeueAfter: after } : written;
-  };
+  }
+
+  return Object.assign(reconcileWorkflow, { pollNow });
 
   /** Polls the tracker when its time has come (the schedule is kept here, per Workflow). */
   async function poll(
@@ -221,6 +235,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       return undefined;
     }
     const startup = !pollDue.has(key);
+    const wokenBefore = wakes.get(key);
     const result = await pollWorkflow(
       workflow,
       config,
@@ -235,7 +250,9 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       },
       startup,
     );
-    pollDue.set(key, now.getTime() + result.requeueAfterMs);
+    // A wake while the tracker was read may be about a change the read came too early for.
+    const wokenDuring = wakes.get(key) !== wokenBefore;
+    pollDue.set(key, wokenDuring ? 0 : now.getTime() + result.requeueAfterMs);
     deps.onPolled?.(workflow, result.reachable?.ok === false ? 'error' : 'ok');
     return result;
   }

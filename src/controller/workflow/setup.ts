@@ -12,6 +12,7 @@ import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
 import type { TrackerCache } from '../shared/trackers.js';
 import { runMetrics } from '../shared/run-metrics.js';
+import type { WakeBoard } from '../shared/wake.js';
 import { createWorkflowReconciler } from './reconciler.js';
 
 export interface WorkflowControllerOptions {
@@ -24,6 +25,8 @@ export interface WorkflowControllerOptions {
   identity?: string;
   /** Finalizers the dispatched runs are created with (the archive's, while it is on). */
   runFinalizers?: readonly string[];
+  /** Webhook wakes: a `poll` wake makes the Workflow's next poll due now. */
+  wakes?: WakeBoard;
 }
 
 const CONCURRENCY = 2;
@@ -39,30 +42,32 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
   const configMaps = manager.informer<ConfigMapObject>(CONFIGMAPS, {
     labelSelector: `${LABEL_MANAGED_BY}!=${MANAGED_BY}`,
   });
-  const controller = manager.controller({
-    name: 'workflow',
-    concurrency: CONCURRENCY,
-    reconcile: createWorkflowReconciler({
+  const reconcile = createWorkflowReconciler({
+    client: options.client,
+    workflows,
+    issueRuns,
+    configMaps,
+    now: () => new Date(),
+    logger: options.logger,
+    podTemplatePolicy: options.podTemplatePolicy,
+    ...(options.trackers ? { trackers: options.trackers } : {}),
+    onPolled: runMetrics(manager.metrics.registry).polled,
+    ...(options.runFinalizers ? { runFinalizers: options.runFinalizers } : {}),
+    lifecycleEvents: createLifecycleEventWriter({
       client: options.client,
-      workflows,
-      issueRuns,
-      configMaps,
-      now: () => new Date(),
-      logger: options.logger,
-      podTemplatePolicy: options.podTemplatePolicy,
-      ...(options.trackers ? { trackers: options.trackers } : {}),
-      onPolled: runMetrics(manager.metrics.registry).polled,
-      ...(options.runFinalizers ? { runFinalizers: options.runFinalizers } : {}),
-      lifecycleEvents: createLifecycleEventWriter({
-        client: options.client,
-        reportingInstance: options.identity ?? hostname(),
-        onRefused: (event, error) =>
-          options.logger.warn(
-            { event: event.name, err: errorMessage(error) },
-            'cannot record an Event',
-          ),
-      }),
+      reportingInstance: options.identity ?? hostname(),
+      onRefused: (event, error) =>
+        options.logger.warn(
+          { event: event.name, err: errorMessage(error) },
+          'cannot record an Event',
+        ),
     }),
+  });
+  const controller = manager.controller({ name: 'workflow', concurrency: CONCURRENCY, reconcile });
+  options.wakes?.subscribe('poll', (target) => {
+    const key = `${target.namespace}/${target.workflow}`;
+    reconcile.pollNow(key);
+    controller.enqueue(key);
   });
 
   const onWorkflow = (workflow: Workflow) => controller.enqueue(objectKey(workflow));
