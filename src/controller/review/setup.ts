@@ -11,7 +11,7 @@ import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import { awaitingReview } from '../shared/review-config.js';
 import { renderPullRequestText } from '../../template/review.js';
 import type { TrackerCache } from '../shared/trackers.js';
-import type { WakeBoard } from '../shared/wake.js';
+import type { WakeBoard, WakeTarget } from '../shared/wake.js';
 import {
   createReviewReconciler,
   type ReviewReconcilerDeps,
@@ -88,12 +88,23 @@ export function setupReviewController(manager: Manager, options: ReviewControlle
   issueRuns.onAdd(onRun);
   issueRuns.onUpdate((_old, run) => onRun(run));
   options.wakes?.subscribe('review', (target) => {
-    if (target.kind !== 'review') return;
-    for (const run of issueRuns.list(target.namespace)) {
-      if (run.spec.workflowRef.name !== target.workflow || !awaitingReview(run)) continue;
-      if (target.branch !== undefined && run.status?.git?.branch !== target.branch) continue;
-      reviewer.wake(objectKey(run));
-      controller.enqueue(objectKey(run));
+    for (const key of runsToWake(issueRuns.list(target.namespace), target)) {
+      reviewer.wake(key);
+      controller.enqueue(key);
     }
   });
+}
+
+/** The runs a `review` wake is for: the Workflow's runs awaiting review, on its branch if named. */
+export function runsToWake(runs: readonly IssueRun[], target: WakeTarget): string[] {
+  if (target.kind !== 'review') return [];
+  return runs
+    .filter(
+      (run) =>
+        run.metadata.namespace === target.namespace &&
+        run.spec.workflowRef.name === target.workflow &&
+        awaitingReview(run) &&
+        (target.branch === undefined || run.status?.git?.branch === target.branch),
+    )
+    .map(objectKey);
 }
