@@ -1,4 +1,4 @@
-import { awaitingReview } from '../shared/review-config.js';
+import { awaitingReview, reviewConfigOf } from '../shared/review-config.js';
 import type { Logger } from 'pino';
 import {
   API_VERSION,
@@ -195,7 +195,10 @@ export async function pollWorkflow(
         ensembleSize({ labels: run.spec.issue.labels ?? [] }, config.agent.ensembleSize));
     held.push({ issueId: id, state: issue?.state ?? run.spec.issue.state ?? null, slots });
     if (run.spec.cancelRequested) continue;
-    const waitsForReview = reviewing && issue !== undefined && !isTerminal(issue.state, config);
+    // Under review, an issue moved out of the active states (In Review) does not stop the
+    // attempt: it ends on its own and the run waits for the review; a terminal one still does.
+    const underReview = reviewing || reviewConfigOf(config) !== null;
+    const waitsForReview = underReview && issue !== undefined && !isTerminal(issue.state, config);
     if (waitsForReview) {
       if (issue.state !== run.spec.issue.state) await actions.setState(run, issue.state);
     } else if (!issue || !isActiveState(issue.state, config.tracker)) {
