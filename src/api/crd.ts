@@ -173,6 +173,13 @@ const ISSUERUN: KindDefinition = {
     AGE,
     { name: 'Branch', type: 'string', jsonPath: '.status.git.branch', priority: 1 },
     {
+      name: 'PR',
+      type: 'string',
+      jsonPath: '.status.git.pullRequest.url',
+      description: 'The pull request of the run branch (review loop).',
+      priority: 1,
+    },
+    {
       name: 'Completed',
       type: 'date',
       jsonPath: '.status.completionTime',

@@ -3,6 +3,7 @@ import { HOOK_NAMES, type HookName } from '../workflow/events.js';
 import { conditionListSchema } from './conditions.js';
 import { objectMetaSchema, usageSchema } from './meta.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
+import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
 
 /**
  * A field that may not change once the IssueRun exists. The rule sits on the field itself
@@ -253,9 +254,11 @@ export const issueRunStatusSchema = z
           .describe(
             "The issue's branch, worked out from workspace.git.branch when the run started and kept for every later attempt.",
           ),
+        pullRequest: pullRequestStatusSchema.optional(),
       })
       .optional()
       .describe('The git workspace of the run (workspace.git).'),
+    review: reviewStatusSchema.optional(),
     conditions: conditionListSchema.optional(),
   })
   .describe('The observed state of an IssueRun.');

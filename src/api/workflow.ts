@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
+import { workflowReviewSchema } from './review.js';
 import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
 import {
   automountTokenSchema,
@@ -303,6 +304,7 @@ export const workflowSpecSchema = z
         'The backstop deadline of a run Pod (activeDeadlineSeconds); computed from the workflow config when unset.',
       ),
     tools: workflowToolsSchema.optional(),
+    review: workflowReviewSchema.optional(),
     webhooks: workflowWebhooksSchema.optional(),
   })
   .meta({

@@ -9,6 +9,8 @@ import { DEFAULT_LEASE } from './runtime/leader.js';
 import { createManager, type Manager, type ManagerExitReason } from './runtime/manager.js';
 import { handleShutdownSignals } from './runtime/shutdown.js';
 import { setupIssueRunController } from './issuerun/setup.js';
+import { createCodeHostCache } from './review/code-hosts.js';
+import { setupReviewController } from './review/setup.js';
 import { podReader, resolveOperatorImage } from './shared/operator-image.js';
 import {
   DEFAULT_POD_TEMPLATE_POLICY,
@@ -193,6 +195,17 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     logLostAfterMs: options.logLostAfterMs,
     toolsUrl,
     ...(archiver ? { onLogLine: archiver.logSink } : {}),
+  });
+  // The review loop writes run statuses through the IssueRun controller's store: one store,
+  // so neither controller wipes the other's writes.
+  setupReviewController(manager, {
+    client,
+    identity,
+    logger,
+    store: issueRuns.store,
+    trackers,
+    codeHost: createCodeHostCache(client),
+    wakes,
   });
   setupWorkflowController(manager, {
     client,

@@ -50,6 +50,12 @@ export const LifecycleReasons = {
   ArchiveFailed: 'ArchiveFailed',
   /** On the IssueRun: released unarchived after --archive-give-up-after. */
   ArchiveAbandoned: 'ArchiveAbandoned',
+  /** On the IssueRun: its branch's pull request was opened (or found open); the note links it. */
+  PullRequestOpened: 'PullRequestOpened',
+  /** On the IssueRun: review feedback asked for a round (the note says which and why). */
+  ReviewRoundRequested: 'ReviewRoundRequested',
+  /** On the IssueRun: the review loop ended (approved, merged, closed, out of rounds). */
+  ReviewEnded: 'ReviewEnded',
 } as const;
 export type LifecycleReason = (typeof LifecycleReasons)[keyof typeof LifecycleReasons];
 
@@ -82,6 +88,28 @@ function runRef(run: IssueRun): ObjectReference & { uid: string } {
     name: run.metadata.name ?? '',
     namespace: run.metadata.namespace ?? '',
     uid: run.metadata.uid ?? '',
+  };
+}
+
+/**
+ * An Event of the review loop on the run (docs/review-loop.md), named by what it records
+ * (`suffix`: one per pull request, round or end), so a restart that writes it again meets 409.
+ */
+export function reviewEvent(
+  run: IssueRun,
+  reason: LifecycleReason,
+  suffix: string,
+  text: string,
+): LifecycleEvent {
+  return {
+    name: runEventName(run, `review-${suffix}`),
+    namespace: run.metadata.namespace ?? '',
+    regarding: runRef(run),
+    action: 'Review',
+    reason,
+    type:
+      reason === LifecycleReasons.ReviewEnded && /MaxRounds/.test(suffix) ? 'Warning' : 'Normal',
+    note: note(text),
   };
 }
 

@@ -15,6 +15,8 @@ import { planSsh } from './ssh-placement.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
 import type { SlotView } from './status.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
+import { reviewConfigOf } from '../shared/review-config.js';
+import { roundInputs } from './review-inputs.js';
 
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;
@@ -107,16 +109,20 @@ export function createAttemptStarter(deps: AttemptDeps) {
    * (agent.max_retry_backoff_ms) and whether the run's issue is in an active state. A run
    * that neither retries nor continues needs neither.
    */
-  async function policyInputs(run: IssueRun): Promise<{ capMs: number; issueActive: boolean }> {
-    const fallback = { capMs: DEFAULT_RETRY_BACKOFF_CAP_MS, issueActive: false };
+  async function policyInputs(
+    run: IssueRun,
+  ): Promise<{ capMs: number; issueActive: boolean; reviewing: boolean }> {
+    const fallback = { capMs: DEFAULT_RETRY_BACKOFF_CAP_MS, issueActive: false, reviewing: false };
     const snapshot = workflowOf(run)?.status?.lastGoodConfigMap;
-    if (!snapshot || (!run.spec.retries && !run.spec.continueWhileActive)) return fallback;
+    // Snapshots are parsed once (config-snapshot.ts): reading `review:` costs no request.
+    if (!snapshot) return fallback;
     try {
       const { config } = (await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot))
         .loaded;
       return {
         capMs: config.agent.maxRetryBackoffMs,
         issueActive: isActiveState(run.spec.issue.state ?? null, config.tracker),
+        reviewing: reviewConfigOf(config) !== null,
       };
     } catch {
       return fallback;
@@ -160,6 +166,8 @@ export function createAttemptStarter(deps: AttemptDeps) {
     if (ssh.kind === 'ready' && ssh.fresh.length > 0) {
       await deps.storeHosts(run, attempt, ssh.hosts);
     }
+    const review = await roundInputs(deps.client, run, attempt, runnable.loaded.config);
+    if (review && !review.ok) return review;
     const ensured = await ensureRunObjects({
       client: deps.client,
       run,
@@ -169,6 +177,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: new Set(pods.map((pod) => pod.metadata?.name ?? '')),
       retry: { attempt, slots },
+      review: review?.review,
       toolsUrl: deps.toolsUrl,
       branch,
       ssh: ssh.kind === 'ready' ? ssh : undefined,

@@ -1,4 +1,4 @@
-import { Reasons, type IssueRun } from '../../api/index.js';
+import { Reasons, ReviewReasons, type IssueRun } from '../../api/index.js';
 import type { PodObject } from '../shared/resources.js';
 import { ANNOTATION_STOP_NOTE, LABEL_ATTEMPT } from '../shared/constants.js';
 import type { RunState, SlotView } from './status.js';
@@ -50,7 +50,12 @@ export function workDone(
   }
   for (const slot of run.status?.slots ?? []) {
     // Waiting to continue: the attempt it records succeeded.
-    if (slot.reason === Reasons.ContinuationScheduled) succeeded.push(slot.attempt ?? 0);
+    if (
+      slot.reason === Reasons.ContinuationScheduled ||
+      slot.reason === ReviewReasons.AwaitingReview
+    ) {
+      succeeded.push(slot.attempt ?? 0);
+    }
   }
   const attempt = Math.max(0, ...succeeded);
   if (attempt > 0) return `attempt ${attempt} succeeded`;
@@ -105,6 +110,14 @@ export function endedState(
   views: readonly SlotView[],
   states: IssueStates | null,
 ): RunState {
-  if (state.kind !== 'finished' || !state.succeeded || !issueTerminal(run, states)) return state;
+  if (state.kind !== 'finished' || !state.succeeded) return state;
+  const review = run.status?.review;
+  // Out of rounds with feedback still open: a success of its attempts, but not of the review.
+  if (review?.phase === ReviewReasons.MaxRoundsReached) {
+    return { ...state, reason: ReviewReasons.MaxRoundsReached, message: review.message ?? '' };
+  }
+  if (!issueTerminal(run, states)) {
+    return review?.phase && review.message ? { ...state, message: review.message } : state;
+  }
   return completed(run, workDone(run, views, []) ?? 'the run succeeded');
 }

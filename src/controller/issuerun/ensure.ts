@@ -1,3 +1,5 @@
+import type { ReviewPromptContext } from '../../template/review-context.js';
+import type { ReviewConfig } from '../../workflow/review-config.js';
 import type {
   V1PersistentVolumeClaimSpec,
   V1Pod,
@@ -81,6 +83,8 @@ export async function ensureRunObjects(options: {
   branch?: string | undefined;
   /** The SSH workers of the slots, recorded in the status before this (ssh-placement.ts). */
   ssh?: SshWorkers | undefined;
+  /** A review round's prompt template and feedback (review-inputs.ts). */
+  review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -103,6 +107,7 @@ export async function ensureRunObjects(options: {
       workflowText: runnable.text,
       config,
       promptTemplate: runnable.loaded.promptTemplate,
+      review: options.review,
       issue,
       run: {
         run: identity.name,

@@ -21,6 +21,9 @@ import {
 } from '../shared/constants.js';
 import { inputsConfigMapName, labelValue } from '../shared/object-names.js';
 import { LorenzError } from '../../workflow/errors.js';
+import type { ReviewPromptContext } from '../../template/review-context.js';
+import { renderReviewPrompt } from '../../template/review.js';
+import type { ReviewConfig } from '../../workflow/review-config.js';
 
 export interface RunInputs {
   /** Every file the runner reads, manifest.json included. */
@@ -62,6 +65,8 @@ export async function renderRunInputs(options: {
   issue: Issue;
   run: RunDescriptor;
   budget?: RenderBudget;
+  /** A review round: its prompt is review.continuation_prompt over the round's feedback. */
+  review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
 }): Promise<RunInputs> {
   const { workflowText, config, promptTemplate, issue, run } = options;
   const budget = options.budget ?? CONTROLLER_RENDER_BUDGET;
@@ -99,7 +104,14 @@ export async function renderRunInputs(options: {
     const ensemble = ensembleContext(slot, run.ensembleSize);
     files[promptInputFile(slot)] = await bounded(
       `the hooks and ${slot} of ${run.ensembleSize} prompts`,
-      (limit) => renderPrompt(promptTemplate, { issue, attempt: run.attempt, ensemble }, limit),
+      (limit) =>
+        options.review
+          ? renderReviewPrompt(
+              options.review.config,
+              { issue, attempt: run.attempt, ensemble, ...options.review.context },
+              limit,
+            )
+          : renderPrompt(promptTemplate, { issue, attempt: run.attempt, ensemble }, limit),
     );
   }
   const manifest = inputManifest(files);

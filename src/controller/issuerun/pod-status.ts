@@ -23,6 +23,7 @@ export type PodReason =
   | 'AgentFailed'
   | 'RetryScheduled'
   | 'ContinuationScheduled'
+  | 'AwaitingReview'
   | 'Cancelled'
   | 'InputsInvalid'
   | 'TemplateError'

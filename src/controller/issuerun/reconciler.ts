@@ -24,13 +24,14 @@ import {
 import { runStateFromSlots, type SlotView } from './status.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { planRetries } from './retry.js';
+import { roundAttempt, startRound } from './review-round.js';
 import { createAttemptStarter, createRetryDelay, deleteRunPod, isLive } from './attempts.js';
 import { createDeletedNames, earlierRunPods } from './earlier-runs.js';
 import { createTokenRevoker } from './tools-token.js';
 import { decidedBranch } from './git-branch.js';
 import { syncIssueState } from './issue-state-sync.js';
 import { checkStart, refusalState, type StartPreconditionDeps } from './start-preconditions.js';
-import { createRunStatusStore, runKey } from './status-store.js';
+import { createRunStatusStore, runKey, type RunStatusStore } from './status-store.js';
 import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
 import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
 import { endedState, stoppedState, type IssueStates } from './endings.js';
@@ -64,6 +65,8 @@ export interface IssueRunReconcilerDeps {
     previous: IssueRunStatus | undefined,
     next: IssueRunStatus,
   ) => void;
+  /** The status store, shared with the review controller (main wires one); made here if absent. */
+  store?: RunStatusStore;
 }
 
 export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
@@ -76,14 +79,16 @@ export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
-  const store = createRunStatusStore({
-    client: deps.client,
-    issueRuns: deps.issueRuns,
-    now: deps.now,
-    progressIntervalMs: deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
-    events: deps.lifecycleEvents,
-    onWritten: deps.onStatusWritten,
-  });
+  const store =
+    deps.store ??
+    createRunStatusStore({
+      client: deps.client,
+      issueRuns: deps.issueRuns,
+      now: deps.now,
+      progressIntervalMs: deps.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
+      events: deps.lifecycleEvents,
+      onWritten: deps.onStatusWritten,
+    });
   const { statusOf, writePodless } = store;
   const patchStatus = store.patch;
   const expectations = createPodExpectations();
@@ -281,7 +286,14 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       ...assigned,
     ].sort((a, b) => a.slot - b.slot);
     const policy = await attempts.policyInputs(run);
-    const plan = planRetries(run, observed, policy.capMs, deps.now(), policy.issueActive);
+    const plan = planRetries(
+      run,
+      observed,
+      policy.capMs,
+      deps.now(),
+      policy.issueActive,
+      policy.reviewing,
+    );
     // An attempt whose host was recorded but whose Pod was never made starts now, there.
     for (const view of assigned) {
       plan.due.set(view.attempt, [...(plan.due.get(view.attempt) ?? []), view.slot]);
@@ -291,7 +303,14 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       if (logsPending(plan.retrying)) return { requeueAfter: REQUEUE_MS.logsDraining };
       if (!(await eventsWritten(plan.retrying))) return { requeueAfter: REQUEUE_MS.eventsPending };
     }
-    const started = await attempts.startDue(run, pods, plan);
+    // A review round is recorded before its Pods (as hosts are): a restart starts that one.
+    const current =
+      plan.reviewRound === undefined
+        ? run
+        : await store.update(key, run, (status) =>
+            startRound(status, plan.reviewRound ?? 0, roundAttempt(plan)),
+          );
+    const started = await attempts.startDue(current, pods, plan);
     if (plan.retrying.length > 0 || assigned.length > 0) {
       const views = started.views;
       const result = await patchStatus(

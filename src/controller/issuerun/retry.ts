@@ -1,5 +1,6 @@
-import { Reasons, rfc3339, type IssueRun } from '../../api/index.js';
+import { Reasons, isFinalReviewPhase, rfc3339, type IssueRun } from '../../api/index.js';
 import { exponentialDelay } from '../runtime/backoff.js';
+import { AWAITING_REVIEW } from '../shared/review-config.js';
 import type { PodOutcome } from './pod-status.js';
 import type { SlotView } from './status.js';
 
@@ -28,26 +29,60 @@ export function slotAttempt(run: IssueRun, slot: number): number {
 /** After a clean finish with the issue still active, the next attempt starts this soon. */
 export const CONTINUATION_DELAY_MS = 1000;
 
-/** Why a slot gets another attempt: its attempt failed, or it succeeded with work left. */
-export type NextAttempt = 'retry' | 'continuation';
+/**
+ * Why a slot gets another attempt: its attempt failed, it succeeded with work left, or it
+ * succeeded and waits for the review of its pull request (a round may follow).
+ */
+export type NextAttempt = 'retry' | 'continuation' | 'review';
 
 /**
  * Whether an ended attempt is followed by another. A failure is retried while spec.retries
  * allows; a run that continues while its issue is active (spec.continueWhileActive, set for
  * the tracker's issues) retries every failure and continues after every success as long as
- * `issueActive`. Nothing follows a cancellation.
+ * `issueActive`. A success with no continuation on a run under review (`reviewing`: its
+ * Workflow has `review:` and workspace.git) waits for the review until the loop's phase is
+ * final (docs/review-loop.md). Nothing follows a cancellation.
  */
 export function nextAttempt(
   run: IssueRun,
   outcome: PodOutcome | null,
   attempt: number,
   issueActive = false,
+  reviewing = false,
 ): NextAttempt | null {
   if (!outcome?.finished || run.spec.cancelRequested) return null;
   const continues = run.spec.continueWhileActive === true && issueActive;
-  if (outcome.phase === 'Succeeded') return continues ? 'continuation' : null;
+  if (outcome.phase === 'Succeeded') {
+    if (continues) return 'continuation';
+    return reviewing && !isFinalReviewPhase(run.status?.review?.phase) ? 'review' : null;
+  }
   if (outcome.phase !== 'Failed' || outcome.reason === Reasons.Cancelled) return null;
   return continues || attempt - firstAttempt(run) < (run.spec.retries ?? 0) ? 'retry' : null;
+}
+
+/**
+ * The review round a slot that waits for review starts now, or null while it waits: the
+ * review controller asked for a round the run has not started (requestedRound > round), or
+ * the round was started (status.review.roundAttempt) but its attempt's Pod was never made.
+ */
+export function reviewRoundDue(run: IssueRun, attempt: number): number | null {
+  const review = run.status?.review;
+  const round = review?.round ?? 0;
+  if ((review?.requestedRound ?? 0) > round) return review?.requestedRound ?? null;
+  return round > 0 && (review?.roundAttempt ?? 0) > attempt ? round : null;
+}
+
+/** The outcome a slot shows while it waits for the review of its pull request. */
+export function awaitingReviewOutcome(run: IssueRun, attempt: number): PodOutcome {
+  const pull = run.status?.git?.pullRequest;
+  const where = pull ? `pull request ${pull.url}` : 'its pull request';
+  return {
+    phase: 'Pending',
+    reason: AWAITING_REVIEW,
+    message: `attempt ${attempt} succeeded; waiting for the review of ${where}`,
+    finished: false,
+    summary: null,
+  };
 }
 
 /** Whether a failed attempt may be tried again (nextAttempt says 'retry'). */
@@ -114,6 +149,8 @@ export interface RetryPlan {
   retrying: SlotView[];
   /** The earliest time a waiting slot is due (ms since epoch). */
   wakeAt?: number;
+  /** The review round the due attempts start, when a review asked for one. */
+  reviewRound?: number;
 }
 
 /** Applies the retry policy to the views of a run's current attempts. Pure. */
@@ -123,15 +160,29 @@ export function planRetries(
   capMs: number,
   now: Date,
   issueActive = false,
+  reviewing = false,
 ): RetryPlan {
   const plan: RetryPlan = { views: [], due: new Map(), retrying: [] };
   for (const view of views) {
-    const kind = nextAttempt(run, view.outcome, view.attempt, issueActive);
+    const kind = nextAttempt(run, view.outcome, view.attempt, issueActive, reviewing);
     if (!view.outcome || kind === null) {
       plan.views.push(view);
       continue;
     }
     plan.retrying.push(view);
+    if (kind === 'review') {
+      // No timer: the review controller's status write (requestedRound) wakes the run.
+      const round = reviewRoundDue(run, view.attempt);
+      if (round === null) {
+        plan.views.push({ ...view, outcome: awaitingReviewOutcome(run, view.attempt) });
+        continue;
+      }
+      const next = view.attempt + 1;
+      plan.due.set(next, [...(plan.due.get(next) ?? []), view.slot]);
+      plan.reviewRound = round;
+      plan.views.push(view);
+      continue;
+    }
     const recorded = run.status?.slots?.find((entry) => entry.slot === view.slot);
     const decision = decideRetry({
       attempt: view.attempt,

@@ -14,7 +14,8 @@ import { ISSUERUNS, WORKFLOWS, type PodObject } from '../shared/resources.js';
 import { createLogFollowers, type PodLogState } from './log-follower.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import type { PodStatusOptions } from './pod-status.js';
-import { createIssueRunReconciler } from './reconciler.js';
+import { createIssueRunReconciler, DEFAULT_PROGRESS_INTERVAL_MS } from './reconciler.js';
+import { createRunStatusStore, type RunStatusStore } from './status-store.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 
 export interface IssueRunControllerOptions {
@@ -55,7 +56,7 @@ function ownerRunKey(pod: PodObject): string | undefined {
 export function setupIssueRunController(
   manager: Manager,
   options: IssueRunControllerOptions,
-): { stop(): void } {
+): { stop(): void; store: RunStatusStore } {
   const { client, logger } = options;
   const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
   const workflows = manager.informer<Workflow>(WORKFLOWS);
@@ -130,10 +131,27 @@ export function setupIssueRunController(
       metrics.tokensRead({ ...pod, workflow: run.spec.workflowRef.name }, usage);
     },
   });
+  const lifecycleEvents = createLifecycleEventWriter({
+    client,
+    reportingInstance: options.identity,
+    onRefused: (event, error) =>
+      logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event'),
+  });
+  // One store for the run statuses of this process: the review controller writes through it
+  // too, so neither wipes the other's writes.
+  const store = createRunStatusStore({
+    client,
+    issueRuns,
+    now: () => new Date(),
+    progressIntervalMs: options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
+    events: lifecycleEvents,
+    onWritten: metrics.statusWritten,
+  });
   const controller = manager.controller({
     name: 'issuerun',
     concurrency: CONCURRENCY,
     reconcile: createIssueRunReconciler({
+      store,
       client,
       issueRuns,
       workflows,
@@ -150,12 +168,7 @@ export function setupIssueRunController(
       ...(options.podStatus ? { podStatus: options.podStatus } : {}),
       toolsUrl: options.toolsUrl,
       onStatusWritten: metrics.statusWritten,
-      lifecycleEvents: createLifecycleEventWriter({
-        client,
-        reportingInstance: options.identity,
-        onRefused: (event, error) =>
-          logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event'),
-      }),
+      lifecycleEvents,
     }),
   });
   enqueue = (key) => controller.enqueue(key);
@@ -186,5 +199,5 @@ export function setupIssueRunController(
 
   // A replica that no longer leads writes no Events: the next leader reads the logs again.
   manager.onLeadershipLost(() => followers.stopAll());
-  return { stop: () => followers.stopAll() };
+  return { stop: () => followers.stopAll(), store };
 }

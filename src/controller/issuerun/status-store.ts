@@ -51,6 +51,17 @@ export interface RunStatusStore {
     attempt: number,
     hosts: ReadonlyMap<number, string>,
   ) => Promise<IssueRun>;
+  /**
+   * Changes the status of `run` from the freshest one known (null: no change), serialized per
+   * key with every other write of this store: the review controller's way to its fields, so
+   * that it and the IssueRun reconciler never wipe each other's writes. Returns the run as
+   * it now stands.
+   */
+  update: (
+    key: string,
+    run: IssueRun,
+    mutate: (status: IssueRunStatus) => IssueRunStatus | null,
+  ) => Promise<IssueRun>;
   /** The cached run with the freshest status this controller knows. */
   fresh: (key: string, run: IssueRun) => IssueRun;
   /** The runs of a namespace as fresh as this controller knows them. */
@@ -60,6 +71,44 @@ export interface RunStatusStore {
 
 export const runKey = (run: IssueRun): string =>
   `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
+
+/**
+ * The review loop's fields (status.review, status.git.pullRequest) are the review
+ * controller's: a status the IssueRun reconciler built takes them from the freshest status.
+ */
+export function carryReview(
+  next: IssueRunStatus,
+  latest: IssueRunStatus | undefined,
+): IssueRunStatus {
+  const carried: IssueRunStatus = { ...next };
+  delete carried.review;
+  if (latest?.review) carried.review = latest.review;
+  if (carried.git) {
+    const git = { ...carried.git };
+    delete git.pullRequest;
+    if (latest?.git?.pullRequest) git.pullRequest = latest.git.pullRequest;
+    carried.git = git;
+  }
+  return carried;
+}
+
+/** Runs the writes of one key one after another (two writers in one process). */
+function createKeyedSerializer() {
+  const tails = new Map<string, Promise<unknown>>();
+  return function serial<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const result = previous.then(work, work);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return result;
+  };
+}
 
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createRunStatusStore(deps: {
@@ -75,6 +124,16 @@ export function createRunStatusStore(deps: {
     | undefined;
 }): RunStatusStore {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
+  const serial = createKeyedSerializer();
+  /** The freshest status of the key: the informer's, or this store's last write if newer. */
+  const latest = (key: string, run: IssueRun): IssueRunStatus | undefined => {
+    const { namespace, name } = splitKey(key);
+    const cached = deps.issueRuns.get(namespace, name) ?? run;
+    return statuses.freshest(key, {
+      resourceVersion: cached.metadata.resourceVersion,
+      status: cached.status,
+    });
+  };
 
   const statusOf: RunStatusStore['statusOf'] = (run, slots, state, created) =>
     runStatus({
@@ -87,8 +146,20 @@ export function createRunStatusStore(deps: {
       ...created,
     });
 
-  const patch: RunStatusStore['patch'] = async (key, run, next, urgent) => {
-    if (canonicalJson(next) === canonicalJson(run.status ?? {})) return;
+  const patch: RunStatusStore['patch'] = (key, run, built, urgent) =>
+    serial(key, () => {
+      const base = latest(key, run);
+      return patchNow(key, run, carryReview(built, base), urgent, base);
+    });
+
+  const patchNow = async (
+    key: string,
+    run: IssueRun,
+    next: IssueRunStatus,
+    urgent: boolean,
+    base: IssueRunStatus | undefined,
+  ): Promise<ReconcileResult> => {
+    if (canonicalJson(next) === canonicalJson(base ?? {})) return;
     const now = deps.now().getTime();
     const since = now - statuses.lastWriteAt(key);
     if (!urgent && since < deps.progressIntervalMs) {
@@ -163,6 +234,17 @@ export function createRunStatusStore(deps: {
     return { ...run, status: next };
   };
 
+  const update: RunStatusStore['update'] = (key, run, mutate) =>
+    serial(key, async () => {
+      const current = latest(key, run) ?? {};
+      const next = mutate(current);
+      const now = { ...run, status: current };
+      if (next === null || canonicalJson(next) === canonicalJson(current)) return now;
+      const { namespace = '', name } = splitKey(key);
+      await statuses.write(key, namespace, name, next, deps.now().getTime());
+      return { ...run, status: next };
+    });
+
   const fresh: RunStatusStore['fresh'] = (key, run) => {
     const cached = { resourceVersion: run.metadata.resourceVersion, status: run.status };
     return { ...run, status: statuses.freshest(key, cached) };
@@ -174,6 +256,7 @@ export function createRunStatusStore(deps: {
     writePodless,
     storeBranch,
     storeHosts,
+    update,
     fresh,
     freshRuns: (namespace) =>
       deps.issueRuns.list(namespace).map((each) => fresh(runKey(each), each)),

@@ -117,7 +117,8 @@ export function runStateFromSlots(slots: readonly SlotView[]): RunState {
         phase: 'Pending',
         reason:
           waiting?.outcome?.reason === 'RetryScheduled' ||
-          waiting?.outcome?.reason === 'ContinuationScheduled'
+          waiting?.outcome?.reason === 'ContinuationScheduled' ||
+          waiting?.outcome?.reason === 'AwaitingReview'
             ? waiting.outcome.reason
             : Reasons.Pending,
         message: waiting

@@ -1,3 +1,4 @@
+import { awaitingReview, reviewConfigOf } from '../shared/review-config.js';
 import type { Logger } from 'pino';
 import {
   API_VERSION,
@@ -185,12 +186,22 @@ export async function pollWorkflow(
       continue;
     }
     const issue = byId.get(id);
-    const slots =
-      run.status?.slots?.length ??
-      ensembleSize({ labels: run.spec.issue.labels ?? [] }, config.agent.ensembleSize);
+    // A run waiting for the review of its pull request holds its issue but runs no agent:
+    // it takes no slot, and its issue may leave the active states (In Review) and stay its.
+    const reviewing = awaitingReview(run);
+    const slots = reviewing
+      ? 0
+      : (run.status?.slots?.length ??
+        ensembleSize({ labels: run.spec.issue.labels ?? [] }, config.agent.ensembleSize));
     held.push({ issueId: id, state: issue?.state ?? run.spec.issue.state ?? null, slots });
     if (run.spec.cancelRequested) continue;
-    if (!issue || !isActiveState(issue.state, config.tracker)) {
+    // Under review, an issue moved out of the active states (In Review) does not stop the
+    // attempt: it ends on its own and the run waits for the review; a terminal one still does.
+    const underReview = reviewing || reviewConfigOf(config) !== null;
+    const waitsForReview = underReview && issue !== undefined && !isTerminal(issue.state, config);
+    if (waitsForReview) {
+      if (issue.state !== run.spec.issue.state) await actions.setState(run, issue.state);
+    } else if (!issue || !isActiveState(issue.state, config.tracker)) {
       // Terminal, no longer active, or gone from the tracker: stop (after_run still runs),
       // saying what was seen; the state goes in the same write, so the run's end reads it.
       await actions.cancel(run, stopNote(run, issue, config), issue?.state);

@@ -179,7 +179,7 @@ describe('what kubectl get shows', () => {
     ]);
   });
 
-  it('IssueRun: Started and Duration; -o wide adds the branch, the end and the message', () => {
+  it('IssueRun: Started and Duration; -o wide adds the branch, the PR, the end and the message', () => {
     expect(columns('IssueRun')).toEqual([
       'Issue .spec.issue.identifier',
       'Workflow .spec.workflowRef.name',
@@ -191,6 +191,7 @@ describe('what kubectl get shows', () => {
       'Duration .status.duration',
       'Age .metadata.creationTimestamp',
       'Branch .status.git.branch (wide)',
+      'PR .status.git.pullRequest.url (wide)',
       'Completed .status.completionTime (wide)',
       'Message .status.conditions[?(@.type=="Succeeded")].message (wide)',
     ]);

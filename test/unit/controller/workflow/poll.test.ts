@@ -48,6 +48,7 @@ async function poll(
     answers?: AnswerRule[];
     startup?: boolean;
     runFinalizers?: string[];
+    config?: typeof config;
   } = {},
 ) {
   const client = new FakeKubeClient();
@@ -61,7 +62,7 @@ async function poll(
   });
   const result = await pollWorkflow(
     options.workflow ?? owner,
-    config,
+    options.config ?? config,
     undefined,
     {
       client,
@@ -152,6 +153,42 @@ describe('one poll of the tracker', () => {
         'Backlog',
       ),
     ]);
+  });
+
+  it('under review: keeps a run whose issue left the active states, stops one gone terminal; a run awaiting review takes no slot', async () => {
+    const reviewing = parseConfig({
+      tracker: { kind: 'memory' },
+      agent: { max_concurrent_agents: 2 },
+      workspace: { git: { repo: 'https://git.example.com/acme/app.git' } },
+      review: {},
+    }).config;
+    const awaiting = {
+      ...startedStatus(1, 'Pending'),
+      slots: [{ slot: 0, attempt: 1, phase: 'Pending' as const, reason: 'AwaitingReview' }],
+    };
+    const { actions, client } = await poll(
+      [
+        issue('ENG-1', { state: 'In Review' }),
+        issue('ENG-2', { state: 'In Review' }),
+        issue('ENG-3', { state: 'Done' }),
+        issue('ENG-4'),
+        issue('ENG-5'),
+      ],
+      [held('ENG-1', 'Todo', awaiting), held('ENG-2', 'Todo'), held('ENG-3', 'Todo', awaiting)],
+      { config: reviewing },
+    );
+    // ENG-2's attempt runs on; with ENG-1 and ENG-3 waiting (no slot), one of the two candidates fits.
+    expect(actions).toEqual([
+      'PATCH issueruns/wf-eng-1',
+      'PATCH issueruns/wf-eng-2',
+      'PATCH issueruns/wf-eng-3',
+      'POST issueruns/wf-eng-4',
+    ]);
+    expect(client.actions.slice(0, 2).map((action) => action.body)).toEqual([
+      { spec: { issue: { state: 'In Review' } } },
+      { spec: { issue: { state: 'In Review' } } },
+    ]);
+    expect(client.actions[2]?.body).toMatchObject({ spec: { cancelRequested: true } });
   });
 
   it('replaces a finished run whose issue is a candidate again, removes one ended terminal, keeps others', async () => {

@@ -1,0 +1,163 @@
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import {
+  ReviewReasons,
+  type IssueRun,
+  type IssueRunStatus,
+  type Workflow,
+} from '../../api/index.js';
+import type { CodeHost } from '../../codehost/types.js';
+import type { PullRequestTextContext } from '../../template/review-context.js';
+import type { TrackerWriter } from '../../tracker/types.js';
+import type { WorkflowConfig } from '../../workflow/config.js';
+import { errorMessage } from '../../workflow/errors.js';
+import type { Issue } from '../../workflow/issue.js';
+import { normalizeIssue } from '../../workflow/issue.js';
+import type { ReviewConfig } from '../../workflow/review-config.js';
+import { isActiveState } from '../../workflow/states.js';
+import type { LifecycleEventWriter } from '../events/recorder.js';
+import { exponentialDelay } from '../runtime/backoff.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { Informer } from '../runtime/informer.js';
+import { splitKey } from '../runtime/informer.js';
+import type { RunnableWorkflow } from '../shared/config-snapshot.js';
+import { awaitingReview, reviewConfigOf } from '../shared/review-config.js';
+import { reviewContextConfigMap } from '../shared/review-context.js';
+import { followLook, openLook, TrackerStepError, withReview, type LookInputs } from './act.js';
+
+/** What the review controller writes the run's status with: the store it shares (status-store.ts). */
+export interface ReviewStatusStore {
+  update(
+    key: string,
+    run: IssueRun,
+    mutate: (status: IssueRunStatus) => IssueRunStatus | null,
+  ): Promise<IssueRun>;
+  fresh(key: string, run: IssueRun): IssueRun;
+}
+
+export interface ReviewReconcilerDeps {
+  issueRuns: Informer<IssueRun>;
+  workflows: Informer<Workflow>;
+  store: ReviewStatusStore;
+  loadWorkflowConfig: (namespace: string, configMap: string) => Promise<RunnableWorkflow>;
+  /** The Workflow's code host, with its token (read by the controller only). */
+  codeHost: (workflow: Workflow, config: WorkflowConfig, review: ReviewConfig) => Promise<CodeHost>;
+  /** The Workflow's tracker writer (shared/trackers.ts); undefined when it cannot write. */
+  trackerWriter: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerWriter | undefined>;
+  /** The title and body of a new pull request (review.pr_title, review.pr_body). */
+  pullRequestText: (
+    review: ReviewConfig,
+    issue: Issue,
+    context: PullRequestTextContext,
+  ) => { title: string; body: string };
+  /** Creates a round's feedback ConfigMap; one already there is kept (immutable). */
+  createConfigMap: (namespace: string, body: V1ConfigMap) => Promise<void>;
+  events?: LifecycleEventWriter | undefined;
+  now: () => Date;
+  logger?: Logger | undefined;
+}
+
+/** Code host and tracker failures are tried again after 5 s, 10 s, … up to 5 minutes. */
+export const REVIEW_RETRY_BASE_MS = 5000;
+export const REVIEW_RETRY_MAX_MS = 300_000;
+
+const lower = (state: string | null | undefined) => (state ?? '').trim().toLowerCase();
+
+/**
+ * The review controller, kubebuilder's ladder (docs/review-loop.md): fetch → guards (a run
+ * awaiting review, no round pending, the loop on, a branch) → act (open the pull request, or
+ * read it back when it is due or woken) → status through the shared store. Code host and
+ * tracker errors go into status.review (CodeHostUnavailable, TrackerUnavailable) and are
+ * tried again with a backoff; nothing is dropped.
+ */
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
+export function createReviewReconciler(deps: ReviewReconcilerDeps) {
+  const failures = new Map<string, number>();
+  const woken = new Set<string>();
+
+  async function look(key: string, run: IssueRun): Promise<ReconcileResult> {
+    const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
+    const snapshot = workflow?.status?.lastGoodConfigMap;
+    if (!workflow || !snapshot) return;
+    const { config } = (await deps.loadWorkflowConfig(run.metadata.namespace ?? '', snapshot))
+      .loaded;
+    const settings = reviewConfigOf(config);
+    const branch = run.status?.git?.branch;
+    if (!settings || !branch) return;
+    const pull = run.status?.git?.pullRequest;
+    const now = deps.now();
+    const last = Date.parse(run.status?.review?.lastCheckTime ?? '');
+    const due = Number.isFinite(last) ? last + settings.pollIntervalMs - now.getTime() : 0;
+    if (pull && due > 0 && !woken.has(key)) return { requeueAfter: due };
+    woken.delete(key);
+    const state = run.spec.issue.state ?? null;
+    const issue = {
+      active: isActiveState(state, config.tracker),
+      terminal: config.tracker.terminalStates.some((each) => lower(each) === lower(state)),
+    };
+    const inputs: LookInputs = {
+      run,
+      host: await deps.codeHost(workflow, config, settings),
+      settings,
+      branch,
+      writer: await deps.trackerWriter(workflow, config),
+      issue,
+      pullRequestText: (base) =>
+        deps.pullRequestText(settings, normalizeIssue(run.spec.issue, 'spec.issue'), {
+          branch,
+          base,
+          summary: null,
+        }),
+      storeRound: async (round, decision) => {
+        await deps.createConfigMap(
+          run.metadata.namespace ?? '',
+          reviewContextConfigMap(run, round, decision.context),
+        );
+      },
+      now,
+    };
+    const result = pull ? await followLook(inputs, pull.number) : await openLook(inputs);
+    // Events before the status (as the IssueRun's are): a restart writes them again, as 409s.
+    await deps.events?.(result.events);
+    await deps.store.update(key, run, result.mutate);
+    failures.delete(key);
+    return result.goesOn ? { requeueAfter: settings.pollIntervalMs } : undefined;
+  }
+
+  async function reconcile(key: string): Promise<ReconcileResult> {
+    const { namespace = '', name } = splitKey(key);
+    const cached = deps.issueRuns.get(namespace, name);
+    if (!cached || cached.metadata.deletionTimestamp) {
+      failures.delete(key);
+      woken.delete(key);
+      return;
+    }
+    const run = deps.store.fresh(key, cached);
+    if (!awaitingReview(run)) return;
+    // A round asked for is the IssueRun reconciler's to start: feedback waits for it.
+    const review = run.status?.review;
+    if ((review?.requestedRound ?? 0) > (review?.round ?? 0)) return;
+    try {
+      return await look(key, run);
+    } catch (error) {
+      const count = failures.get(key) ?? 0;
+      failures.set(key, count + 1);
+      const tracker = error instanceof TrackerStepError;
+      const cause = tracker ? error.failure : error;
+      const reason = tracker ? ReviewReasons.TrackerUnavailable : ReviewReasons.CodeHostUnavailable;
+      const message = `${tracker ? 'the tracker' : 'the code host'} failed: ${errorMessage(cause)}`;
+      deps.logger?.warn({ run: key, reason, err: message }, 'review loop: will try again');
+      // lastCheckTime stays: the look is still due, and the backoff says when to try again.
+      await deps.store.update(key, run, (status) => withReview(status, { reason, message }));
+      return { requeueAfter: exponentialDelay(count, REVIEW_RETRY_BASE_MS, REVIEW_RETRY_MAX_MS) };
+    }
+  }
+
+  return {
+    reconcile,
+    /** A webhook said "look now" (wake.ts): the next look at this run reads it back at once. */
+    wake(key: string): void {
+      woken.add(key);
+    },
+  };
+}

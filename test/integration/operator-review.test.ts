@@ -1,0 +1,270 @@
+// The review loop end to end, on the local control plane: a Workflow with workspace.git and
+// `review:`, the real HTTPS git server and the GitHub stand-in backed by its branches. The run's
+// agent pushes its branch; the controller opens the pull request once (a controller restart in
+// between opens no second one); a review comment brings the agent back on the same branch with
+// the comment in its prompt; its new commit lands there; an approval with green checks ends the
+// loop and the run. Table-driven over code hosts, so GitLab is a row to add.
+import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IssueRun } from '../../src/api/index.js';
+import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
+import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
+import {
+  NAMESPACE,
+  createIssueRun,
+  createWorkflow,
+  finished,
+  getRun,
+  path,
+  podTemplate,
+  startOperatorEnv,
+  until,
+  workflowText,
+  type OperatorEnv,
+} from './operator-harness.js';
+
+const TOKEN = 'ghp_operatorReviewToken0123456789';
+const REPO = 'acme/app';
+const BRANCH = 'lorenz/app-1-add-the-greeting';
+
+/** What the test needs of a code host stand-in: where it is and how a person acts on it. */
+interface HostRow {
+  name: string;
+  start(git: GitServer): Promise<{
+    apiUrl: string;
+    pullCount(): number;
+    comment(number: number, body: string): void;
+    approve(number: number, sha: string): void;
+    /** CI fails on the commit, with this at the end of its output. */
+    failCheck(sha: string, output: string): void;
+    close(): Promise<void>;
+  }>;
+}
+
+const HOSTS: HostRow[] = [
+  {
+    name: 'github',
+    async start(git) {
+      const standIn: GithubStandIn = await startGithubStandIn({
+        token: TOKEN,
+        repository: REPO,
+        branchHead: (repository, branch, base) => git.branchHead(repository, branch, base),
+      });
+      return {
+        apiUrl: standIn.url,
+        pullCount: () => standIn.pulls().length,
+        comment: (number, body) =>
+          void standIn.addReviewComment(number, {
+            author: 'alice',
+            body,
+            path: 'greeting.txt',
+            line: 1,
+          }),
+        approve: (number, sha) => {
+          standIn.addPullReview(number, { author: 'alice', state: 'APPROVED', commitSha: sha });
+          standIn.setCheckRun(sha, { name: 'ci', status: 'completed', conclusion: 'success' });
+        },
+        failCheck: (sha, output) =>
+          void standIn.setCheckRun(sha, {
+            name: 'ci',
+            status: 'completed',
+            conclusion: 'failure',
+            summary: output,
+          }),
+        close: () => standIn.close(),
+      };
+    },
+  },
+];
+
+describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
+  let env: OperatorEnv;
+  let server: GitServer;
+  let host: Awaited<ReturnType<HostRow['start']>>;
+  let shared: string;
+  beforeAll(async () => {
+    env = await startOperatorEnv();
+    await env.startController();
+    server = await startGitServer({ addresses: ['127.0.0.1'], users: { 'x-access-token': TOKEN } });
+    await server.createRepo(REPO, { private: true, files: { 'README.md': 'app\n' } });
+    host = await row.start(server);
+    shared = await mkdtemp(join(tmpdir(), 'lorenz-review-ca-'));
+    await chmod(shared, 0o755);
+    await copyFile(server.caFile, join(shared, 'ca.pem'));
+    await chmod(join(shared, 'ca.pem'), 0o644);
+    await env.kubectl(
+      'create',
+      'secret',
+      'generic',
+      'git-creds',
+      '-n',
+      NAMESPACE,
+      `--from-literal=127.0.0.1=${TOKEN}`,
+    );
+  });
+  afterAll(async () => {
+    await env?.stop();
+    await host?.close();
+    await server?.close();
+    if (shared) await rm(shared, { recursive: true, force: true });
+  });
+
+  /** A Workflow of the loop whose round prompt quotes the feedback and pushes a fix. */
+  async function reviewWorkflow(name: string, maxRounds: number): Promise<void> {
+    const [container] = podTemplate.spec.containers;
+    if (!container) throw new Error('the harness podTemplate has no agent container');
+    const push = (file: string, message: string) =>
+      `@shell echo ${file} >> ${file} && git add ${file} && git commit -qm "${message}" && git push -q origin HEAD`;
+    const review = [
+      'review:',
+      '  host: github',
+      `  api_url: ${host.apiUrl}`,
+      `  max_rounds: ${maxRounds}`,
+      '  poll_interval_ms: 5000',
+      '  continuation_prompt: |',
+      '    Round {{ review.round }}:{% for c in review.comments %} {{ c.author }} said {{ c.body }}{% endfor %}{% for f in checks.failed %} {{ f.name }} failed: {{ f.output }}{% endfor %}',
+      `    ${push('fixes.txt', 'Address the review')}`,
+    ].join('\n');
+    const text = workflowText(env, {
+      prompt: ['Work on {{ issue.identifier }}.', push('greeting.txt', 'Add the greeting')].join(
+        '\n',
+      ),
+    }).replace(
+      'hooks:\n',
+      `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
+    );
+    await createWorkflow(env, name, text, {
+      git: { credentialsSecretRef: { name: 'git-creds' } },
+      podTemplate: {
+        spec: {
+          containers: [
+            {
+              ...container,
+              env: [
+                ...container.env,
+                { name: 'GIT_SSL_CAINFO', value: join(shared, 'ca.pem') },
+                { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
+              ],
+            },
+          ],
+        },
+      },
+    });
+  }
+
+  it('opens the pull request once, works a review comment on the same branch, ends on approval', async () => {
+    await reviewWorkflow('app', 2);
+    await createIssueRun(env, 'app-1', 'app', { identifier: 'APP-1', title: 'Add the greeting' });
+
+    const opened = await until(
+      'the pull request',
+      async () => {
+        const run = await getRun(env, 'app-1');
+        return run.status?.git?.pullRequest ? run : undefined;
+      },
+      180_000,
+    );
+    expect(opened.status?.reason, JSON.stringify(opened.status)).toBe('AwaitingReview');
+    expect(opened.status?.git?.branch).toBe(BRANCH);
+    expect(await server.readFile(REPO, BRANCH, 'greeting.txt')).toBe('greeting.txt\n');
+    expect(host.pullCount()).toBe(1);
+
+    // A restart: the new controller reads the pull request back, and opens none.
+    await env.controller?.stop();
+    await env.startController();
+    const checked = opened.status?.review?.lastCheckTime;
+    await until(
+      'a look after the restart',
+      async () => {
+        const run = await getRun(env, 'app-1');
+        return run.status?.review?.lastCheckTime !== checked ? run : undefined;
+      },
+      30_000,
+    );
+    expect(host.pullCount()).toBe(1);
+
+    const number = opened.status?.git?.pullRequest?.number ?? 0;
+    host.comment(number, 'please add a farewell');
+    const reworked = await until(
+      'the review round to run',
+      async () => {
+        const run = await getRun(env, 'app-1');
+        const slot = run.status?.slots?.[0];
+        return run.status?.review?.round === 1 &&
+          slot?.attempt === 2 &&
+          slot.reason === 'AwaitingReview'
+          ? run
+          : undefined;
+      },
+      180_000,
+    );
+    expect(reworked.status?.review?.roundAttempt).toBe(2);
+    const inputs = await env.admin.request<{ data: Record<string, string> }>({
+      path: path.configMaps('app-1-inputs-2'),
+    });
+    const prompt = Object.entries(inputs.data).find(([key]) => key.startsWith('prompt'))?.[1];
+    expect(prompt).toContain('Round 1: alice said please add a farewell');
+    // The new commit is on the same branch.
+    expect(await server.readFile(REPO, BRANCH, 'fixes.txt')).toBe('fixes.txt\n');
+    expect(host.pullCount()).toBe(1);
+
+    const head = (await server.branchHead(REPO, BRANCH))?.sha ?? '';
+    host.approve(number, head);
+    const run: IssueRun = await finished(env, 'app-1', 60_000);
+    expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
+    expect(run.status?.review?.phase).toBe('Approved');
+    expect(run.status?.git?.pullRequest?.headSha).toBe(head);
+    const dump = await env.kubectl('get', 'issueruns.lorenz.dev', '-n', NAMESPACE, '-o', 'json');
+    expect(dump).not.toContain(TOKEN);
+  });
+
+  it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {
+    await reviewWorkflow('ci', 1);
+    await createIssueRun(env, 'ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
+    const opened = await until(
+      'the pull request',
+      async () => {
+        const run = await getRun(env, 'ci-1');
+        return run.status?.git?.pullRequest ? run : undefined;
+      },
+      180_000,
+    );
+    const branch = opened.status?.git?.branch ?? '';
+    const first = (await server.branchHead(REPO, branch))?.sha ?? '';
+    host.failCheck(first, 'FAIL greeting.test.ts');
+    const reworked = await until(
+      'the round on the failed check',
+      async () => {
+        const run = await getRun(env, 'ci-1');
+        const slot = run.status?.slots?.[0];
+        return run.status?.review?.round === 1 &&
+          slot?.attempt === 2 &&
+          slot.reason === 'AwaitingReview'
+          ? run
+          : undefined;
+      },
+      180_000,
+    );
+    expect(reworked.status?.review?.cursor?.failedChecksSha).toBe(first);
+    const inputs = await env.admin.request<{ data: Record<string, string> }>({
+      path: path.configMaps('ci-1-inputs-2'),
+    });
+    const prompt = Object.entries(inputs.data).find(([key]) => key.startsWith('prompt'))?.[1];
+    expect(prompt).toContain('ci failed: FAIL greeting.test.ts');
+    const second = (await server.branchHead(REPO, branch))?.sha ?? '';
+    expect(second).not.toBe(first);
+
+    // CI fails again on the fix: one round was all review.max_rounds allows.
+    host.failCheck(second, 'FAIL again');
+    const run = await finished(env, 'ci-1', 60_000);
+    expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
+    expect(run.status?.reason).toBe('MaxRoundsReached');
+    expect(run.status?.message).toMatch(
+      /has new feedback \(1 failed check\(s\)\) after 1 review round\(s\), the most review.max_rounds \(1\) allows: the loop stops/,
+    );
+    expect(run.status?.review?.phase).toBe('MaxRoundsReached');
+    expect(host.pullCount()).toBe(2);
+  });
+});

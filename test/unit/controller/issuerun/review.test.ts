@@ -1,0 +1,187 @@
+// The IssueRun reconciler's side of the review loop (docs/review-loop.md): an attempt that
+// succeeds on a run under review waits for the review instead of ending; a round asked for
+// starts the next attempt on the same branch, recorded before its Pod, with the round's feedback
+// rendered into its prompt; a final review phase ends the run as it would have ended.
+import { describe, expect, it } from 'vitest';
+import type {
+  IssueRun,
+  IssueRunStatus,
+  ReviewStatus,
+  Workflow,
+} from '../../../../src/api/index.js';
+import { promptInputFile } from '../../../../src/api/run-pod.js';
+import { createIssueRunReconciler } from '../../../../src/controller/issuerun/reconciler.js';
+import { PODS } from '../../../../src/controller/runtime/client.js';
+import type { RunnableWorkflow } from '../../../../src/controller/shared/config-snapshot.js';
+import {
+  ISSUERUNS,
+  WORKFLOWS,
+  type PodObject,
+} from '../../../../src/controller/shared/resources.js';
+import { reviewContextConfigMap } from '../../../../src/controller/shared/review-context.js';
+import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
+import type { ReviewConfig } from '../../../../src/workflow/review-config.js';
+import {
+  FakeClock,
+  FakeInformer,
+  FakeKubeClient,
+  FakeLogFollowers,
+} from '../../../support/fakes/controller.js';
+import {
+  NS,
+  RUN,
+  RUN_UID,
+  T0,
+  issueRun,
+  podName,
+  podUid,
+  runPod,
+  startedStatus,
+  summary,
+  workflow,
+  workflowText,
+  writtenStatus,
+} from '../../../support/fakes/objects.js';
+import { RUN_OPTIONS } from '../../../support/fakes/tables.js';
+
+const KEY = `${NS}/${RUN}`;
+const BRANCH = 'lorenz/eng-1';
+const review: ReviewConfig = {
+  host: 'github',
+  apiUrl: null,
+  prTitle: '{{ issue.identifier }}',
+  prBody: '',
+  draft: false,
+  maxRounds: 2,
+  onApproved: null,
+  onMerged: 'Done',
+  requiredChecks: [],
+  continuationPrompt:
+    'Round {{ review.round }} on {{ issue.identifier }}:{% for c in review.comments %} {{ c.author }} said "{{ c.body }}"{% endfor %}',
+  pollIntervalMs: 60_000,
+};
+
+function runnable(withReview: boolean): RunnableWorkflow {
+  const text = workflowText().replace(
+    'hooks:\n',
+    'workspace:\n  git:\n    repo: https://git.example.com/acme/app.git\nhooks:\n',
+  );
+  const loaded = loadWorkflowText(text, 'test');
+  const config = { ...loaded.config, review: withReview ? review : null };
+  return { text, digest: 'd', loaded: { ...loaded, config } };
+}
+
+function setUp(reviewStatus: ReviewStatus | undefined, withReview = true) {
+  const clock = new FakeClock(T0);
+  const client = new FakeKubeClient();
+  const status: IssueRunStatus = {
+    ...startedStatus(1, 'Running'),
+    git: { branch: BRANCH },
+    ...(reviewStatus ? { review: reviewStatus } : {}),
+  };
+  const run = issueRun({ status });
+  const issueRuns = new FakeInformer<IssueRun>(ISSUERUNS, [run]);
+  const workflows = new FakeInformer<Workflow>(WORKFLOWS, [workflow()]);
+  const pods = new FakeInformer<PodObject>(PODS, [
+    runPod({ phase: 'Succeeded', agent: summary({ turns: 1 }) }),
+  ]);
+  const followers = new FakeLogFollowers();
+  const target = {
+    namespace: NS,
+    podName: podName(0),
+    podUid: podUid(0),
+    runKey: KEY,
+    runUid: RUN_UID,
+    slot: 0,
+  };
+  followers.seed({ ...target, attempt: 1 }, { completed: true, drained: true, streaming: false });
+  const reconcile = createIssueRunReconciler({
+    ...RUN_OPTIONS,
+    client,
+    issueRuns,
+    workflows,
+    pods,
+    followers,
+    loadWorkflowConfig: async () => runnable(withReview),
+    now: clock.now,
+  });
+  return { client, reconcile, run };
+}
+
+describe('a run under review', () => {
+  it('waits for the review when its attempt succeeds, and starts no Pod', async () => {
+    const t = setUp(undefined);
+    await t.reconcile(KEY);
+    const status = writtenStatus<IssueRunStatus>(t.client);
+    expect(status).toMatchObject({ phase: 'Pending', reason: 'AwaitingReview' });
+    expect(status?.message).toBe('attempt 1 succeeded; waiting for the review of its pull request');
+    expect(status?.slots?.[0]).toMatchObject({ reason: 'AwaitingReview', attempt: 1 });
+    expect(t.client.summaries().filter((s) => s.startsWith('POST pods'))).toEqual([]);
+  });
+
+  it('ends as it would have with the loop off', async () => {
+    const t = setUp(undefined, false);
+    await t.reconcile(KEY);
+    expect(writtenStatus<IssueRunStatus>(t.client)).toMatchObject({
+      phase: 'Succeeded',
+      reason: 'Succeeded',
+    });
+  });
+
+  it.each<[string, ReviewStatus, string, string]>([
+    [
+      'approved',
+      { phase: 'Approved', message: 'pull request #1 is approved with its checks green' },
+      'Succeeded',
+      'pull request #1 is approved with its checks green',
+    ],
+    [
+      'out of rounds',
+      { phase: 'MaxRoundsReached', message: 'pull request #1 has new feedback after 2 rounds' },
+      'MaxRoundsReached',
+      'pull request #1 has new feedback after 2 rounds',
+    ],
+  ])('ends once the review is final: %s', async (_name, final, reason, message) => {
+    const t = setUp(final);
+    await t.reconcile(KEY);
+    expect(writtenStatus<IssueRunStatus>(t.client)).toMatchObject({
+      phase: 'Succeeded',
+      reason,
+      message,
+      review: final,
+    });
+  });
+
+  it('starts the round asked for: recorded first, then its inputs with the feedback, then its Pod', async () => {
+    const t = setUp({ phase: 'RoundScheduled', round: 0, requestedRound: 1 });
+    const context = {
+      review: {
+        round: 1,
+        max_rounds: 2,
+        state: 'commented',
+        pull_request: { number: 1, url: 'u', head_sha: 's', branch: BRANCH, base: 'main' },
+        comments: [{ path: null, line: null, author: 'alice', body: '{{ not a template }}' }],
+      },
+      checks: { failed: [] },
+    };
+    t.client.answer({
+      match: `GET configmaps/${RUN}-review-1`,
+      answer: { body: reviewContextConfigMap(t.run, 1, context) },
+    });
+    await t.reconcile(KEY);
+    const writes = t.client.summaries().filter((s) => !s.startsWith('GET'));
+    expect(writes.slice(0, 1)).toEqual([`PATCH issueruns/${RUN}/status`]);
+    expect(writes).toContain(`POST configmaps/${RUN}-inputs-2`);
+    expect(writes).toContain(`POST pods/${podName(0, 2)}`);
+    const recorded = (t.client.actions[0]?.body as Array<{ value: IssueRunStatus }>)[0]?.value;
+    expect(recorded?.review).toMatchObject({ round: 1, roundAttempt: 2, phase: 'Open' });
+    const inputs = t.client.actions.find((a) => a.summary === `POST configmaps/${RUN}-inputs-2`);
+    const data = (inputs?.body as { data: Record<string, string> }).data;
+    expect(data[promptInputFile(0)]).toBe('Round 1 on ENG-1: alice said "{{ not a template }}"');
+    expect(writtenStatus<IssueRunStatus>(t.client)?.review).toMatchObject({
+      round: 1,
+      requestedRound: 1,
+      roundAttempt: 2,
+    });
+  });
+});
