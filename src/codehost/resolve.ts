@@ -12,6 +12,8 @@ export interface ResolvedCodeHost {
   apiUrl: string;
   /** `owner/name` (GitHub), `group/sub/project` (GitLab). */
   repository: string;
+  /** The clone address's host and port as written (`git.example:8443`): the git credentials key. */
+  host: string;
 }
 
 const PUBLIC_HOSTS: Record<string, { kind: CodeHostKind; apiUrl: string }> = {
@@ -28,6 +30,8 @@ function invalid(message: string, keys: readonly string[]): LorenzError {
 
 interface CloneAddress {
   host: string;
+  /** host[:port], as the address writes it. */
+  authority: string;
   /** Where the web (and the API) is served: `https://host[:port]`. */
   origin: string;
   path: string;
@@ -42,7 +46,7 @@ function parseCloneUrl(cloneUrl: string): CloneAddress {
   const scp = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? null : SCP_LIKE.exec(value);
   if (scp !== null) {
     const host = (scp[1] ?? '').toLowerCase();
-    return { host, origin: `https://${host}`, path: scp[2] ?? '' };
+    return { host, authority: host, origin: `https://${host}`, path: scp[2] ?? '' };
   }
   let url: URL;
   try {
@@ -60,7 +64,12 @@ function parseCloneUrl(cloneUrl: string): CloneAddress {
   const host = url.hostname.toLowerCase();
   // An ssh port is not the web's; the API is served over https on the usual port.
   const origin = url.protocol === 'ssh:' ? `https://${host}` : `${url.protocol}//${url.host}`;
-  return { host, origin, path: decodeURIComponent(url.pathname) };
+  return {
+    host,
+    authority: url.host.toLowerCase(),
+    origin,
+    path: decodeURIComponent(url.pathname),
+  };
 }
 
 function repositoryOf(kind: CodeHostKind, path: string): string {
@@ -112,7 +121,12 @@ export function resolveCodeHost(
   if (review.apiUrl !== null && review.apiUrl.trim() !== '') apiUrl = apiUrlOf(review.apiUrl);
   else if (known?.kind === kind) apiUrl = known.apiUrl;
   else apiUrl = `${address.origin}${API_PATHS[kind]}`;
-  return { kind, apiUrl, repository: repositoryOf(kind, address.path) };
+  return {
+    kind,
+    apiUrl,
+    repository: repositoryOf(kind, address.path),
+    host: address.authority,
+  };
 }
 
 /**

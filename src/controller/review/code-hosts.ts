@@ -1,7 +1,12 @@
 import type { Workflow } from '../../api/index.js';
 import { sha256Hex } from '../../api/run-pod.js';
 import { createCodeHost } from '../../codehost/index.js';
-import type { CodeHost, CodeHostKind, CodeHostOptions } from '../../codehost/types.js';
+import {
+  resolveCodeHost,
+  tokenFromCredential,
+  type ResolvedCodeHost,
+} from '../../codehost/resolve.js';
+import type { CodeHost, CodeHostOptions } from '../../codehost/types.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
 import type { ReviewConfig } from '../../workflow/review-config.js';
@@ -15,69 +20,19 @@ import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
  * spec.review.credentialsSecretRef or else from the git credentials Secret's entry for the
  * host. The token never leaves the controller: no run Pod, status, Event or log gets it.
  */
-export interface CodeHostTarget {
-  kind: CodeHostKind;
-  apiUrl: string;
-  repository: string;
-  /** The clone address's host (`github.com`, `git.example:8443`), the credentials key. */
-  host: string;
-}
-
 const invalid = (message: string) => new LorenzError('invalid_codehost_config', message);
-
-/** Where the clone address points, and the API root for it. */
-export function codeHostTarget(config: WorkflowConfig, review: ReviewConfig): CodeHostTarget {
-  if (!config.workspace.git) throw invalid('review: needs workspace.git');
-  const { url } = resolveRemote(config.workspace.git);
-  const scp = /^[^@]+@([^:]+):(.*)$/.exec(url);
-  let origin: string;
-  let host: string;
-  let path: string;
-  if (scp) {
-    host = (scp[1] ?? '').toLowerCase();
-    origin = `https://${host}`;
-    path = scp[2] ?? '';
-  } else {
-    const parsed = new URL(url);
-    host = parsed.host.toLowerCase();
-    origin = `${parsed.protocol === 'http:' ? 'http:' : 'https:'}//${parsed.host}`;
-    path = parsed.pathname;
-  }
-  const repository = path
-    .replace(/^\/+/, '')
-    .replace(/\.git$/, '')
-    .replace(/\/+$/, '');
-  const name = host.replace(/:\d+$/, '');
-  const kind =
-    review.host ??
-    (name === 'github.com'
-      ? 'github'
-      : name === 'gitlab.com' || /gitlab/.test(name)
-        ? 'gitlab'
-        : null);
-  if (kind === null) {
-    throw invalid(`review.host: cannot tell the code host of ${host}; set review.host`);
-  }
-  const publicApi =
-    name === 'github.com'
-      ? 'https://api.github.com'
-      : name === 'gitlab.com'
-        ? 'https://gitlab.com/api/v4'
-        : null;
-  const apiUrl =
-    review.apiUrl ?? publicApi ?? `${origin}${kind === 'github' ? '/api/v3' : '/api/v4'}`;
-  if (repository === '') throw invalid(`the clone address names no repository`);
-  return { kind, apiUrl, repository, host };
-}
 
 const decode = (value: string | undefined): string | undefined =>
   value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8').trim();
 
-/** A credentials value is a token or `username:token`. */
-export const tokenOf = (value: string): string => {
-  const colon = value.indexOf(':');
-  return colon >= 0 ? value.slice(colon + 1) : value;
-};
+/** Where the clone address points, the API root for it, and the credentials key of its host. */
+export type CodeHostTarget = ResolvedCodeHost;
+
+/** Where the Workflow's clone address points (src/codehost/resolve.ts). */
+export function codeHostTarget(config: WorkflowConfig, review: ReviewConfig): CodeHostTarget {
+  if (!config.workspace.git) throw invalid('review: needs workspace.git');
+  return resolveCodeHost(review, resolveRemote(config.workspace.git).url);
+}
 
 /** The token for the host, from the Workflow's Secrets; what is missing is named, never shown. */
 export async function codeHostToken(
@@ -113,7 +68,7 @@ export async function codeHostToken(
       `Secret ${ref.name} has no key ${keys.map((k) => JSON.stringify(k)).join(' or ')}`,
     );
   }
-  return tokenOf(value);
+  return tokenFromCredential(value);
 }
 
 /**

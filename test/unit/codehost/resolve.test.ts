@@ -5,7 +5,7 @@ type Review = Parameters<typeof resolveCodeHost>[0];
 const auto: Review = { host: null, apiUrl: null };
 
 describe('resolveCodeHost', () => {
-  it.each<[string, Review, string, ReturnType<typeof resolveCodeHost>]>([
+  it.each<[string, Review, string, Omit<ReturnType<typeof resolveCodeHost>, 'host'>]>([
     [
       'github.com over https',
       auto,
@@ -85,7 +85,8 @@ describe('resolveCodeHost', () => {
       { kind: 'github', apiUrl: 'https://proxy.example/gh/api/v3', repository: 'acme/app' },
     ],
   ])('%s', (_name, review, cloneUrl, expected) => {
-    expect(resolveCodeHost(review, cloneUrl)).toEqual(expected);
+    const { host: _host, ...where } = resolveCodeHost(review, cloneUrl);
+    expect(where).toEqual(expected);
   });
 
   it.each<[string, Review, string, RegExp]>([
@@ -148,5 +149,16 @@ describe('tokenFromCredential', () => {
     expect(() => tokenFromCredential(text)).toThrow(
       expect.objectContaining({ code: 'invalid_codehost_config' }),
     );
+  });
+});
+
+describe('the host the git credentials are keyed by', () => {
+  it.each([
+    ['https://github.com/acme/app.git', 'github.com'],
+    ['https://x-access-token:ghs_secret123@GitHub.com/acme/app', 'github.com'],
+    ['https://127.0.0.1:8443/acme/app.git', '127.0.0.1:8443'],
+    ['git@gitlab.com:group/app.git', 'gitlab.com'],
+  ])('%s → %s', (cloneUrl, host) => {
+    expect(resolveCodeHost({ host: 'github', apiUrl: null }, cloneUrl).host).toBe(host);
   });
 });

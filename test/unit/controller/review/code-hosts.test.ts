@@ -51,7 +51,7 @@ describe('the code host target', () => {
     [
       'self-hosted GitLab with subgroups',
       'https://gitlab.example/group/sub/app.git',
-      {},
+      { host: 'gitlab' },
       { kind: 'gitlab', apiUrl: 'https://gitlab.example/api/v4', repository: 'group/sub/app' },
     ],
     [
