@@ -4,7 +4,6 @@
 //
 //   BENCH_PHASES=webhook npm run bench:dispatch      this row alone
 //   BENCH_SAMPLES                                    issues moved (20)
-import { createHmac } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,36 +11,26 @@ import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { Workflow } from '../src/api/index.js';
 import { startController } from '../src/controller/main.js';
+import {
+  createWebhookSecret,
+  deliverGithub,
+  podExists,
+  printLatencyRow,
+  WEBHOOK_SECRET_NAME,
+  type Percentile,
+  type Say,
+} from './dispatch-hooks.js';
 import { collection, createNamespace, startBenchCluster, until } from './reconcile-env.js';
 
-const SECRET = 'bench-webhook-secret';
 const POLL_MS = 30_000;
 const GOAL_MS = 1000;
 
 const board = (state: string) => `---\nstatus: ${state}\n---\n# Bench issue\nNothing to do.\n`;
 
-/** Every 20 ms (the shared `until` probes every 250 ms, too coarse for a 1 s goal). */
-async function podExists(
-  admin: Awaited<ReturnType<typeof startBenchCluster>>['admin'],
-  ns: string,
-  run: string,
-): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const pods = await admin.request<{ items: unknown[] }>({
-      path: `/api/v1/namespaces/${ns}/pods`,
-      query: { labelSelector: `lorenz.dev/issuerun=${run}` },
-    });
-    if (pods.items.length > 0) return;
-    if (Date.now() > deadline) throw new Error(`no Pod for ${run} within 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export async function webhookLatency(
   samples: number,
-  percentile: (values: number[], p: number) => number,
-  say: (line: string) => void,
+  percentile: Percentile,
+  say: Say,
 ): Promise<void> {
   say('starting the local control plane (webhook phase)');
   const cluster = await startBenchCluster();
@@ -50,16 +39,7 @@ export async function webhookLatency(
   const ns = 'dispatch-webhook';
   try {
     await createNamespace(cluster.admin, ns);
-    await cluster.admin.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/${ns}/secrets`,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'hooks' },
-        stringData: { webhook_secret: SECRET },
-      },
-    });
+    await createWebhookSecret(cluster.admin, ns);
     for (let index = 0; index < samples; index += 1) {
       await writeFile(join(dir, `BOARD-${index + 1}.md`), board('Backlog'));
     }
@@ -83,7 +63,7 @@ export async function webhookLatency(
         spec: {
           workflow: `---\ntracker: { kind: local, path: ${dir} }\nagent: { kind: codex, max_concurrent_agents: ${samples + 1} }\npolling: { interval_ms: ${POLL_MS} }\n---\nWork.`,
           podTemplate: { spec: { containers: [{ name: 'agent', image: 'x' }] } },
-          webhooks: { secretRef: { name: 'hooks' } },
+          webhooks: { secretRef: { name: WEBHOOK_SECRET_NAME } },
         },
       },
     });
@@ -103,29 +83,21 @@ export async function webhookLatency(
       await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 300));
       const moved = performance.now();
       await writeFile(join(dir, `BOARD-${index + 1}.md`), board('Todo'));
-      const body = JSON.stringify({ action: 'edited', issue: { number: index } });
-      const response = await fetch(`http://127.0.0.1:${port}/webhooks/${ns}/wh/github`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-github-event': 'issues',
-          'x-github-delivery': `bench-${index}`,
-          'x-hub-signature-256': `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`,
-        },
-        body,
+      await deliverGithub(port, { namespace: ns, workflow: 'wh' }, 'issues', `bench-${index}`, {
+        action: 'edited',
+        issue: { number: index },
       });
-      if (response.status !== 202) throw new Error(`delivery answered ${response.status}`);
-      await podExists(cluster.admin, ns, `wh-board-${index + 1}`);
+      await podExists(cluster.admin, ns, `lorenz.dev/issuerun=wh-board-${index + 1}`);
       latencies.push(performance.now() - moved);
     }
     await controller.stop();
-    console.log('\n## Issue moved to Todo + a webhook delivery → its run Pod exists\n');
-    console.log('| poll interval | samples | p50 | p99 | goal (p99) |');
-    console.log('|---:|---:|---:|---:|---:|');
-    console.log(
-      `| ${POLL_MS} ms | ${samples} | ${percentile(latencies, 50).toFixed(0)} ms | ${percentile(latencies, 99).toFixed(0)} ms | ≤ ${GOAL_MS} ms |`,
+    printLatencyRow(
+      'Issue moved to Todo + a webhook delivery → its run Pod exists',
+      { label: 'poll interval', value: `${POLL_MS} ms` },
+      latencies,
+      GOAL_MS,
+      percentile,
     );
-    console.log('\n(the probe lists Pods every 20 ms, so figures are up to 20 ms high)');
   } finally {
     await cluster.stop();
     await rm(dir, { recursive: true, force: true });

@@ -8,11 +8,15 @@
 //   3. issue enters Todo → its Pod exists, p50/p99 against the poll interval, on the local
 //      control plane (goal ≤ interval + 1 s);
 //   4. the same with webhooks on and polling every 30 s: moved to Todo + a signed delivery →
-//      its Pod exists (goal p99 ≤ 1 s; bench/dispatch-webhook.ts).
+//      its Pod exists (goal p99 ≤ 1 s; bench/dispatch-webhook.ts);
+//   5. review submitted + a signed delivery → the next attempt's Pod exists (goal p99 ≤ 2 s),
+//      and code host requests per idle pull request per hour (goal: none beyond 304s;
+//      bench/dispatch-review.ts: phases review and review-idle).
 //
 //   BENCH_SAMPLES      issues moved to Todo for the latency figure          (20)
 //   BENCH_INTERVAL_MS  polling.interval_ms of that Workflow                 (2000)
-//   BENCH_PHASES       requests,cpu,latency,webhook (all four)
+//   BENCH_IDLE_WINDOW_MS  how long the idle pull request is watched       (60000)
+//   BENCH_PHASES       requests,cpu,latency,webhook,review,review-idle (all)
 import { performance } from 'node:perf_hooks';
 import type { IssueRun, Workflow } from '../src/api/index.js';
 import { pollWorkflow } from '../src/controller/workflow/poll.js';
@@ -30,13 +34,16 @@ import { fixtureData, withBulkProject } from '../test/support/fakes/linear-data.
 import { startLinearStandIn } from '../test/support/fakes/linear-server.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { collection, createNamespace, startBenchCluster, until } from './reconcile-env.js';
+import { reviewPhases } from './dispatch-review.js';
 import { webhookLatency } from './dispatch-webhook.js';
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
   return Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback;
 };
-const phases = new Set((process.env.BENCH_PHASES ?? 'requests,cpu,latency,webhook').split(','));
+const phases = new Set(
+  (process.env.BENCH_PHASES ?? 'requests,cpu,latency,webhook,review,review-idle').split(','),
+);
 const SIZES = [1, 100, 1000];
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const median = (values: number[]) =>
@@ -229,4 +236,16 @@ if (phases.has('requests')) await trackerRequests();
 if (phases.has('cpu')) await pollCpu();
 if (phases.has('latency')) await latency();
 if (phases.has('webhook')) await webhookLatency(envNumber('BENCH_SAMPLES', 20), percentile, say);
+if (phases.has('review') || phases.has('review-idle')) {
+  await reviewPhases(
+    {
+      latency: phases.has('review'),
+      idle: phases.has('review-idle'),
+      samples: envNumber('BENCH_SAMPLES', 10),
+      idleWindowMs: envNumber('BENCH_IDLE_WINDOW_MS', 60_000),
+    },
+    percentile,
+    say,
+  );
+}
 process.exit(0);

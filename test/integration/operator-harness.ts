@@ -54,11 +54,11 @@ export interface OperatorEnv {
 }
 
 /** The runner bundle the operator image would carry, built from src (no `npm run build`). */
-async function buildRunnerBundle(dir: string): Promise<string> {
+async function buildRunnerBundle(dir: string, repoRoot: string): Promise<string> {
   const entry = join(dir, 'entry.ts');
   await writeFile(
     entry,
-    `import { runRunnerCommand } from ${JSON.stringify(join(root, 'src/runner/main.ts'))};\n` +
+    `import { runRunnerCommand } from ${JSON.stringify(join(repoRoot, 'src/runner/main.ts'))};\n` +
       'process.exitCode = await runRunnerCommand(process.argv.slice(3));\n',
   );
   const outfile = join(dir, 'lorenz.js');
@@ -130,21 +130,24 @@ export const startTestController = (
     ...overrides,
   });
 
-export async function startOperatorEnv(): Promise<OperatorEnv> {
+/** `repoRoot`: for a bundled caller (a benchmark), whose import.meta is not this file's. */
+export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
   // The garbage collector: owner references cascade (a deleted IssueRun takes its Pods).
   const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
   const kubectl = async (...args: string[]) =>
     (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
-  await installOperator(cp);
+  await installOperator(cp, repoRoot);
   // No serviceaccount controller runs here: ServiceAccount admission needs the default one.
   await kubectl('-n', NAMESPACE, 'create', 'serviceaccount', 'default');
 
   // Run Pods run as uid 65532: what they read must be readable by others.
-  await providePodNode(root);
+  await providePodNode(repoRoot);
   const bundleDir = await mkdtemp(join(tmpdir(), 'lorenz-operator-it-'));
   await chmod(bundleDir, 0o755);
-  const runner = await buildRunnerBundle(bundleDir);
-  const scriptedAgent = await buildScriptedAgent();
+  const runner = await buildRunnerBundle(bundleDir, repoRoot);
+  const scriptedAgent = await buildScriptedAgent(
+    join(repoRoot, 'test/fixtures/scripted-agent/main.ts'),
+  );
   await chmod(dirname(scriptedAgent), 0o755);
   const node = await startProcessNode({
     controlPlane: cp,
@@ -153,7 +156,7 @@ export async function startOperatorEnv(): Promise<OperatorEnv> {
       [DEFAULT_OPERATOR_IMAGE]: {
         [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
         // The launcher; no startup snapshot: the runner starts from the bundle (its fallback).
-        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(root, 'hack/launcher.sh'),
+        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repoRoot, 'hack/launcher.sh'),
         [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
       },
     },
