@@ -1,16 +1,16 @@
 // The review loop end to end, on the local control plane: a Workflow with workspace.git and
-// `review:`, the real HTTPS git server and the GitHub stand-in backed by its branches. The run's
-// agent pushes its branch; the controller opens the pull request once (a controller restart in
-// between opens no second one); a review comment brings the agent back on the same branch with
-// the comment in its prompt; its new commit lands there; an approval with green checks ends the
-// loop and the run. Table-driven over code hosts, so GitLab is a row to add.
+// `review:`, the real HTTPS git server and a code host stand-in backed by its branches. The
+// run's agent pushes its branch; the controller opens the pull request once (a controller
+// restart in between opens no second one); a review comment brings the agent back on the same
+// branch with the comment in its prompt; its new commit lands there; an approval with green
+// checks ends the loop and the run. Table-driven over code hosts (review-hosts.ts): GitHub and
+// GitLab, each with the git credential as its users write it.
 import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
-import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
 import {
   NAMESPACE,
   createIssueRun,
@@ -24,70 +24,22 @@ import {
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
+import { HOSTS, REPO, type HostStandIn } from './review-hosts.js';
 
-const TOKEN = 'ghp_operatorReviewToken0123456789';
-const REPO = 'acme/app';
 const BRANCH = 'lorenz/app-1-add-the-greeting';
-
-/** What the test needs of a code host stand-in: where it is and how a person acts on it. */
-interface HostRow {
-  name: string;
-  start(git: GitServer): Promise<{
-    apiUrl: string;
-    pullCount(): number;
-    comment(number: number, body: string): void;
-    approve(number: number, sha: string): void;
-    /** CI fails on the commit, with this at the end of its output. */
-    failCheck(sha: string, output: string): void;
-    close(): Promise<void>;
-  }>;
-}
-
-const HOSTS: HostRow[] = [
-  {
-    name: 'github',
-    async start(git) {
-      const standIn: GithubStandIn = await startGithubStandIn({
-        token: TOKEN,
-        repository: REPO,
-        branchHead: (repository, branch, base) => git.branchHead(repository, branch, base),
-      });
-      return {
-        apiUrl: standIn.url,
-        pullCount: () => standIn.pulls().length,
-        comment: (number, body) =>
-          void standIn.addReviewComment(number, {
-            author: 'alice',
-            body,
-            path: 'greeting.txt',
-            line: 1,
-          }),
-        approve: (number, sha) => {
-          standIn.addPullReview(number, { author: 'alice', state: 'APPROVED', commitSha: sha });
-          standIn.setCheckRun(sha, { name: 'ci', status: 'completed', conclusion: 'success' });
-        },
-        failCheck: (sha, output) =>
-          void standIn.setCheckRun(sha, {
-            name: 'ci',
-            status: 'completed',
-            conclusion: 'failure',
-            summary: output,
-          }),
-        close: () => standIn.close(),
-      };
-    },
-  },
-];
 
 describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
   let env: OperatorEnv;
   let server: GitServer;
-  let host: Awaited<ReturnType<HostRow['start']>>;
+  let host: HostStandIn;
   let shared: string;
   beforeAll(async () => {
     env = await startOperatorEnv();
     await env.startController();
-    server = await startGitServer({ addresses: ['127.0.0.1'], users: { 'x-access-token': TOKEN } });
+    server = await startGitServer({
+      addresses: ['127.0.0.1'],
+      users: { [row.gitUser]: row.token },
+    });
     await server.createRepo(REPO, { private: true, files: { 'README.md': 'app\n' } });
     host = await row.start(server);
     shared = await mkdtemp(join(tmpdir(), 'lorenz-review-ca-'));
@@ -101,7 +53,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       'git-creds',
       '-n',
       NAMESPACE,
-      `--from-literal=127.0.0.1=${TOKEN}`,
+      `--from-literal=127.0.0.1=${row.credential}`,
     );
   });
   afterAll(async () => {
@@ -119,7 +71,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       `@shell echo ${file} >> ${file} && git add ${file} && git commit -qm "${message}" && git push -q origin HEAD`;
     const review = [
       'review:',
-      '  host: github',
+      `  host: ${row.name}`,
       `  api_url: ${host.apiUrl}`,
       `  max_rounds: ${maxRounds}`,
       '  poll_interval_ms: 5000',
@@ -217,7 +169,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     expect(run.status?.review?.phase).toBe('Approved');
     expect(run.status?.git?.pullRequest?.headSha).toBe(head);
     const dump = await env.kubectl('get', 'issueruns.lorenz.dev', '-n', NAMESPACE, '-o', 'json');
-    expect(dump).not.toContain(TOKEN);
+    expect(dump).not.toContain(row.token);
   });
 
   it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {
