@@ -70,8 +70,12 @@ export function codeHostTarget(config: WorkflowConfig, review: ReviewConfig): Co
   return { kind, apiUrl, repository, host };
 }
 
+// The first line only, as the run Pods' git credential helper reads a credentials file: the
+// controller then talks to the code host with the very token the Pods push with.
 const decode = (value: string | undefined): string | undefined =>
-  value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8').trim();
+  value === undefined
+    ? undefined
+    : (Buffer.from(value, 'base64').toString('utf8').trim().split(/\r?\n/)[0] ?? '').trim();
 
 /** A credentials value is a token or `username:token`. */
 export const tokenOf = (value: string): string => {
