@@ -109,7 +109,9 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       `    ${push('fixes.txt', 'Address the review')}`,
     ].join('\n');
     const prompt = ['Work on {{ issue.identifier }}.', push('greeting.txt', 'Add the greeting')];
-    if (onBoard) prompt.push('@tool tracker_update_state {"state":"In Review"}');
+    // The attempt outlives a few polls after the move: whether a success continues is read
+    // from the run's issue state, which the poll (every second) brings from the board.
+    if (onBoard) prompt.push('@tool tracker_update_state {"state":"In Review"}', '@sleep 3000');
     const tracker = onBoard
       ? { trackerKind: 'local', tracker: `  path: ${board}`, pollingMs: 1000 }
       : {};
