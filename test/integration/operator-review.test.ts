@@ -1,16 +1,18 @@
 // The review loop end to end, on the local control plane: a Workflow with workspace.git and
-// `review:`, the real HTTPS git server and the GitHub stand-in backed by its branches. The run's
-// agent pushes its branch; the controller opens the pull request once (a controller restart in
-// between opens no second one); a review comment brings the agent back on the same branch with
-// the comment in its prompt; its new commit lands there; an approval with green checks ends the
-// loop and the run. Table-driven over code hosts, so GitLab is a row to add.
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+// `review:`, the real HTTPS git server and a code host stand-in backed by its branches. The
+// first case starts from an issue on a local board: its run's agent pushes its branch and moves
+// the issue to In Review; the controller opens the pull request once (a controller restart in
+// between opens no second one) and links it in one issue comment; a review comment brings the
+// agent back on the same branch with the comment in its prompt; its new commit lands there; an
+// approval with green checks moves the issue to Done and ends the loop and the run.
+// Table-driven over code hosts (review-hosts.ts): GitHub and GitLab, each with the git
+// credential as its users write it.
+import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
-import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
 import {
   NAMESPACE,
   createIssueRun,
@@ -24,72 +26,39 @@ import {
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
+import { HOSTS, REPO, freePort, type HostStandIn } from './review-hosts.js';
 
-const TOKEN = 'ghp_operatorReviewToken0123456789';
-const REPO = 'acme/app';
-const BRANCH = 'lorenz/app-1-add-the-greeting';
-
-/** What the test needs of a code host stand-in: where it is and how a person acts on it. */
-interface HostRow {
-  name: string;
-  start(git: GitServer): Promise<{
-    apiUrl: string;
-    pullCount(): number;
-    comment(number: number, body: string): void;
-    approve(number: number, sha: string): void;
-    /** CI fails on the commit, with this at the end of its output. */
-    failCheck(sha: string, output: string): void;
-    close(): Promise<void>;
-  }>;
-}
-
-const HOSTS: HostRow[] = [
-  {
-    name: 'github',
-    async start(git) {
-      const standIn: GithubStandIn = await startGithubStandIn({
-        token: TOKEN,
-        repository: REPO,
-        branchHead: (repository, branch, base) => git.branchHead(repository, branch, base),
-      });
-      return {
-        apiUrl: standIn.url,
-        pullCount: () => standIn.pulls().length,
-        comment: (number, body) =>
-          void standIn.addReviewComment(number, {
-            author: 'alice',
-            body,
-            path: 'greeting.txt',
-            line: 1,
-          }),
-        approve: (number, sha) => {
-          standIn.addPullReview(number, { author: 'alice', state: 'APPROVED', commitSha: sha });
-          standIn.setCheckRun(sha, { name: 'ci', status: 'completed', conclusion: 'success' });
-        },
-        failCheck: (sha, output) =>
-          void standIn.setCheckRun(sha, {
-            name: 'ci',
-            status: 'completed',
-            conclusion: 'failure',
-            summary: output,
-          }),
-        close: () => standIn.close(),
-      };
-    },
-  },
-];
+const BRANCH = 'lorenz/board-1-add-the-greeting';
+/** The board's issue BOARD-1, and the run the Workflow `app`'s poll makes of it. */
+const RUN = 'app-board-1';
+const ISSUE = `---\nstatus: Todo\nlabels: [agent]\n---\n# Add the greeting\nSay hello.\n`;
 
 describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
   let env: OperatorEnv;
   let server: GitServer;
-  let host: Awaited<ReturnType<HostRow['start']>>;
+  let host: HostStandIn;
   let shared: string;
+  let board: string;
+  let toolsPort: number;
+  // The tools gateway on a fixed port: the agent moves its issue through it, before and after
+  // a controller restart.
+  const startController = () =>
+    env.startController({
+      toolsBindAddress: `127.0.0.1:${toolsPort}`,
+      toolsUrl: `http://127.0.0.1:${toolsPort}/mcp`,
+    });
   beforeAll(async () => {
     env = await startOperatorEnv();
-    await env.startController();
-    server = await startGitServer({ addresses: ['127.0.0.1'], users: { 'x-access-token': TOKEN } });
+    toolsPort = await freePort();
+    await startController();
+    server = await startGitServer({
+      addresses: ['127.0.0.1'],
+      users: { [row.gitUser]: row.token },
+    });
     await server.createRepo(REPO, { private: true, files: { 'README.md': 'app\n' } });
     host = await row.start(server);
+    board = await mkdtemp(join(tmpdir(), 'lorenz-review-board-'));
+    await writeFile(join(board, 'BOARD-1.md'), ISSUE);
     shared = await mkdtemp(join(tmpdir(), 'lorenz-review-ca-'));
     await chmod(shared, 0o755);
     await copyFile(server.caFile, join(shared, 'ca.pem'));
@@ -101,7 +70,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       'git-creds',
       '-n',
       NAMESPACE,
-      `--from-literal=127.0.0.1=${TOKEN}`,
+      `--from-literal=127.0.0.1=${row.credential}`,
     );
   });
   afterAll(async () => {
@@ -109,28 +78,46 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     await host?.close();
     await server?.close();
     if (shared) await rm(shared, { recursive: true, force: true });
+    if (board) await rm(board, { recursive: true, force: true });
   });
 
-  /** A Workflow of the loop whose round prompt quotes the feedback and pushes a fix. */
-  async function reviewWorkflow(name: string, maxRounds: number): Promise<void> {
+  /** The text of BOARD-1's comments, as the board keeps them (`- <time> agent: <text>`). */
+  const boardComments = async () =>
+    [...(await readFile(join(board, 'BOARD-1.md'), 'utf8')).matchAll(/^- \S+ agent: (.*)$/gm)].map(
+      (match) => match[1],
+    );
+
+  /**
+   * A Workflow of the loop whose round prompt quotes the feedback and pushes a fix. On the
+   * board, the agent moves its issue to In Review after its push (which hands the run to the
+   * review loop), and approval moves it to Done; else runs are made directly.
+   */
+  async function reviewWorkflow(name: string, maxRounds: number, onBoard = false): Promise<void> {
     const [container] = podTemplate.spec.containers;
     if (!container) throw new Error('the harness podTemplate has no agent container');
     const push = (file: string, message: string) =>
       `@shell echo ${file} >> ${file} && git add ${file} && git commit -qm "${message}" && git push -q origin HEAD`;
     const review = [
       'review:',
-      '  host: github',
+      `  host: ${row.name}`,
       `  api_url: ${host.apiUrl}`,
       `  max_rounds: ${maxRounds}`,
       '  poll_interval_ms: 5000',
+      ...(onBoard ? ['  on_approved: Done'] : []),
       '  continuation_prompt: |',
       '    Round {{ review.round }}:{% for c in review.comments %} {{ c.author }} said {{ c.body }}{% endfor %}{% for f in checks.failed %} {{ f.name }} failed: {{ f.output }}{% endfor %}',
       `    ${push('fixes.txt', 'Address the review')}`,
     ].join('\n');
+    const prompt = ['Work on {{ issue.identifier }}.', push('greeting.txt', 'Add the greeting')];
+    // The attempt outlives a few polls after the move: whether a success continues is read
+    // from the run's issue state, which the poll (every second) brings from the board.
+    if (onBoard) prompt.push('@tool tracker_update_state {"state":"In Review"}', '@sleep 3000');
+    const tracker = onBoard
+      ? { trackerKind: 'local', tracker: `  path: ${board}`, pollingMs: 1000 }
+      : {};
     const text = workflowText(env, {
-      prompt: ['Work on {{ issue.identifier }}.', push('greeting.txt', 'Add the greeting')].join(
-        '\n',
-      ),
+      ...tracker,
+      prompt: prompt.join('\n'),
     }).replace(
       'hooks:\n',
       `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
@@ -154,14 +141,13 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     });
   }
 
-  it('opens the pull request once, works a review comment on the same branch, ends on approval', async () => {
-    await reviewWorkflow('app', 2);
-    await createIssueRun(env, 'app-1', 'app', { identifier: 'APP-1', title: 'Add the greeting' });
+  it('from a board issue: opens the pull request once, works a review comment on the same branch, moves the issue to Done on approval', async () => {
+    await reviewWorkflow('app', 2, true);
 
     const opened = await until(
       'the pull request',
       async () => {
-        const run = await getRun(env, 'app-1');
+        const run = await getRun(env, RUN);
         return run.status?.git?.pullRequest ? run : undefined;
       },
       180_000,
@@ -173,24 +159,26 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     // A restart: the new controller reads the pull request back, and opens none.
     await env.controller?.stop();
-    await env.startController();
+    await startController();
     const checked = opened.status?.review?.lastCheckTime;
     await until(
       'a look after the restart',
       async () => {
-        const run = await getRun(env, 'app-1');
+        const run = await getRun(env, RUN);
         return run.status?.review?.lastCheckTime !== checked ? run : undefined;
       },
       30_000,
     );
     expect(host.pullCount()).toBe(1);
+    const url = opened.status?.git?.pullRequest?.url ?? '';
+    expect(await boardComments()).toEqual([`Pull request for BOARD-1: ${url}`]);
 
     const number = opened.status?.git?.pullRequest?.number ?? 0;
     host.comment(number, 'please add a farewell');
     const reworked = await until(
       'the review round to run',
       async () => {
-        const run = await getRun(env, 'app-1');
+        const run = await getRun(env, RUN);
         const slot = run.status?.slots?.[0];
         return run.status?.review?.round === 1 &&
           slot?.attempt === 2 &&
@@ -202,7 +190,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     );
     expect(reworked.status?.review?.roundAttempt).toBe(2);
     const inputs = await env.admin.request<{ data: Record<string, string> }>({
-      path: path.configMaps('app-1-inputs-2'),
+      path: path.configMaps(`${RUN}-inputs-2`),
     });
     const prompt = Object.entries(inputs.data).find(([key]) => key.startsWith('prompt'))?.[1];
     expect(prompt).toContain('Round 1: alice said please add a farewell');
@@ -212,12 +200,16 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     const head = (await server.branchHead(REPO, BRANCH))?.sha ?? '';
     host.approve(number, head);
-    const run: IssueRun = await finished(env, 'app-1', 60_000);
+    const run: IssueRun = await finished(env, RUN, 60_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.review?.phase).toBe('Approved');
     expect(run.status?.git?.pullRequest?.headSha).toBe(head);
+    // The issue moved on approval; the restart and the round posted no second link.
+    const file = await readFile(join(board, 'BOARD-1.md'), 'utf8');
+    expect(file).toMatch(/^status: Done$/m);
+    expect(await boardComments()).toEqual([`Pull request for BOARD-1: ${url}`]);
     const dump = await env.kubectl('get', 'issueruns.lorenz.dev', '-n', NAMESPACE, '-o', 'json');
-    expect(dump).not.toContain(TOKEN);
+    expect(dump).not.toContain(row.token);
   });
 
   it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {

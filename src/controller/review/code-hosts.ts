@@ -22,8 +22,12 @@ import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
  */
 const invalid = (message: string) => new LorenzError('invalid_codehost_config', message);
 
+// The first line only, as the run Pods' git credential helper reads a credentials file: the
+// controller then talks to the code host with the very token the Pods push with.
 const decode = (value: string | undefined): string | undefined =>
-  value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8').trim();
+  value === undefined
+    ? undefined
+    : (Buffer.from(value, 'base64').toString('utf8').trim().split(/\r?\n/)[0] ?? '').trim();
 
 /** Where the clone address points, the API root for it, and the credentials key of its host. */
 export type CodeHostTarget = ResolvedCodeHost;

@@ -11,6 +11,7 @@ import {
   pipelineJson,
   projectJson,
   userJson,
+  type FakeMergeRequest,
   type FakeUser,
 } from './gitlab-data.js';
 import type { BranchHeads, GitlabState } from './gitlab-state.js';
@@ -69,6 +70,14 @@ function mrOf(context: RouteContext, params: Record<string, string>) {
 
 const mrJson = (context: RouteContext, mr: Parameters<typeof mergeRequestJson>[0]) =>
   mergeRequestJson(mr, context.projectId, context.project, context.user, context.webBase);
+
+/** An open merge request's head follows pushes to its source branch, as on GitLab. */
+async function followHead(context: RouteContext, mr: FakeMergeRequest): Promise<FakeMergeRequest> {
+  if (mr.state !== 'opened') return mr;
+  const head = await context.branchHead(context.project, mr.sourceBranch, mr.targetBranch);
+  if (head !== null) mr.sha = head.sha;
+  return mr;
+}
 
 async function compare(
   context: RouteContext,
@@ -188,11 +197,12 @@ export const ROUTES: Route[] = [
     handler: async (context, _, request) => {
       const source = request.query.get('source_branch');
       const state = request.query.get('state') ?? 'all';
-      const items = context.state.mergeRequests
+      const found = context.state.mergeRequests
         .filter((mr) => source === null || mr.sourceBranch === source)
         .filter((mr) => state === 'all' || mr.state === state)
-        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-        .map((mr) => mrJson(context, mr));
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+      const items: unknown[] = [];
+      for (const mr of found) items.push(mrJson(context, await followHead(context, mr)));
       return { status: 200, body: items, list: true };
     },
   },
@@ -202,7 +212,8 @@ export const ROUTES: Route[] = [
     template: '/projects/:id/merge_requests/:merge_request_iid',
     handler: async (context, params) => {
       const mr = mrOf(context, params);
-      return mr === undefined ? notFound() : { status: 200, body: mrJson(context, mr) };
+      if (mr === undefined) return notFound();
+      return { status: 200, body: mrJson(context, await followHead(context, mr)) };
     },
   },
   {

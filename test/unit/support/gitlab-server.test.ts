@@ -203,4 +203,25 @@ describe('the GitLab stand-in', () => {
     expect(await host.compareBranches('main', 'lorenz/none')).toBeNull();
     expect(server.violations).toEqual([]);
   });
+
+  it('moves an open merge request’s head with pushes to its branch, and keeps a merged one’s', async () => {
+    const server = await standIn();
+    const host = hostFor(server);
+    server.state.setBranch('lorenz/issue-4', SHA, 1);
+    const pull = await host.openPullRequest({
+      head: 'lorenz/issue-4',
+      base: 'main',
+      title: 'Issue 4',
+      body: '',
+      draft: false,
+    });
+    expect(pull.headSha).toBe(SHA);
+    const pushed = 'e'.repeat(40);
+    server.state.setBranch('lorenz/issue-4', pushed, 2);
+    expect((await host.findOpenPullRequest('lorenz/issue-4'))?.headSha).toBe(pushed);
+    server.state.merge(pull.number);
+    server.state.setBranch('lorenz/issue-4', 'd'.repeat(40), 3);
+    expect((await host.getPullRequest(pull.number)).headSha).toBe(pushed);
+    expect(server.violations).toEqual([]);
+  });
 });

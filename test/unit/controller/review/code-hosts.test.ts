@@ -78,29 +78,48 @@ const secret = (data: Record<string, string>) => ({
 });
 
 describe('the token', () => {
-  it.each<[string, Parameters<typeof workflow>[0], Record<string, string>, string]>([
+  it.each<[string, Parameters<typeof workflow>[0], Record<string, string>, string, string]>([
     [
       'its own Secret, default key',
       { review: { credentialsSecretRef: { name: 'cr' } } },
       { token: 't1' },
+      'github.com',
       't1',
     ],
     [
       'its own Secret, a key',
       { review: { credentialsSecretRef: { name: 'cr', key: 'pat' } } },
       { pat: 't2' },
+      'github.com',
       't2',
     ],
     [
       'the git Secret by host',
       { git: { credentialsSecretRef: { name: 'cr' } } },
       { 'github.com': 'x:t3' },
+      'github.com',
       't3',
     ],
-  ])('%s', async (_name, spec, data, token) => {
+    [
+      // A Secret key cannot hold a port; the run Pods' credential helper drops it too.
+      'the git Secret by host name without the port, GitLab’s oauth2:<token>',
+      { git: { credentialsSecretRef: { name: 'cr' } } },
+      { '127.0.0.1': 'oauth2:glpat-t4\n' },
+      '127.0.0.1:8443',
+      'glpat-t4',
+    ],
+    [
+      // The Pods' helper reads the first line only: the controller uses the same token.
+      'only the first line of the value, as the run Pods read it',
+      { git: { credentialsSecretRef: { name: 'cr' } } },
+      { 'gitlab.example': 'oauth2:glpat-t5\nnot a token\n' },
+      'gitlab.example',
+      'glpat-t5',
+    ],
+  ])('%s', async (_name, spec, data, host, token) => {
     const client = new FakeKubeClient();
     client.answer({ match: 'GET secrets/cr', answer: { body: secret(data) } });
-    expect(await codeHostToken(client, workflow(spec), 'github.com')).toBe(token);
+    expect(await codeHostToken(client, workflow(spec), host)).toBe(token);
   });
 
   it('names what is missing and never shows a token', async () => {
