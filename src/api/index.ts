@@ -5,5 +5,6 @@ export * from './meta.js';
 export * from './workflow.js';
 export * from './issuerun.js';
 export * from './review.js';
+export * from './inbox.js';
 export * from './crd.js';
 export { toStructuralSchema, type JSONSchemaProps } from './structural.js';

@@ -4,6 +4,7 @@ import { conditionListSchema } from './conditions.js';
 import { objectMetaSchema, usageSchema } from './meta.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
+import { inboxStatusSchema, specDecisionListSchema } from './inbox.js';
 
 /**
  * A field that may not change once the IssueRun exists. The rule sits on the field itself
@@ -151,10 +152,11 @@ export const issueRunSpecSchema = z
       .describe(
         'Set to true to cancel: the run Pod is stopped with a grace period in which after_run still runs.',
       ),
+    decisions: specDecisionListSchema.optional(),
   })
   .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
   .describe(
-    'The desired state of an IssueRun. Immutable except cancelRequested, retries, continueWhileActive and issue.state.',
+    'The desired state of an IssueRun. Immutable except cancelRequested, decisions, retries, continueWhileActive and issue.state.',
   );
 
 export const runPhaseSchema = z.enum(['Pending', 'Running', 'Succeeded', 'Failed']);
@@ -259,6 +261,7 @@ export const issueRunStatusSchema = z
       .optional()
       .describe('The git workspace of the run (workspace.git).'),
     review: reviewStatusSchema.optional(),
+    inbox: inboxStatusSchema.optional(),
     conditions: conditionListSchema.optional(),
   })
   .describe('The observed state of an IssueRun.');

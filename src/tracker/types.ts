@@ -25,7 +25,12 @@ export interface TrackerAdapter {
 export interface TrackerComment {
   id: string;
   body: string;
+  /** The author's display name or login, as the tracker shows it. */
   author: string | null;
+  /** The author's stable id on the tracker (Linear user id, GitHub user id, Jira accountId). */
+  author_id?: string | null;
+  /** The author's email, when the tracker gives it. */
+  author_email?: string | null;
   created_at: string | null;
   updated_at: string | null;
 }

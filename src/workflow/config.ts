@@ -24,6 +24,7 @@ import {
   parseSection,
   sectionMap,
 } from './config-sections.js';
+import type { ApprovalsConfig } from './approvals-config.js';
 import type { ReviewConfig } from './review-config.js';
 import { parseReviewSection } from './review-section.js';
 
@@ -83,6 +84,8 @@ export interface WorkflowConfig {
     maxRetryBackoffMs: number;
     ensembleSize: number;
     skills: string[];
+    /** `agent.approvals`: null unless the front matter has it (approvals-config.ts). */
+    approvals: ApprovalsConfig | null;
   };
   agents: {
     turnTimeoutMs: number;
@@ -341,6 +344,8 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       maxRetryBackoffMs: agent.max_retry_backoff_ms,
       ensembleSize: agent.ensemble_size,
       skills: agent.skills,
+      // Parsed by approvals-section.ts (the approvals issue); null keeps today's behaviour.
+      approvals: null,
     },
     agents: {
       turnTimeoutMs: agents.turn_timeout_ms,

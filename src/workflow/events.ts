@@ -89,6 +89,22 @@ export type AgentEventType =
   | 'turn_input_required'
   | 'approval_required'
   | 'approval_auto_approved'
+  /** agent.approvals (docs/approvals.md): a rule allowed, or a person approved. */
+  | 'approval_allowed'
+  /** A rule denied, a person denied, or the wait timed out to deny. */
+  | 'approval_denied'
+  /** A rule said ask: the request waits for a person (its id, facts and options). */
+  | 'approval_requested'
+  /** The wait ended without a reply: on_timeout decided. */
+  | 'approval_timed_out'
+  /** More asks than agent.approvals.asks_per_minute: decided at once by on_timeout. */
+  | 'approval_rate_limited'
+  /** A question (ACP elicitation) went to the issue. */
+  | 'input_requested'
+  /** A reply answered it (or the wait ended: declined). */
+  | 'input_answered'
+  /** A /steer comment became the next turn's prompt. */
+  | 'steer_delivered'
   | 'stderr'
   | 'process_exit'
   | 'session_notification'

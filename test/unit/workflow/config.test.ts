@@ -50,6 +50,7 @@ const DEFAULTS: WorkflowConfig = {
     maxRetryBackoffMs: 300_000,
     ensembleSize: 1,
     skills: [],
+    approvals: null,
   },
   agents: {
     turnTimeoutMs: 3_600_000,
