@@ -1,4 +1,4 @@
-import type { ApprovalAction } from '../workflow/approvals-config.js';
+import type { ApprovalFacts, ApprovalVerdict } from '../workflow/approvals-policy.js';
 
 /**
  * What the agent session asks of the run's inbox (docs/approvals.md). The runner makes one
@@ -7,24 +7,11 @@ import type { ApprovalAction } from '../workflow/approvals-config.js';
  * no inbox and behaves as it always did (approve what can be approved, fail on a question).
  */
 
-/** What a permission request is about, as the approval rules see it. */
-export interface PermissionFacts {
-  /** The ACP tool kind (execute, edit, read, …); null when the agent gave none. */
-  toolKind: string | null;
-  /** The tool call's title (bounded), or its id when it has none. */
-  title: string;
-  /** The command line, for a command (rawInput.command, or the title of an execute call). */
-  command: string | null;
-  /** Paths the tool call touches (locations, rawInput file_path/path), bounded. */
-  paths: readonly string[];
-}
+/** What a permission request is about, as the approval rules see it (bounded by the session). */
+export type PermissionFacts = ApprovalFacts;
 
-export interface PolicyVerdict {
-  action: ApprovalAction;
-  /** The rule that decided; null: the default. */
-  rule: number | null;
-  reason: string | null;
-}
+/** What the rules said: the action, and the rule that said it (null: the default). */
+export type PolicyVerdict = ApprovalVerdict;
 
 export interface AskOption {
   optionId: string;
