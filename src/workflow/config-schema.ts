@@ -233,6 +233,13 @@ export const agentSection = z.object({
   skills: stringList()
     .default(() => [])
     .describe('Directories copied into each workspace at `.lorenz/skills/<basename>`.'),
+  // Validated on its own (approvals-section.ts), so its errors name agent.approvals.*.
+  approvals: z
+    .unknown()
+    .optional()
+    .describe(
+      "Opt-in: the agent's permission requests by rule (allow, deny, or ask a person on the issue), its questions, `/steer` and `/stop` (the `agent.approvals.*` keys below; docs/approvals.md).",
+    ),
 });
 
 /** The fixed keys of `agents`; every other key under it is an agent kind. */

@@ -25,6 +25,7 @@ import {
   sectionMap,
 } from './config-sections.js';
 import type { ApprovalsConfig } from './approvals-config.js';
+import { parseApprovalsSection } from './approvals-section.js';
 import type { ReviewConfig } from './review-config.js';
 import { parseReviewSection } from './review-section.js';
 
@@ -272,7 +273,9 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
     context,
     hookAliases.written,
   );
-  const agent = parseSection(agentSection, section('agent'), 'agent', context);
+  const agentRaw = section('agent');
+  const agent = parseSection(agentSection, agentRaw, 'agent', context);
+  const approvals = parseApprovalsSection(agentRaw.approvals, context);
   const agentsRaw = section('agents');
   const fixedAgentKeys = Object.fromEntries(
     Object.keys(agentsSection.shape)
@@ -344,8 +347,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       maxRetryBackoffMs: agent.max_retry_backoff_ms,
       ensembleSize: agent.ensemble_size,
       skills: agent.skills,
-      // Parsed by approvals-section.ts (the approvals issue); null keeps today's behaviour.
-      approvals: null,
+      approvals,
     },
     agents: {
       turnTimeoutMs: agents.turn_timeout_ms,
