@@ -15,6 +15,7 @@ import {
   workerSection,
   workspaceSection,
 } from '../../src/workflow/config-schema.js';
+import { approvalRuleSection, approvalsSection } from '../../src/workflow/approvals-schema.js';
 
 export const BEGIN_MARKER = '<!-- BEGIN GENERATED: workflow-config (npm run docs) -->';
 export const END_MARKER = '<!-- END GENERATED: workflow-config -->';
@@ -91,11 +92,15 @@ export function renderWorkflowReference(): string {
     const schema = SECTIONS[section];
     if (schema) lines.push(...rows(section, schema));
     if (section === 'workspace') lines.push(...rows('workspace.git', gitSection));
+    if (section === 'agent') {
+      lines.push(...rows('agent.approvals', approvalsSection));
+      lines.push(...rows('agent.approvals.rules[]', approvalRuleSection));
+    }
   }
   lines.push(...rows('agents.<kind>', bridgeSection(undefined)));
   lines.push(
     '',
-    'Built-in kinds: `agents.codex.bridge_command` defaults to `codex-acp`, `agents.claude.bridge_command` to `claude-agent-acp`; any other key under `agents` is a custom kind and must set `bridge_command`. Only the hooks keys have aliases (camelCase); unknown keys are reported as warnings.',
+    'Built-in kinds: `agents.codex.bridge_command` defaults to `codex-acp`, `agents.claude.bridge_command` to `claude-agent-acp`; any other key under `agents` is a custom kind and must set `bridge_command`. Only the hooks keys have aliases (camelCase); unknown keys are reported as warnings, except under `agent.approvals`, where they are errors ([approvals.md](approvals.md)).',
     END_MARKER,
   );
   return lines.join('\n');

@@ -212,10 +212,9 @@ function compileRegex(body: string, flags: string): (text: string) => boolean {
   try {
     regex = new RegExp(body, flags);
   } catch (error) {
-    const why =
-      error instanceof Error
-        ? error.message.replace(/^Invalid regular expression: /, '')
-        : String(error);
+    // V8 says `Invalid regular expression: /<source>/<flags>: <why>`: keep only the why.
+    const message = error instanceof Error ? error.message : String(error);
+    const why = message.replace(/^Invalid regular expression: /, '').replace(`${written}: `, '');
     throw new PatternError(`invalid regex ${written}: ${why}`);
   }
   return (text) => regex.test(text);

@@ -195,6 +195,7 @@ describe('parseConfig values', () => {
         maxRetryBackoffMs: 1000,
         ensembleSize: 100,
         skills: ['./s'],
+        approvals: null,
       },
       agents: { ...DEFAULTS.agents, turnTimeoutMs: 10, stallTimeoutMs: -1, responseTimeoutMs: 20 },
       worker: { sshHosts: ['h1'], sshTimeoutMs: 7, maxConcurrentAgentsPerHost: 3 },
