@@ -135,6 +135,9 @@ describe('rule matchers', () => {
       false,
     ],
     ['a command rule vs an empty command', { command: '*' }, { command: '' }, true],
+    ['command glob, ] first in a class is itself', { command: 'a[]]b' }, { command: 'a]b' }, true],
+    ['command glob, an escape in a class', { command: 'a[\\-x]b' }, { command: 'a-b' }, true],
+    ['command glob, a class matches /', { command: 'a[/]b' }, { command: 'a/b' }, true],
     // regexes: unanchored unless anchored, flags apply
     [
       'command regex, unanchored',
