@@ -221,8 +221,8 @@ function compileRegex(body: string, flags: string): (text: string) => boolean {
 }
 
 /**
- * Compile one pattern of `field`; throws PatternError with the rule's text. A path pattern
- * with no `/` is matched against the last segment of each path (`.env` is any `.env`).
+ * Compile one pattern of `field`; throws PatternError with the rule's text. A path glob
+ * that does not start with `/` matches at any depth (docs/approvals.md#patterns).
  */
 export function compilePattern(source: string, field: PatternField): ApprovalPattern {
   if (source.trim() === '') throw new PatternError(PATTERN_RULE);
@@ -246,13 +246,13 @@ export function compilePattern(source: string, field: PatternField): ApprovalPat
     if (error instanceof PatternError) throw new PatternError(`${error.message}: ${source}`);
     throw error;
   }
-  const basename = path && !source.includes('/');
+  // Bridges report absolute paths, so a relative path glob is matched at any depth: as if
+  // it began with `**/` (`.env` is every `.env`, `src/*.ts` every `src` folder's files).
+  if (path && !source.startsWith('/') && tokens[0]?.type !== 'dirs') {
+    tokens = [{ type: 'dirs' }, ...tokens];
+  }
   return {
     source,
-    test: (text) => {
-      let subject = prepare(text);
-      if (basename) subject = subject.slice(subject.lastIndexOf('/') + 1);
-      return globAccepts(tokens, Array.from(subject), path);
-    },
+    test: (text) => globAccepts(tokens, Array.from(prepare(text)), path),
   };
 }

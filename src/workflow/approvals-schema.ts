@@ -66,7 +66,7 @@ export const approvalRuleSection = z.object({
   ),
   title: pattern("Matches the tool call's title, with the syntax of `command`."),
   path: pattern(
-    'Matches when any path the call touches does: a glob in which `*` stops at `/` and `**` crosses it (`**/.env`); with no `/` in it, it is matched against the last segment (`.env` is any `.env`), or `/regex/flags`.',
+    'Matches when any path the call touches does: a glob in which `*` stops at `/` and `**` crosses it (`**/.env`); one that does not start with `/` matches at any depth, as if it began with `**/` (`.env` is any `.env`); or `/regex/flags`.',
   ),
   action: ruleAction.describe(
     'What a matching call gets: `allow`, `deny` or `ask` (a person answers on the issue). Required.',
