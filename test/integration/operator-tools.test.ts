@@ -2,13 +2,14 @@
 // a run Pod calls `tracker_comment` and `tracker_update_state` (the MCP SDK's client over
 // Streamable HTTP, with its attempt's token), the gateway writes to the tracker (here a
 // local board in a directory), each call is a ToolCalled Event, a restarted controller
-// still accepts the token, and a forged token is refused with nothing written.
+// still accepts the token, and a forged token is refused with nothing written. The runner's
+// inbox endpoints on the same gateway leave a request on the IssueRun (an annotation).
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssueRun } from '../../src/api/index.js';
+import { INBOX_PATHS, inboxRequestAnnotation, type IssueRun } from '../../src/api/index.js';
 import {
   createWorkflow,
   finished,
@@ -47,6 +48,47 @@ async function callWith(token: string): Promise<number> {
   });
   await response.text();
   return response.status;
+}
+
+/** One inbox call with this token: the status and the JSON answer. */
+async function inbox(token: string, method: string, route: string, body?: unknown) {
+  const response = await fetch(`http://127.0.0.1:${gatewayPort}${route}`, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+const inboxRequest = {
+  id: 'a1-s0-1',
+  kind: 'permission',
+  slot: 0,
+  attempt: 1,
+  turn: 1,
+  title: 'Run the tests',
+  options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
+  askedAt: '2026-12-02T10:00:00Z',
+  deadline: '2099-12-02T11:00:00Z',
+};
+
+/** The runner's side of the inbox, while the run runs: a request lands on the IssueRun. */
+async function inboxWhileRunning(token: string): Promise<void> {
+  expect(await inbox(token, 'POST', INBOX_PATHS.requests, inboxRequest)).toEqual({
+    status: 202,
+    json: { id: 'a1-s0-1' },
+  });
+  expect(await inbox(token, 'POST', INBOX_PATHS.requests, inboxRequest)).toMatchObject({
+    status: 202,
+  });
+  expect(await inbox(token, 'GET', `${INBOX_PATHS.request('a1-s0-1')}?wait_ms=200`)).toEqual({
+    status: 200,
+    json: { decision: null },
+  });
+  expect(await inbox(token, 'POST', INBOX_PATHS.steers, { slot: 0 })).toEqual({
+    status: 200,
+    json: { steers: [] },
+  });
 }
 
 interface EventView {
@@ -92,7 +134,7 @@ describe('agent tools through the gateway', () => {
         prompt: [
           'Work on {{ issue.identifier }}.',
           '@tool tracker_comment {"body":"first note from the agent"}',
-          '@sleep 4000',
+          '@sleep 6000',
           '@tool tracker_update_state {"state":"In Review"}',
           '@tool tracker_comment {"issue_id":"BOARD-9","body":"not mine"}',
         ].join('\n'),
@@ -113,6 +155,12 @@ describe('agent tools through the gateway', () => {
     expect(await readFile(join(board, 'BOARD-1.md'), 'utf8')).toContain(
       'agent: first note from the agent',
     );
+    await inboxWhileRunning(stolen);
+    // The request is on the IssueRun: where the gateway left it, or where an inbox took it.
+    const asked = await env.admin.request<IssueRun>({ path: path.issueRuns('tools-board-1') });
+    const left = asked.metadata.annotations?.[inboxRequestAnnotation('a1-s0-1')];
+    const taken = asked.status?.inbox?.pending?.some((pending) => pending.id === 'a1-s0-1');
+    expect(taken === true || JSON.parse(left ?? '{}').title === 'Run the tests').toBe(true);
 
     // The controller goes away and comes back on the same port: the token still works.
     await env.controller?.stop();

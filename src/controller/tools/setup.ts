@@ -1,13 +1,6 @@
 import type { Logger } from 'pino';
 import { Counter } from 'prom-client';
-import {
-  API_VERSION,
-  FINISHED,
-  ISSUERUN_KIND,
-  findCondition,
-  type IssueRun,
-  type Workflow,
-} from '../../api/index.js';
+import { FINISHED, findCondition, type IssueRun, type Workflow } from '../../api/index.js';
 import {
   createToolsGateway,
   startToolsServer,
@@ -15,8 +8,6 @@ import {
   type ToolCallRecord,
   type ToolsServer,
 } from '../../tools/index.js';
-import { errorMessage } from '../../workflow/errors.js';
-import { REPORTING_CONTROLLER, microTime } from '../events/recorder.js';
 import type { KubeClient } from '../runtime/client.js';
 import { SECRETS, isNotFound, resourcePath } from '../runtime/client.js';
 import type { Manager } from '../runtime/manager.js';
@@ -25,6 +16,8 @@ import { toolsTokenSecretName } from '../shared/object-names.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import type { TrackerCache } from '../shared/trackers.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
+import { createInboxStore } from './inbox-store.js';
+import { runEventWriter } from './run-event.js';
 
 export interface ToolsControllerOptions {
   client: KubeClient;
@@ -43,7 +36,8 @@ const isFinished = (run: IssueRun): boolean =>
  * The agent-tools gateway of the controller (issue 12): serves MCP on its own port to run
  * Pods, resolving each token from the IssueRun it names and the hash on that attempt's
  * token Secret, and talking to the run's tracker with the Workflow's key. It writes nothing
- * but the tracker and a `ToolCalled` Event per call. Every replica serves it: a token is
+ * but the tracker, a `ToolCalled` Event per call, and for the runner's inbox the IssueRun's
+ * request and steer-mark annotations and an Event per decision its policy made alone. Every replica serves it: a token is
  * verified from the cluster, not from memory, so a restarted controller still accepts it.
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
@@ -115,37 +109,20 @@ export async function setupToolsGateway(
     return (await options.trackers.get(found.workflow, found.config)).writer ?? null;
   }
 
+  const event = runEventWriter(client, options.identity, logger);
   /** Each call becomes an Event on its IssueRun (tool and target, never the arguments). */
   function toolCalled(record: ToolCallRecord): void {
     calls.inc({ tool: record.tool, outcome: record.ok ? 'ok' : 'error' });
-    const now = new Date();
-    client
-      .request({
-        method: 'POST',
-        path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(record.namespace)}/events`,
-        body: {
-          apiVersion: 'events.k8s.io/v1',
-          kind: 'Event',
-          metadata: { generateName: `${record.run}.tool-`, namespace: record.namespace },
-          eventTime: microTime(now),
-          reportingController: REPORTING_CONTROLLER,
-          reportingInstance: options.identity,
-          action: 'CallTool',
-          reason: 'ToolCalled',
-          type: record.ok ? 'Normal' : 'Warning',
-          note: `${record.tool} on ${record.target} (attempt ${record.attempt}): ${record.ok ? 'ok' : 'failed'}`,
-          regarding: {
-            apiVersion: API_VERSION,
-            kind: ISSUERUN_KIND,
-            name: record.run,
-            namespace: record.namespace,
-            uid: record.uid,
-          },
-        },
-      })
-      .catch((error: unknown) => {
-        logger.warn({ err: errorMessage(error), run: record.run }, 'cannot record a tool call');
-      });
+    event({
+      namespace: record.namespace,
+      run: record.run,
+      uid: record.uid,
+      kind: 'tool',
+      action: 'CallTool',
+      reason: 'ToolCalled',
+      type: record.ok ? 'Normal' : 'Warning',
+      note: `${record.tool} on ${record.target} (attempt ${record.attempt}): ${record.ok ? 'ok' : 'failed'}`,
+    });
   }
 
   const gateway = createToolsGateway({
@@ -153,6 +130,8 @@ export async function setupToolsGateway(
     trackerFor,
     recorder: { toolCalled },
     logger,
+    // The runner's inbox (src/api/inbox.ts): requests onto the IssueRun, answers from its cache.
+    inbox: { store: createInboxStore({ client, issueRuns, event }) },
   });
   // A run that ends (or is cancelled, or goes) takes its tokens with it at once, not when
   // the gateway's cache of verified tokens next expires.
