@@ -35,6 +35,8 @@ const LAYERS: Record<string, number> = {
   'controller/archive': 13,
   'controller/review': 13,
   'controller/webhooks': 13,
+  // The inbox controller: approvals, questions and steers read from the comments.
+  'controller/inbox': 13,
   controller: 14,
   // The archive's read API: the controller's runtime (its KubeClient) and lower layers.
   server: 14,
