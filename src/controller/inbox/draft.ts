@@ -104,7 +104,8 @@ function decisionEvent(draft: Draft, request: InboxPending, decision: InboxDecis
           : InboxReasons.ApprovalGranted;
   const tail =
     decision.verdict === 'timeout' ? `; agent.approvals.on_timeout: ${draft.config.onTimeout}` : '';
-  const text = `${request.kind} ${request.id} ${verb}${who} (via ${decision.via})${why}${tail}: ${request.title}`;
+  const what = request.kind === 'question' ? 'question' : 'permission request';
+  const text = `${what} ${request.id} ${verb}${who} (via ${decision.via})${why}${tail}: ${request.title}`;
   return inboxEvent(draft.run, reason, `${request.id}-decided`, text);
 }
 

@@ -80,9 +80,11 @@ function nextLook(run: IssueRun, inbox: InboxStatus, config: ApprovalsConfig, no
   const steering = config.steering && run.status?.phase === 'Running' && !runFinished(run);
   if (!waits && !steering) return undefined;
   const read = timeOf(inbox.lastReadTime, now) + config.pollIntervalMs - now;
-  const deadlines = (inbox.pending ?? []).map((p) => timeOf(p.deadline, Infinity) - now);
-  return { requeueAfter: Math.max(MIN_REQUEUE_MS, Math.min(read, ...deadlines)) };
+  return { requeueAfter: Math.max(MIN_REQUEUE_MS, Math.min(read, nextDeadline(inbox, now))) };
 }
+
+const nextDeadline = (inbox: InboxStatus, now: number): number =>
+  Math.min(...(inbox.pending ?? []).map((p) => timeOf(p.deadline, Infinity) - now));
 
 /**
  * The inbox controller, kubebuilder's ladder (docs/approvals.md): fetch → guards (the run
@@ -155,16 +157,18 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
         ...(plan.cancel ? { spec: { cancelRequested: true } } : {}),
       });
     }
-    if (error !== null) {
+    const next = nextLook(run, inbox, config, now.getTime());
+    if (error !== null && next) {
       const count = failures.get(key) ?? 0;
       failures.set(key, count + 1);
       deps.logger?.warn({ run: key, err: error }, 'inbox: cannot read the issue; will try again');
       const backoff = exponentialDelay(count, INBOX_RETRY_BASE_MS, INBOX_RETRY_MAX_MS);
-      const next = nextLook(run, inbox, config, now.getTime())?.requeueAfter ?? backoff;
-      return { requeueAfter: Math.max(MIN_REQUEUE_MS, Math.min(backoff, next)) };
+      // The backoff, not the poll interval (the read is overdue), unless a deadline comes first.
+      const soonest = Math.min(backoff, nextDeadline(inbox, now.getTime()));
+      return { requeueAfter: Math.max(MIN_REQUEUE_MS, soonest) };
     }
     failures.delete(key);
-    return nextLook(run, inbox, config, now.getTime());
+    return next;
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {

@@ -18,6 +18,9 @@ import {
 export type RequestAnnotation =
   { annotation: string; request: InboxRequest } | { annotation: string; error: string };
 
+/** `a1-s0-2` before `a1-s0-10`. */
+const natural = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
+
 /** The run's request annotations, oldest first (askedAt, then id): each parsed, never thrown. */
 export function requestAnnotations(run: IssueRun): RequestAnnotation[] {
   const entries = Object.entries(run.metadata.annotations ?? {}).filter(([key]) =>
@@ -43,11 +46,9 @@ export function requestAnnotations(run: IssueRun): RequestAnnotation[] {
     return { annotation, request: result.data };
   });
   return parsed.sort((a, b) => {
-    if (!('request' in a) || !('request' in b)) return a.annotation.localeCompare(b.annotation);
-    return (
-      timeOf(a.request.askedAt, 0) - timeOf(b.request.askedAt, 0) ||
-      a.request.id.localeCompare(b.request.id)
-    );
+    if (!('request' in a) || !('request' in b)) return natural(a.annotation, b.annotation);
+    const [x, y] = [a.request, b.request];
+    return timeOf(x.askedAt, 0) - timeOf(y.askedAt, 0) || natural(x.id, y.id);
   });
 }
 
