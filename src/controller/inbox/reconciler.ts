@@ -103,7 +103,7 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     key: string,
     run: IssueRun,
     config: ApprovalsConfig,
-    writer: TrackerWriter | undefined,
+    writerOf: () => Promise<TrackerWriter | undefined>,
   ): Promise<{ comments: TrackerComment[] | null; error: string | null }> {
     const idle = runFinished(run) || (!listening(run, config) && !somethingNew(run));
     if (idle) return { comments: null, error: null };
@@ -111,6 +111,7 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     const due =
       woken.has(key) || somethingNew(run) || deps.now().getTime() - last >= config.pollIntervalMs;
     if (!due) return { comments: null, error: null };
+    const writer = await writerOf();
     if (!writer)
       return { comments: null, error: 'the tracker of this Workflow cannot read comments' };
     try {
@@ -132,12 +133,15 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
       config ? { steering: config.steering } : null,
     );
     if (!config) return;
-    const writer = await deps.trackerWriter(workflow, loaded);
-    const { comments, error } = await read(key, run, config, writer);
+    // The writer (its key read from a Secret) only for a look that reads or posts.
+    let writer: Promise<TrackerWriter | undefined> | undefined;
+    const writerOf = () => (writer ??= deps.trackerWriter(workflow, loaded));
+    const { comments, error } = await read(key, run, config, writerOf);
     woken.delete(key);
     const now = deps.now();
     const plan = decideInbox({ run, config, comments, now });
-    const posted = await postAll(writer, issueIdOf(run), plan.posts, comments);
+    const posts = plan.posts.length > 0 ? await writerOf() : undefined;
+    const posted = await postAll(posts, issueIdOf(run), plan.posts, comments);
     const recorded = recordPosts(run, plan.inbox, posted, now);
     const inbox = recorded.inbox;
     if (error !== null) {

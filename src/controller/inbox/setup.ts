@@ -117,9 +117,12 @@ export function setupInboxController(manager: Manager, options: InboxControllerO
   issueRuns.onUpdate((old, run) => {
     if (wantsLook(run, old, known)) controller.enqueue(objectKey(run));
   });
-  workflows.onUpdate((_old, workflow) =>
-    inbox.forgetWorkflow(workflow.metadata.namespace, workflow.metadata.name ?? ''),
-  );
+  // A new config snapshot may turn approvals or steering on or off: looked up again.
+  workflows.onUpdate((old, workflow) => {
+    if (old.status?.lastGoodConfigMap !== workflow.status?.lastGoodConfigMap) {
+      inbox.forgetWorkflow(workflow.metadata.namespace, workflow.metadata.name ?? '');
+    }
+  });
   options.wakes?.subscribe('poll', (target) => {
     for (const key of runsToWake(issueRuns.list(target.namespace), target, known)) {
       inbox.wake(key);
