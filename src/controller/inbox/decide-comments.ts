@@ -102,8 +102,12 @@ function runCommand(seen: Seen, command: InboxCommand, index: number): boolean {
   }
 }
 
+/**
+ * Whether a comment written at `at` came after the request: after it was asked (the Pod's
+ * clock) or after it was posted (the controller's), so a Pod clock ahead loses no reply.
+ */
 const asked = (request: InboxPending, at: number): boolean =>
-  timeOf(request.askedAt, -Infinity) <= at;
+  Math.min(timeOf(request.askedAt, -Infinity), timeOf(request.commentedAt, Infinity)) <= at;
 
 /** A plain reply answers the oldest question waiting since before it was written. */
 function plainReply(seen: Seen): boolean {

@@ -321,6 +321,17 @@ describe('comments on the issue', () => {
       ['no_request'],
     ],
     [
+      'a reply after the request comment counts though the Pod clock ran ahead',
+      {
+        inbox: {
+          pending: [posted(request('a1-s0-1', { askedAt: at(5000) }), { commentedAt: at(-2000) })],
+        },
+        comments: [comment('/approve', 'alice', at(-1000))],
+      },
+      ['a1-s0-1=approve/comment/alice'],
+      ['approved'],
+    ],
+    [
       'a comment written before the run started counts for nothing',
       {
         comments: [

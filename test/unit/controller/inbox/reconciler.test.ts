@@ -280,6 +280,8 @@ describe('failures and guards', () => {
       message: "the issue's comments cannot be read: tracker answered 502",
     });
     expect(t.inbox()?.pending).toHaveLength(1);
+    t.advance(1000);
+    expect(await t.reconciler.reconcile(KEY)).toEqual({ requeueAfter: 2 * INBOX_RETRY_BASE_MS });
     t.issueRuns.put({
       ...t.current(),
       spec: {
