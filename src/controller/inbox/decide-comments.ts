@@ -21,6 +21,7 @@ import {
 import type { ReplyKind } from './comment-text.js';
 import { inboxEvent, nameDigest } from './events.js';
 import { runFinished, timeOf } from './requests.js';
+import { authorKey, selfAuthors } from './self-authors.js';
 
 /**
  * The issue's comments, read for the inbox (docs/approvals.md): `/approve`, `/deny`, a reply
@@ -56,14 +57,20 @@ export function commentOrder(comments: readonly TrackerComment[]): TrackerCommen
   });
 }
 
-export function readComments(draft: Draft, comments: readonly TrackerComment[]): void {
+export function readComments(
+  draft: Draft,
+  comments: readonly TrackerComment[],
+  self: readonly string[] = [],
+): void {
   const now = draft.now.getTime();
+  const lorenz = selfAuthors(comments, self);
   const created = draft.run.metadata.creationTimestamp;
   const started =
     draft.run.status?.startTime ?? (created instanceof Date ? created.toISOString() : created);
   const floor = timeOf(started, -Infinity);
   for (const comment of commentOrder(comments)) {
     if (isInboxComment(comment.body) || isHandled(draft, comment.id)) continue;
+    if (lorenz.has(authorKey(comment) ?? '')) continue;
     const at = timeOf(comment.created_at, now);
     if (at < floor) continue;
     // A request whose deadline passed before this comment was written had timed out by then.

@@ -39,6 +39,8 @@ export interface InboxInputs {
   config: ApprovalsConfig;
   /** The comments, or null when they were not read this look. */
   comments: readonly TrackerComment[] | null;
+  /** Author keys of the tracker user Lorenz (and its agents) writes as (self-authors.ts). */
+  self?: readonly string[];
   now: Date;
 }
 
@@ -58,7 +60,7 @@ export function decideInbox(inputs: InboxInputs): InboxPlan {
   const { run, config, now } = inputs;
   const draft = createDraft(run, config, now);
   const removeAnnotations = recordRequests(draft);
-  if (inputs.comments !== null) readComments(draft, inputs.comments);
+  if (inputs.comments !== null) readComments(draft, inputs.comments, inputs.self);
   applySpecDecisions(draft, run.spec.decisions ?? []);
   timeOut(draft, now.getTime());
   endWithAttempts(draft);

@@ -19,6 +19,7 @@ import { ANNOTATION_ISSUE_ID, ANNOTATION_STOP_NOTE } from '../shared/constants.j
 import { postAll, recordPosts } from './act.js';
 import { decideInbox } from './decide.js';
 import { requestAnnotations, runFinished, timeOf } from './requests.js';
+import { authorKey } from './self-authors.js';
 
 /** What the inbox controller writes the run's status with: the store it shares (status-store.ts). */
 export interface InboxStatusStore {
@@ -98,6 +99,8 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
   const failures = new Map<string, number>();
   const woken = new Set<string>();
   const known = new Map<string, ApprovalsKnown>();
+  /** Per Workflow, the author keys of the comments this controller posted (self-authors.ts). */
+  const selves = new Map<string, Set<string>>();
 
   async function read(
     key: string,
@@ -139,9 +142,15 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     const { comments, error } = await read(key, run, config, writerOf);
     woken.delete(key);
     const now = deps.now();
-    const plan = decideInbox({ run, config, comments, now });
+    const wfKey = workflowKey(namespace, run.spec.workflowRef.name);
+    const self = selves.get(wfKey) ?? new Set<string>();
+    const plan = decideInbox({ run, config, comments, self: [...self], now });
     const posts = plan.posts.length > 0 ? await writerOf() : undefined;
     const posted = await postAll(posts, issueIdOf(run), plan.posts, comments);
+    for (const result of posted) {
+      const author = result.comment ? authorKey(result.comment) : null;
+      if (author && self.size < 16) selves.set(wfKey, self.add(author));
+    }
     const recorded = recordPosts(run, plan.inbox, posted, now);
     const inbox = recorded.inbox;
     if (error !== null) {

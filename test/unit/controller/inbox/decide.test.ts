@@ -440,6 +440,32 @@ describe('comments on the issue', () => {
     expect(verdicts(plan)).toEqual(['a1-s0-1=approve/comment/Someone']);
   });
 
+  it("a comment by Lorenz's own tracker user (an agent's tool) never counts, even when anyone may answer", () => {
+    const open = config({ approvers: [] });
+    const mine = {
+      ...comment(`${INBOX_COMMENT_MARKER}\nasking`, 'Lorenz Bot', at(-2000)),
+      author_id: 'B1',
+    };
+    const agent = { ...comment('/approve', 'Lorenz Bot', at(-1000)), author_id: 'B1' };
+    expect(look({ inbox: waiting(), config: open, comments: [mine, agent] }).inbox.decided).toEqual(
+      [],
+    );
+    // Known from the comments this controller posted, with none of them in the list.
+    const known = decideInbox({
+      run: issueRun({ status: { ...startedStatus(1, 'Running'), inbox: waiting() } }),
+      config: open,
+      comments: [agent],
+      self: ['id:B1'],
+      now: T0,
+    });
+    expect(known.inbox.decided).toEqual([]);
+    expect(known.posts).toEqual([]);
+    const person = { ...comment('/approve', 'Lorenz Bot', at(-1000)), author_id: 'P7' };
+    expect(
+      look({ inbox: waiting(), config: open, comments: [mine, person] }).inbox.decided,
+    ).toHaveLength(1);
+  });
+
   it('reads oldest first, those without a time last, then by id', () => {
     const order = commentOrder([
       comment('', 'a', null, '3'),

@@ -208,6 +208,18 @@ describe('a permission request', () => {
     expect(t.tracker.reads).toBe(2);
   });
 
+  it("an /approve by Lorenz's own tracker user (an agent's tool comment) is not acted on", async () => {
+    const t = setUp(approvals({ approvers: [] }));
+    t.ask(request());
+    await t.reconciler.reconcile(KEY);
+    t.advance(1000);
+    t.tracker.add('/approve', 'lorenz-bot');
+    t.reconciler.wake(KEY);
+    await t.reconciler.reconcile(KEY);
+    expect(t.inbox()?.pending).toHaveLength(1);
+    expect(t.inbox()?.decided).toEqual([]);
+  });
+
   it('a wake reads the issue at once', async () => {
     const t = setUp();
     t.ask(request());
