@@ -131,10 +131,8 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     if (!workflow || !snapshot) return;
     const loaded = (await deps.loadWorkflowConfig(namespace ?? '', snapshot)).loaded.config;
     const config = loaded.agent.approvals;
-    known.set(
-      workflowKey(namespace, run.spec.workflowRef.name),
-      config ? { steering: config.steering } : null,
-    );
+    const wfKey = workflowKey(namespace, run.spec.workflowRef.name);
+    known.set(wfKey, config ? { steering: config.steering } : null);
     if (!config) return;
     // The writer (its key read from a Secret) only for a look that reads or posts.
     let writer: Promise<TrackerWriter | undefined> | undefined;
@@ -142,7 +140,6 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     const { comments, error } = await read(key, run, config, writerOf);
     woken.delete(key);
     const now = deps.now();
-    const wfKey = workflowKey(namespace, run.spec.workflowRef.name);
     const self = selves.get(wfKey) ?? new Set<string>();
     const plan = decideInbox({ run, config, comments, self: [...self], now });
     const posts = plan.posts.length > 0 ? await writerOf() : undefined;
