@@ -9,9 +9,12 @@ import {
 import type { TrackerWriter } from '../tracker/types.js';
 import { errorMessage } from '../workflow/errors.js';
 import { createTokenVerifier } from './auth.js';
+import { createInboxRoutes, isInboxPath } from './inbox-routes.js';
 import { createRateLimiter, type RateVerdict } from './limiter.js';
 import { registerTrackerTools } from './tools.js';
 import type {
+  InboxLimits,
+  InboxStore,
   RunResolver,
   ToolsLimits,
   ToolsLogger,
@@ -28,16 +31,23 @@ export interface ToolsGatewayOptions {
   recorder: ToolsRecorder;
   limits?: ToolsLimits;
   logger?: ToolsLogger;
+  /** The runner's inbox endpoints (INBOX_PATHS); without it they answer 404. */
+  inbox?: { store: InboxStore; limits?: InboxLimits };
   /** Milliseconds; injectable so tests can move the rate limit and the token cache on. */
   now?: () => number;
 }
 
 export interface ToolsGateway {
-  /** A Node http request handler: `/mcp` (POST; GET and DELETE answer 405), else 404. */
+  /**
+   * A Node http request handler: `/mcp` (POST; GET and DELETE answer 405), the inbox paths
+   * when options.inbox is given, else 404.
+   */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** Forgets a run's cached tokens at once (it finished); resolveRun is asked next time. */
   revoke(namespace: string, run: string): void;
-  /** Ends the requests in flight; later requests are answered 503. */
+  /** Ends the inbox's long polls at once (they answer no decision yet); the rest goes on. */
+  endWaits(): void;
+  /** Ends the requests in flight (long polls too); later requests are answered 503. */
   close(): Promise<void>;
 }
 
@@ -92,6 +102,14 @@ export function createToolsGateway(options: ToolsGatewayOptions): ToolsGateway {
     ...(limits.burst !== undefined ? { burst: limits.burst } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
+  const inbox = options.inbox
+    ? createInboxRoutes({
+        store: options.inbox.store,
+        logger,
+        ...(options.inbox.limits ? { limits: options.inbox.limits } : {}),
+        ...(options.now ? { now: options.now } : {}),
+      })
+    : null;
   const open = new Set<McpServer>();
   let closed = false;
 
@@ -174,7 +192,10 @@ export function createToolsGateway(options: ToolsGatewayOptions): ToolsGateway {
     async handle(req, res) {
       try {
         const path = new URL(req.url ?? '/', 'http://gateway').pathname;
-        if (path !== MCP_PATH) return sendJson(res, 404, rpcError(-32601, 'Not found'));
+        const toInbox = inbox !== null && isInboxPath(path);
+        if (path !== MCP_PATH && !toInbox) {
+          return sendJson(res, 404, rpcError(-32601, 'Not found'));
+        }
         if (closed) return sendJson(res, 503, rpcError(-32603, 'The gateway is shutting down'));
         // Authenticate before anything else, so a stranger learns nothing, not even methods.
         const verdict = await verifier.verify(req.headers.authorization);
@@ -184,6 +205,7 @@ export function createToolsGateway(options: ToolsGatewayOptions): ToolsGateway {
             'www-authenticate': 'Bearer realm="lorenz-tools"',
           });
         }
+        if (toInbox) return await inbox.serve(verdict.run, path, req, res);
         // Stateless: no stream for server-initiated messages and no session to end.
         if (req.method !== 'POST') {
           return sendJson(res, 405, rpcError(-32000, 'Method not allowed'), { allow: 'POST' });
@@ -196,8 +218,11 @@ export function createToolsGateway(options: ToolsGatewayOptions): ToolsGateway {
       }
     },
 
+    endWaits: () => inbox?.endWaits(),
+
     async close() {
       closed = true;
+      inbox?.endWaits();
       const servers = [...open];
       open.clear();
       await Promise.allSettled(servers.map((server) => server.close()));

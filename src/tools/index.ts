@@ -6,6 +6,17 @@ export {
   type ToolsGatewayOptions,
 } from './gateway.js';
 export {
+  createInboxRoutes,
+  DEFAULT_INBOX_BURST,
+  DEFAULT_INBOX_CALLS_PER_MINUTE,
+  DEFAULT_INBOX_MAX_BODY_BYTES,
+  INBOX_PATH_PREFIX,
+  InboxHttpError,
+  isInboxPath,
+  type InboxErrorCode,
+  type InboxRoutes,
+} from './inbox-routes.js';
+export {
   createRateLimiter,
   DEFAULT_BURST,
   DEFAULT_CALLS_PER_MINUTE,
@@ -29,6 +40,8 @@ export {
 } from './token.js';
 export { allowedStatesOf, REVIEW_STATE, TOOL_NAMES, toolNamesFor, type ToolName } from './tools.js';
 export type {
+  InboxLimits,
+  InboxStore,
   ResolvedRun,
   RunResolver,
   ToolCallRecord,

@@ -51,9 +51,13 @@ export async function startToolsServer(options: ToolsServerOptions): Promise<Too
     });
     void options.gateway.handle(req, res);
   });
-  // An agent that opens a connection and sends nothing must not hold it forever.
+  // An agent that opens a connection and sends nothing must not hold it forever. Both bound
+  // receiving the request only, not the answer, so the inbox's long poll (up to
+  // INBOX_LIMITS.maxWaitMs, 30 s, after a small request) is not cut; no socket idle timeout
+  // is set (Node's default 0), which would cut it.
   server.requestTimeout = 60_000;
   server.headersTimeout = 15_000;
+  server.timeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -68,6 +72,8 @@ export async function startToolsServer(options: ToolsServerOptions): Promise<Too
       const closing = new Promise<void>((resolve) => server.close(() => resolve()));
       // A keep-alive connection between two calls would hold the listener open for good.
       server.closeIdleConnections();
+      // A long poll has nothing to finish: it answers "no decision yet" now, not after the grace.
+      options.gateway.endWaits();
       if (inFlight > 0) {
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([

@@ -1,3 +1,4 @@
+import type { InboxDecision, InboxRequest, PolicyReport, SteerDelivery } from '../api/inbox.js';
 import type { TrackerWriter } from '../tracker/types.js';
 import type { TokenSubject } from './token.js';
 
@@ -78,4 +79,40 @@ export interface ToolsLimits {
   tokenCacheSize?: number;
   /** How long a verified token is trusted without asking resolveRun again; default 30 s. */
   tokenCacheTtlMs?: number;
+}
+
+/**
+ * What the inbox endpoints need of the controller (src/controller/tools/inbox-store.ts): the
+ * IssueRun's annotations and status, behind an interface so this layer needs no Kubernetes.
+ * Every call names the verified run; the store never trusts a namespace or name from a body.
+ */
+export interface InboxStore {
+  /**
+   * Leaves the request for the inbox controller. Idempotent by id: a request already stored
+   * (or already pending or decided) is not written again, and its first version stays.
+   */
+  storeRequest(run: VerifiedRun, request: InboxRequest): Promise<void>;
+  /** The decision on a request, from the run's status.inbox.decided; null: none yet. */
+  decisionOf(run: VerifiedRun, requestId: string): InboxDecision | null;
+  /**
+   * Settles at the next change of the run (an informer update), or when `signal` aborts,
+   * whichever is first; whatever it registered to wait is gone when it settles.
+   */
+  nextChange(run: VerifiedRun, signal: AbortSignal): Promise<void>;
+  /**
+   * The run's steers this slot has not taken (seq above its mark), oldest first; the mark
+   * is moved to the highest seq handed out before they are returned.
+   */
+  takeSteers(run: VerifiedRun, slot: number): Promise<SteerDelivery[]>;
+  /** Records a decision the runner's policy made alone (an Event); must not throw. */
+  policyDecided(run: VerifiedRun, report: PolicyReport): void;
+}
+
+export interface InboxLimits {
+  /** Inbox calls per minute a run's bucket refills at (long polls, steers); default 120. */
+  callsPerMinute?: number;
+  /** The bucket's size; default 60. */
+  burst?: number;
+  /** The largest JSON body taken, in bytes; default 64 KiB. */
+  maxBodyBytes?: number;
 }

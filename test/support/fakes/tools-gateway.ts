@@ -107,6 +107,8 @@ export interface Harness {
   clock: { now: number };
   token: string;
   revoke(namespace: string, run: string): void;
+  /** The gateway's endWaits (what a stopping server does to long polls first). */
+  endWaits(): void;
 }
 
 const stops: (() => Promise<void>)[] = [];
@@ -163,6 +165,7 @@ export async function start(
   stops.push(() => server.stop());
   h.url = new URL(`http://127.0.0.1:${server.port}/mcp`);
   h.revoke = (namespace, name) => gateway.revoke(namespace, name);
+  h.endWaits = () => gateway.endWaits();
   return h;
 }
 

@@ -22,9 +22,10 @@ const LAYERS: Record<string, number> = {
   dispatch: 6,
   // Code hosts (the review loop's pull requests) reuse the GitHub tracker's transport.
   codehost: 6,
-  tools: 7,
-  // The CRD types and the run-Pod contract: the runner reads the contract, so api is below it.
-  api: 8,
+  // The CRD types and the run-Pod contract: the runner reads the contract, so api is below it;
+  // the gateway serves the inbox endpoints of api/inbox.ts, so api is below tools too.
+  api: 7,
+  tools: 8,
   runner: 9,
   'controller/runtime': 10,
   'controller/shared': 11,

@@ -12,6 +12,7 @@ function slowGateway(delayMs: number): ToolsGateway & { closed: boolean } {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('done');
     },
     revoke: () => undefined,
+    endWaits: () => undefined,
     async close() {
       gateway.closed = true;
     },
