@@ -68,7 +68,9 @@ export function readComments(
   const started =
     draft.run.status?.startTime ?? (created instanceof Date ? created.toISOString() : created);
   const floor = timeOf(started, -Infinity);
-  for (const comment of commentOrder(comments)) {
+  for (const raw of commentOrder(comments)) {
+    // Its id is kept in the status, whose schema bounds it.
+    const comment = { ...raw, id: raw.id.slice(0, 256) };
     if (isInboxComment(comment.body) || isHandled(draft, comment.id)) continue;
     if (lorenz.has(authorKey(comment) ?? '')) continue;
     const at = timeOf(comment.created_at, now);

@@ -15,6 +15,7 @@ import {
   type IssueRun,
   type IssueRunStatus,
   type SpecDecision,
+  inboxStatusSchema,
 } from '../../../../src/api/index.js';
 import { decideInbox, type InboxPlan } from '../../../../src/controller/inbox/decide.js';
 import { commentOrder } from '../../../../src/controller/inbox/decide-comments.js';
@@ -464,6 +465,22 @@ describe('comments on the issue', () => {
     expect(
       look({ inbox: waiting(), config: open, comments: [mine, person] }).inbox.decided,
     ).toHaveLength(1);
+  });
+
+  it('hostile lengths stay within the status schema', () => {
+    const long = 'x'.repeat(5000);
+    const plan = look({
+      inbox: { ...waiting(posted(question())), steerSeq: 0 },
+      config: config({ approvers: [], steering: true }),
+      comments: [
+        comment(`/deny a1-s0-1 ${long}`, long, at(-3000), `1${'9'.repeat(999)}`),
+        comment(`${long}\n${long}`, long, at(-2000), long),
+        comment(`/steer ${long.repeat(5)}`, long, at(-1000), `y${long}`),
+      ],
+    });
+    expect(plan.inbox.decided).toHaveLength(2);
+    expect(plan.inbox.steers).toHaveLength(1);
+    expect(() => inboxStatusSchema.parse(plan.inbox)).not.toThrow();
   });
 
   it('reads oldest first, those without a time last, then by id', () => {
