@@ -10,6 +10,7 @@ import { createManager, type Manager, type ManagerExitReason } from './runtime/m
 import { handleShutdownSignals } from './runtime/shutdown.js';
 import { setupIssueRunController } from './issuerun/setup.js';
 import { createCodeHostCache } from './review/code-hosts.js';
+import { setupInboxController } from './inbox/setup.js';
 import { setupReviewController } from './review/setup.js';
 import { podReader, resolveOperatorImage } from './shared/operator-image.js';
 import {
@@ -205,6 +206,14 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     store: issueRuns.store,
     trackers,
     codeHost: createCodeHostCache(client),
+    wakes,
+  });
+  setupInboxController(manager, {
+    client,
+    identity,
+    logger,
+    store: issueRuns.store,
+    trackers,
     wakes,
   });
   setupWorkflowController(manager, {

@@ -9,6 +9,7 @@ import {
   WORKFLOW_KIND,
   findCondition,
   type Condition,
+  type InboxReason,
   type IssueRun,
   type IssueRunStatus,
   type SlotStatus,
@@ -73,7 +74,8 @@ export interface LifecycleEvent {
   regarding: ObjectReference;
   related?: ObjectReference;
   action: string;
-  reason: LifecycleReason;
+  /** The inbox's Events (src/controller/inbox/events.ts) go through the same writer. */
+  reason: LifecycleReason | InboxReason;
   type: 'Normal' | 'Warning';
   note: string;
 }

@@ -92,6 +92,20 @@ export function carryReview(
   return carried;
 }
 
+/**
+ * status.inbox is the inbox controller's (src/controller/inbox/): a status the IssueRun
+ * reconciler built takes it from the freshest status, so neither wipes the other's writes.
+ */
+export function carryInbox(
+  next: IssueRunStatus,
+  latest: IssueRunStatus | undefined,
+): IssueRunStatus {
+  const carried: IssueRunStatus = { ...next };
+  delete carried.inbox;
+  if (latest?.inbox) carried.inbox = latest.inbox;
+  return carried;
+}
+
 /** Runs the writes of one key one after another (two writers in one process). */
 function createKeyedSerializer() {
   const tails = new Map<string, Promise<unknown>>();
@@ -149,7 +163,7 @@ export function createRunStatusStore(deps: {
   const patch: RunStatusStore['patch'] = (key, run, built, urgent) =>
     serial(key, () => {
       const base = latest(key, run);
-      return patchNow(key, run, carryReview(built, base), urgent, base);
+      return patchNow(key, run, carryInbox(carryReview(built, base), base), urgent, base);
     });
 
   const patchNow = async (

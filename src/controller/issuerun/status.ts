@@ -17,6 +17,7 @@ import { hookStatusEntry, mergeHookEntries, type HookStatusEntry } from '../even
 import { lastHookRecords } from '../../runner/summary.js';
 import type { PodLogState } from './log-follower.js';
 import type { PodOutcome } from './pod-status.js';
+import { awaitingSlots } from './slot-waits.js';
 
 /** What the reconciler saw of one slot. */
 export interface SlotView {
@@ -225,7 +226,7 @@ export function runStatus(options: {
   now: Date;
 }): IssueRunStatus {
   const { current, state, now } = options;
-  const slots = slotStatuses(options.slots, current?.slots);
+  const slots = awaitingSlots(slotStatuses(options.slots, current?.slots), current?.inbox?.pending);
   const status: IssueRunStatus = {
     ...current,
     observedGeneration: options.generation ?? 0,

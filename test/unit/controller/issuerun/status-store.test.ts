@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { IssueRun, IssueRunStatus } from '../../../../src/api/index.js';
 import {
+  carryInbox,
   carryReview,
   createRunStatusStore,
 } from '../../../../src/controller/issuerun/status-store.js';
@@ -97,5 +98,38 @@ describe('carrying the review fields over', () => {
     ],
   ])('%s', (_name, next, latest, expected) => {
     expect(carryReview(next, latest)).toEqual(expected);
+  });
+});
+
+describe('carrying the inbox over', () => {
+  const inbox = { pending: [], steerSeq: 2, handledComments: ['9'] };
+
+  it.each<[string, IssueRunStatus, IssueRunStatus | undefined, IssueRunStatus]>([
+    ['nothing to carry', { phase: 'Running' }, undefined, { phase: 'Running' }],
+    [
+      'the latest inbox wins',
+      { phase: 'Running', inbox: { steerSeq: 1 } },
+      { inbox },
+      { phase: 'Running', inbox },
+    ],
+    [
+      'an inbox the latest status lacks is not invented',
+      { phase: 'Running', inbox },
+      {},
+      { phase: 'Running' },
+    ],
+  ])('%s', (_name, next, latest, expected) => {
+    expect(carryInbox(next, latest)).toEqual(expected);
+  });
+
+  it('a status the reconciler built from an older one keeps the inbox the inbox controller wrote', async () => {
+    const { client, run, store } = setUp();
+    await store.update(KEY, run, (s) => ({ ...s, inbox }));
+    await store.patch(KEY, run, { phase: 'Running', git: { branch: 'b' } }, true);
+    expect(writtenStatus<IssueRunStatus>(client)).toEqual({
+      phase: 'Running',
+      git: { branch: 'b' },
+      inbox,
+    });
   });
 });
