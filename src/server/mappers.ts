@@ -1,4 +1,5 @@
 import type { AttemptRecord, EventRecord, RunRecord } from '../archive/types.js';
+import { awaitingOf } from './inbox-view.js';
 import { get, isRecord, num, records, str, type Json } from './json.js';
 import type {
   AttemptView,
@@ -76,7 +77,9 @@ export function runOfIssueRun(run: Json): RunSummary {
     ...(url ? { url } : {}),
     ...(state ? { state } : {}),
   };
-  const reason = str(get(status, 'reason'));
+  // A run whose agent waits on a person says so in its reason, as its waiting slot does.
+  const awaiting = awaitingOf(run);
+  const reason = awaiting?.reason ?? str(get(status, 'reason'));
   const message = str(get(status, 'message'));
   const startedAt = str(get(status, 'startTime'));
   const finishedAt = str(get(status, 'completionTime'));
@@ -99,6 +102,7 @@ export function runOfIssueRun(run: Json): RunSummary {
     usage: usageOf(get(status, 'usage')),
     source: 'live',
     ...(cancel ? { cancelRequested: true } : {}),
+    ...(awaiting?.count ? { awaiting: awaiting.count } : {}),
   };
 }
 
