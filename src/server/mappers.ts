@@ -140,9 +140,10 @@ export function runOfRecord(run: RunRecord): RunSummary {
 /**
  * A Workflow (raw JSON) as the overview shows it, from what the controller's poller writes in
  * status.dispatch and the TrackerReachable condition; `running` counts the live runs of it
- * that are not finished (the caller's cache knows them).
+ * that are not finished (the caller's cache knows them), `awaiting` those of them whose agent
+ * waits on a person.
  */
-export function workflowOf(workflow: Json, running: number): WorkflowSummary {
+export function workflowOf(workflow: Json, running: number, awaiting = 0): WorkflowSummary {
   const meta = get(workflow, 'metadata');
   const status = get(workflow, 'status');
   const dispatch = get(status, 'dispatch');
@@ -173,6 +174,7 @@ export function workflowOf(workflow: Json, running: number): WorkflowSummary {
     },
     ...(candidates === undefined ? {} : { candidates }),
     running: num(get(dispatch, 'running')) ?? running,
+    ...(awaiting > 0 ? { awaiting } : {}),
     blocked,
     ...(overCap === undefined ? {} : { overCap }),
     conditions,

@@ -87,6 +87,8 @@ export interface WorkflowSummary {
   /** Issues in an active state at the last poll. */
   candidates?: number;
   running: number;
+  /** Of those, the runs whose agent waits on a person (AwaitingApproval, AwaitingAnswer). */
+  awaiting?: number;
   /** Candidates not started, by why (blocked_by, over the cap, waiting on retry, ...). */
   blocked: { reason: string; count: number }[];
   /** Candidates left waiting because the Workflow's concurrency cap is reached. */

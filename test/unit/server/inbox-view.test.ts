@@ -3,7 +3,7 @@
 // waiting run's reason AwaitingApproval / AwaitingAnswer in its row.
 import { describe, expect, it } from 'vitest';
 import { answeredByOf, inboxOfIssueRun } from '../../../src/server/inbox-view.js';
-import { runOfIssueRun } from '../../../src/server/mappers.js';
+import { runOfIssueRun, workflowOf } from '../../../src/server/mappers.js';
 
 const request = (id: string, kind: 'permission' | 'question', askedAt: string) => ({
   id,
@@ -127,5 +127,15 @@ describe("a waiting run's reason in the runs table", () => {
     const summary = runOfIssueRun(run(status));
     expect(summary.reason).toBe(reason);
     expect(summary.awaiting).toBe(awaiting);
+  });
+});
+
+describe("a Workflow's waiting runs in the overview", () => {
+  it.each([
+    [1, 1],
+    [0, undefined],
+  ])('%i waiting: awaiting %s', (count, want) => {
+    const workflow = { metadata: { namespace: 'team-a', name: 'board', uid: 'w' } };
+    expect(workflowOf(workflow, 2, count).awaiting).toBe(want);
   });
 });
