@@ -1,7 +1,6 @@
-import { inboxDecisionSchema } from '../api/inbox.js';
+import { InboxReasons, inboxDecisionSchema } from '../api/inbox.js';
 import { pendingRequests, specDecisions } from '../api/inbox-decisions.js';
 import { parseWorkflowContent } from '../workflow/front-matter.js';
-import { InboxReasons } from '../api/inbox.js';
 import { get, isRecord, str, type Json } from './json.js';
 import type { InboxDecisionView, InboxRequestView, InboxView } from './view-api.js';
 
