@@ -8,7 +8,8 @@
 # (DEMO_CLUSTER=kind, which `make demo CLUSTER=kind` sets), a kind cluster with the operator
 # image and the Helm chart, which needs Docker and kind's node image. Then applies
 # config/samples, waits for issuerun/demo-1 to finish (saying every 15 s where it is), and
-# prints `kubectl get issueruns` and the run's hook Events. The cluster is left up.
+# prints `kubectl get issueruns` and the run's hook Events; then the board, and an agent that
+# asks before a force push, answered with `/approve` on its issue. The cluster is left up.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
@@ -41,7 +42,7 @@ choose_mode() {
     --kind) mode=kind ;;
     "") ;;
     -h | --help)
-      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -172,6 +173,7 @@ run_samples() {
   echo
   echo "issuerun/$SAMPLE_RUN Succeeded, with an Event for each of the four hooks."
   show_board "$NAMESPACE" 180
+  show_approvals "$NAMESPACE" "${DEMO_APPROVALS_TIMEOUT:-180}"
 }
 
 # Sourced (the script tests do), it only defines its functions.

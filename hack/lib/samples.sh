@@ -194,3 +194,114 @@ show_git_sample() {
   wait "$daemon" 2>/dev/null || true
   rm -rf "$served"
 }
+
+# The approvals sample (config/samples/approvals/workflow-approvals.yaml, docs/approvals.md):
+# a memory board whose scripted agent asks before `git push --force origin main`; the rule
+# says ask, so its run waits. This applies it, waits up to $2 seconds for the request in the
+# IssueRun's status.inbox.pending and shows it, answers it ON THE BOARD (a `/approve` comment
+# added to APPROVE-1 in the Workflow's WORKFLOW.md, as a person would comment on the issue),
+# waits up to $2 more for the run to go on and finish, and shows the approval Events. A show,
+# like the board: it says where it stopped and returns 0 when it does not get there.
+APPROVALS_SAMPLE="${APPROVALS_SAMPLE:-$ROOT/config/samples/approvals/workflow-approvals.yaml}"
+APPROVALS_WORKFLOW="approvals"
+APPROVALS_ISSUE="APPROVE-1"
+show_approvals() {
+  local namespace="$1" timeout="${2:-180}"
+  if [[ ! -f "$APPROVALS_SAMPLE" ]]; then
+    echo "(no ${APPROVALS_SAMPLE#"$ROOT"/}: the approvals walk-through is skipped)"
+    return 0
+  fi
+  kubectl -n "$namespace" delete workflows.lorenz.dev "$APPROVALS_WORKFLOW" --ignore-not-found --wait=true >/dev/null
+  kubectl -n "$namespace" apply -f "$APPROVALS_SAMPLE"
+  echo
+  echo "waiting for the approvals sample's agent to ask before its force push…"
+  if ! wait_for_approval_request "$namespace" "$timeout"; then
+    echo "(no request waits after ${timeout}s: kubectl describe workflows.lorenz.dev $APPROVALS_WORKFLOW)"
+    return 0
+  fi
+  echo "\$ kubectl get issueruns -l lorenz.dev/workflow=$APPROVALS_WORKFLOW"
+  kubectl -n "$namespace" get issueruns -l "lorenz.dev/workflow=$APPROVALS_WORKFLOW"
+  echo "issuerun/$APPROVAL_RUN waits on request $APPROVAL_REQUEST:"
+  kubectl -n "$namespace" get issuerun "$APPROVAL_RUN" \
+    -o jsonpath='{range .status.inbox.pending[*]}  {.kind} {.toolKind}: {.command}{"\n"}  rule: {.ruleReason}{"\n"}  deadline: {.deadline}{"\n"}{end}'
+  approval_events "$namespace" "$APPROVAL_RUN" | grep '^ApprovalRequested' | sed 's/^/  /' || true
+  echo
+  echo "answering it on the board: a comment /approve on $APPROVALS_ISSUE (or: lorenz approve $APPROVAL_RUN, or the web view's Approve)"
+  if ! approve_on_board "$namespace"; then
+    echo "(the Workflow could not be patched: answer with lorenz approve $APPROVAL_RUN -n $namespace)"
+    return 0
+  fi
+  if ! wait_for_approved_run "$namespace" "$APPROVAL_RUN" "$timeout"; then
+    echo "(issuerun/$APPROVAL_RUN has not finished ${timeout}s after the approval: kubectl describe issuerun $APPROVAL_RUN)"
+  fi
+  echo "\$ kubectl get issueruns -l lorenz.dev/workflow=$APPROVALS_WORKFLOW"
+  kubectl -n "$namespace" get issueruns -l "lorenz.dev/workflow=$APPROVALS_WORKFLOW" 2>/dev/null || true
+  echo "approval Events of issuerun/$APPROVAL_RUN:"
+  approval_events "$namespace" "$APPROVAL_RUN" | sed 's/^/  /'
+}
+
+# "<reason> <message>" of the inbox Events of IssueRun $2 (approvals, questions), oldest first.
+approval_events() {
+  kubectl -n "$1" get events \
+    --field-selector "involvedObject.kind=IssueRun,involvedObject.name=$2" \
+    --sort-by=.metadata.creationTimestamp \
+    -o jsonpath='{range .items[*]}{.reason}{" "}{.message}{"\n"}{end}' 2>/dev/null |
+    grep -E '^(Approval|Question)' || true
+}
+
+# Waits up to $2 seconds for a run of the approvals Workflow with a request in
+# status.inbox.pending; sets APPROVAL_RUN and APPROVAL_REQUEST. Returns 1 on timeout.
+wait_for_approval_request() {
+  local namespace="$1" timeout="$2" started="$SECONDS" next fields
+  APPROVAL_RUN=""
+  APPROVAL_REQUEST=""
+  next=$((SECONDS + PROGRESS_INTERVAL))
+  while ((SECONDS - started < timeout)); do
+    fields="$(kubectl -n "$namespace" get issueruns -l "lorenz.dev/workflow=$APPROVALS_WORKFLOW" \
+      -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.status.inbox.pending[0].id}{"\n"}{end}' 2>/dev/null || true)"
+    while IFS='|' read -r APPROVAL_RUN APPROVAL_REQUEST; do
+      [[ -n "$APPROVAL_REQUEST" ]] && return 0
+    done <<<"$fields"
+    if ((SECONDS >= next)); then
+      echo "$PROGRESS_PREFIX waiting for the approvals sample's request: ${fields:-no run yet} ($(progress_elapsed $((SECONDS - started))))" >&2
+      next=$((SECONDS + PROGRESS_INTERVAL))
+    fi
+    sleep 1
+  done
+  return 1
+}
+
+# Adds `comments: [{author: alice, body: "/approve", created_at: <now>}]` to APPROVE-1 in the
+# approvals Workflow's WORKFLOW.md: on the memory board that is a comment on the issue.
+approve_on_board() {
+  local namespace="$1" now patch
+  now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  patch="$(kubectl -n "$namespace" get workflows.lorenz.dev "$APPROVALS_WORKFLOW" -o json |
+    "${NODE24:-node}" "$ROOT/hack/lib/board-comment.mjs" "$APPROVALS_ISSUE" alice /approve "$now")" ||
+    return 1
+  kubectl -n "$namespace" patch workflows.lorenz.dev "$APPROVALS_WORKFLOW" --type merge -p "$patch" >/dev/null
+}
+
+# Waits up to $3 seconds for IssueRun $2 to finish, or to be gone (the poller removes a run
+# whose issue is Done); says every interval where it is. Returns 1 on timeout.
+wait_for_approved_run() {
+  local namespace="$1" run="$2" timeout="$3" started="$SECONDS" next
+  next=$((SECONDS + PROGRESS_INTERVAL))
+  while ((SECONDS - started < timeout)); do
+    run_state "$namespace" "$run"
+    if [[ "$RUN_FINISHED" == True ]]; then
+      echo "issuerun/$run finished after the approval: $RUN_NOW"
+      return 0
+    fi
+    if [[ "$RUN_NOW" == "not created yet" ]]; then
+      echo "issuerun/$run is done and removed (its issue is Done)"
+      return 0
+    fi
+    if ((SECONDS >= next)); then
+      echo "$PROGRESS_PREFIX waiting for issuerun/$run after the approval: $RUN_NOW ($(progress_elapsed $((SECONDS - started))))" >&2
+      next=$((SECONDS + PROGRESS_INTERVAL))
+    fi
+    sleep 1
+  done
+  return 1
+}

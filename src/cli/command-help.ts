@@ -320,6 +320,29 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     flags: [NAMESPACE, ...KUBE_FLAGS],
     example: 'lorenz describe run eng-42 -n lorenz',
   },
+  approve: {
+    usage:
+      'approve RUN [--deny REASON] [--always] [--answer TEXT] [--request ID] [-n NS] [--kubeconfig FILE]',
+    summary:
+      "Answers a request the run's agent waits on (status.inbox.pending): approves it, denies it, or answers a question, as a patch of the IssueRun's spec.decisions (docs/approvals.md).",
+    flags: [
+      { name: 'deny', value: 'REASON', text: 'deny the request; the reason is given to the agent' },
+      { name: 'always', text: 'approve it and the same rule for the rest of the attempt' },
+      {
+        name: 'answer',
+        value: 'TEXT',
+        text: "the answer to a question (a question's only approval)",
+      },
+      {
+        name: 'request',
+        value: 'ID',
+        text: 'the request to answer (when unset: the only, else the oldest, waiting)',
+      },
+      NAMESPACE,
+      KUBE_FLAGS[0]!,
+    ],
+    example: 'lorenz approve eng-42 -n lorenz --deny "not on main"',
+  },
   completion: {
     usage: 'completion bash|zsh',
     summary: 'Prints a shell completion script for lorenz.',

@@ -14,6 +14,7 @@ export const COMMANDS: CommandTable = {
   'get runs': async () => (await import('./runs/get-runs.js')).getRunsCommand,
   logs: async () => (await import('./runs/logs.js')).logsCommand,
   'describe run': async () => (await import('./runs/describe.js')).describeRunCommand,
+  approve: async () => (await import('./approve.js')).approveCommand,
   controller: async () => (await import('./operator-commands.js')).controllerCommand,
   server: async () => (await import('./server-command.js')).serverCommand,
   completion: async () => (await import('./completion.js')).completionCommand,

@@ -35,6 +35,9 @@ export const USAGE = `usage:
   lorenz describe run RUN [-n NS]
       (the run commands take [--kubeconfig F] [--archive-dsn DSN] [--archive-url URL]; the
        archive is found from the kubeconfig alone when neither is given: docs/cli-runs.md)
+  lorenz approve RUN [--deny REASON] [--always] [--answer TEXT] [--request ID]
+                 [-n NS] [--kubeconfig F]
+      (answers what the run's agent waits on: a patch of spec.decisions; docs/approvals.md)
 
 ISSUE is a YAML or JSON file holding one issue, with the snake_case keys templates read as
 issue.* and IssueRun spec.issue holds: identifier and title required; id, description,

@@ -83,6 +83,13 @@ function createRunIndex() {
         if (run.namespace === namespace && run.workflow === name && !isFinished(run)) count += 1;
       return count;
     },
+    /** Live runs of a Workflow whose agent waits on a person (AwaitingApproval, AwaitingAnswer). */
+    awaitingOf(namespace: string, name: string): number {
+      let count = 0;
+      for (const run of summaries.values())
+        if (run.namespace === namespace && run.workflow === name && run.awaiting) count += 1;
+      return count;
+    },
   };
 }
 
@@ -119,7 +126,12 @@ export function createViewCache(options: {
 
   const workflowSummary = (object: KubeObject): WorkflowSummary => {
     const meta = object.metadata ?? {};
-    return workflowOf(object as Json, index.runningOf(meta.namespace ?? '', meta.name ?? ''));
+    const [namespace, name] = [meta.namespace ?? '', meta.name ?? ''];
+    return workflowOf(
+      object as Json,
+      index.runningOf(namespace, name),
+      index.awaitingOf(namespace, name),
+    );
   };
 
   const putRun = (object: KubeObject) => emit({ event: 'run', data: index.put(object) });

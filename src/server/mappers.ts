@@ -1,4 +1,5 @@
 import type { AttemptRecord, EventRecord, RunRecord } from '../archive/types.js';
+import { awaitingOf } from './inbox-view.js';
 import { get, isRecord, num, records, str, type Json } from './json.js';
 import type {
   AttemptView,
@@ -76,7 +77,9 @@ export function runOfIssueRun(run: Json): RunSummary {
     ...(url ? { url } : {}),
     ...(state ? { state } : {}),
   };
-  const reason = str(get(status, 'reason'));
+  // A run whose agent waits on a person says so in its reason, as its waiting slot does.
+  const awaiting = awaitingOf(run);
+  const reason = awaiting?.reason ?? str(get(status, 'reason'));
   const message = str(get(status, 'message'));
   const startedAt = str(get(status, 'startTime'));
   const finishedAt = str(get(status, 'completionTime'));
@@ -99,6 +102,7 @@ export function runOfIssueRun(run: Json): RunSummary {
     usage: usageOf(get(status, 'usage')),
     source: 'live',
     ...(cancel ? { cancelRequested: true } : {}),
+    ...(awaiting?.count ? { awaiting: awaiting.count } : {}),
   };
 }
 
@@ -136,9 +140,10 @@ export function runOfRecord(run: RunRecord): RunSummary {
 /**
  * A Workflow (raw JSON) as the overview shows it, from what the controller's poller writes in
  * status.dispatch and the TrackerReachable condition; `running` counts the live runs of it
- * that are not finished (the caller's cache knows them).
+ * that are not finished (the caller's cache knows them), `awaiting` those of them whose agent
+ * waits on a person.
  */
-export function workflowOf(workflow: Json, running: number): WorkflowSummary {
+export function workflowOf(workflow: Json, running: number, awaiting = 0): WorkflowSummary {
   const meta = get(workflow, 'metadata');
   const status = get(workflow, 'status');
   const dispatch = get(status, 'dispatch');
@@ -169,6 +174,7 @@ export function workflowOf(workflow: Json, running: number): WorkflowSummary {
     },
     ...(candidates === undefined ? {} : { candidates }),
     running: num(get(dispatch, 'running')) ?? running,
+    ...(awaiting > 0 ? { awaiting } : {}),
     blocked,
     ...(overCap === undefined ? {} : { overCap }),
     conditions,

@@ -2,7 +2,7 @@ import type { KubeClient } from '../controller/runtime/client.js';
 import type { ArchiveReads } from './archive-source.js';
 import type { ViewCache } from './cache.js';
 import { ApiError } from './errors.js';
-import { get, records, str, type Json } from './json.js';
+import { get, isRecord, records, str, type Json } from './json.js';
 import {
   attemptOfPod,
   attemptOfRecord,
@@ -19,6 +19,7 @@ import {
   type AttemptRef,
   type LogSink,
 } from './run-logs.js';
+import { inboxOfIssueRun } from './inbox-view.js';
 import { createTranscriptBuilder } from './transcript.js';
 import type { AttemptView, EventView, RunDetail, RunSummary, TimelineBar } from './view-api.js';
 
@@ -226,12 +227,16 @@ export async function runDetail(
     }).catch(() => undefined);
     timeline.push(...builder.timeline());
   }
+  // The inbox of the live object, else of the archived one (its decisions, for the history).
+  const object = target.object ?? (isRecord(archived?.run.object) ? archived.run.object : {});
+  const inbox = inboxOfIssueRun(object, deps.cache.workflow(namespace, target.summary.workflow));
   return {
     run: target.summary,
     attempts,
     events,
     timeline,
     conditions: conditionsOf(target.conditions),
+    ...(inbox ? { inbox } : {}),
   };
 }
 

@@ -21,6 +21,8 @@
  *   GET  /api/v1/watch[?namespace=]                          -> text/event-stream of ChangeEvent
  *   POST /api/v1/namespaces/{ns}/runs/{name}/cancel          -> ActionResult
  *   POST /api/v1/namespaces/{ns}/runs/{name}/retry           -> ActionResult
+ *   POST /api/v1/namespaces/{ns}/runs/{name}/decide          -> ActionResult
+ *        body (application/json): DecideRequest; answers a request of RunDetail.inbox.pending
  *   POST /api/v1/namespaces/{ns}/workflows/{name}/suspend    -> ActionResult
  *   POST /api/v1/namespaces/{ns}/workflows/{name}/resume     -> ActionResult
  *
@@ -85,6 +87,8 @@ export interface WorkflowSummary {
   /** Issues in an active state at the last poll. */
   candidates?: number;
   running: number;
+  /** Of those, the runs whose agent waits on a person (AwaitingApproval, AwaitingAnswer). */
+  awaiting?: number;
   /** Candidates not started, by why (blocked_by, over the cap, waiting on retry, ...). */
   blocked: { reason: string; count: number }[];
   /** Candidates left waiting because the Workflow's concurrency cap is reached. */
@@ -128,6 +132,8 @@ export interface RunSummary {
   source: 'live' | 'archive';
   deletedAt?: string;
   cancelRequested?: boolean;
+  /** Requests the run's agent waits on (status.inbox.pending); unset when none. */
+  awaiting?: number;
 }
 
 export interface RunList {
@@ -196,6 +202,65 @@ export interface RunDetail {
   events: EventView[];
   timeline: TimelineBar[];
   conditions: ConditionView[];
+  /** status.inbox: what the agent waits on and what was decided; unset when it is empty. */
+  inbox?: InboxView;
+}
+
+/** A permission request or a question the agent waits on (status.inbox.pending[]). */
+export interface InboxRequestView {
+  id: string;
+  kind: 'permission' | 'question';
+  slot: number;
+  attempt: number;
+  turn: number;
+  title: string;
+  toolKind?: string;
+  command?: string;
+  paths?: string[];
+  options: { optionId: string; name: string; kind: string }[];
+  optionsOmitted?: number;
+  /** The question, for a question. */
+  message?: string;
+  ruleReason?: string;
+  askedAt: string;
+  /** When the wait ends with agent.approvals.on_timeout. */
+  deadline: string;
+  /** Whether spec.decisions answers it already (the controller has not taken it yet). */
+  answered?: boolean;
+}
+
+/** A decision made (status.inbox.decided[]). */
+export interface InboxDecisionView {
+  requestId: string;
+  verdict: 'approve' | 'approve_always' | 'deny' | 'answer' | 'timeout';
+  reason?: string;
+  answer?: string;
+  by?: string;
+  via: 'comment' | 'kubernetes' | 'timeout';
+  at: string;
+}
+
+export interface InboxView {
+  /** Oldest first. */
+  pending: InboxRequestView[];
+  /** Newest last. */
+  decided: InboxDecisionView[];
+  /**
+   * Who may answer: on the issue, the Workflow's agent.approvals approvers; in Kubernetes,
+   * whoever may patch the IssueRun (the view's buttons).
+   */
+  answeredBy: string;
+}
+
+/** The body of POST .../runs/{name}/decide. */
+export interface DecideRequest {
+  /** The request to answer; unset: the oldest waiting one not answered yet. */
+  requestId?: string;
+  verdict: 'approve' | 'approve_always' | 'deny' | 'answer';
+  /** A denial's reason, given to the agent. */
+  reason?: string;
+  /** A question's answer. */
+  answer?: string;
 }
 
 /** One entry of a run's transcript, in log order. `text` is text, never markup. */
@@ -261,8 +326,11 @@ export interface UsageReport {
 }
 
 export interface ActionResult {
-  /** What was done: `cancel_requested`, `retried`, `suspended`, `resumed`. */
-  action: 'cancel_requested' | 'retried' | 'suspended' | 'resumed';
+  /** What was done: `cancel_requested`, `retried`, `suspended`, `resumed`, `decided`. */
+  action: 'cancel_requested' | 'retried' | 'suspended' | 'resumed' | 'decided';
   namespace: string;
   name: string;
+  /** For `decided`: the request answered and the verdict written to spec.decisions. */
+  requestId?: string;
+  verdict?: DecideRequest['verdict'];
 }

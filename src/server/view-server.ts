@@ -49,6 +49,7 @@ const ROUTES = new Set([
   'runs/hooks/output',
   'runs/cancel',
   'runs/retry',
+  'runs/decide',
   'workflows/suspend',
   'workflows/resume',
 ]);

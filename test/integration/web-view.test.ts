@@ -227,6 +227,96 @@ describe('the web view in chromium', () => {
     assertClean(problems, SIGN_IN);
   });
 
+  it('a run waiting on a permission request shows it (AwaitingApproval in its row), and Approve writes spec.decisions', async () => {
+    await createWorkflow(
+      env,
+      'web-waits',
+      workflowText(env, {
+        prompt: 'Work on {{ issue.identifier }}.\n@say waiting-for-a-person\n@sleep 120000',
+      }),
+    );
+    await createIssueRun(env, 'web-asks', 'web-waits', {
+      id: 'i-web-4',
+      identifier: 'WEB-4',
+      title: 'asks',
+    });
+    await until('web-asks running', async () =>
+      (await getRun(env, 'web-asks')).status?.slots?.length ? true : undefined,
+    );
+    // What the gateway and the inbox controller write for an agent's ask: the request in its
+    // annotation and in status.inbox.pending. The agent itself sleeps meanwhile.
+    const request = {
+      id: 'a1-s0-1',
+      kind: 'permission',
+      slot: 0,
+      attempt: 1,
+      turn: 1,
+      title: `<img src=x onerror="window.__pwned='inbox'"> push`,
+      toolKind: 'execute',
+      command: 'git push --force origin main',
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'reject', name: 'Reject', kind: 'reject_once' },
+      ],
+      askedAt: new Date().toISOString(),
+      deadline: new Date(Date.now() + 3_600_000).toISOString(),
+    };
+    await env.admin.request({
+      method: 'PATCH',
+      path: path.issueRuns('web-asks'),
+      body: {
+        metadata: {
+          annotations: { [`inbox.lorenz.dev/request-${request.id}`]: JSON.stringify(request) },
+        },
+      },
+    });
+    // The controller's status writes of a starting run replace the whole status: seed the
+    // inbox until it stays (the agent's long sleep writes nothing).
+    await until(
+      'status.inbox.pending to hold the request',
+      async () => {
+        const run = await getRun(env, 'web-asks');
+        if (run.status?.inbox?.pending?.some((each) => each.id === request.id)) return true;
+        await env.admin.request({
+          method: 'PATCH',
+          path: `${path.issueRuns('web-asks')}/status`,
+          patchType: 'json',
+          body: [{ op: 'add', path: '/status/inbox', value: { pending: [request] } }],
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        return undefined;
+      },
+      60_000,
+    );
+    const { page, problems } = await signedIn(viewerToken, `/runs?namespace=${NAMESPACE}`);
+    const row = page.getByRole('row', { name: new RegExp(`Run ${NAMESPACE}/web-asks,`) });
+    await row.getByText('AwaitingApproval').waitFor();
+
+    await page.goto(new URL(`/runs/${NAMESPACE}/web-asks`, serverUrl).href);
+    const card = page.getByRole('region', { name: `Request ${request.id}` });
+    await card.getByText('git push --force origin main').waitFor();
+    await card.getByText(`<img src=x onerror="window.__pwned='inbox'"> push`).waitFor();
+    await card.getByText('Allow (allow_once), Reject (reject_once)').waitFor();
+    await page.getByText(/Who may answer: on the issue: anyone who can comment on it/).waitFor();
+    await docImage(page, 'run-inbox');
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await card
+      .getByRole('status')
+      .filter({ hasText: `approved: ${request.id}` })
+      .waitFor();
+    const decided = await getRun(env, 'web-asks');
+    expect(decided.spec.decisions).toEqual([
+      { requestId: request.id, verdict: 'approve', by: 'system:serviceaccount:default:operator' },
+    ]);
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
+    await env.admin.request({
+      method: 'PATCH',
+      path: path.issueRuns('web-asks'),
+      body: { spec: { cancelRequested: true } },
+    });
+    assertClean(problems, SIGN_IN);
+  });
+
   it('hostile content in the issue title, hook output and agent messages renders as text and runs nothing', async () => {
     const { page, problems } = await signedIn(viewerToken, `/runs/${NAMESPACE}/web-done`);
     await page.getByText('red-title').first().waitFor();

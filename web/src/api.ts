@@ -107,6 +107,20 @@ export async function postAction(path: string): Promise<ActionResult> {
   return (await response.json()) as ActionResult;
 }
 
+/** A POST with a JSON body (the decide action's DecideRequest). */
+export async function postJson(path: string, body: unknown): Promise<ActionResult> {
+  const response = await send(path, {
+    method: 'POST',
+    headers: headers({
+      Accept: 'application/json',
+      'Content-Type': 'application/json',
+      'X-Lorenz-Request': '1',
+    }),
+    body: JSON.stringify(body),
+  });
+  return (await response.json()) as ActionResult;
+}
+
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) return `${err.message} (${err.code})`;
   return String(err);

@@ -11,6 +11,7 @@ import { num, str, isRecord, records } from '../../server/json.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { agentState, eventsOf, getIssueRun, podLog, runPods } from './live.js';
 import { formatTable } from './table.js';
+import { formatInboxSection, inboxViewOf, type InboxView } from './describe-inbox.js';
 
 type Output = (text: string) => void;
 
@@ -77,6 +78,8 @@ export interface RunView {
   pushedCommits: PushedCommitView[];
   hooks: HookView[];
   events: EventView[];
+  /** A live run's waiting requests and recent decisions (status.inbox). */
+  inbox?: InboxView;
 }
 
 /** An archived `SHA subject` entry of AttemptRecord.git.pushedCommits. */
@@ -222,6 +225,7 @@ export async function liveView(cluster: UserCluster, run: IssueRun): Promise<Run
     ...(await Promise.all(pods.map((pod) => eventsOf(cluster.client, namespace, pod.uid)))).flat(),
   ].sort((a, b) => (a.lastTime ?? '').localeCompare(b.lastTime ?? ''));
   const createdAt = timeText(run.metadata.creationTimestamp);
+  const inbox = inboxViewOf(run);
   return {
     source: 'live',
     namespace,
@@ -265,6 +269,7 @@ export async function liveView(cluster: UserCluster, run: IssueRun): Promise<Run
     pushedCommits,
     hooks: records(status.hooks).map((hook) => hookOf(hook)),
     events,
+    ...(inbox ? { inbox } : {}),
   };
 }
 
@@ -338,6 +343,7 @@ export function formatRunView(view: RunView, now = Date.now()): string {
           ]),
         )
       : '',
+    formatInboxSection(view.inbox),
     section(
       'Hooks',
       ['SLOT', 'ATTEMPT', 'HOOK', 'STATUS', 'EXIT', 'DURATION'],

@@ -11,6 +11,7 @@ import { COMMANDS } from '../../../src/cli/commands.js';
 import { ARCHIVE_API_FLAG } from '../../../src/cli/controller-command.js';
 import { POLL_OPTIONS } from '../../../src/cli/poll-command.js';
 import { RUN_OPTIONS } from '../../../src/cli/run-command.js';
+import { APPROVE_OPTIONS } from '../../../src/cli/approve.js';
 import { DESCRIBE_RUN_OPTIONS } from '../../../src/cli/runs/describe.js';
 import { GET_RUNS_OPTIONS } from '../../../src/cli/runs/get-runs.js';
 import { LOGS_OPTIONS } from '../../../src/cli/runs/logs.js';
@@ -40,6 +41,7 @@ const PARSERS: Record<string, Parser> = {
   'get runs': GET_RUNS_OPTIONS,
   logs: LOGS_OPTIONS,
   'describe run': DESCRIBE_RUN_OPTIONS,
+  approve: APPROVE_OPTIONS,
   server: SERVER_OPTIONS,
   completion: {},
 };

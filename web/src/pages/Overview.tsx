@@ -127,7 +127,10 @@ function WorkflowRow({
         <span class={`reach reach-${w.tracker.reachable === false ? 'bad' : 'ok'}`}>{reach}</span>
       </td>
       <td>{w.candidates ?? '–'}</td>
-      <td>{w.running}</td>
+      <td>
+        {w.running}
+        {w.awaiting ? <div class="muted">{w.awaiting} AwaitingApproval</div> : null}
+      </td>
       <td>
         {w.blocked.length === 0
           ? '0'

@@ -1,9 +1,11 @@
 // One run: its header, the timeline, the transcript (followed live while the run runs),
-// each hook's output, Events, token usage, and the cancel and retry actions.
+// each hook's output, Events, token usage, the cancel and retry actions, and what the agent
+// waits on (approve, deny, answer) with the decisions made.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { RunDetail, TranscriptEntry } from '../../../src/server/view-api.js';
 import { errorText, getJson, streamErrorText, streamEvents } from '../api.js';
 import { ActionButton } from '../components/Confirm.js';
+import { Inbox } from '../components/Inbox.js';
 import { Timeline } from '../components/Timeline.js';
 import { HookOutput, Transcript } from '../components/Transcript.js';
 import { Clipped, ExternalLink, Phase } from '../components/Text.js';
@@ -160,6 +162,21 @@ export function Run({ namespace, name, uid }: { namespace: string; name: string;
           }}
         />
       </div>
+
+      {detail.inbox && (
+        <>
+          <h2>
+            Waiting for a person
+            {detail.inbox.pending.length > 0 && ` (${detail.inbox.pending.length})`}
+          </h2>
+          <Inbox
+            inbox={detail.inbox}
+            decidePath={`${base}/decide`}
+            live={run.source === 'live' && !finished(run.phase)}
+            onDone={() => setTick((t) => t + 1)}
+          />
+        </>
+      )}
 
       <h2>Timeline</h2>
       <Timeline bars={detail.timeline} now={now} />
