@@ -120,8 +120,11 @@ export function createInboxHandlers(context: InboxHandlerContext): InboxHandlers
     const via = 'policy' as const;
     if (verdict.action === 'allow') {
       const response = allow(request, turn, { rule: verdict.rule, via });
-      if (response.outcome.outcome === 'selected')
+      // The default allowing is what a run without agent.approvals does: not worth an
+      // Event per tool call. A rule that allows is.
+      if (response.outcome.outcome === 'selected' && verdict.rule !== null) {
         inbox.report(facts, turn?.number ?? 0, verdict, via);
+      }
       return response;
     }
     inbox.report(facts, turn?.number ?? 0, verdict, via);
