@@ -1,8 +1,7 @@
-import { INBOX_LIMITS } from '../api/inbox.js';
 import type { acp } from './client.js';
 import type { AgentInbox, InboxAnswer, PermissionFacts, PolicyVerdict } from './inbox.js';
 import { allowOption, rejection, selected } from './permission-answer.js';
-import { cut, permissionFacts } from './permission-facts.js';
+import { ASK_LIMITS, cut, permissionFacts } from './permission-facts.js';
 import type { ActiveTurn, AgentEmit } from './session.js';
 import { approvalRequired } from './unattended.js';
 
@@ -94,7 +93,7 @@ export function createInboxHandlers(context: InboxHandlerContext): InboxHandlers
   ): acp.RequestPermissionResponse => {
     const reason = cut(
       detail.reason ?? defaultReason(detail.via, detail.rule, detail.by),
-      INBOX_LIMITS.reasonLength,
+      ASK_LIMITS.reasonLength,
     );
     const toolCall = request.toolCall.title ?? request.toolCall.toolCallId;
     emit('approval_denied', {
@@ -214,7 +213,7 @@ export function createInboxHandlers(context: InboxHandlerContext): InboxHandlers
       const turn = context.turn();
       turn?.activity();
       const number = turn?.number ?? 0;
-      const message = cut(request.message, INBOX_LIMITS.messageLength);
+      const message = cut(request.message, ASK_LIMITS.messageLength);
       const answer = await held(turn, () =>
         inbox.ask({ kind: 'question', turn: number, message }, context.signal, (requestId) =>
           emit('input_requested', { turn: number, requestId, message }),

@@ -1,4 +1,3 @@
-import { INBOX_LIMITS } from '../api/inbox.js';
 import type { acp } from './client.js';
 import type { PermissionFacts } from './inbox.js';
 
@@ -16,6 +15,19 @@ import type { PermissionFacts } from './inbox.js';
  *   string list), and its patch approvals name the files in `locations`. So a string list is
  *   joined with spaces, and for kind `execute` without a command the title stands in.
  */
+
+/**
+ * The bounds of what the session hands the inbox: INBOX_LIMITS of src/api/inbox.ts (a layer
+ * above the agent's, so not imported; a test keeps the two equal). The runner bounds again.
+ */
+export const ASK_LIMITS = {
+  titleLength: 1024,
+  commandLength: 4096,
+  pathLength: 1024,
+  paths: 16,
+  messageLength: 4096,
+  reasonLength: 2048,
+} as const;
 
 /** The first `max` UTF-16 units of a text, never ending inside a surrogate pair. */
 export function cut(text: string, max: number): string {
@@ -45,19 +57,19 @@ function commandOf(raw: Record<string, unknown>): string | null {
 export function permissionFacts(toolCall: acp.ToolCallUpdate): PermissionFacts {
   const raw = record(toolCall.rawInput);
   const toolKind = toolCall.kind ?? null;
-  const title = cut(toolCall.title ?? toolCall.toolCallId, INBOX_LIMITS.titleLength);
+  const title = cut(toolCall.title ?? toolCall.toolCallId, ASK_LIMITS.titleLength);
   const command = commandOf(raw) ?? (toolKind === 'execute' ? title : null);
   const found = [
     ...(toolCall.locations ?? []).map((location) => location.path),
     ...PATH_KEYS.map((key) => raw[key]),
   ].filter((path): path is string => typeof path === 'string' && path !== '');
   const paths = [...new Set(found)]
-    .slice(0, INBOX_LIMITS.paths)
-    .map((path) => cut(path, INBOX_LIMITS.pathLength));
+    .slice(0, ASK_LIMITS.paths)
+    .map((path) => cut(path, ASK_LIMITS.pathLength));
   return {
     toolKind,
     title,
-    command: command === null ? null : cut(command, INBOX_LIMITS.commandLength),
+    command: command === null ? null : cut(command, ASK_LIMITS.commandLength),
     paths,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allowOption, rejection } from '../../../src/agent/permission-answer.js';
-import { permissionFacts } from '../../../src/agent/permission-facts.js';
+import { ASK_LIMITS, permissionFacts } from '../../../src/agent/permission-facts.js';
+import { INBOX_LIMITS } from '../../../src/api/inbox.js';
 import { steeringBlock } from '../../../src/template/prompt.js';
 
 describe('permissionFacts', () => {
@@ -53,6 +54,12 @@ describe('permissionFacts', () => {
     },
   ])('$name', ({ toolCall, facts }) => {
     expect(permissionFacts(toolCall as Parameters<typeof permissionFacts>[0])).toEqual(facts);
+  });
+
+  it('bounds as the inbox contract does', () => {
+    for (const [name, value] of Object.entries(ASK_LIMITS)) {
+      expect([name, value]).toEqual([name, INBOX_LIMITS[name as keyof typeof INBOX_LIMITS]]);
+    }
   });
 
   it('bounds the title to 1024 and the paths to 16 × 1024', () => {
