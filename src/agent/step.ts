@@ -190,7 +190,8 @@ async function nextPrompt(
   number: number,
   emit: AgentEmit,
 ): Promise<string> {
-  const steers = options.inbox ? await options.inbox.takeSteers() : [];
+  // takeSteers never throws by contract; a steer lost is still better than a failed run.
+  const steers = options.inbox ? await options.inbox.takeSteers().catch(() => []) : [];
   const denials = session.takeDenials();
   if (steers.length > 0) {
     const by = [...new Set(steers.flatMap((steer) => (steer.by ? [steer.by] : [])))];
