@@ -7,8 +7,13 @@ import type { Bridge } from './bridge.js';
  */
 export interface ClientHandlers {
   sessionUpdate(notification: acp.SessionNotification): void;
-  requestPermission(request: acp.RequestPermissionRequest): acp.RequestPermissionResponse;
-  requestInput(request: acp.CreateElicitationRequest): acp.CreateElicitationResponse;
+  /** May wait (for a person, agent.approvals): the SDK's onRequest takes a promise. */
+  requestPermission(
+    request: acp.RequestPermissionRequest,
+  ): acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+  requestInput(
+    request: acp.CreateElicitationRequest,
+  ): acp.CreateElicitationResponse | Promise<acp.CreateElicitationResponse>;
 }
 
 /**

@@ -50,8 +50,14 @@ export interface AgentInbox {
   /**
    * Ask a person and wait (the caller pauses the turn's stall and turn timers). Resolves
    * with the answer, never rejects except when `signal` aborts (the run is cancelled).
+   * `onRequested` is called with the request's id once it is really asked (not for one
+   * decided at once: over the rate limit, or no gateway), so the session's event names it.
    */
-  ask(input: AskInput, signal: AbortSignal): Promise<InboxAnswer>;
+  ask(
+    input: AskInput,
+    signal: AbortSignal,
+    onRequested?: (requestId: string) => void,
+  ): Promise<InboxAnswer>;
   /** A decision policy made alone, for the record (an Event on the IssueRun); never throws. */
   report(
     facts: PermissionFacts,

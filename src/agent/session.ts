@@ -3,7 +3,7 @@ import type { AgentEventType } from '../workflow/events.js';
 import { startBridge, type Bridge, type BridgeExit } from './bridge.js';
 import { CLIENT_CAPABILITIES, PROTOCOL_VERSION, connectClient, type acp } from './client.js';
 import {
-  AgentFailure,
+  type AgentFailure,
   bridgeEnded,
   bridgeRefused,
   bridgeSilent,
@@ -12,6 +12,9 @@ import {
 import { startTimer, whenAborted, within } from './timing.js';
 import { boundText } from './bounded.js';
 import { createUpdateForwarder } from './updates.js';
+import type { AgentInbox } from './inbox.js';
+import { createInboxHandlers } from './inbox-handlers.js';
+import { autoApprove, inputRequired } from './unattended.js';
 
 /** After a request fails, how long to wait for the bridge's exit to explain it. */
 export const EXIT_SETTLE_MS = 2000;
@@ -25,6 +28,11 @@ export interface ActiveTurn {
   interrupt(failure: AgentFailure): void;
   /** The bridge showed a sign of life: restart the stall clock. */
   activity(): void;
+  /**
+   * Stop the stall and turn clocks while a person is asked; the returned function starts
+   * them again. Time stopped does not count toward either timeout.
+   */
+  pause(): () => void;
 }
 
 export interface SessionOptions {
@@ -39,6 +47,8 @@ export interface SessionOptions {
   emit: AgentEmit;
   /** MCP servers offered in session/new (the Lorenz tools gateway); their headers hold secrets. */
   mcpServers?: readonly acp.McpServer[] | undefined;
+  /** agent.approvals: who decides permission requests and answers questions; absent: nobody. */
+  inbox?: AgentInbox | undefined;
 }
 
 export interface Session {
@@ -47,16 +57,12 @@ export interface Session {
   /** initialize, then session/new with the workspace as cwd; throws AgentFailure. */
   open(): Promise<string>;
   setTurn(turn: ActiveTurn | undefined): void;
+  /** The denials of permission requests since the last call, for the next turn's prompt. */
+  takeDenials(): string[];
   /** Flush pending notifications (end of a turn). */
   flushUpdates(): void;
   /** Close the connection and end the bridge's whole process group. */
   close(killGraceMs: number): Promise<BridgeExit | undefined>;
-}
-
-/** Prefer a one-time approval: the least a run needs to go on. */
-function approvalOption(options: acp.PermissionOption[]): acp.PermissionOption | undefined {
-  const allowing = options.filter((option) => option.kind.startsWith('allow'));
-  return allowing.find((option) => option.kind === 'allow_once') ?? allowing[0];
 }
 
 /**
@@ -92,6 +98,20 @@ export function startSession(options: SessionOptions): Session {
   const { emit, command } = options;
   let turn: ActiveTurn | undefined;
   const forwarder = createUpdateForwarder((message) => emit('session_notification', message));
+  // A wait for a person ends when the run is cancelled or the session closes (a bridge that
+  // died mid-ask must not leave a long poll keeping the runner alive).
+  const waits = new AbortController();
+  const endWaits = (): void => waits.abort();
+  options.signal.addEventListener('abort', endWaits, { once: true });
+  if (options.signal.aborted) endWaits();
+  const handlers = options.inbox
+    ? createInboxHandlers({
+        inbox: options.inbox,
+        emit,
+        turn: () => turn,
+        signal: waits.signal,
+      })
+    : undefined;
 
   const bridge = startBridge(
     options.executor,
@@ -118,39 +138,10 @@ export function startSession(options: SessionOptions): Session {
       turn?.activity();
       forwarder.push(turn?.number ?? 0, notification.update);
     },
-    requestPermission(request) {
-      turn?.activity();
-      const toolCall = request.toolCall.title ?? request.toolCall.toolCallId;
-      const option = approvalOption(request.options);
-      if (option && turn) {
-        emit('approval_auto_approved', {
-          turn: turn.number,
-          toolCall,
-          optionId: option.optionId,
-          kind: option.kind,
-        });
-        return { outcome: { outcome: 'selected', optionId: option.optionId } };
-      }
-      const kinds = request.options.map((each) => each.kind);
-      emit('approval_required', { turn: turn?.number ?? 0, toolCall, options: kinds });
-      turn?.interrupt(
-        new AgentFailure(
-          'approval_required',
-          `agent asked for approval of ${JSON.stringify(toolCall)} with no allow option (${kinds.join(', ') || 'no options'})`,
-        ),
-      );
-      return { outcome: { outcome: 'cancelled' } };
-    },
-    requestInput(request) {
-      emit('turn_input_required', { turn: turn?.number ?? 0, message: request.message });
-      turn?.interrupt(
-        new AgentFailure(
-          'turn_input_required',
-          `agent asked for user input: ${JSON.stringify(request.message)}`,
-        ),
-      );
-      return { action: 'cancel' };
-    },
+    requestPermission: (request) =>
+      handlers ? handlers.requestPermission(request) : autoApprove(emit, turn, request),
+    requestInput: (request) =>
+      handlers ? handlers.requestInput(request) : inputRequired(emit, turn, request),
   });
 
   /** Await a non-prompt request's answer, bounded by the response timeout. */
@@ -223,9 +214,12 @@ export function startSession(options: SessionOptions): Session {
     setTurn(next) {
       turn = next;
     },
+    takeDenials: () => handlers?.takeDenials() ?? [],
     flushUpdates: () => forwarder.flush(),
     async close(killGraceMs) {
       forwarder.flush();
+      endWaits();
+      options.signal.removeEventListener('abort', endWaits);
       connection.close();
       await bridge.stop(killGraceMs);
       const exit = bridge.exit();

@@ -1,5 +1,5 @@
 import type { Executor } from '../executor/types.js';
-import { continuationPrompt } from '../template/prompt.js';
+import { continuationPrompt, steeringBlock } from '../template/prompt.js';
 import type { WorkflowConfig } from '../workflow/config.js';
 import { isLorenzError } from '../workflow/errors.js';
 import type { TokenUsage } from '../workflow/events.js';
@@ -8,6 +8,7 @@ import { bridgeEnvironment } from './environment.js';
 import { AgentFailure, cancelledByCaller, type AgentFailureCode } from './failures.js';
 import { startSession, type AgentEmit, type Session } from './session.js';
 import type { acp } from './client.js';
+import type { AgentInbox } from './inbox.js';
 
 export type McpServer = acp.McpServer;
 import { runTurn, type TurnLimits } from './turn.js';
@@ -37,6 +38,11 @@ export interface AcpAgentStepOptions {
   killGraceMs?: number;
   /** MCP servers for session/new (the tools gateway, with its Authorization header). */
   mcpServers?: readonly McpServer[];
+  /**
+   * agent.approvals: decides permission requests, asks people, and hands over `/steer`
+   * comments before each continuation turn. Absent: approve what can be, fail on questions.
+   */
+  inbox?: AgentInbox | undefined;
 }
 
 const DEFAULT_CANCEL_GRACE_MS = 3000;
@@ -85,6 +91,7 @@ export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
       signal: context.signal,
       emit,
       mcpServers: options.mcpServers,
+      inbox: options.inbox,
     });
     try {
       return await runTurns(session, prompt, options, context, emit);
@@ -117,9 +124,9 @@ async function runTurns(
     throw error;
   }
 
+  let text = firstPrompt;
   for (;;) {
     const number = turns + 1;
-    const text = number === 1 ? firstPrompt : continuationPrompt(number, maxTurns);
     emit('turn_started', { turn: number, sessionId });
     const result = await runTurn({
       connection: session.connection,
@@ -167,8 +174,30 @@ async function runTurns(
       );
     }
     if (!active) break;
+    text = await nextPrompt(session, options, number + 1, emit);
   }
   return { ok: true, turns, ...(usage ? { usage } : {}) };
+}
+
+/**
+ * A continuation turn's prompt: the fixed continuation text, then what people said since
+ * (steers taken from the inbox, the reasons of denied requests). A steer rides on a turn the
+ * loop would take anyway: it adds none beyond max_turns, nor to an issue no longer active.
+ */
+async function nextPrompt(
+  session: Session,
+  options: AcpAgentStepOptions,
+  number: number,
+  emit: AgentEmit,
+): Promise<string> {
+  // takeSteers never throws by contract; a steer lost is still better than a failed run.
+  const steers = options.inbox ? await options.inbox.takeSteers().catch(() => []) : [];
+  const denials = session.takeDenials();
+  if (steers.length > 0) {
+    const by = [...new Set(steers.flatMap((steer) => (steer.by ? [steer.by] : [])))];
+    emit('steer_delivered', { turn: number, count: steers.length, by });
+  }
+  return continuationPrompt(number, options.config.agent.maxTurns) + steeringBlock(steers, denials);
 }
 
 /** The event a failed turn is reported as. No default: a new agent code must be placed here. */

@@ -53,40 +53,17 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
     };
   });
 
-  let stallTimer: NodeJS.Timeout | undefined;
-  // Updates already in the pipe are still delivered after the turn has settled (a cancelled
-  // turn's last chunks): they must not arm a new stall timer, which nothing would clear and
-  // which would keep the process alive for stall_timeout_ms (a runner that never exits).
-  let settledTurn = false;
-  const armStallTimer = (): void => {
-    if (settledTurn || limits.stallTimeoutMs <= 0) return;
-    clearTimeout(stallTimer);
-    stallTimer = setTimeout(
-      () =>
-        interrupt(
-          new AgentFailure(
-            'turn_stalled',
-            `turn ${number} stalled: nothing from agent bridge ${bridge.command} for ${limits.stallTimeoutMs} ms`,
-          ),
-        ),
-      limits.stallTimeoutMs,
-    );
-  };
-  const turnTimer = setTimeout(
-    () =>
-      interrupt(
-        new AgentFailure(
-          'turn_timeout',
-          `turn ${number} timed out after ${limits.turnTimeoutMs} ms`,
-        ),
-      ),
-    limits.turnTimeoutMs,
-  );
+  const clocks = startClocks(limits, (failure) => interrupt(failure), number, bridge.command);
   const onAbort = (): void => interrupt(cancelledByCaller());
   input.signal.addEventListener('abort', onAbort, { once: true });
   if (input.signal.aborted) onAbort();
-  armStallTimer();
-  input.onStart({ number, interrupt: (failure) => interrupt(failure), activity: armStallTimer });
+  clocks.activity();
+  input.onStart({
+    number,
+    interrupt: (failure) => interrupt(failure),
+    activity: clocks.activity,
+    pause: clocks.pause,
+  });
 
   const settled = input.connection.agent
     .request('session/prompt', {
@@ -105,12 +82,92 @@ export async function runTurn(input: TurnInput): Promise<TurnResult> {
       interrupted.then((failure) => ({ kind: 'interrupted', failure })),
     ]);
   } finally {
-    settledTurn = true;
-    clearTimeout(turnTimer);
-    clearTimeout(stallTimer);
+    clocks.settle();
     input.signal.removeEventListener('abort', onAbort);
   }
   return judge(input, outcome, settled);
+}
+
+/**
+ * The stall timer (silence: no update, no stderr) and the turn timer. While a handler waits
+ * for a person (an ask), neither runs: the agent is not stalled and the wait has its own
+ * deadline (agent.approvals.timeout_ms).
+ */
+function startClocks(
+  limits: TurnLimits,
+  interrupt: (failure: AgentFailure) => void,
+  number: number,
+  command: string,
+): { activity: () => void; pause: () => () => void; settle: () => void } {
+  let stallTimer: NodeJS.Timeout | undefined;
+  // Updates already in the pipe are still delivered after the turn has settled (a cancelled
+  // turn's last chunks): they must not arm a new stall timer, which nothing would clear and
+  // which would keep the process alive for stall_timeout_ms (a runner that never exits).
+  let settledTurn = false;
+  let pauses = 0;
+  const activity = (): void => {
+    if (settledTurn || pauses > 0 || limits.stallTimeoutMs <= 0) return;
+    clearTimeout(stallTimer);
+    stallTimer = setTimeout(
+      () =>
+        interrupt(
+          new AgentFailure(
+            'turn_stalled',
+            `turn ${number} stalled: nothing from agent bridge ${command} for ${limits.stallTimeoutMs} ms`,
+          ),
+        ),
+      limits.stallTimeoutMs,
+    );
+  };
+  const turnClock = startTurnClock(limits.turnTimeoutMs, () =>
+    interrupt(
+      new AgentFailure('turn_timeout', `turn ${number} timed out after ${limits.turnTimeoutMs} ms`),
+    ),
+  );
+  const pause = (): (() => void) => {
+    pauses += 1;
+    if (pauses === 1) {
+      turnClock.stop();
+      clearTimeout(stallTimer);
+    }
+    let resumed = false;
+    return () => {
+      if (resumed) return;
+      resumed = true;
+      pauses -= 1;
+      if (pauses > 0 || settledTurn) return;
+      turnClock.start();
+      activity();
+    };
+  };
+  const settle = (): void => {
+    settledTurn = true;
+    turnClock.stop();
+    clearTimeout(stallTimer);
+  };
+  return { activity, pause, settle };
+}
+
+/** The turn timeout as a clock that can stop and go on: stopped time does not count. */
+function startTurnClock(timeoutMs: number, onTimeout: () => void): { start(): void; stop(): void } {
+  let remaining = timeoutMs;
+  let startedAt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const clock = {
+    start() {
+      if (timer !== undefined) return;
+      startedAt = performance.now();
+      timer = setTimeout(onTimeout, Math.max(0, remaining));
+    },
+    stop() {
+      if (timer === undefined) return;
+      clearTimeout(timer);
+      timer = undefined;
+      remaining -= performance.now() - startedAt;
+    },
+  };
+  clock.start();
+  return clock;
 }
 
 async function judge(

@@ -13,6 +13,7 @@ import {
 } from '../workspace/git/index.js';
 import { createRedactor, redactError, secretsFromEnv, type Redactor } from '../runner/redact.js';
 import { sshKeySecrets } from '../runner/ssh.js';
+import { runnerInbox } from '../runner/inbox-wiring.js';
 import { withCode } from '../workflow/errors.js';
 import type { LorenzEvent } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
@@ -149,6 +150,15 @@ async function run(args: string[], io: RunIo): Promise<number> {
           const current: Issue = await readIssueFile(issuePath).catch(() => issue);
           return isActiveState(current.state, workflow.config.tracker);
         },
+        // agent.approvals still decides here; with no gateway an ask gets on_timeout at once.
+        inbox: runnerInbox({
+          ...workflow,
+          tools: undefined,
+          token: undefined,
+          slot: 0,
+          attempt: null,
+          emit,
+        }),
       });
 
   // Ctrl-C / SIGTERM: stop the agent, let after_run and cleanup run, then exit. The handlers

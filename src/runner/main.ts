@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { McpServer } from '../agent/index.js';
+import type { AgentInbox } from '../agent/inbox.js';
 import { createLazyAcpAgentStep } from '../agent/lazy.js';
 import {
   INPUT_FILES,
@@ -34,6 +35,7 @@ import { renderHooks } from './rendered-hooks.js';
 import { encodeTerminationSummary, summarizeSlot } from './summary.js';
 import { connectWorker, readWorkerCredentials, sshKeySecrets, type RunnerSsh } from './ssh.js';
 import { gatewayServer, readToolsToken, type RunnerTools } from './tools.js';
+import { runnerInbox } from './inbox-wiring.js';
 
 /**
  * `lorenz runner`: the entrypoint of a run Pod. It runs one ensemble slot of one IssueRun
@@ -75,6 +77,8 @@ export interface RunnerOptions {
     env: NodeJS.ProcessEnv;
     executor: Executor;
     mcpServers: readonly McpServer[];
+    /** agent.approvals' inbox; absent without it. */
+    inbox?: AgentInbox | undefined;
   }) => AgentStep;
 }
 
@@ -211,6 +215,7 @@ function defaultAgentStep(
     env: options.env,
     executor: options.executor,
     mcpServers: options.mcpServers,
+    inbox: options.inbox,
   });
 }
 
@@ -284,6 +289,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
           env,
           executor,
           mcpServers,
+          inbox: runnerInbox({ ...plan, tools: options.tools, token, slot: options.slot, emit }),
         });
     summary = await runIssueLifecycle({
       config: plan.config,

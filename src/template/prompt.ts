@@ -7,6 +7,7 @@ import { TEMPLATE_LIMITS } from './limits.js';
 import { DEFERRED_LOCALE, deferLocale } from './locale.js';
 
 export { continuationPrompt } from './continuation.js';
+export { steeringBlock, STEERING_BEGIN, STEERING_END, type SteerText } from './steering.js';
 export { type EnsembleContext, ensembleContext, soloEnsemble } from './ensemble.js';
 
 export interface PromptContext {
