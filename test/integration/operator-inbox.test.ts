@@ -30,8 +30,11 @@ import {
 } from './operator-inbox-support.js';
 
 const RUN_MS = 150_000;
+/** A case: its run, and the waits for its request and Events. */
+const CASE_MS = 240_000;
 
-describe.concurrent('the inbox on the memory board', () => {
+// Each case waits for a Pod and a person; they wait side by side.
+describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () => {
   let env: OperatorEnv;
   beforeAll(async () => {
     env = await startOperatorEnv();
