@@ -49,7 +49,9 @@ export function createTracker(
 ): TrackerAdapter {
   switch (config.tracker.kind) {
     case 'memory':
-      return createMemoryTracker(config.tracker.issues, config.tracker);
+      return createMemoryTracker(config.tracker.issues, config.tracker, {
+        comments: config.tracker.issueComments,
+      });
     case 'linear':
       return createLinearTracker({
         config: config.tracker,

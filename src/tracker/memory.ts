@@ -1,4 +1,6 @@
+import type { BoardComment } from '../workflow/board-comments.js';
 import { LorenzError } from '../workflow/errors.js';
+import { boardComments, refuseBoardEdit } from './memory-comments.js';
 import type { Issue } from '../workflow/issue.js';
 import type { TrackerAdapter, TrackerComment, TrackerWriter } from './types.js';
 
@@ -12,6 +14,8 @@ export interface MemoryTrackerStates {
 export interface MemoryTrackerOptions {
   /** The clock for comment and state-change times; injectable for tests. */
   now?: () => Date;
+  /** The board's own comments (`tracker.issues[].comments`), one list per issue of `source`. */
+  comments?: readonly (readonly BoardComment[])[];
 }
 
 /**
@@ -19,6 +23,8 @@ export interface MemoryTrackerOptions {
  * Workflow changes the board, so a demo or a test can move an issue through its states with
  * `kubectl apply` and no outside service. The agent tools' writes live in this adapter
  * instance only: they show in its later fetches and vanish when the Workflow is read anew.
+ * The board's comments come first in listComments; one without a time counts as made when
+ * this instance was, so a reply added by `kubectl apply` is newer than what waits for it.
  */
 export function createMemoryTracker(
   source: readonly Issue[],
@@ -27,6 +33,7 @@ export function createMemoryTracker(
 ): TrackerAdapter {
   // A copy, so a write never reaches the parsed config another reader may hold.
   const issues: Issue[] = source.map((issue) => structuredClone(issue));
+  const now = options.now ?? (() => new Date());
   /**
    * An issue as the board has it now: a blocker that is itself on the board carries that
    * issue's current state (moving BOARD-1 to Done unblocks what it blocked), as a tracker
@@ -59,14 +66,16 @@ export function createMemoryTracker(
       );
     },
     fetchByStates: (wanted) => Promise.resolve(inStates(wanted)),
-    writer: memoryWriter(issues, states, options.now ?? (() => new Date())),
+    writer: memoryWriter(issues, states, now, boardComments(source, options.comments, now)),
   };
 }
 
+// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the comments and the board it keeps
 function memoryWriter(
   issues: Issue[],
   states: MemoryTrackerStates,
   now: () => Date,
+  board: ReadonlyMap<string, readonly TrackerComment[]>,
 ): TrackerWriter {
   const comments = new Map<string, TrackerComment[]>();
   let lastCommentId = 0;
@@ -110,7 +119,12 @@ function memoryWriter(
   return {
     readIssue: (issueId) => settle(() => structuredCloneOrNull(find(issueId))),
     listComments: (issueId) =>
-      settle(() => commentsOf(existing(issueId)).map((comment) => ({ ...comment }))),
+      settle(() => {
+        const issue = existing(issueId);
+        return [...(board.get(issue.identifier) ?? []), ...commentsOf(issue)].map((comment) => ({
+          ...comment,
+        }));
+      }),
     comment: (issueId, body) =>
       settle(() => {
         const list = commentsOf(existing(issueId));
@@ -120,6 +134,8 @@ function memoryWriter(
           id: String(lastCommentId),
           body: withText(body, 'a comment'),
           author: 'agent',
+          author_id: null,
+          author_email: null,
           created_at: at,
           updated_at: at,
         };
@@ -128,7 +144,9 @@ function memoryWriter(
       }),
     updateComment: (issueId, commentId, body) =>
       settle(() => {
-        const comment = commentsOf(existing(issueId)).find((c) => c.id === commentId);
+        const issue = existing(issueId);
+        refuseBoardEdit(board.get(issue.identifier), issueId, commentId);
+        const comment = commentsOf(issue).find((c) => c.id === commentId);
         if (comment === undefined) {
           throw new LorenzError(
             'tracker_status',

@@ -26,6 +26,7 @@ import {
 } from './config-sections.js';
 import type { ApprovalsConfig } from './approvals-config.js';
 import { parseApprovalsSection } from './approvals-section.js';
+import { type BoardComment, parseBoardComments } from './board-comments.js';
 import type { ReviewConfig } from './review-config.js';
 import { parseReviewSection } from './review-section.js';
 
@@ -60,6 +61,8 @@ export interface WorkflowConfig {
     jql: string | null;
     /** Inline issues of the `memory` tracker, normalized. */
     issues: Issue[];
+    /** Their `comments:` (board-comments.ts), one list per entry of `issues`. */
+    issueComments: BoardComment[][];
   };
   polling: { intervalMs: number };
   workspace: {
@@ -320,6 +323,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       projectKey: tracker.project_key,
       jql: tracker.jql,
       issues: parseIssues(tracker.issues),
+      issueComments: parseBoardComments(tracker.issues),
     },
     polling: { intervalMs: polling.interval_ms },
     workspace: {

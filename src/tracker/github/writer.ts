@@ -32,11 +32,15 @@ export function githubComment(item: unknown): TrackerComment | null {
   if (!isJsonMap(item) || typeof item.id !== 'number') return null;
   const body = text(item.body);
   if (body === null) return null;
-  const user = isJsonMap(item.user) ? text(item.user.login) : null;
+  const user = isJsonMap(item.user) ? item.user : null;
+  const userId = user !== null && typeof user.id === 'number' ? String(user.id) : null;
   return {
     id: String(item.id),
     body,
-    author: user,
+    author: user === null ? null : text(user.login),
+    author_id: userId,
+    // The REST API shows a commenter's email only when they made it public, and rarely then.
+    author_email: user === null ? null : text(user.email),
     created_at: text(item.created_at),
     updated_at: text(item.updated_at),
   };

@@ -21,13 +21,14 @@ export function jiraComment(bean: unknown): TrackerComment | null {
   if (!isJsonMap(bean)) return null;
   const id = text(bean.id);
   if (id === null || id === '') return null;
-  const author = isJsonMap(bean.author)
-    ? (text(bean.author.displayName) ?? text(bean.author.accountId))
-    : null;
+  const author = isJsonMap(bean.author) ? bean.author : null;
   return {
     id,
     body: adfToText(bean.body) ?? '',
-    author,
+    author: author === null ? null : (text(author.displayName) ?? text(author.accountId)),
+    author_id: author === null ? null : text(author.accountId),
+    // Jira Cloud leaves emailAddress out when the user's profile visibility hides it.
+    author_email: author === null ? null : text(author.emailAddress),
     created_at: text(bean.created),
     updated_at: text(bean.updated),
   };

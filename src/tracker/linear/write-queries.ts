@@ -12,7 +12,7 @@ fragment LorenzComment on Comment {
   body
   createdAt
   updatedAt
-  user { name }
+  user { id name email }
 }`;
 
 const PAGE_INFO = 'pageInfo { hasNextPage endCursor }';

@@ -52,7 +52,10 @@ export function createLinearWriter(options: LinearWriterOptions): TrackerWriter 
     return {
       id,
       body,
+      // A comment by an integration or a removed user has no user.
       author: text(dig(node, 'user', 'name')),
+      author_id: text(dig(node, 'user', 'id')),
+      author_email: text(dig(node, 'user', 'email')),
       created_at: text(dig(node, 'createdAt')),
       updated_at: text(dig(node, 'updatedAt')),
     };

@@ -3,13 +3,21 @@ import { parseUserYaml } from '../../workflow/yaml.js';
 /** The line that opens the comments section (docs/design.md#trackers). */
 export const COMMENTS_MARKER = '<!-- lorenz:comments -->';
 export const COMMENTS_HEADING = '## Comments';
-/** `- <ISO-8601 time> agent: <text>`: one comment per line. */
-export const COMMENT_LINE = /^- (\S+) agent: (.*)$/;
+/**
+ * `- <ISO-8601 time> <author>: <text>`: one comment per line. The agent's tools write
+ * `agent`; a person replying on the board writes a name, login or email of one word
+ * (`- 2026-03-01T10:00:00Z alice@example.com: /approve`), which the inbox matches against
+ * `agent.approvals.approvers`.
+ */
+export const COMMENT_LINE = /^- (\S+) ([^\s:]+): (.*)$/;
+/** The author the agent's own comments carry. */
+export const AGENT_AUTHOR = 'agent';
 const TITLE_LINE = /^#[ \t]+(.*?)[ \t]*$/;
 const FENCE = /^---[ \t]*$/;
 
 export interface LocalComment {
   at: string;
+  author: string;
   text: string;
 }
 
@@ -129,8 +137,9 @@ function parseBody(id: string, body: string) {
   const comments: LocalComment[] = [];
   for (const line of marker === -1 ? [] : lines.slice(marker + 1)) {
     const match = COMMENT_LINE.exec(line.trimEnd());
-    if (match?.[1] !== undefined && match[2] !== undefined) {
-      comments.push({ at: match[1], text: match[2] });
+    const [, at, author, text] = match ?? [];
+    if (at !== undefined && author !== undefined && text !== undefined) {
+      comments.push({ at, author, text });
     }
   }
   return { title, description: description === '' ? null : description, comments };

@@ -6,6 +6,7 @@ import { LorenzError } from '../../workflow/errors.js';
 import {
   COMMENTS_HEADING,
   COMMENTS_MARKER,
+  AGENT_AUTHOR,
   COMMENT_LINE,
   type LocalIssueFile,
   parseLocalIssue,
@@ -145,7 +146,7 @@ export async function appendLocalIssueComment(
   comment: string,
   now: () => Date = () => new Date(),
 ): Promise<void> {
-  const line = `- ${now().toISOString()} agent: ${commentText(comment)}`;
+  const line = `- ${now().toISOString()} ${AGENT_AUTHOR}: ${commentText(comment)}`;
   await editIssue(board, id, (current) => {
     const trimmed = current.trimEnd();
     const hasSection = splitFrontMatter(current)
@@ -190,8 +191,17 @@ export async function replaceLocalIssueComment(
       if (match?.[1] === undefined) continue;
       seen += 1;
       if (seen !== index) continue;
+      // As on a hosted tracker, only one's own comments can be edited: a person's reply
+      // (an `/approve`, say) is never the agent's to rewrite.
+      if (match[2] !== AGENT_AUTHOR) {
+        throw new LorenzError(
+          'tracker_status',
+          `local tracker: comment ${index} of ${id} is not the agent's`,
+          { status: 403 },
+        );
+      }
       found = true;
-      lines[at] = `- ${match[1]} agent: ${text}${line.endsWith('\r') ? '\r' : ''}`;
+      lines[at] = `- ${match[1]} ${AGENT_AUTHOR}: ${text}${line.endsWith('\r') ? '\r' : ''}`;
       return lines.join('\n');
     }
     return null;

@@ -31,7 +31,10 @@ function toComment(comment: LocalComment, index: number): TrackerComment {
   return {
     id: String(index + 1),
     body: comment.text,
-    author: 'agent',
+    author: comment.author,
+    author_id: null,
+    // A board reply may be signed with an email, the one thing a local board knows of a person.
+    author_email: comment.author.includes('@') ? comment.author : null,
     created_at: comment.at,
     updated_at: comment.at,
   };

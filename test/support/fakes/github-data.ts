@@ -130,11 +130,31 @@ export interface FakeComment {
   body: string;
   createdAt: string;
   updatedAt: string;
+  /** The commenter's login; absent: the recorded issue's author (the token's user). */
+  author?: string;
+  /** The commenter's user id; absent: one derived from the login. */
+  authorId?: number;
 }
 
-/** An issue comment as GitHub answers it; its author is the recorded issue's author. */
+/** A user id for a login, the same on every call (GitHub's ids are numbers). */
+export function userIdOf(login: string): number {
+  let hash = 0;
+  for (const char of login) hash = (hash * 31 + char.charCodeAt(0)) % 1_000_000;
+  return 5_000_000 + hash;
+}
+
+/**
+ * An issue comment as GitHub answers it; its author is the comment's own (a test's named
+ * person) or else the recorded issue's author. GitHub's simple-user has no email unless the
+ * user made it public, so none is given.
+ */
 export function githubIssueComment(repository: string, comment: FakeComment): Json {
   const api = `https://api.github.com/repos/${repository}`;
+  const recorded = recordedIssue().user as Json;
+  const user =
+    comment.author === undefined
+      ? clone(recorded)
+      : userLike(recorded, comment.author, comment.authorId ?? userIdOf(comment.author));
   return {
     id: comment.id,
     node_id: `IC_kwDO${comment.id}`,
@@ -142,7 +162,7 @@ export function githubIssueComment(repository: string, comment: FakeComment): Js
     html_url: `https://github.com/${repository}/issues/${comment.issue}#issuecomment-${comment.id}`,
     issue_url: `${api}/issues/${comment.issue}`,
     body: comment.body,
-    user: clone(recordedIssue().user),
+    user,
     created_at: comment.createdAt,
     updated_at: comment.updatedAt,
     author_association: 'OWNER',

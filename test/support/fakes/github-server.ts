@@ -33,7 +33,7 @@ import {
   pullRoute,
   userAnswer,
 } from './github-pulls.js';
-import { writeAnswer } from './github-writes.js';
+import { type CommentBy, addGithubComment, writeAnswer } from './github-writes.js';
 
 /** How pages link: as GitHub does, or in the broken ways the adapter must catch. */
 export type Pagination = 'normal' | 'repeat-next' | 'endless' | 'foreign-next';
@@ -62,6 +62,8 @@ export interface GithubStandIn extends PullDrivers {
   labels: string[];
   /** Comments per page at most (Link pagination of issue comments). */
   commentPageSize: number;
+  /** A comment by a named person (a login) on issue `number`. */
+  addComment(number: number, by: CommentBy): FakeComment;
   requests: RecordedRequest[];
   violations: string[];
   faults: GithubFault[];
@@ -371,6 +373,7 @@ export async function startGithubStandIn(
     comments: [],
     labels: [],
     commentPageSize: 100,
+    addComment: (number, by) => addGithubComment(standIn, number, by),
     requests: [],
     violations: [],
     faults: [],

@@ -131,6 +131,30 @@ function commentPage(state: WriteState, number: number, url: URL): WriteAnswer {
   };
 }
 
+export interface CommentBy {
+  /** The commenter's login. */
+  author: string;
+  body: string;
+  authorId?: number;
+  createdAt?: string;
+}
+
+/** A comment by a named person on issue `number`, as a test adds one; read back over REST. */
+export function addGithubComment(state: WriteState, number: number, by: CommentBy): FakeComment {
+  const at = by.createdAt ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const comment: FakeComment = {
+    id: 7_000_000 + state.comments.length + 1,
+    issue: number,
+    body: by.body,
+    createdAt: at,
+    updatedAt: at,
+    author: by.author,
+    ...(by.authorId === undefined ? {} : { authorId: by.authorId }),
+  };
+  state.comments.push(comment);
+  return comment;
+}
+
 export function writeAnswer(
   state: WriteState,
   method: string,

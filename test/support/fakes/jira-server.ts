@@ -8,7 +8,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type FakeJiraIssue, STATUSES, fixtureIssues, issueBean } from './jira-data.js';
-import { type FakeJiraComment, jiraWriteAnswer } from './jira-writes.js';
+import {
+  type CommentBy,
+  type FakeJiraComment,
+  addJiraComment,
+  jiraWriteAnswer,
+} from './jira-writes.js';
 
 export type JiraFault =
   | { kind: 'http-429'; retryAfterSeconds: number }
@@ -42,6 +47,8 @@ export interface JiraStandIn {
   comments: FakeJiraComment[];
   /** The most comments one page holds, whatever maxResults asks. */
   commentPageCap: number;
+  /** A comment by a named person on the issue (key or id). */
+  addComment(issue: string, by: CommentBy): FakeJiraComment;
   requests: JiraRequestRecord[];
   faults: JiraFault[];
   pagination: JiraPagination;
@@ -349,6 +356,7 @@ export async function startJiraStandIn(email: string, token: string): Promise<Ji
     issues: fixtureIssues(),
     comments: [],
     commentPageCap: 100,
+    addComment: (issue, by) => addJiraComment(standIn, issue, by),
     requests: [],
     faults: [],
     pagination: 'normal',

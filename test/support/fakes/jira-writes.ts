@@ -6,12 +6,28 @@
 // so the next search or read sees them.
 import { type FakeJiraIssue, STATUSES, issueBean, statusBean } from './jira-data.js';
 
+/** A Jira Cloud user as a comment's author shows it. */
+export interface FakeJiraUser {
+  accountId: string;
+  displayName: string;
+  /** Absent when the user's profile visibility hides it, as Jira Cloud does. */
+  emailAddress?: string;
+}
+
+/** The account the API token belongs to: the author of comments made through the API. */
+export const JIRA_TOKEN_USER: FakeJiraUser = {
+  accountId: '5b10a2844c20165700ede21g',
+  displayName: 'Agent Bot',
+};
+
 export interface FakeJiraComment {
   id: string;
   issueId: string;
   body: unknown;
   created: string;
   updated: string;
+  /** Absent: the token's user. */
+  author?: FakeJiraUser;
 }
 
 export interface JiraWriteState {
@@ -68,7 +84,7 @@ function validAdf(doc: unknown): boolean {
 }
 
 function commentBean(site: string, comment: FakeJiraComment): Json {
-  const author = { accountId: '5b10a2844c20165700ede21g', displayName: 'Agent Bot', active: true };
+  const author = { ...(comment.author ?? JIRA_TOKEN_USER), active: true };
   return {
     self: `${site}/rest/api/3/issue/${comment.issueId}/comment/${comment.id}`,
     id: comment.id,
@@ -154,6 +170,48 @@ function writeComment(
   found.body = body.body;
   found.updated = now();
   return { status: 200, body: commentBean(state.url, found) };
+}
+
+export interface CommentBy {
+  author: string;
+  body: string;
+  accountId?: string;
+  email?: string;
+  created?: string;
+}
+
+/**
+ * A comment by a named person on an issue (by key or id), as a test adds one: its body in
+ * ADF and its author with accountId and, when given, emailAddress, as REST v3 answers them.
+ */
+export function addJiraComment(state: JiraWriteState, issueRef: string, by: CommentBy) {
+  const issue = state.issues.find(
+    (candidate) => candidate.key === issueRef || candidate.id === issueRef,
+  );
+  if (issue === undefined) throw new Error(`fixture: no Jira issue ${issueRef}`);
+  const at = by.created ?? new Date().toISOString().replace('Z', '+0000');
+  const slug = by.author.toLowerCase().replace(/[^a-z0-9]+/g, '');
+  const comment: FakeJiraComment = {
+    id: String(20_000 + state.comments.length + 1),
+    issueId: issue.id,
+    body: {
+      type: 'doc',
+      version: 1,
+      content: by.body.split('\n').map((line) => ({
+        type: 'paragraph',
+        content: line === '' ? [] : [{ type: 'text', text: line }],
+      })),
+    },
+    created: at,
+    updated: at,
+    author: {
+      accountId: by.accountId ?? `712020:${slug}`,
+      displayName: by.author,
+      ...(by.email === undefined ? {} : { emailAddress: by.email }),
+    },
+  };
+  state.comments.push(comment);
+  return comment;
 }
 
 function createIssue(state: JiraWriteState, body: Json): JiraAnswer {

@@ -5,6 +5,8 @@
 export interface FakeUser {
   id: string;
   name: string;
+  /** Linear's User.email is non-null. */
+  email: string;
 }
 
 export interface FakeState {
@@ -244,8 +246,8 @@ export function fixtureData(): FakeData {
   return {
     viewerId: 'user-me',
     users: [
-      { id: 'user-me', name: 'Me' },
-      { id: 'user-other', name: 'Other' },
+      { id: 'user-me', name: 'Me', email: 'me@example.com' },
+      { id: 'user-other', name: 'Other', email: 'other@example.com' },
     ],
     states: STATES.map((state) => ({ ...state })),
     teams: TEAMS.map((team) => ({ ...team, stateIds: [...team.stateIds] })),

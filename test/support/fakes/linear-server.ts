@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type GraphQLSchema, buildSchema, graphql } from 'graphql';
 import {
+  type FakeComment,
   type FakeData,
   type FakeIssue,
   UnsupportedFilter,
@@ -17,7 +18,9 @@ import {
   stateOf,
 } from './linear-data.js';
 import {
+  type CommentBy,
   EntityNotFound,
+  addLinearComment,
   commentObject,
   commentsOf,
   pagedConnection,
@@ -72,6 +75,8 @@ export interface LinearStandIn {
   pagination: Pagination;
   /** Edits a successful answer before it is sent (an answer that breaks the schema). */
   rewrite: ((body: Record<string, unknown>) => void) | null;
+  /** A comment by a named person on the issue (id or identifier), in `data`. */
+  addComment(issue: string, by: CommentBy): FakeComment;
   close(): Promise<void>;
 }
 
@@ -324,6 +329,7 @@ export async function startLinearStandIn(data: FakeData, apiKey: string): Promis
     faults: [],
     pagination: 'normal',
     rewrite: null,
+    addComment: (issue, by) => addLinearComment(standIn.data, issue, by),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

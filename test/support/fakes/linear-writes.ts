@@ -88,6 +88,46 @@ export function teamObject(data: FakeData, team: FakeTeam): Resolved {
 export const commentsOf = (data: FakeData, issueId: string) =>
   data.comments.filter((comment) => comment.issueId === issueId);
 
+export interface CommentBy {
+  /** The user's name; a user of that name is added to the workspace when there is none. */
+  author: string;
+  body: string;
+  email?: string;
+  userId?: string;
+  createdAt?: string;
+}
+
+/**
+ * A comment by a named person on an issue (by id or identifier), as a test adds one: the
+ * writer then reads it through Linear's own wire format (user { id name email }).
+ */
+export function addLinearComment(data: FakeData, issueRef: string, by: CommentBy): FakeComment {
+  const issue = issueByRef(data, issueRef);
+  let user = data.users.find((candidate) =>
+    by.userId === undefined ? candidate.name === by.author : candidate.id === by.userId,
+  );
+  if (user === undefined) {
+    const slug = by.author.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+    user = {
+      id: by.userId ?? `user-${slug}`,
+      name: by.author,
+      email: by.email ?? `${slug}@example.com`,
+    };
+    data.users.push(user);
+  }
+  const at = by.createdAt ?? new Date().toISOString();
+  const comment: FakeComment = {
+    id: randomUUID(),
+    issueId: issue.id,
+    body: by.body,
+    userId: user.id,
+    createdAt: at,
+    updatedAt: at,
+  };
+  data.comments.push(comment);
+  return comment;
+}
+
 function projectsWhere(data: FakeData, filter: unknown) {
   const map = (filter ?? {}) as Record<string, unknown>;
   return data.projects.filter((project) =>

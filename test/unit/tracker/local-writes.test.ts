@@ -60,6 +60,8 @@ describe('local board writes', () => {
       id: '1',
       body: 'Started.',
       author: 'agent',
+      author_id: null,
+      author_email: null,
       created_at: '2026-02-01T00:00:01.000Z',
       updated_at: '2026-02-01T00:00:01.000Z',
     });

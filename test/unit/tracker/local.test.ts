@@ -194,8 +194,12 @@ describe('reading a board directory', () => {
 `;
     const parsed = parseLocalIssue('BOARD-1', text);
     expect(parsed.ok && parsed.file.comments).toEqual([
-      { at: '2026-01-03T00:00:00.000Z', text: 'Started on it.' },
-      { at: '2026-01-03T01:00:00.000Z', text: 'Opened a PR: https://example.test/pr/1' },
+      { at: '2026-01-03T00:00:00.000Z', author: 'agent', text: 'Started on it.' },
+      {
+        at: '2026-01-03T01:00:00.000Z',
+        author: 'agent',
+        text: 'Opened a PR: https://example.test/pr/1',
+      },
     ]);
     expect(parsed.ok && parsed.file.description).toBe(
       'Users land on /home after logging in.\n\nSecond paragraph.',

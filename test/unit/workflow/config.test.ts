@@ -32,6 +32,7 @@ const DEFAULTS: WorkflowConfig = {
     projectKey: null,
     jql: null,
     issues: [],
+    issueComments: [],
   },
   polling: { intervalMs: 30_000 },
   workspace: { root: null, isolation: 'per-agent', git: null },
@@ -164,6 +165,7 @@ describe('parseConfig values', () => {
         projectKey: 'ENG',
         jql: 'labels = agent',
         issues: [],
+        issueComments: [],
       },
       polling: { intervalMs: 5000 },
       workspace: {
