@@ -125,6 +125,16 @@ export function createInboxStore(options: InboxStoreOptions): ControllerInboxSto
     // between, but never given to the agent twice.
     await annotate(run, { [inboxSteeredAnnotation(slot)]: String(last.seq) });
     remember(marks, key, last.seq);
+    options.event({
+      namespace: run.namespace,
+      run: run.run,
+      uid: run.resolved.uid,
+      kind: 'inbox',
+      action: 'DeliverSteer',
+      reason: InboxReasons.SteerDelivered,
+      type: 'Normal',
+      note: `${fresh.length === 1 ? 'steer' : 'steers'} ${fresh.map((steer) => steer.seq).join(', ')} handed to slot ${slot} (attempt ${run.attempt}) for its next turn`,
+    });
     return fresh.map(({ seq, text, by }) => (by === undefined ? { seq, text } : { seq, text, by }));
   }
 

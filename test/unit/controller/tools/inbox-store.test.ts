@@ -175,6 +175,15 @@ describe('takeSteers', () => {
     expect(client.actions).toHaveLength(1);
   });
 
+  it('records one SteerDelivered Event per hand-out, none when nothing is handed', async () => {
+    const { events, store } = setup(issueRun({ steers: [steer(1), steer(2)] }));
+    await store.takeSteers(verified, 0);
+    await store.takeSteers(verified, 0);
+    expect(events.map((event) => [event.reason, event.note])).toEqual([
+      ['SteerDelivered', expect.stringMatching(/^steers 1, 2 handed to slot 0 \(attempt \d+\)/)],
+    ]);
+  });
+
   it('hands a steer to each slot once, even to calls at the same time', async () => {
     const { store } = setup(issueRun({ steers: [steer(1)] }));
     const [first, second] = await Promise.all([
