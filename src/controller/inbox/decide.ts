@@ -147,7 +147,13 @@ function applySpecDecisions(draft: Draft, decisions: readonly SpecDecision[]): v
 function endWithAttempts(draft: Draft): void {
   for (const request of [...draft.pending]) {
     if (attemptOver(draft.run, request)) {
-      settle(draft, request, { verdict: 'timeout', via: 'timeout' }, null);
+      settle(
+        draft,
+        request,
+        // Said in its Event: nobody let it time out, its attempt ended first.
+        { verdict: 'timeout', via: 'timeout', reason: 'its attempt ended before an answer came' },
+        null,
+      );
     }
   }
   if (!runFinished(draft.run)) return;

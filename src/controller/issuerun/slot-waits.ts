@@ -26,3 +26,13 @@ export function awaitingSlots(
     };
   });
 }
+
+const WAITING_REASONS: readonly string[] = [
+  InboxReasons.AwaitingApproval,
+  InboxReasons.AwaitingAnswer,
+];
+
+/** The first slot that waits for a person, if any (its reason becomes the run's). */
+export function waitingSlot(slots: readonly SlotStatus[]): SlotStatus | undefined {
+  return slots.find((slot) => WAITING_REASONS.includes(slot.reason ?? ''));
+}

@@ -17,7 +17,7 @@ import { hookStatusEntry, mergeHookEntries, type HookStatusEntry } from '../even
 import { lastHookRecords } from '../../runner/summary.js';
 import type { PodLogState } from './log-follower.js';
 import type { PodOutcome } from './pod-status.js';
-import { awaitingSlots } from './slot-waits.js';
+import { awaitingSlots, waitingSlot } from './slot-waits.js';
 
 /** What the reconciler saw of one slot. */
 export interface SlotView {
@@ -247,6 +247,12 @@ export function runStatus(options: {
     status.startTime = current?.startTime ?? rfc3339(now);
     status.podName = options.slots[options.slots.length - 1]?.podName;
     status.slots = slots;
+    // `kubectl get issueruns` shows the run's reason: a run whose agent waits for a person says so.
+    const waiting = state.kind === 'progressing' && state.phase === 'Running' && waitingSlot(slots);
+    if (waiting) {
+      status.reason = waiting.reason;
+      status.message = `slot ${waiting.slot}: ${waiting.message ?? ''}`;
+    }
     // A slot that moved on to a new attempt starts its hook history afresh.
     const recordedAttempt = (slot: number) =>
       current?.slots?.find((entry) => entry.slot === slot)?.attempt;

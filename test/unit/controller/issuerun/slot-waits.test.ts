@@ -101,5 +101,36 @@ describe('slots awaiting a person', () => {
       message: 'Run git push (request a1-s0-1)',
     });
     expect(status.inbox?.pending).toHaveLength(1);
+    // The run's own reason (the REASON column of kubectl get issueruns) says it waits.
+    expect(status).toMatchObject({
+      phase: 'Running',
+      reason: 'AwaitingApproval',
+      message: 'slot 0: Run git push (request a1-s0-1)',
+    });
+  });
+
+  it("the run reason stays the state's when nothing waits", () => {
+    const status = runStatus({
+      current: { inbox: { pending: [] } },
+      generation: 1,
+      attempt: 1,
+      slots: [
+        {
+          slot: 0,
+          attempt: 1,
+          podName: 'eng-1-0-1',
+          outcome: {
+            phase: 'Running',
+            reason: 'Running',
+            message: 'running',
+            finished: false,
+            summary: null,
+          },
+        },
+      ],
+      state: { kind: 'progressing', phase: 'Running', reason: 'Running', message: 'running' },
+      now: T0,
+    });
+    expect(status).toMatchObject({ reason: 'Running', message: 'running' });
   });
 });
