@@ -18,6 +18,7 @@ export type AgentFailureCode = Extract<
   | 'turn_input_required'
   | 'approval_required'
   | 'issue_state_unavailable'
+  | 'budget_exceeded'
 >;
 
 /** A LorenzError whose code is one of the agent's: the type says which codes can occur. */

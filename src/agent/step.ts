@@ -205,6 +205,7 @@ function failureEventType(code: AgentFailureCode): 'turn_cancelled' | 'turn_fail
   switch (code) {
     case 'turn_cancelled':
       return 'turn_cancelled';
+    case 'budget_exceeded':
     case 'agent_bridge_missing':
     case 'agent_bridge_exited':
     case 'agent_protocol_error':

@@ -8,3 +8,4 @@ export * from './review.js';
 export * from './inbox.js';
 export * from './crd.js';
 export { toStructuralSchema, type JSONSchemaProps } from './structural.js';
+export * from './budget.js';

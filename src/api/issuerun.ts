@@ -5,6 +5,7 @@ import { objectMetaSchema, usageSchema } from './meta.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
 import { inboxStatusSchema, specDecisionListSchema } from './inbox.js';
+import { dayUsageSchema, queueNameSchema, USAGE_DAYS_KEPT } from './budget.js';
 
 /**
  * A field that may not change once the IssueRun exists. The rule sits on the field itself
@@ -153,8 +154,9 @@ export const issueRunSpecSchema = z
         'Set to true to cancel: the run Pod is stopped with a grace period in which after_run still runs.',
       ),
     decisions: specDecisionListSchema.optional(),
+    queueName: immutable(queueNameSchema, 'spec.queueName').optional(),
   })
-  .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
+  .meta({ 'x-kubernetes-validations': [presenceRule(['attempt', 'queueName'], 'spec')] })
   .describe(
     'The desired state of an IssueRun. Immutable except cancelRequested, decisions, retries, continueWhileActive and issue.state.',
   );
@@ -241,6 +243,13 @@ export const issueRunStatusSchema = z
       .describe('Per hook results, in order of execution.'),
     turn: z.int().min(0).optional().describe('Agent turns run (the maximum across slots).'),
     usage: usageSchema.optional(),
+    usageDays: z
+      .array(dayUsageSchema)
+      .max(USAGE_DAYS_KEPT)
+      .optional()
+      .describe(
+        `What the run used by day (the newest ${USAGE_DAYS_KEPT}), for the Workflow's daily budget.`,
+      ),
     configDigest: z
       .string()
       .optional()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { decimalAmountSchema } from '../workflow/budget.js';
 
 /**
  * The parts of metav1.ObjectMeta the controller reads. In the CRD, metadata is validated by
@@ -66,6 +67,14 @@ export const usageSchema = z
     inputTokens: z.int().min(0).describe('Input tokens.'),
     outputTokens: z.int().min(0).describe('Output tokens.'),
     totalTokens: z.int().min(0).describe('Total tokens.'),
+    cachedInputTokens: z
+      .int()
+      .min(0)
+      .optional()
+      .describe('Of the input tokens, those read from the prompt cache.'),
+    cost: decimalAmountSchema.optional().describe('Their cost, from the price table.'),
+    currency: z.string().max(16).optional().describe('The currency of cost.'),
+    model: z.string().max(256).optional().describe('The model the agent reported.'),
   })
   .describe('Token usage reported by the agent.');
 export type Usage = z.infer<typeof usageSchema>;

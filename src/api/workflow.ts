@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
 import { workflowReviewSchema } from './review.js';
+import { queueNameSchema, workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
 import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
 import {
   automountTokenSchema,
@@ -306,6 +307,8 @@ export const workflowSpecSchema = z
     tools: workflowToolsSchema.optional(),
     review: workflowReviewSchema.optional(),
     webhooks: workflowWebhooksSchema.optional(),
+    budget: workflowBudgetSchema.optional(),
+    queueName: queueNameSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [
@@ -347,6 +350,12 @@ export const workflowDispatchSchema = z
       .optional()
       .describe('Issues not dispatched because a blocker is open (the first 50).'),
     overCap: z.int().min(0).optional().describe('Issues waiting for a free slot.'),
+    budgetSpent: z
+      .boolean()
+      .optional()
+      .describe(
+        "The day's budget is spent: nothing was dispatched (status.budget says until when).",
+      ),
     lastError: z.string().optional().describe('What the last poll failed with, if it failed.'),
   })
   .describe('What the last poll of the tracker saw and did.');
@@ -370,6 +379,7 @@ export const workflowStatusSchema = z
     message: z.string().optional().describe('A human-readable summary of the state.'),
     runs: workflowRunCountsSchema.optional(),
     dispatch: workflowDispatchSchema.optional(),
+    budget: workflowBudgetStatusSchema.optional(),
   })
   .describe('The observed state of a Workflow.');
 

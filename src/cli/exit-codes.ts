@@ -47,6 +47,7 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'turn_input_required':
     case 'approval_required':
     case 'issue_state_unavailable':
+    case 'budget_exceeded':
     case 'unsupported_tracker_kind':
     case 'invalid_tracker_config':
     case 'missing_tracker_secret':

@@ -49,6 +49,7 @@ export type LorenzErrorCode =
   | 'turn_input_required'
   | 'approval_required'
   | 'issue_state_unavailable'
+  | 'budget_exceeded'
   // trackers (later)
   | 'unsupported_tracker_kind'
   | 'invalid_tracker_config'
@@ -147,6 +148,8 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   turn_input_required: 'The agent asked for user input, which a run cannot give.',
   approval_required: 'The agent asked for an approval that policy does not grant.',
   issue_state_unavailable: 'The issue state could not be read before a continuation turn.',
+  budget_exceeded:
+    'A spend limit (agent.budget: attempt, run, issue or day) was crossed: the turn was cancelled; after_run still ran.',
   unsupported_tracker_kind: 'tracker.kind names no tracker adapter.',
   invalid_tracker_config: 'The tracker settings are incomplete or wrong.',
   missing_tracker_secret: 'The tracker credential is not set.',

@@ -77,6 +77,13 @@ export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /** Of inputTokens, those read from the prompt cache (ACP cachedReadTokens). */
+  cachedInputTokens?: number;
+  /** Cost in `currency`, as a decimal string (docs/budgets.md); absent when unknown. */
+  cost?: string;
+  currency?: string;
+  /** The model the agent reported. */
+  model?: string;
 }
 
 /** Agent-side event names (see src/agent). */
@@ -105,6 +112,12 @@ export type AgentEventType =
   | 'input_answered'
   /** A /steer comment became the next turn's prompt. */
   | 'steer_delivered'
+  /** Budgets (docs/budgets.md): a limit's warn ratio was reached (scope, limit, spent). */
+  | 'budget_warning'
+  /** A limit was crossed: the turn is cancelled (scope, limit, spent). */
+  | 'budget_exceeded'
+  /** A turn ended without token counts: the limits cannot hold (said once per attempt). */
+  | 'usage_unreported'
   | 'stderr'
   | 'process_exit'
   | 'session_notification'

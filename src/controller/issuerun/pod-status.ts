@@ -35,6 +35,8 @@ export type PodReason =
   | 'WorkspaceSetupFailed'
   | 'GitCredentialsInvalid'
   | 'SshConnectFailed'
+  | 'BudgetExceeded'
+  | 'Preempted'
   | 'PodFailed';
 
 export interface PodOutcome {
@@ -122,6 +124,8 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'GitCredentialsInvalid';
     case 'ssh_connect':
       return 'SshConnectFailed';
+    case 'budget_exceeded':
+      return 'BudgetExceeded';
     case 'agent_bridge_missing':
     case 'agent_bridge_exited':
     case 'agent_protocol_error':

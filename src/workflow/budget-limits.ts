@@ -1,0 +1,34 @@
+import {
+  BUDGET_SCOPES,
+  DEFAULT_BUDGET_TIME_ZONE,
+  DEFAULT_WARN_RATIO,
+  type BudgetLimit,
+  type BudgetLimits,
+  type WorkflowBudget,
+} from './budget.js';
+
+/**
+ * The limits in force: `agent.budget` of WORKFLOW.md, overridden field by field by the
+ * Workflow's `spec.budget` (a platform team can set a ceiling in the resource that the
+ * repository's WORKFLOW.md cannot raise by editing a file). Null when neither sets a limit.
+ */
+export function mergeBudgetLimits(
+  fromConfig: WorkflowBudget | null | undefined,
+  fromSpec: WorkflowBudget | null | undefined,
+): BudgetLimits | null {
+  const limits: BudgetLimits = {
+    warnRatio: fromSpec?.warnRatio ?? fromConfig?.warnRatio ?? DEFAULT_WARN_RATIO,
+    timeZone: fromSpec?.timeZone ?? fromConfig?.timeZone ?? DEFAULT_BUDGET_TIME_ZONE,
+  };
+  let any = false;
+  for (const scope of BUDGET_SCOPES) {
+    const merged: BudgetLimit = { ...fromConfig?.[scope], ...fromSpec?.[scope] };
+    if (merged.tokens === undefined) delete merged.tokens;
+    if (merged.cost === undefined) delete merged.cost;
+    if (merged.tokens !== undefined || merged.cost !== undefined) {
+      limits[scope] = merged;
+      any = true;
+    }
+  }
+  return any ? limits : null;
+}
