@@ -240,6 +240,13 @@ export const agentSection = z.object({
     .describe(
       "Opt-in: the agent's permission requests by rule (allow, deny, or ask a person on the issue), its questions, `/steer` and `/stop` (the `agent.approvals.*` keys below; docs/approvals.md).",
     ),
+  // Validated on its own (budget-section.ts), so its errors name agent.budget.*.
+  budget: z
+    .unknown()
+    .optional()
+    .describe(
+      'Spend limits per attempt, run, issue and Workflow day, in tokens and/or cost, enforced while the agent runs (docs/budgets.md).',
+    ),
 });
 
 /** The fixed keys of `agents`; every other key under it is an agent kind. */

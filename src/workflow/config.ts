@@ -26,6 +26,8 @@ import {
 } from './config-sections.js';
 import type { ApprovalsConfig } from './approvals-config.js';
 import { parseApprovalsSection } from './approvals-section.js';
+import { parseBudgetSection } from './budget-section.js';
+import type { WorkflowBudget } from './budget.js';
 import { type BoardComment, parseBoardComments } from './board-comments.js';
 import type { ReviewConfig } from './review-config.js';
 import { parseReviewSection } from './review-section.js';
@@ -90,6 +92,8 @@ export interface WorkflowConfig {
     skills: string[];
     /** `agent.approvals`: null unless the front matter has it (approvals-config.ts). */
     approvals: ApprovalsConfig | null;
+    /** `agent.budget`: null unless the front matter has it (budget-section.ts). */
+    budget: WorkflowBudget | null;
   };
   agents: {
     turnTimeoutMs: number;
@@ -279,6 +283,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
   const agentRaw = section('agent');
   const agent = parseSection(agentSection, agentRaw, 'agent', context);
   const approvals = parseApprovalsSection(agentRaw.approvals, context);
+  const budget = parseBudgetSection(agentRaw.budget, context);
   const agentsRaw = section('agents');
   const fixedAgentKeys = Object.fromEntries(
     Object.keys(agentsSection.shape)
@@ -352,6 +357,7 @@ export function parseConfig(raw: Record<string, unknown>): ParsedConfig {
       ensembleSize: agent.ensemble_size,
       skills: agent.skills,
       approvals,
+      budget,
     },
     agents: {
       turnTimeoutMs: agents.turn_timeout_ms,

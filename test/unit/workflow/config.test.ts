@@ -52,6 +52,7 @@ const DEFAULTS: WorkflowConfig = {
     ensembleSize: 1,
     skills: [],
     approvals: null,
+    budget: null,
   },
   agents: {
     turnTimeoutMs: 3_600_000,
@@ -198,6 +199,7 @@ describe('parseConfig values', () => {
         ensembleSize: 100,
         skills: ['./s'],
         approvals: null,
+        budget: null,
       },
       agents: { ...DEFAULTS.agents, turnTimeoutMs: 10, stallTimeoutMs: -1, responseTimeoutMs: 20 },
       worker: { sshHosts: ['h1'], sshTimeoutMs: 7, maxConcurrentAgentsPerHost: 3 },
