@@ -53,6 +53,8 @@ export interface TurnUsageReport {
 export interface BudgetMeter {
   turnEnded(usage: TurnUsageReport, model?: string): BudgetVerdict;
   costReported(cost: { amount: number; currency: string }): BudgetVerdict;
+  /** The limits against what was spent so far, nothing added (an attempt's start). */
+  check(): BudgetVerdict;
   /** What the attempt spent so far. */
   attemptSpend(): Spend;
   /** What each scope has spent, the attempt's included. */
@@ -147,6 +149,7 @@ export function createBudgetMeter(budget: RunBudget): BudgetMeter {
       agentCost = cost.amount;
       return check();
     },
+    check,
     attemptSpend,
     spend,
     costKnown: () => priced || agentCost !== undefined,

@@ -15,6 +15,7 @@ import { createUpdateForwarder } from './updates.js';
 import type { AgentInbox } from './inbox.js';
 import { createInboxHandlers } from './inbox-handlers.js';
 import { autoApprove, inputRequired } from './unattended.js';
+import { modelOf } from './model.js';
 
 /** After a request fails, how long to wait for the bridge's exit to explain it. */
 export const EXIT_SETTLE_MS = 2000;
@@ -49,6 +50,8 @@ export interface SessionOptions {
   mcpServers?: readonly acp.McpServer[] | undefined;
   /** agent.approvals: who decides permission requests and answers questions; absent: nobody. */
   inbox?: AgentInbox | undefined;
+  /** Each usage_update of the session (context fill and, from some agents, cumulative cost). */
+  onUsageUpdate?: ((update: acp.UsageUpdate) => void) | undefined;
 }
 
 export interface Session {
@@ -59,6 +62,8 @@ export interface Session {
   setTurn(turn: ActiveTurn | undefined): void;
   /** The denials of permission requests since the last call, for the next turn's prompt. */
   takeDenials(): string[];
+  /** The model the agent says it uses (its `model` config option); undefined if it does not say. */
+  model(): string | undefined;
   /** Flush pending notifications (end of a turn). */
   flushUpdates(): void;
   /** Close the connection and end the bridge's whole process group. */
@@ -97,6 +102,7 @@ function offeredServers(
 export function startSession(options: SessionOptions): Session {
   const { emit, command } = options;
   let turn: ActiveTurn | undefined;
+  let model: string | undefined;
   const forwarder = createUpdateForwarder((message) => emit('session_notification', message));
   // A wait for a person ends when the run is cancelled or the session closes (a bridge that
   // died mid-ask must not leave a long poll keeping the runner alive).
@@ -136,7 +142,14 @@ export function startSession(options: SessionOptions): Session {
   const connection = connectClient(bridge, {
     sessionUpdate(notification) {
       turn?.activity();
-      forwarder.push(turn?.number ?? 0, notification.update);
+      const { update } = notification;
+      // Recorded first: a limit crossed by this update stops the turn after it is in the log.
+      forwarder.push(turn?.number ?? 0, update);
+      if (update.sessionUpdate === 'config_option_update') {
+        model = modelOf(update.configOptions) ?? model;
+      } else if (update.sessionUpdate === 'usage_update') {
+        options.onUsageUpdate?.(update);
+      }
     },
     requestPermission: (request) =>
       handlers ? handlers.requestPermission(request) : autoApprove(emit, turn, request),
@@ -200,6 +213,7 @@ export function startSession(options: SessionOptions): Session {
         'session/new',
         connection.agent.request('session/new', { cwd: options.cwd, mcpServers }),
       );
+      model = modelOf(created.configOptions);
       emit('session_started', {
         sessionId: created.sessionId,
         command,
@@ -208,6 +222,7 @@ export function startSession(options: SessionOptions): Session {
         protocolVersion: initialized.protocolVersion,
         // Names only: a server's headers carry its bearer token.
         mcpServers: mcpServers.map((server) => server.name),
+        ...(model ? { model } : {}),
       });
       return created.sessionId;
     },
@@ -215,6 +230,7 @@ export function startSession(options: SessionOptions): Session {
       turn = next;
     },
     takeDenials: () => handlers?.takeDenials() ?? [],
+    model: () => model,
     flushUpdates: () => forwarder.flush(),
     async close(killGraceMs) {
       forwarder.flush();

@@ -13,6 +13,10 @@ import type { AgentInbox } from './inbox.js';
 export type McpServer = acp.McpServer;
 import { runTurn, type TurnLimits } from './turn.js';
 import { addTurnUsage } from './usage.js';
+import type { ActiveTurn } from './session.js';
+import type { RunBudget } from '../workflow/budget.js';
+import { createBudgetGuard, type BudgetGuard } from './budget-guard.js';
+import type { BudgetCrossing } from './budget-meter.js';
 
 /** The parts of WORKFLOW.md the agent runtime reads. */
 export type AgentRuntimeConfig = {
@@ -43,6 +47,8 @@ export interface AcpAgentStepOptions {
    * comments before each continuation turn. Absent: approve what can be, fail on questions.
    */
   inbox?: AgentInbox | undefined;
+  /** The attempt's limits and prices (docs/budgets.md); absent: usage is counted, never stopped. */
+  budget?: RunBudget | undefined;
 }
 
 const DEFAULT_CANCEL_GRACE_MS = 3000;
@@ -75,6 +81,15 @@ export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
       return { ok: false, code: error.code, message: error.message, turns: 0 };
     }
     if (context.signal.aborted) return failed(cancelledByCaller(), 0);
+    const budget: BudgetState = {
+      guard: options.budget ? createBudgetGuard(options.budget, emit) : undefined,
+      crossed: undefined,
+      turn: undefined,
+    };
+    // Spent by earlier attempts or runs: no bridge is started to spend more.
+    budget.crossed = budget.guard?.atStart();
+    if (budget.crossed) return failed(budgetFailure(budget.crossed), 0);
+    prompt += budget.guard?.takeNotice() ?? '';
 
     const session = startSession({
       executor: options.executor,
@@ -92,9 +107,17 @@ export function createAcpAgentStep(options: AcpAgentStepOptions): AgentStep {
       emit,
       mcpServers: options.mcpServers,
       inbox: options.inbox,
+      onUsageUpdate: (update) => {
+        if (!update.cost || !budget.guard) return;
+        const crossed = budget.guard.costReported(update.cost);
+        if (!crossed || budget.crossed) return;
+        // Live: the turn in progress is cancelled now, not at its end.
+        budget.crossed = crossed;
+        budget.turn?.interrupt(budgetFailure(crossed));
+      },
     });
     try {
-      return await runTurns(session, prompt, options, context, emit);
+      return await runTurns(session, prompt, options, context, emit, budget);
     } finally {
       await session.close(options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
     }
@@ -107,6 +130,7 @@ async function runTurns(
   options: AcpAgentStepOptions,
   context: AgentStepContext,
   emit: AgentEmit,
+  budget: BudgetState,
 ): Promise<AgentStepResult> {
   const { maxTurns } = options.config.agent;
   const limits: TurnLimits = {
@@ -127,6 +151,8 @@ async function runTurns(
   let text = firstPrompt;
   for (;;) {
     const number = turns + 1;
+    // A cost reported between turns crossed a limit: no new turn.
+    if (budget.crossed) return failed(budgetFailure(budget.crossed), turns, usage);
     emit('turn_started', { turn: number, sessionId });
     const result = await runTurn({
       connection: session.connection,
@@ -136,12 +162,12 @@ async function runTurns(
       text,
       limits,
       signal: context.signal,
-      onStart: (turn) => session.setTurn(turn),
+      onStart: (turn) => session.setTurn((budget.turn = turn)),
     });
-    session.setTurn(undefined);
+    session.setTurn((budget.turn = undefined));
     session.flushUpdates();
     turns = number;
-    usage = addTurnUsage(usage, result.usage);
+    usage = meterTurn(budget, session.model(), usage, result.usage);
     if (!result.ok) {
       const { code, message } = result.failure;
       emit(failureEventType(code), {
@@ -157,6 +183,8 @@ async function runTurns(
       stopReason: result.stopReason,
       ...(usage ? { usage } : {}),
     });
+    // The turn's own tokens crossed a limit: it ended, but no next turn starts.
+    if (budget.crossed) return failed(budgetFailure(budget.crossed), turns, usage);
     if (turns >= maxTurns) break;
     if (context.signal.aborted) return failed(cancelledByCaller(), turns, usage);
     let active: boolean;
@@ -174,14 +202,14 @@ async function runTurns(
       );
     }
     if (!active) break;
-    text = await nextPrompt(session, options, number + 1, emit);
+    text = await nextPrompt(session, options, number + 1, emit, budget);
   }
   return { ok: true, turns, ...(usage ? { usage } : {}) };
 }
 
 /**
  * A continuation turn's prompt: the fixed continuation text, then what people said since
- * (steers taken from the inbox, the reasons of denied requests). A steer rides on a turn the
+ * (steers taken from the inbox, the reasons of denied requests, a budget's warning). A steer rides on a turn the
  * loop would take anyway: it adds none beyond max_turns, nor to an issue no longer active.
  */
 async function nextPrompt(
@@ -189,6 +217,7 @@ async function nextPrompt(
   options: AcpAgentStepOptions,
   number: number,
   emit: AgentEmit,
+  budget: BudgetState,
 ): Promise<string> {
   // takeSteers never throws by contract; a steer lost is still better than a failed run.
   const steers = options.inbox ? await options.inbox.takeSteers().catch(() => []) : [];
@@ -197,7 +226,11 @@ async function nextPrompt(
     const by = [...new Set(steers.flatMap((steer) => (steer.by ? [steer.by] : [])))];
     emit('steer_delivered', { turn: number, count: steers.length, by });
   }
-  return continuationPrompt(number, options.config.agent.maxTurns) + steeringBlock(steers, denials);
+  return (
+    continuationPrompt(number, options.config.agent.maxTurns) +
+    steeringBlock(steers, denials) +
+    (budget.guard?.takeNotice() ?? '')
+  );
 }
 
 /** The event a failed turn is reported as. No default: a new agent code must be placed here. */
@@ -218,6 +251,37 @@ function failureEventType(code: AgentFailureCode): 'turn_cancelled' | 'turn_fail
     case 'issue_state_unavailable':
       return 'turn_failed';
   }
+}
+
+/** The budget side of one attempt's session: the guard, the limit crossed, the live turn. */
+interface BudgetState {
+  guard: BudgetGuard | undefined;
+  crossed: BudgetCrossing | undefined;
+  turn: ActiveTurn | undefined;
+}
+
+function budgetFailure(crossed: BudgetCrossing): AgentFailure {
+  return new AgentFailure(
+    'budget_exceeded',
+    `budget_exceeded: ${crossed.message}; the agent was stopped`,
+  );
+}
+
+/**
+ * A turn's usage added to the attempt's and metered (a limit its tokens crossed is kept in
+ * `budget.crossed`); the sum comes back as records carry it: with its cost and the model.
+ */
+function meterTurn(
+  budget: BudgetState,
+  model: string | undefined,
+  total: TokenUsage | undefined,
+  turn: acp.Usage | null | undefined,
+): TokenUsage | undefined {
+  const usage = addTurnUsage(total, turn);
+  const crossed = budget.guard?.turnEnded(turn, model);
+  budget.crossed ??= crossed;
+  if (budget.guard) return budget.guard.withCost(usage, model);
+  return usage && model ? { ...usage, model } : usage;
 }
 
 function failed(failure: AgentFailure, turns: number, usage?: TokenUsage): AgentStepResult {

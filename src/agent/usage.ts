@@ -12,9 +12,11 @@ export function addTurnUsage(
 ): TokenUsage | undefined {
   if (!turn) return total;
   const base = total ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const cached = (base.cachedInputTokens ?? 0) + (turn.cachedReadTokens ?? 0);
   return {
     inputTokens: base.inputTokens + turn.inputTokens,
     outputTokens: base.outputTokens + turn.outputTokens,
     totalTokens: base.totalTokens + turn.totalTokens,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
   };
 }

@@ -36,6 +36,8 @@ import { encodeTerminationSummary, summarizeSlot } from './summary.js';
 import { connectWorker, readWorkerCredentials, sshKeySecrets, type RunnerSsh } from './ssh.js';
 import { gatewayServer, readToolsToken, type RunnerTools } from './tools.js';
 import { runnerInbox } from './inbox-wiring.js';
+import { readRunBudget } from './budget.js';
+import type { RunBudget } from '../workflow/budget.js';
 
 /**
  * `lorenz runner`: the entrypoint of a run Pod. It runs one ensemble slot of one IssueRun
@@ -79,6 +81,8 @@ export interface RunnerOptions {
     mcpServers: readonly McpServer[];
     /** agent.approvals' inbox; absent without it. */
     inbox?: AgentInbox | undefined;
+    /** The attempt's budget (RUN_BUDGET_ENV); absent: no limits. */
+    budget?: RunBudget | undefined;
   }) => AgentStep;
 }
 
@@ -216,6 +220,7 @@ function defaultAgentStep(
     executor: options.executor,
     mcpServers: options.mcpServers,
     inbox: options.inbox,
+    budget: options.budget,
   });
 }
 
@@ -279,6 +284,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       activeStates: plan.config.tracker.activeStates,
       terminalStates: plan.config.tracker.terminalStates,
     });
+    const budget = readRunBudget(options.env);
     const makeStep = options.createAgentStep ?? defaultAgentStep;
     const agent = options.noAgent
       ? undefined
@@ -290,6 +296,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
           executor,
           mcpServers,
           inbox: runnerInbox({ ...plan, tools: options.tools, token, slot: options.slot, emit }),
+          budget,
         });
     summary = await runIssueLifecycle({
       config: plan.config,

@@ -15,23 +15,21 @@ type Context = { warnings: string[]; problems: ConfigProblem[] };
 const PATH = 'agent.budget';
 
 /** A cost as written in YAML (a number or a decimal string), normalised to a decimal string. */
-const costLimit = z
-  .union([z.number(), z.string()])
-  .transform((value, context) => {
-    const text = typeof value === 'number' ? String(value) : value.trim();
-    if (!/^\d{1,12}(\.\d{1,9})?$/.test(text)) {
-      context.addIssue({
-        code: 'custom',
-        message: `must be a positive amount such as 2.50, got ${JSON.stringify(value)}`,
-      });
-      return z.NEVER;
-    }
-    if (Number(text) <= 0) {
-      context.addIssue({ code: 'custom', message: 'must be more than 0 (omit it for no limit)' });
-      return z.NEVER;
-    }
-    return text;
-  });
+const costLimit = z.union([z.number(), z.string()]).transform((value, context) => {
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  if (!/^\d{1,12}(\.\d{1,9})?$/.test(text)) {
+    context.addIssue({
+      code: 'custom',
+      message: `must be a positive amount such as 2.50, got ${JSON.stringify(value)}`,
+    });
+    return z.NEVER;
+  }
+  if (Number(text) <= 0) {
+    context.addIssue({ code: 'custom', message: 'must be more than 0 (omit it for no limit)' });
+    return z.NEVER;
+  }
+  return text;
+});
 
 const limitSection = z.strictObject({
   tokens: z

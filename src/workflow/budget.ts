@@ -110,3 +110,22 @@ export interface RunBudget {
   day: string;
   prices?: PriceTable;
 }
+
+const spendSchema = z.object({ tokens: z.number().min(0), cost: z.number().min(0).optional() });
+
+/** RunBudget as the runner reads it back from RUN_BUDGET_ENV (the controller wrote it). */
+export const runBudgetSchema = z.object({
+  limits: z.object({
+    attempt: budgetLimitSchema.optional(),
+    run: budgetLimitSchema.optional(),
+    issue: budgetLimitSchema.optional(),
+    day: budgetLimitSchema.optional(),
+    warnRatio: z.number().gt(0).lt(1),
+    timeZone: z.string().min(1),
+  }),
+  spentBefore: z.object({ run: spendSchema, issue: spendSchema, day: spendSchema }),
+  day: z.string(),
+  prices: z
+    .object({ currency: z.string().min(1), models: z.record(z.string(), modelPriceSchema) })
+    .optional(),
+});
