@@ -221,6 +221,11 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
         value: 'DSN',
         text: 'the run archive: sqlite:PATH, postgres://… or off',
       },
+      {
+        name: 'price-table',
+        value: 'NAME',
+        text: 'the ConfigMap of model prices, NAME or NAMESPACE/NAME (docs/budgets.md)',
+      },
       { name: 'archive-log-cap', value: 'BYTES', text: "the most of a run's log archived" },
       {
         name: 'archive-give-up-after',

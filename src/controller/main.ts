@@ -1,3 +1,4 @@
+import { createPriceTableSource } from './shared/price-table-source.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -69,6 +70,13 @@ export interface ControllerRunOptions {
   archiveGiveUpAfterMs?: number;
   /** Backoff of failed archive writes (tests make it short). */
   archiveRetry?: { baseMs: number; maxMs: number };
+  /**
+   * The price table's ConfigMap (`--price-table NAME`, docs/budgets.md): in `namespace`, else
+   * the controller's own (POD_NAMESPACE), else the watched one. Absent: costs are not counted.
+   */
+  priceTable?: { name: string; namespace?: string };
+  /** The clock budgets count days by (tests move it to the next day); the system's otherwise. */
+  now?: () => Date;
 }
 
 /**
@@ -185,6 +193,18 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
           board: wakes,
         })
       : undefined;
+  const priceTable = options.priceTable
+    ? createPriceTableSource({
+        client: manager.client,
+        name: options.priceTable.name,
+        namespace:
+          options.priceTable.namespace ??
+          process.env.POD_NAMESPACE ??
+          options.namespace ??
+          'default',
+        logger,
+      })
+    : undefined;
   const issueRuns = setupIssueRunController(manager, {
     client,
     identity,
@@ -196,6 +216,8 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     logLostAfterMs: options.logLostAfterMs,
     toolsUrl,
     ...(archiver ? { onLogLine: archiver.logSink } : {}),
+    priceTable,
+    now: options.now,
   });
   // The review loop writes run statuses through the IssueRun controller's store: one store,
   // so neither controller wipes the other's writes.
@@ -224,6 +246,8 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     identity,
     ...(archiver ? { runFinalizers: archiver.finalizers } : {}),
     wakes,
+    priceTable,
+    now: options.now,
   });
 
   let stopping: Promise<void> | undefined;
@@ -377,6 +401,22 @@ const splitList = (text: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+/** `--price-table NAME` or `NAMESPACE/NAME`: the ConfigMap of prices (docs/budgets.md). */
+function priceTableOption(flag: string | undefined): Pick<ControllerRunOptions, 'priceTable'> {
+  if (flag === undefined || flag === '') return {};
+  const parts = flag.split('/');
+  const valid = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+  if (parts.length > 2 || !parts.every((part) => valid.test(part))) {
+    throw new FlagError(
+      `--price-table ${JSON.stringify(flag)}: expected a ConfigMap name, or NAMESPACE/NAME`,
+    );
+  }
+  const [first = '', second] = parts;
+  return {
+    priceTable: second === undefined ? { name: first } : { namespace: first, name: second },
+  };
+}
+
 /** The flags `lorenz controller` parses (their help: cli/command-help.ts). */
 export const CONTROLLER_OPTIONS = {
   kubeconfig: { type: 'string' },
@@ -393,6 +433,7 @@ export const CONTROLLER_OPTIONS = {
   'archive-dsn': { type: 'string' },
   'archive-log-cap': { type: 'string' },
   'archive-give-up-after': { type: 'string' },
+  'price-table': { type: 'string' },
 } as const;
 
 export function parseControllerArgs(
@@ -423,6 +464,7 @@ export function parseControllerArgs(
       values['leader-election-namespace'],
     ),
     webhookBindAddress: values['webhook-bind-address'],
+    ...priceTableOption(values['price-table']),
     ...archiveOption(values['archive-dsn'], process.env),
     ...(values['archive-log-cap'] === undefined
       ? {}

@@ -1,3 +1,4 @@
+import { parseTokenUsage } from '../workflow/usage-record.js';
 import { isSlotErrorCode, type SlotErrorCode } from '../workflow/errors.js';
 import {
   HOOK_NAMES,
@@ -144,7 +145,7 @@ export function parseTerminationSummary(text: string | undefined): TerminationSu
       error: error ?? unknownCode,
       cancelled: summary.cancelled === true,
       turns: typeof summary.turns === 'number' ? summary.turns : 0,
-      usage: summary.usage as TokenUsage | undefined,
+      usage: parseTokenUsage(summary.usage),
       trail: parseTrail(summary.trail),
       records: typeof summary.records === 'number' ? summary.records : 0,
     };

@@ -83,7 +83,8 @@ describe('the metrics users watch', () => {
     // What the first controller counted until it stopped (its registry outlives its server).
     const before = await first.manager.metrics.registry.metrics();
     expect(finishedOf(before, 'met')).toBe(0);
-    const tokens = 'lorenz_agent_tokens_total{namespace="default",workflow="met",kind=';
+    const tokens =
+      'lorenz_agent_tokens_total{namespace="default",workflow="met",model="unknown",kind=';
     expect([sample(before, `${tokens}"input"}`), sample(before, `${tokens}"output"}`)]).toEqual([
       10, 5,
     ]);

@@ -17,6 +17,7 @@ import type { SlotView } from './status.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { reviewConfigOf } from '../shared/review-config.js';
 import { roundInputs } from './review-inputs.js';
+import { attemptBudget, type BudgetFor } from './run-budget.js';
 
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;
@@ -85,6 +86,8 @@ export interface AttemptDeps {
     attempt: number,
     hosts: ReadonlyMap<number, string>,
   ) => Promise<IssueRun>;
+  /** The attempt's budget (run-budget.ts); absent: none. */
+  budgetFor?: BudgetFor | undefined;
 }
 
 export interface StartedAttempts {
@@ -181,6 +184,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       toolsUrl: deps.toolsUrl,
       branch,
       ssh: ssh.kind === 'ready' ? ssh : undefined,
+      budget: attemptBudget(deps.budgetFor, run, workflow),
     });
     return decision.kind === 'new' ? { ...ensured, branch } : ensured;
   }

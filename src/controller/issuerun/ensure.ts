@@ -23,6 +23,8 @@ import type { SshWorkers } from './ssh-placement.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import type { LoadedWorkflow } from '../../template/load-workflow.js';
 import { toolsServerName } from '../../api/run-pod.js';
+import type { RunBudget } from '../../workflow/budget.js';
+import type { WorkflowConfig } from '../../workflow/config.js';
 
 export type EnsureResult =
   | {
@@ -85,6 +87,8 @@ export async function ensureRunObjects(options: {
   ssh?: SshWorkers | undefined;
   /** A review round's prompt template and feedback (review-inputs.ts). */
   review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
+  /** The attempt's budget for this configuration (run-budget.ts); absent: none. */
+  budget?: ((config: WorkflowConfig) => Promise<RunBudget | undefined>) | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -154,6 +158,7 @@ export async function ensureRunObjects(options: {
   const gitCredentialsSecret = config.workspace.git
     ? workflow.spec.git?.credentialsSecretRef?.name
     : undefined;
+  const budget = missing.length > 0 ? await options.budget?.(config) : undefined;
   let pods: V1Pod[];
   try {
     pods = missing.map((entry) =>
@@ -175,6 +180,7 @@ export async function ensureRunObjects(options: {
         tools,
         gitCredentialsSecret,
         ssh: sshOf(options.ssh, entry.slot),
+        budget,
       }),
     );
   } catch (error) {

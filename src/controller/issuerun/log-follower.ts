@@ -3,6 +3,7 @@ import type { KubeClient } from '../runtime/client.js';
 import { KubeApiError, PODS, isNotFound, resourcePath } from '../runtime/client.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { HookExecutionMessage, TokenUsage } from '../../workflow/events.js';
+import { parseTokenUsage } from '../../workflow/usage-record.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { createRecordParser, type GitRecord, type HookRecord } from '../events/records.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
@@ -83,14 +84,7 @@ const numberOr = (value: unknown, fallback: number): number =>
 
 function usageFrom(message: unknown): TokenUsage | undefined {
   if (typeof message !== 'object' || message === null) return undefined;
-  const usage = (message as { usage?: unknown }).usage;
-  if (typeof usage !== 'object' || usage === null) return undefined;
-  const record = usage as Record<string, unknown>;
-  return {
-    inputTokens: numberOr(record.inputTokens, 0),
-    outputTokens: numberOr(record.outputTokens, 0),
-    totalTokens: numberOr(record.totalTokens, 0),
-  };
+  return parseTokenUsage((message as { usage?: unknown }).usage);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type {
   V1Container,
   V1PersistentVolumeClaim,
+  V1EnvVar,
   V1PersistentVolumeClaimSpec,
   V1Pod,
   V1PodTemplateSpec,
@@ -40,6 +41,7 @@ import { labelValue, runPodName, workspaceClaimName } from '../shared/object-nam
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { agentEnv, agentEnvFrom } from './agent-env.js';
+import { RUN_BUDGET_ENV, type RunBudget } from '../../workflow/budget.js';
 import { restrictedContainer, restrictedPod } from './pod-security-context.js';
 
 export { DEFAULT_RUN_AS_USER } from './pod-security-context.js';
@@ -90,6 +92,8 @@ export interface RunPodOptions {
   gitCredentialsSecret?: string | undefined;
   /** The SSH worker of this slot's attempt, when the Workflow has worker.ssh_hosts. */
   ssh?: RunPodSsh | undefined;
+  /** The attempt's budget (run-budget.ts), in RUN_BUDGET_ENV; absent: no limits, no prices. */
+  budget?: RunBudget | undefined;
 }
 
 export interface RunPodSsh {
@@ -204,6 +208,12 @@ function workspaceVolume(options: RunPodOptions): V1Volume {
  * Pod. Throws LorenzError `invalid_pod_template` naming every problem of the template.
  */
 // eslint-disable-next-line max-lines-per-function -- the run Pod spec as one object literal, read as the manifest it renders
+/** The budget is the controller's to set: a variable of that name in the template is dropped. */
+function withBudget(env: V1EnvVar[], budget: RunBudget | undefined): V1EnvVar[] {
+  const kept = env.filter((variable) => variable.name !== RUN_BUDGET_ENV);
+  return budget ? [...kept, { name: RUN_BUDGET_ENV, value: JSON.stringify(budget) }] : kept;
+}
+
 export function buildRunPod(options: RunPodOptions): V1Pod {
   const problems = podTemplateProblems(options.podTemplate, options.policy);
   if (problems.length > 0) {
@@ -265,7 +275,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       ...sshArgs(options.ssh),
     ],
     workingDir: WORKSPACE_DIR,
-    env: agentEnv(agentTemplate, options.redactSecrets ?? true),
+    env: withBudget(agentEnv(agentTemplate, options.redactSecrets ?? true), options.budget),
     envFrom: agentEnvFrom(agentTemplate, options.redactSecrets ?? true),
     resources: agentTemplate.resources,
     volumeMounts: [

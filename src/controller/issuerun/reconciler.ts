@@ -21,7 +21,7 @@ import {
   observeSlots,
   runPods,
 } from './slot-views.js';
-import { runStateFromSlots, type SlotView } from './status.js';
+import { runStateFromSlots, slotStatuses, type SlotView } from './status.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { planRetries } from './retry.js';
 import { roundAttempt, startRound } from './review-round.js';
@@ -35,6 +35,7 @@ import { createRunStatusStore, runKey, type RunStatusStore } from './status-stor
 import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
 import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
 import { endedState, stoppedState, type IssueStates } from './endings.js';
+import { attemptBudget, type BudgetFor } from './run-budget.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -67,6 +68,8 @@ export interface IssueRunReconcilerDeps {
   ) => void;
   /** The status store, shared with the review controller (main wires one); made here if absent. */
   store?: RunStatusStore;
+  /** An attempt's budget (run-budget.ts); absent: run Pods get none. */
+  budgetFor?: BudgetFor | undefined;
 }
 
 export { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
@@ -232,6 +235,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       toolsUrl: deps.toolsUrl,
       branch: decidedBranch(branch),
       ssh: ssh.kind === 'ready' ? ssh : undefined,
+      budget: attemptBudget(deps.budgetFor, run, workflow),
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;
@@ -318,6 +322,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
         run,
         statusOf(run, views, runStateFromSlots(views), started.created),
         true,
+        // The ended attempts' last turns count before their slots move on.
+        slotStatuses(plan.retrying),
       );
       const wake = Math.min(plan.wakeAt ?? Infinity, started.retryAt ?? Infinity);
       const after = Math.min(result?.requeueAfter ?? Infinity, wake - deps.now().getTime());

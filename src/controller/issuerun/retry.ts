@@ -1,5 +1,6 @@
 import { Reasons, isFinalReviewPhase, rfc3339, type IssueRun } from '../../api/index.js';
 import { exponentialDelay } from '../runtime/backoff.js';
+import { BudgetReasons } from '../../api/budget.js';
 import { AWAITING_REVIEW } from '../shared/review-config.js';
 import type { PodOutcome } from './pod-status.js';
 import type { SlotView } from './status.js';
@@ -41,7 +42,7 @@ export type NextAttempt = 'retry' | 'continuation' | 'review';
  * the tracker's issues) retries every failure and continues after every success as long as
  * `issueActive`. A success with no continuation on a run under review (`reviewing`: its
  * Workflow has `review:` and workspace.git) waits for the review until the loop's phase is
- * final (docs/review-loop.md). Nothing follows a cancellation.
+ * final (docs/review-loop.md). Nothing follows a cancellation, nor a budget crossed.
  */
 export function nextAttempt(
   run: IssueRun,
@@ -57,6 +58,8 @@ export function nextAttempt(
     return reviewing && !isFinalReviewPhase(run.status?.review?.phase) ? 'review' : null;
   }
   if (outcome.phase !== 'Failed' || outcome.reason === Reasons.Cancelled) return null;
+  // A spent budget is not spent less by trying again (docs/budgets.md): the run ends there.
+  if (outcome.reason === BudgetReasons.BudgetExceeded) return null;
   return continues || attempt - firstAttempt(run) < (run.spec.retries ?? 0) ? 'retry' : null;
 }
 

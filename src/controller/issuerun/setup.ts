@@ -17,6 +17,9 @@ import type { PodStatusOptions } from './pod-status.js';
 import { createIssueRunReconciler, DEFAULT_PROGRESS_INTERVAL_MS } from './reconciler.js';
 import { createRunStatusStore, type RunStatusStore } from './status-store.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
+import type { PriceTableSource } from '../shared/price-table-source.js';
+import { budgetTimeZone } from '../shared/spend.js';
+import { composeRunBudget } from './run-budget.js';
 
 export interface IssueRunControllerOptions {
   /** The client the reconciler writes with (main wraps it to count writes). */
@@ -34,6 +37,10 @@ export interface IssueRunControllerOptions {
   toolsUrl?: string | undefined;
   /** Gets every line read from a run Pod's log (the archive); none when absent. */
   onLogLine?: PodLogLineSink | undefined;
+  /** The price table (`--price-table`); absent: costs are not counted. */
+  priceTable?: PriceTableSource | undefined;
+  /** The clock budget days are counted by (tests move it); the system's otherwise. */
+  now?: (() => Date) | undefined;
 }
 
 /** Reconciles at once: many runs start together, and each waits on API round trips. */
@@ -139,10 +146,13 @@ export function setupIssueRunController(
   });
   // One store for the run statuses of this process: the review controller writes through it
   // too, so neither wipes the other's writes.
+  const now = options.now ?? (() => new Date());
   const store = createRunStatusStore({
     client,
     issueRuns,
-    now: () => new Date(),
+    now,
+    budgetTimeZone: (run) =>
+      budgetTimeZone(workflows.get(run.metadata.namespace, run.spec.workflowRef.name)),
     progressIntervalMs: options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
     events: lifecycleEvents,
     onWritten: metrics.statusWritten,
@@ -160,8 +170,17 @@ export function setupIssueRunController(
       loadWorkflowConfig: createWorkflowConfigCache(client),
       operatorImage: options.operatorImage,
       podTemplatePolicy: options.podTemplatePolicy,
-      now: () => new Date(),
+      now,
       logger,
+      budgetFor: async (run, workflow, config) =>
+        composeRunBudget({
+          config,
+          workflow,
+          run,
+          runs: store.freshRuns(run.metadata.namespace ?? ''),
+          prices: await options.priceTable?.current(),
+          now: now(),
+        }),
       ...(options.progressIntervalMs === undefined
         ? {}
         : { progressIntervalMs: options.progressIntervalMs }),

@@ -19,6 +19,9 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import { assignedSlots } from './slot-views.js';
 import type { PodOutcome } from './pod-status.js';
 import { runState, runStatus, type RunState, type SlotView } from './status.js';
+import { carryUsage } from './usage-days.js';
+import { budgetDay } from '../../workflow/budget-day.js';
+import { DEFAULT_BUDGET_TIME_ZONE } from '../../workflow/budget.js';
 
 /**
  * The IssueRun reconciler's one way to its status: the status built in one place, written
@@ -39,6 +42,8 @@ export interface RunStatusStore {
     run: IssueRun,
     next: IssueRunStatus,
     urgent: boolean,
+    /** Slots of attempts this write replaces (a retry): their last usage is counted first. */
+    ended?: readonly SlotStatus[],
   ) => Promise<ReconcileResult>;
   /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
   writePodless: (key: string, run: IssueRun, state: RunState) => Promise<ReconcileResult>;
@@ -136,6 +141,8 @@ export function createRunStatusStore(deps: {
   onWritten?:
     | ((run: IssueRun, previous: IssueRunStatus | undefined, next: IssueRunStatus) => void)
     | undefined;
+  /** The time zone the run's budget counts days in (its Workflow's); UTC when absent. */
+  budgetTimeZone?: ((run: IssueRun) => string) | undefined;
 }): RunStatusStore {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
   const serial = createKeyedSerializer();
@@ -160,10 +167,14 @@ export function createRunStatusStore(deps: {
       ...created,
     });
 
-  const patch: RunStatusStore['patch'] = (key, run, built, urgent) =>
+  const dayOf = (run: IssueRun): string =>
+    budgetDay(deps.now(), deps.budgetTimeZone?.(run) ?? DEFAULT_BUDGET_TIME_ZONE);
+
+  const patch: RunStatusStore['patch'] = (key, run, built, urgent, ended) =>
     serial(key, () => {
       const base = latest(key, run);
-      return patchNow(key, run, carryInbox(carryReview(built, base), base), urgent, base);
+      const carried = carryInbox(carryReview(built, base), base);
+      return patchNow(key, run, carryUsage(carried, base, dayOf(run), ended), urgent, base);
     });
 
   const patchNow = async (

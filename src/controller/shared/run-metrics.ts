@@ -119,7 +119,13 @@ export function runningCounts(
 export interface CountedTokens {
   input: number;
   output: number;
+  /** The cost counted so far (usage.cost), 0 when none was reported. */
+  cost?: number;
 }
+
+/** A model as a label: what the agent named (bounded), `unknown` when it named none. */
+export const modelLabel = (model: string | undefined): string =>
+  model ? model.slice(0, 64) : 'unknown';
 
 /**
  * What a new cumulative usage adds to what was counted (pure): only growth counts, so a log
@@ -132,12 +138,19 @@ export function tokenGrowth(
 ): { delta: CountedTokens; counted: CountedTokens } {
   const input = Math.max(0, usage.inputTokens);
   const output = Math.max(0, usage.outputTokens);
+  const costNow = usage.cost === undefined ? 0 : Math.max(0, Number(usage.cost) || 0);
+  const costBefore = counted.cost ?? 0;
   return {
     delta: {
       input: Math.max(0, input - counted.input),
       output: Math.max(0, output - counted.output),
+      cost: Math.max(0, costNow - costBefore),
     },
-    counted: { input: Math.max(counted.input, input), output: Math.max(counted.output, output) },
+    counted: {
+      input: Math.max(counted.input, input),
+      output: Math.max(counted.output, output),
+      cost: Math.max(costBefore, costNow),
+    },
   };
 }
 
@@ -206,8 +219,14 @@ function createRunMetrics(registry: Registry): RunMetrics {
   });
   const tokens = new Counter({
     name: 'lorenz_agent_tokens_total',
-    help: "Tokens the agents used, by kind (input, output), counted as each run Pod's log reports its usage growing; a controller that restarts (or takes over) while a Pod runs counts again what that Pod used since its run's last status write",
-    labelNames: ['namespace', 'workflow', 'kind'],
+    help: "Tokens the agents used, by model and kind (input, output), counted as each run Pod's log reports its usage growing; a controller that restarts (or takes over) while a Pod runs counts again what that Pod used since its run's last status write",
+    labelNames: ['namespace', 'workflow', 'model', 'kind'],
+    registers,
+  });
+  const cost = new Counter({
+    name: 'lorenz_agent_cost_total',
+    help: "What the agents' tokens cost, by model and currency, from the price table or the agent's own cost report (docs/budgets.md), counted as each run Pod's log reports it growing",
+    labelNames: ['namespace', 'workflow', 'model', 'currency'],
     registers,
   });
   /** Workflows whose poll series exist (bounded by the Workflows this replica polled). */
@@ -240,9 +259,16 @@ function createRunMetrics(registry: Registry): RunMetrics {
       const before = counted.get(pod.uid) ?? { input: 0, output: 0 };
       const { delta, counted: now } = tokenGrowth(before, usage);
       counted.set(pod.uid, now);
-      const labels = { namespace: pod.namespace, workflow: pod.workflow };
+      const labels = {
+        namespace: pod.namespace,
+        workflow: pod.workflow,
+        model: modelLabel(usage.model),
+      };
       if (delta.input > 0) tokens.inc({ ...labels, kind: 'input' }, delta.input);
       if (delta.output > 0) tokens.inc({ ...labels, kind: 'output' }, delta.output);
+      if ((delta.cost ?? 0) > 0 && usage.currency) {
+        cost.inc({ ...labels, currency: usage.currency.slice(0, 16) }, delta.cost);
+      }
     },
     tokensCounted(uid, usage) {
       if (!counted.has(uid)) counted.set(uid, tokenGrowth({ input: 0, output: 0 }, usage).counted);

@@ -29,6 +29,7 @@ import {
 } from '../shared/constants.js';
 import { dispatchedRunName, labelValue } from '../shared/object-names.js';
 import { ISSUERUNS } from '../shared/resources.js';
+import { BudgetReasons } from '../../api/budget.js';
 
 /**
  * The tracker side of the Workflow reconciler (docs/design.md#dispatch-rules): each poll
@@ -120,6 +121,8 @@ export async function pollWorkflow(
   deps: PollDeps,
   /** The first poll since the controller started: also clean up after terminal issues. */
   startup = false,
+  /** The Workflow's day budget is spent (day-budget.ts): nothing new is dispatched. */
+  budgetSpent = false,
 ): Promise<PollResult> {
   const now = deps.now();
   const interval = config.polling.intervalMs;
@@ -179,7 +182,10 @@ export async function pollWorkflow(
       // terminal: the old run goes, with its workspace; a later poll starts afresh.
       const state = run.spec.issue.state ?? null;
       const ended = terminal.has(id) || isTerminal(state, config);
-      if (candidateIds.has(id) || ended) {
+      // Stopped by a budget: it keeps its issue (a new run would spend again) until the
+      // issue ends or someone deletes the run.
+      const budgetStopped = run.status?.reason === BudgetReasons.BudgetExceeded;
+      if ((candidateIds.has(id) && !budgetStopped) || ended) {
         await actions.remove(run);
         leaving.add(run.metadata.name);
       } else held.push({ issueId: id, state, slots: 0 });
@@ -212,7 +218,8 @@ export async function pollWorkflow(
 
   let dispatched = 0;
   let waitingForName = false;
-  if (!workflow.spec.suspend) {
+  if (budgetSpent) base.budgetSpent = true;
+  if (!workflow.spec.suspend && !budgetSpent) {
     const entries = planDispatch(candidates, held, {
       activeStates: config.tracker.activeStates,
       terminalStates: config.tracker.terminalStates,

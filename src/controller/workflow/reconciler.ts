@@ -19,6 +19,8 @@ import { errorMessage } from '../../workflow/errors.js';
 import { workflowLifecycleEvents } from '../events/lifecycle.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import type { PollOutcome } from '../shared/run-metrics.js';
+import type { PriceTableSource } from '../shared/price-table-source.js';
+import { dayBudget } from './day-budget.js';
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
@@ -47,6 +49,8 @@ export interface WorkflowReconcilerDeps {
   onPolled?: (workflow: Workflow, result: PollOutcome) => void;
   /** Finalizers the dispatched runs are created with (the archive's, while it is on). */
   runFinalizers?: readonly string[];
+  /** The price table (`--price-table`): the day's cost; absent: tokens only. */
+  prices?: PriceTableSource | undefined;
 }
 
 /**
@@ -125,9 +129,15 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       countsDue.delete(key);
       return;
     }
+    // The day's spend follows every run's usage too: it waits as counts do, unless the
+    // day became spent (or a new day began), which dispatch must see at once.
+    const sameDay =
+      before?.budget?.day === next.budget?.day &&
+      (before?.budget?.exhausted ?? false) === (next.budget?.exhausted ?? false);
     const countsOnly = !statuses.changed(key, cached, {
       ...next,
       runs: runsBefore,
+      ...(sameDay ? { budget: before?.budget } : {}),
       ...(sameDispatch ? { dispatch: sameDispatch } : {}),
     });
     if (countsOnly) {
@@ -184,7 +194,19 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       evaluation.ok
         ? evaluation.spec.loaded.config
         : await lastGoodConfig(namespace, snapshot.name);
-    const polled = await poll(key, workflow, pollConfig, current?.dispatch, now);
+    // A Workflow that never had a budget needs no last good config read to say so.
+    const hadBudget = current?.budget !== undefined || workflow.spec.budget !== undefined;
+    const day = dayBudget({
+      workflow: { ...workflow, status: current },
+      config: evaluation.ok || hadBudget ? await pollConfig() : undefined,
+      runs: deps.issueRuns.list(namespace),
+      prices: await deps.prices?.current(),
+      pricesProblem: deps.prices?.problem(),
+      now,
+    });
+    const polled = await poll(key, workflow, pollConfig, current?.dispatch, now, day.spent);
+    // A new day: the dispatch status says so before the next poll does.
+    if (!day.spent && polled?.dispatch.budgetSpent) delete polled.dispatch.budgetSpent;
 
     const next: WorkflowStatus = {
       ...current,
@@ -206,12 +228,19 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
       runs: runCounts(deps.issueRuns.list(namespace), name),
       ...(polled ? { dispatch: polled.dispatch } : {}),
     };
+    if (day.status) next.budget = day.status;
+    else delete next.budget;
     // Before the status, which records the change: see events/lifecycle.ts.
     await deps.lifecycleEvents?.(
       workflowLifecycleEvents(workflow, current?.conditions, next.conditions ?? []),
     );
     const written = await writeStatus(key, cached, next, now.getTime());
-    const after = Math.min(written?.requeueAfter ?? Infinity, polled?.requeueAfterMs ?? Infinity);
+    const resume = day.resumeAt ? Math.max(0, day.resumeAt.getTime() - now.getTime()) : Infinity;
+    const after = Math.min(
+      written?.requeueAfter ?? Infinity,
+      polled?.requeueAfterMs ?? Infinity,
+      resume,
+    );
     return Number.isFinite(after) ? { requeueAfter: after } : written;
   }
 
@@ -224,6 +253,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     configOf: () => Promise<LoadedWorkflow['config'] | undefined>,
     dispatch: WorkflowDispatch | undefined,
     now: Date,
+    budgetSpent: boolean,
   ): Promise<PollResult | undefined> {
     const due = pollDue.get(key) ?? 0;
     if (now.getTime() < due) {
@@ -249,6 +279,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         ...(deps.runFinalizers ? { runFinalizers: deps.runFinalizers } : {}),
       },
       startup,
+      budgetSpent,
     );
     // A wake while the tracker was read may be about a change the read came too early for.
     const wokenDuring = wakes.get(key) !== wokenBefore;

@@ -14,6 +14,7 @@ import type { TrackerCache } from '../shared/trackers.js';
 import { runMetrics } from '../shared/run-metrics.js';
 import type { WakeBoard } from '../shared/wake.js';
 import { createWorkflowReconciler } from './reconciler.js';
+import type { PriceTableSource } from '../shared/price-table-source.js';
 
 export interface WorkflowControllerOptions {
   client: KubeClient;
@@ -27,6 +28,10 @@ export interface WorkflowControllerOptions {
   runFinalizers?: readonly string[];
   /** Webhook wakes: a `poll` wake makes the Workflow's next poll due now. */
   wakes?: WakeBoard;
+  /** The price table (`--price-table`); absent: the day is counted in tokens only. */
+  priceTable?: PriceTableSource | undefined;
+  /** The clock (tests move it to the next day); the system's otherwise. */
+  now?: (() => Date) | undefined;
 }
 
 const CONCURRENCY = 2;
@@ -47,8 +52,9 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
     workflows,
     issueRuns,
     configMaps,
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     logger: options.logger,
+    prices: options.priceTable,
     podTemplatePolicy: options.podTemplatePolicy,
     ...(options.trackers ? { trackers: options.trackers } : {}),
     onPolled: runMetrics(manager.metrics.registry).polled,

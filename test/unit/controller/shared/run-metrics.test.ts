@@ -104,28 +104,43 @@ describe('runEnding', () => {
 });
 
 describe('tokenGrowth', () => {
+  it('counts a cost that grows, never one that goes back', () => {
+    const usage = (cost: string) => ({ inputTokens: 1, outputTokens: 1, totalTokens: 2, cost });
+    const first = tokenGrowth({ input: 0, output: 0 }, usage('0.25'));
+    expect(first.delta.cost).toBe(0.25);
+    const back = tokenGrowth(first.counted, usage('0.1'));
+    expect(back.delta.cost).toBe(0);
+    expect(tokenGrowth(back.counted, usage('0.75')).delta.cost).toBe(0.5);
+  });
+
   it.each([
     [
       'first report',
       { input: 0, output: 0 },
       [10, 5],
-      { input: 10, output: 5 },
-      { input: 10, output: 5 },
+      { input: 10, output: 5, cost: 0 },
+      { input: 10, output: 5, cost: 0 },
     ],
-    ['grown', { input: 10, output: 5 }, [17, 8], { input: 7, output: 3 }, { input: 17, output: 8 }],
+    [
+      'grown',
+      { input: 10, output: 5 },
+      [17, 8],
+      { input: 7, output: 3, cost: 0 },
+      { input: 17, output: 8, cost: 0 },
+    ],
     [
       're-read from the start (an early turn again)',
       { input: 17, output: 8 },
       [10, 5],
-      { input: 0, output: 0 },
-      { input: 17, output: 8 },
+      { input: 0, output: 0, cost: 0 },
+      { input: 17, output: 8, cost: 0 },
     ],
     [
       'past what was counted again',
       { input: 17, output: 8 },
       [20, 8],
-      { input: 3, output: 0 },
-      { input: 20, output: 8 },
+      { input: 3, output: 0, cost: 0 },
+      { input: 20, output: 8, cost: 0 },
     ],
   ] as const)('%s', (_name, counted, [inputTokens, outputTokens], delta, after) => {
     expect(
@@ -224,8 +239,14 @@ describe('runMetrics', () => {
       ['lorenz_issuerun_duration_seconds_sum{workflow="wf",phase="Failed"}', 150],
       ['lorenz_hook_duration_seconds_count{workflow="wf",hook="before_run",status="completed"}', 1],
       ['lorenz_hook_duration_seconds_sum{workflow="wf",hook="before_run",status="completed"}', 1.5],
-      ['lorenz_agent_tokens_total{namespace="team",workflow="wf",kind="input"}', 22],
-      ['lorenz_agent_tokens_total{namespace="team",workflow="wf",kind="output"}', 8],
+      [
+        'lorenz_agent_tokens_total{namespace="team",workflow="wf",model="unknown",kind="input"}',
+        22,
+      ],
+      [
+        'lorenz_agent_tokens_total{namespace="team",workflow="wf",model="unknown",kind="output"}',
+        8,
+      ],
       ['lorenz_tracker_polls_total{namespace="team",workflow="wf",result="ok"}', 2],
       ['lorenz_tracker_polls_total{namespace="team",workflow="wf",result="error"}', 1],
       ['lorenz_tracker_polls_total{namespace="team",workflow="wf",result="skipped"}', 0],
