@@ -1,4 +1,5 @@
-import { createPriceTableSource } from './shared/price-table-source.js';
+import { priceTableOption, priceTableSource } from './price-table-flag.js';
+import { FlagError, parseByteSize, parseDurationFlag } from './flag-values.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -167,6 +168,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
   // reconcilers'.
   // One adapter per Workflow, read by the polls and written by the agents' tools.
   const trackers = createTrackerCache(manager.client);
+  const priceTable = priceTableSource(options, manager.client, logger);
   const tools =
     options.toolsBindAddress && options.toolsBindAddress !== '0'
       ? await setupToolsGateway(manager, {
@@ -175,6 +177,8 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
           identity,
           bindAddress: options.toolsBindAddress,
           trackers,
+          priceTable,
+          now: options.now,
         })
       : undefined;
   const toolsUrl =
@@ -193,18 +197,6 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
           board: wakes,
         })
       : undefined;
-  const priceTable = options.priceTable
-    ? createPriceTableSource({
-        client: manager.client,
-        name: options.priceTable.name,
-        namespace:
-          options.priceTable.namespace ??
-          process.env.POD_NAMESPACE ??
-          options.namespace ??
-          'default',
-        logger,
-      })
-    : undefined;
   const issueRuns = setupIssueRunController(manager, {
     client,
     identity,
@@ -321,54 +313,7 @@ function startArchiver(
   });
 }
 
-/** A flag's value is wrong: the CLI prints it with the usage, as parseArgs' own errors. */
-export class FlagError extends Error {
-  readonly code = 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE';
-  constructor(message: string) {
-    super(message);
-    this.name = 'FlagError';
-  }
-}
-
-const BYTE_UNITS: Record<string, number> = {
-  '': 1,
-  k: 1000,
-  m: 1000 ** 2,
-  g: 1000 ** 3,
-  ki: 1024,
-  mi: 1024 ** 2,
-  gi: 1024 ** 3,
-};
-
-/** `33554432`, `32Mi`, `32MiB`, `1G` → bytes; anything else is a flag error naming it. */
-export function parseByteSize(flag: string, text: string): number {
-  const match = /^(\d+(?:\.\d+)?)\s*([kmg]i?)?b?$/i.exec(text.trim());
-  const unit = BYTE_UNITS[(match?.[2] ?? '').toLowerCase()];
-  const bytes = match && unit !== undefined ? Math.floor(Number(match[1]) * unit) : NaN;
-  if (!Number.isFinite(bytes) || bytes <= 0) {
-    throw new FlagError(
-      `${flag} ${JSON.stringify(text)}: expected a size in bytes (33554432, 32Mi, 1Gi)`,
-    );
-  }
-  return bytes;
-}
-
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** `24h`, `1h30m`, `90s`, `500ms` → milliseconds; anything else is a flag error naming it. */
-export function parseDurationFlag(flag: string, text: string): number {
-  const parts = [...text.trim().matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  const whole = parts.map((part) => part[0]).join('');
-  if (parts.length === 0 || whole !== text.trim()) {
-    throw new FlagError(
-      `${flag} ${JSON.stringify(text)}: expected a duration (24h, 1h30m, 90s, 500ms)`,
-    );
-  }
-  return parts.reduce(
-    (sum, part) => sum + Number(part[1]) * (DURATION_UNITS[part[2] ?? 's'] ?? 0),
-    0,
-  );
-}
+export { FlagError, parseByteSize, parseDurationFlag } from './flag-values.js';
 
 /**
  * `--archive-dsn`: a DSN, or `off`. Without it a laptop archives to the user's cache
@@ -400,22 +345,6 @@ const splitList = (text: string): string[] =>
     .split(',')
     .map((item) => item.trim())
     .filter(Boolean);
-
-/** `--price-table NAME` or `NAMESPACE/NAME`: the ConfigMap of prices (docs/budgets.md). */
-function priceTableOption(flag: string | undefined): Pick<ControllerRunOptions, 'priceTable'> {
-  if (flag === undefined || flag === '') return {};
-  const parts = flag.split('/');
-  const valid = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
-  if (parts.length > 2 || !parts.every((part) => valid.test(part))) {
-    throw new FlagError(
-      `--price-table ${JSON.stringify(flag)}: expected a ConfigMap name, or NAMESPACE/NAME`,
-    );
-  }
-  const [first = '', second] = parts;
-  return {
-    priceTable: second === undefined ? { name: first } : { namespace: first, name: second },
-  };
-}
 
 /** The flags `lorenz controller` parses (their help: cli/command-help.ts). */
 export const CONTROLLER_OPTIONS = {

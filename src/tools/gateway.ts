@@ -12,6 +12,7 @@ import { createTokenVerifier } from './auth.js';
 import { createInboxRoutes, isInboxPath } from './inbox-routes.js';
 import { createRateLimiter, type RateVerdict } from './limiter.js';
 import { registerTrackerTools } from './tools.js';
+import { registerBudgetTool, type BudgetStatusSource } from './budget-tool.js';
 import type {
   InboxLimits,
   InboxStore,
@@ -35,6 +36,8 @@ export interface ToolsGatewayOptions {
   inbox?: { store: InboxStore; limits?: InboxLimits };
   /** Milliseconds; injectable so tests can move the rate limit and the token cache on. */
   now?: () => number;
+  /** What budget_status answers (docs/budgets.md); without it the tool is not offered. */
+  budget?: BudgetStatusSource;
 }
 
 export interface ToolsGateway {
@@ -135,11 +138,14 @@ export function createToolsGateway(options: ToolsGatewayOptions): ToolsGateway {
     let writer: Promise<TrackerWriter | null> | undefined;
 
     const server = new McpServer({ name: `lorenz_${run.resolved.trackerKind}`, version: '1' });
+    // A call the gateway did not see arrive (impossible through the transport) is refused.
+    const admission = (id: string | number): RateVerdict =>
+      calls.get(id)?.verdict ?? { ok: false, retryAfterSeconds: 1 };
+    if (options.budget) registerBudgetTool(server, run, options.budget, admission);
     registerTrackerTools(server, {
       run,
       writer: () => (writer ??= Promise.resolve(options.trackerFor(run)).then((w) => w ?? null)),
-      // A call the gateway did not see arrive (impossible through the transport) is refused.
-      admission: (id) => calls.get(id)?.verdict ?? { ok: false, retryAfterSeconds: 1 },
+      admission,
       aimedAt: (id, target) => {
         const call = calls.get(id);
         if (call) call.target = clip(target);

@@ -116,7 +116,7 @@ export function toolError(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-function toolResult(value: unknown): CallToolResult {
+export function toolResult(value: unknown): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }] };
 }
 

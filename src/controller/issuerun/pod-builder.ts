@@ -207,13 +207,13 @@ function workspaceVolume(options: RunPodOptions): V1Volume {
  * inputs give the same Pod, and its name is fixed, so a stale cache can never make a second
  * Pod. Throws LorenzError `invalid_pod_template` naming every problem of the template.
  */
-// eslint-disable-next-line max-lines-per-function -- the run Pod spec as one object literal, read as the manifest it renders
 /** The budget is the controller's to set: a variable of that name in the template is dropped. */
 function withBudget(env: V1EnvVar[], budget: RunBudget | undefined): V1EnvVar[] {
   const kept = env.filter((variable) => variable.name !== RUN_BUDGET_ENV);
   return budget ? [...kept, { name: RUN_BUDGET_ENV, value: JSON.stringify(budget) }] : kept;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the run Pod spec as one object literal, read as the manifest it renders
 export function buildRunPod(options: RunPodOptions): V1Pod {
   const problems = podTemplateProblems(options.podTemplate, options.policy);
   if (problems.length > 0) {

@@ -308,12 +308,17 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       if (!(await eventsWritten(plan.retrying))) return { requeueAfter: REQUEUE_MS.eventsPending };
     }
     // A review round is recorded before its Pods (as hosts are): a restart starts that one.
-    const current =
+    const rounded =
       plan.reviewRound === undefined
         ? run
         : await store.update(key, run, (status) =>
             startRound(status, plan.reviewRound ?? 0, roundAttempt(plan)),
           );
+    // What the ended attempts spent is in the status before the next one's budget is made.
+    const current =
+      plan.retrying.length > 0
+        ? await store.countUsage(key, rounded, slotStatuses(plan.retrying))
+        : rounded;
     const started = await attempts.startDue(current, pods, plan);
     if (plan.retrying.length > 0 || assigned.length > 0) {
       const views = started.views;

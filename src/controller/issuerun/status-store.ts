@@ -67,6 +67,11 @@ export interface RunStatusStore {
     run: IssueRun,
     mutate: (status: IssueRunStatus) => IssueRunStatus | null,
   ) => Promise<IssueRun>;
+  /**
+   * Counts the last usage of attempts that ended (usage-days.ts) before their slots move on:
+   * the next attempt's budget is worked out from what the status holds.
+   */
+  countUsage: (key: string, run: IssueRun, ended: readonly SlotStatus[]) => Promise<IssueRun>;
   /** The cached run with the freshest status this controller knows. */
   fresh: (key: string, run: IssueRun) => IssueRun;
   /** The runs of a namespace as fresh as this controller knows them. */
@@ -270,6 +275,9 @@ export function createRunStatusStore(deps: {
       return { ...run, status: next };
     });
 
+  const countUsage: RunStatusStore['countUsage'] = (key, run, ended) =>
+    update(key, run, (status) => carryUsage(status, status, dayOf(run), ended));
+
   const fresh: RunStatusStore['fresh'] = (key, run) => {
     const cached = { resourceVersion: run.metadata.resourceVersion, status: run.status };
     return { ...run, status: statuses.freshest(key, cached) };
@@ -282,6 +290,7 @@ export function createRunStatusStore(deps: {
     storeBranch,
     storeHosts,
     update,
+    countUsage,
     fresh,
     freshRuns: (namespace) =>
       deps.issueRuns.list(namespace).map((each) => fresh(runKey(each), each)),

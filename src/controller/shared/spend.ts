@@ -73,8 +73,7 @@ export function dayLedger(
   runs: readonly IssueRun[],
   day: string,
 ): Record<string, LedgerEntry> {
-  const ledger: Record<string, LedgerEntry> =
-    recorded?.day === day ? { ...recorded.runs } : Object.create(null);
+  const ledger: Record<string, LedgerEntry> = recorded?.day === day ? { ...recorded.runs } : {};
   for (const run of runs) {
     const uid = run.metadata.uid;
     const spend = runDaySpend(run, day);
@@ -101,7 +100,7 @@ function capLedger(ledger: Record<string, LedgerEntry>): Record<string, LedgerEn
     const entry = ledger[key];
     if (entry) folded = addSpend(folded, spendOf(entry));
   }
-  const capped: Record<string, LedgerEntry> = Object.create(null);
+  const capped: Record<string, LedgerEntry> = {};
   for (const key of kept) {
     const entry = ledger[key];
     if (entry) capped[key] = entry;

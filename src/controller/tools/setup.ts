@@ -18,6 +18,9 @@ import type { TrackerCache } from '../shared/trackers.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { createInboxStore } from './inbox-store.js';
 import { runEventWriter } from './run-event.js';
+import { budgetAnswer } from './budget-answer.js';
+import { composeRunBudget } from '../issuerun/run-budget.js';
+import type { PriceTableSource } from '../shared/price-table-source.js';
 
 export interface ToolsControllerOptions {
   client: KubeClient;
@@ -27,6 +30,10 @@ export interface ToolsControllerOptions {
   bindAddress: string;
   /** The controller's adapters, shared with the Workflow reconciler's polls. */
   trackers: TrackerCache;
+  /** The price table, for budget_status; absent: tokens only. */
+  priceTable?: PriceTableSource | undefined;
+  /** The clock budget days are counted by. */
+  now?: (() => Date) | undefined;
 }
 
 const isFinished = (run: IssueRun): boolean =>
@@ -132,6 +139,20 @@ export async function setupToolsGateway(
     logger,
     // The runner's inbox (src/api/inbox.ts): requests onto the IssueRun, answers from its cache.
     inbox: { store: createInboxStore({ client, issueRuns, event }) },
+    budget: async (verified) => {
+      const run = issueRuns.get(verified.namespace, verified.run);
+      const found = run ? await configOf(run) : null;
+      if (!run || !found) return null;
+      const budget = composeRunBudget({
+        config: found.config,
+        workflow: found.workflow,
+        run,
+        runs: issueRuns.list(verified.namespace),
+        prices: await options.priceTable?.current(),
+        now: (options.now ?? (() => new Date()))(),
+      });
+      return budgetAnswer(budget, run, verified.attempt);
+    },
   });
   // A run that ends (or is cancelled, or goes) takes its tokens with it at once, not when
   // the gateway's cache of verified tokens next expires.
