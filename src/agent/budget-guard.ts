@@ -42,6 +42,8 @@ export function createBudgetGuard(budget: RunBudget, emit: AgentEmit): BudgetGua
   const ignoredSaid = new Set<string>();
   let unreportedSaid = false;
   let pending: BudgetCrossing[] = [];
+  /** The unit of the agent's own cost reports, when there is no price table to name one. */
+  let reportedCurrency: string | undefined;
 
   const record = (crossing: BudgetCrossing, type: 'budget_warning' | 'budget_exceeded') =>
     emit(type, {
@@ -75,7 +77,9 @@ export function createBudgetGuard(budget: RunBudget, emit: AgentEmit): BudgetGua
       return judge(meter.check());
     },
     costReported(cost) {
-      return judge(meter.costReported(cost));
+      const crossed = judge(meter.costReported(cost));
+      if (!budget.prices && meter.costKnown()) reportedCurrency = cost.currency.slice(0, 16);
+      return crossed;
     },
     turnEnded(usage, model) {
       if (!usage) {
@@ -101,7 +105,9 @@ export function createBudgetGuard(budget: RunBudget, emit: AgentEmit): BudgetGua
       return {
         ...usage,
         ...(spend.cost === undefined ? {} : { cost: formatAmount(spend.cost) }),
-        ...(spend.cost !== undefined && budget.prices ? { currency: budget.prices.currency } : {}),
+        ...(spend.cost !== undefined && (budget.prices ?? reportedCurrency)
+          ? { currency: budget.prices?.currency ?? reportedCurrency }
+          : {}),
         ...(model ? { model } : {}),
       };
     },

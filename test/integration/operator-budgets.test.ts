@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import { SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 import {
@@ -59,6 +59,24 @@ async function expectStopped(env: OperatorEnv, run: IssueRun, limit: string): Pr
 }
 
 describe('budgets on the operator', () => {
+  // The price table first: the controller reads it when it builds an attempt.
+  beforeAll(async () => {
+    const env = envOf();
+    await env.admin.request({
+      method: 'POST',
+      path: path.configMaps(),
+      body: {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: PRICES },
+        data: {
+          'prices.yaml':
+            'currency: USD\nmodels:\n  scripted-large: { input: 3, cachedInput: 0.3, output: 15 }\n',
+        },
+      },
+    });
+  });
+
   it('an attempt limit stops the agent after the turn that crossed it', async () => {
     const env = envOf();
     await budgetWorkflow(env, 'b-attempt', '    attempt: { tokens: 1000 }', {
@@ -105,19 +123,6 @@ describe('budgets on the operator', () => {
 
   it('a cost the agent reports stops its turn at once, priced usage and metrics follow', async () => {
     const env = envOf();
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: PRICES },
-        data: {
-          'prices.yaml':
-            'currency: USD\nmodels:\n  scripted-large: { input: 3, cachedInput: 0.3, output: 15 }\n',
-        },
-      },
-    });
     await budgetWorkflow(env, 'b-cost', '    attempt: { cost: 1.00 }', {
       model: 'scripted-large',
       prompt: '@usage 100000 10000\n@cost 1.25 USD\n@sleep 60000\n@write late.txt never',
@@ -189,8 +194,10 @@ describe('budgets on the operator', () => {
       60_000,
     );
     expect(resumed.length).toBe(2);
-    const after = await read();
-    expect(after.status?.budget?.day).not.toBe(spent.status?.budget?.day);
+    await until('a new day in the status', async () => {
+      const after = await read();
+      return after.status?.budget?.day !== spent.status?.budget?.day ? after : undefined;
+    });
     // DAY-1's run stays as the budget left it: it is not dispatched again.
     expect((await getRun(env, 'b-day-day-1')).status?.reason).toBe('BudgetExceeded');
   });

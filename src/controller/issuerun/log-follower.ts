@@ -167,6 +167,14 @@ export function createLogFollowers(options: {
           state.usage = usage ?? state.usage;
           if (usage) options.onUsage?.(state, usage);
           options.onProgress(state);
+        } else if (record.type === 'turn_failed' || record.type === 'turn_cancelled') {
+          // A turn stopped (by a budget, say) still spent what it reports.
+          const usage = usageFrom(record.message);
+          if (usage) {
+            state.usage = usage;
+            options.onUsage?.(state, usage);
+            options.onProgress(state);
+          }
         } else if (record.type === 'run_completed') {
           state.completed = true;
         }
