@@ -15,25 +15,25 @@ type Context = { warnings: string[]; problems: ConfigProblem[] };
 const PATH = 'agent.budget';
 
 /** A cost as written in YAML (a number or a decimal string), normalised to a decimal string. */
-const costLimit = z
-  .union([z.number(), z.string()])
-  .transform((value, context) => {
-    const text = typeof value === 'number' ? String(value) : value.trim();
-    if (!/^\d{1,12}(\.\d{1,9})?$/.test(text)) {
-      context.addIssue({
-        code: 'custom',
-        message: `must be a positive amount such as 2.50, got ${JSON.stringify(value)}`,
-      });
-      return z.NEVER;
-    }
-    if (Number(text) <= 0) {
-      context.addIssue({ code: 'custom', message: 'must be more than 0 (omit it for no limit)' });
-      return z.NEVER;
-    }
-    return text;
-  });
+const costLimit = z.union([z.number(), z.string()]).transform((value, context) => {
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  if (!/^\d{1,12}(\.\d{1,9})?$/.test(text)) {
+    context.addIssue({
+      code: 'custom',
+      message: `must be a positive amount such as 2.50, got ${JSON.stringify(value)}`,
+    });
+    return z.NEVER;
+  }
+  if (Number(text) <= 0) {
+    context.addIssue({ code: 'custom', message: 'must be more than 0 (omit it for no limit)' });
+    return z.NEVER;
+  }
+  return text;
+});
 
-const limitSection = z.strictObject({
+// Not strict: unknown keys are named by parseBudgetSection with their full path
+// (`agent.budget.attempt.tokns`), which zod's unrecognized_keys issue would not give.
+const limitSection = z.object({
   tokens: z
     .int({ message: 'must be a whole number of tokens' })
     .min(1, { message: 'must be at least 1 (omit it for no limit)' })
@@ -66,6 +66,17 @@ export function parseBudgetSection(value: unknown, context: Context): WorkflowBu
         path: `${PATH}.${key}`,
         rule: `unknown key (known: ${Object.keys(budgetSection.shape).join(', ')})`,
       });
+  }
+  for (const scope of BUDGET_SCOPES) {
+    const limit = value[scope];
+    if (!isMap(limit)) continue;
+    for (const key of Object.keys(limit)) {
+      if (!Object.hasOwn(limitSection.shape, key))
+        context.problems.push({
+          path: `${PATH}.${scope}.${key}`,
+          rule: `unknown key (known: ${Object.keys(limitSection.shape).join(', ')})`,
+        });
+    }
   }
   const section = parseSection(budgetSection, value, PATH, context);
   if (!section) return null;
