@@ -100,7 +100,7 @@ export function renderWorkflowReference(): string {
   lines.push(...rows('agents.<kind>', bridgeSection(undefined)));
   lines.push(
     '',
-    'Built-in kinds: `agents.codex.bridge_command` defaults to `codex-acp`, `agents.claude.bridge_command` to `claude-agent-acp`; any other key under `agents` is a custom kind and must set `bridge_command`. Only the hooks keys have aliases (camelCase); unknown keys are reported as warnings, except under `agent.approvals`, where they are errors ([approvals.md](approvals.md)).',
+    'Built-in kinds: `agents.codex.bridge_command` defaults to `codex-acp`, `agents.claude.bridge_command` to `claude-agent-acp`; any other key under `agents` is a custom kind and must set `bridge_command`. Only the hooks keys have aliases (camelCase); unknown keys are reported as warnings, except under `agent.approvals` and `agent.budget`, where they are errors ([approvals.md](approvals.md), [budgets.md](budgets.md)).',
     END_MARKER,
   );
   return lines.join('\n');

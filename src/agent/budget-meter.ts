@@ -71,8 +71,9 @@ export function priceFor(
   model: string | undefined,
 ): ModelPrice | undefined {
   if (!table || !model) return undefined;
-  const exact = table.models[model];
-  if (exact) return exact;
+  // Own keys only: a table that came through JSON (RUN_BUDGET_ENV) has Object.prototype,
+  // and a model id such as `constructor` must not find its function.
+  if (Object.hasOwn(table.models, model)) return table.models[model];
   let best: string | undefined;
   for (const key of Object.keys(table.models)) {
     if (model.startsWith(key) && (best === undefined || key.length > best.length)) best = key;
@@ -202,7 +203,13 @@ function describe(
 ): string {
   if (measure === 'tokens') return `${scope} tokens ${spent} of ${limit}`;
   const unit = currency ? ` ${currency}` : '';
-  return `${scope} cost ${spent.toFixed(4)} of ${limit.toFixed(2)}${unit}`;
+  return `${scope} cost ${spent.toFixed(4)} of ${money(limit)}${unit}`;
+}
+
+/** At least two decimals (`1.00`), but every digit the limit has (`0.005`, not `0.01`). */
+function money(amount: number): string {
+  const [whole, fraction = ''] = formatAmount(amount).split('.');
+  return `${whole}.${fraction.padEnd(2, '0')}`;
 }
 
 /** A cost as the decimal string status and Events carry. */

@@ -22,10 +22,14 @@ export function mergeBudgetLimits(
   };
   let any = false;
   for (const scope of BUDGET_SCOPES) {
-    const merged: BudgetLimit = { ...fromConfig?.[scope], ...fromSpec?.[scope] };
-    if (merged.tokens === undefined) delete merged.tokens;
-    if (merged.cost === undefined) delete merged.cost;
-    if (merged.tokens !== undefined || merged.cost !== undefined) {
+    // Per measure with ??, not by spreading: a spread would let a field present but
+    // undefined in the spec erase the one WORKFLOW.md set.
+    const tokens = fromSpec?.[scope]?.tokens ?? fromConfig?.[scope]?.tokens;
+    const cost = fromSpec?.[scope]?.cost ?? fromConfig?.[scope]?.cost;
+    const merged: BudgetLimit = {};
+    if (tokens !== undefined) merged.tokens = tokens;
+    if (cost !== undefined) merged.cost = cost;
+    if (tokens !== undefined || cost !== undefined) {
       limits[scope] = merged;
       any = true;
     }

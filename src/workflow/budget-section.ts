@@ -31,7 +31,9 @@ const costLimit = z.union([z.number(), z.string()]).transform((value, context) =
   return text;
 });
 
-const limitSection = z.strictObject({
+// Not strict: unknown keys are named by parseBudgetSection with their full path
+// (`agent.budget.attempt.tokns`), which zod's unrecognized_keys issue would not give.
+const limitSection = z.object({
   tokens: z
     .int({ message: 'must be a whole number of tokens' })
     .min(1, { message: 'must be at least 1 (omit it for no limit)' })
@@ -64,6 +66,17 @@ export function parseBudgetSection(value: unknown, context: Context): WorkflowBu
         path: `${PATH}.${key}`,
         rule: `unknown key (known: ${Object.keys(budgetSection.shape).join(', ')})`,
       });
+  }
+  for (const scope of BUDGET_SCOPES) {
+    const limit = value[scope];
+    if (!isMap(limit)) continue;
+    for (const key of Object.keys(limit)) {
+      if (!Object.hasOwn(limitSection.shape, key))
+        context.problems.push({
+          path: `${PATH}.${scope}.${key}`,
+          rule: `unknown key (known: ${Object.keys(limitSection.shape).join(', ')})`,
+        });
+    }
   }
   const section = parseSection(budgetSection, value, PATH, context);
   if (!section) return null;
