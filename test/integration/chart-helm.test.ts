@@ -306,6 +306,7 @@ describe('helm template', () => {
       'ClusterRoleBinding/lorenz',
       'ClusterRoleBinding/lorenz-server',
       'ClusterRoleBinding/lorenz-server-reviews',
+      'ConfigMap/lorenz-prices',
       'Deployment/lorenz',
       'Deployment/lorenz-server',
       'NetworkPolicy/lorenz-controller',
@@ -343,6 +344,7 @@ describe('helm template', () => {
       '--archive-dsn=sqlite:/var/lib/lorenz/archive.db',
       '--archive-log-cap=32Mi',
       '--archive-give-up-after=24h',
+      '--price-table=lorenz-prices',
     ]);
     // The archive's SQLite file on its volume: one writer, so never two Pods at once.
     expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
@@ -393,6 +395,10 @@ describe('helm template', () => {
       roles: {
         'team-a/lorenz': NAMESPACED_CONTROLLER_RULES,
         'lorenz-system/lorenz-leader-election': LEADER_ELECTION_RULES,
+        // The price table, read where the controller runs (docs/budgets.md).
+        'lorenz-system/lorenz-prices': [
+          { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] },
+        ],
       },
     },
   ])('RBAC with --set $sets', async ({ sets, clusterRoles, bindings, roles }) => {
@@ -627,6 +633,7 @@ describe('kubectl kustomize', () => {
     expect(manifests.map((m) => `${m.kind}/${m.metadata.name}`).sort()).toEqual([
       'ClusterRole/lorenz-controller',
       'ClusterRoleBinding/lorenz-controller',
+      'ConfigMap/lorenz-prices',
       'CustomResourceDefinition/issueruns.lorenz.dev',
       'CustomResourceDefinition/workflows.lorenz.dev',
       'Deployment/lorenz-controller',
