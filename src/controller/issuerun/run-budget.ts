@@ -17,7 +17,7 @@ import { dayLedger, issueSpend, ledgerTotal, runSpend, workflowRuns } from '../s
  * Undefined when there is neither a limit nor a price table: the runner then only counts.
  */
 export function composeRunBudget(input: {
-  config: Pick<WorkflowConfig, 'agent'>;
+  config: { agent: Pick<WorkflowConfig['agent'], 'budget'> };
   workflow: Workflow;
   run: IssueRun;
   /** The namespace's runs, as fresh as the controller knows them. */

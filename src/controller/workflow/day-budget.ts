@@ -47,7 +47,7 @@ function unpricedModels(runs: readonly IssueRun[], prices: PriceTable | undefine
 export function dayBudget(input: {
   workflow: Workflow;
   /** The configuration in force (the last good one); undefined when there is none. */
-  config: Pick<WorkflowConfig, 'agent'> | undefined;
+  config: { agent: Pick<WorkflowConfig['agent'], 'budget'> } | undefined;
   /** The namespace's runs. */
   runs: readonly IssueRun[];
   prices: PriceTable | undefined;
