@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { IssueRun } from '../../../../src/api/index.js';
 import { composeRunBudget } from '../../../../src/controller/issuerun/run-budget.js';
 import { nextAttempt } from '../../../../src/controller/issuerun/retry.js';
 import { createPriceTableSource } from '../../../../src/controller/shared/price-table-source.js';
