@@ -570,3 +570,33 @@ describe('run pod builder', () => {
     expect(plain.envFrom).toEqual([{ configMapRef: { name: 'cfg' } }, { secretRef }]);
   });
 });
+
+describe('run pod builder: the budget', () => {
+  const budget = {
+    limits: { run: { tokens: 100 }, warnRatio: 0.8, timeZone: 'UTC' },
+    spentBefore: { run: { tokens: 5 }, issue: { tokens: 5 }, day: { tokens: 5 } },
+    day: '2026-12-03',
+  };
+  const envOf = (pod: ReturnType<typeof buildRunPod>) =>
+    pod.spec?.containers.find((container) => container.name === 'agent')?.env ?? [];
+
+  it('goes to the runner as LORENZ_BUDGET, and a template cannot set its own', () => {
+    const forged = {
+      ...template,
+      spec: {
+        ...template.spec,
+        containers: (template.spec?.containers ?? []).map((container) => ({
+          ...container,
+          env: [...(container.env ?? []), { name: 'LORENZ_BUDGET', value: '{"limits":{}}' }],
+        })),
+      },
+    };
+    const pod = buildRunPod({ ...base, podTemplate: forged, budget });
+    const set = envOf(pod).filter((variable) => variable.name === 'LORENZ_BUDGET');
+    expect(set).toHaveLength(1);
+    expect(JSON.parse(set[0]?.value ?? '')).toEqual(budget);
+    // Without a budget there is none, forged or not.
+    const none = envOf(buildRunPod({ ...base, podTemplate: forged }));
+    expect(none.some((variable) => variable.name === 'LORENZ_BUDGET')).toBe(false);
+  });
+});
