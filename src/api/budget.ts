@@ -4,8 +4,7 @@ import { decimalAmountSchema } from '../workflow/budget.js';
 export * from '../workflow/budget.js';
 
 /**
- * Budgets and queues (docs/budgets.md): what an agent may spend, how spend is counted, and
- * how a Workflow's run Pods are handed to Kueue.
+ * Budgets (docs/budgets.md): what an agent may spend and how spend is counted.
  *
  * Who does what:
  * - The controller turns the price table (a ConfigMap, PRICE_TABLE_KEY) and the limits
@@ -87,38 +86,5 @@ export const BudgetReasons = {
   PriceUnknown: 'PriceUnknown',
 } as const;
 
-/** The gateway's budget endpoint (the runner's and the budget_status tool's). */
-export const BUDGET_PATHS = { status: '/budget/v1/status' } as const;
 /** The MCP tool the agent asks its budget with. */
 export const BUDGET_STATUS_TOOL = 'budget_status';
-
-// ---------------------------------------------------------------- queues (Kueue)
-
-/**
- * Kueue integration: a Workload per attempt (kueue.x-k8s.io/v1beta2), the Pod created only once
- * Kueue admits it. An ensemble's attempt is one Workload with one pod set per slot, so it is
- * admitted whole. Deterministic name: the attempt's Pod name.
- */
-export const KUEUE_GROUP = 'kueue.x-k8s.io';
-export const KUEUE_VERSION = 'v1beta2';
-export const KUEUE_QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
-
-export const queueNameSchema = z
-  .string()
-  .min(1)
-  .max(63)
-  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/)
-  .describe(
-    'A Kueue LocalQueue in this namespace: run Pods start only when Kueue admits them (docs/budgets.md). Unset: Kueue is not involved.',
-  );
-
-export const QueueReasons = {
-  /** The slot's attempt waits for Kueue's admission (the message names the LocalQueue and Kueue's reason). */
-  Queued: 'Queued',
-  /** Kueue evicted the admitted attempt to give its quota to another: a failed attempt, retried by policy. */
-  Preempted: 'Preempted',
-  /** queueName is set and Kueue's API is not served (Stalled, no Pod). */
-  KueueNotInstalled: 'KueueNotInstalled',
-  /** The LocalQueue named does not exist (Stalled, no Pod). */
-  LocalQueueNotFound: 'LocalQueueNotFound',
-} as const;

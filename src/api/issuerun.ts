@@ -5,7 +5,7 @@ import { objectMetaSchema, usageSchema } from './meta.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
 import { inboxStatusSchema, specDecisionListSchema } from './inbox.js';
-import { dayUsageSchema, queueNameSchema, USAGE_DAYS_KEPT } from './budget.js';
+import { dayUsageSchema, USAGE_DAYS_KEPT } from './budget.js';
 
 /**
  * A field that may not change once the IssueRun exists. The rule sits on the field itself
@@ -154,9 +154,8 @@ export const issueRunSpecSchema = z
         'Set to true to cancel: the run Pod is stopped with a grace period in which after_run still runs.',
       ),
     decisions: specDecisionListSchema.optional(),
-    queueName: immutable(queueNameSchema, 'spec.queueName').optional(),
   })
-  .meta({ 'x-kubernetes-validations': [presenceRule(['attempt', 'queueName'], 'spec')] })
+  .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
   .describe(
     'The desired state of an IssueRun. Immutable except cancelRequested, decisions, retries, continueWhileActive and issue.state.',
   );

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
 import { workflowReviewSchema } from './review.js';
-import { queueNameSchema, workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
+import { workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
 import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
 import {
   automountTokenSchema,
@@ -308,7 +308,6 @@ export const workflowSpecSchema = z
     review: workflowReviewSchema.optional(),
     webhooks: workflowWebhooksSchema.optional(),
     budget: workflowBudgetSchema.optional(),
-    queueName: queueNameSchema.optional(),
   })
   .meta({
     'x-kubernetes-validations': [

@@ -36,7 +36,6 @@ export type PodReason =
   | 'GitCredentialsInvalid'
   | 'SshConnectFailed'
   | 'BudgetExceeded'
-  | 'Preempted'
   | 'PodFailed';
 
 export interface PodOutcome {

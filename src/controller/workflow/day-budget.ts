@@ -44,6 +44,15 @@ function unpricedModels(runs: readonly IssueRun[], prices: PriceTable | undefine
   return [...models].sort().slice(0, 5);
 }
 
+/** Runs whose agents took turns and reported no usage: no limit can hold for them. */
+function unreportedRuns(runs: readonly IssueRun[]): string[] {
+  return runs
+    .filter((run) => (run.status?.slots ?? []).some((slot) => (slot.turns ?? 0) > 0 && !slot.usage))
+    .map((run) => run.metadata.name ?? '')
+    .sort()
+    .slice(0, 5);
+}
+
 export function dayBudget(input: {
   workflow: Workflow;
   /** The configuration in force (the last good one); undefined when there is none. */
@@ -71,6 +80,12 @@ export function dayBudget(input: {
   const unpriced = unpricedModels(runs, input.prices);
   if (unpriced.length > 0) {
     problems.push(`PriceUnknown: ${unpriced.join(', ')} not in the price table (tokens only)`);
+  }
+  const unreported = limits ? unreportedRuns(runs) : [];
+  if (unreported.length > 0) {
+    problems.push(
+      `UsageUnreported: the agents of ${unreported.join(', ')} report no usage; the limits cannot hold for them`,
+    );
   }
   if (input.pricesProblem) problems.push(input.pricesProblem);
   const spent = isSpent(limits?.day, total);

@@ -89,4 +89,33 @@ describe('dayBudget', () => {
     expect(day.status?.message).toContain('unknown time zone "Mars/Base"');
     expect(day.status?.timeZone).toBe('UTC');
   });
+
+  it('says which runs report no usage, once, in status', () => {
+    const silent = issueRun({
+      name: 'quiet-1',
+      status: {
+        slots: [
+          {
+            slot: 0,
+            phase: 'Running',
+            reason: 'Running',
+            message: '',
+            podName: 'p',
+            attempt: 1,
+            turns: 2,
+          },
+        ],
+      },
+    });
+    const day = dayBudget({
+      workflow: workflow(),
+      config: config({ run: { tokens: 10 } }),
+      runs: [silent],
+      prices: undefined,
+      now: NOW,
+    });
+    expect(day.status?.message).toBe(
+      'UsageUnreported: the agents of quiet-1 report no usage; the limits cannot hold for them',
+    );
+  });
 });
