@@ -26,7 +26,7 @@ export function priceTableOption(flag: string | undefined): { priceTable?: Price
 }
 
 /**
- * The controller's price table: the ConfigMap named, in its namespace when the reference has
+ * The controller's price table: the ConfigMap named, in its namespace when the flag names
  * none (the Pod's, POD_NAMESPACE, else the watched one). Absent: costs are not counted.
  */
 export function priceTableSource(

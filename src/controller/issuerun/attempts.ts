@@ -17,7 +17,7 @@ import type { SlotView } from './status.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { reviewConfigOf } from '../shared/review-config.js';
 import { roundInputs } from './review-inputs.js';
-import { attemptBudget, type BudgetFor } from './run-budget.js';
+import { attemptBudget, type BudgetFor } from './attempt-budget.js';
 
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;
@@ -86,7 +86,7 @@ export interface AttemptDeps {
     attempt: number,
     hosts: ReadonlyMap<number, string>,
   ) => Promise<IssueRun>;
-  /** The attempt's budget (run-budget.ts); absent: none. */
+  /** The attempt's budget (shared/run-budget.ts); absent: none. */
   budgetFor?: BudgetFor | undefined;
 }
 

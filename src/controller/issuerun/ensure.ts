@@ -87,7 +87,7 @@ export async function ensureRunObjects(options: {
   ssh?: SshWorkers | undefined;
   /** A review round's prompt template and feedback (review-inputs.ts). */
   review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
-  /** The attempt's budget for this configuration (run-budget.ts); absent: none. */
+  /** The attempt's budget for this configuration (shared/run-budget.ts); absent: none. */
   budget?: ((config: WorkflowConfig) => Promise<RunBudget | undefined>) | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;

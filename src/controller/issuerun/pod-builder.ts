@@ -92,7 +92,7 @@ export interface RunPodOptions {
   gitCredentialsSecret?: string | undefined;
   /** The SSH worker of this slot's attempt, when the Workflow has worker.ssh_hosts. */
   ssh?: RunPodSsh | undefined;
-  /** The attempt's budget (run-budget.ts), in RUN_BUDGET_ENV; absent: no limits, no prices. */
+  /** The attempt's budget (shared/run-budget.ts), in RUN_BUDGET_ENV; absent: no limits, no prices. */
   budget?: RunBudget | undefined;
 }
 

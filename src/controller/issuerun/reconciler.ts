@@ -35,7 +35,7 @@ import { createRunStatusStore, runKey, type RunStatusStore } from './status-stor
 import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
 import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
 import { endedState, stoppedState, type IssueStates } from './endings.js';
-import { attemptBudget, type BudgetFor } from './run-budget.js';
+import { attemptBudget, type BudgetFor } from './attempt-budget.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -68,7 +68,7 @@ export interface IssueRunReconcilerDeps {
   ) => void;
   /** The status store, shared with the review controller (main wires one); made here if absent. */
   store?: RunStatusStore;
-  /** An attempt's budget (run-budget.ts); absent: run Pods get none. */
+  /** An attempt's budget (shared/run-budget.ts); absent: run Pods get none. */
   budgetFor?: BudgetFor | undefined;
 }
 

@@ -19,7 +19,7 @@ import { createRunStatusStore, type RunStatusStore } from './status-store.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import type { PriceTableSource } from '../shared/price-table-source.js';
 import { budgetTimeZone } from '../shared/spend.js';
-import { composeRunBudget } from './run-budget.js';
+import { composeRunBudget } from '../shared/run-budget.js';
 
 export interface IssueRunControllerOptions {
   /** The client the reconciler writes with (main wraps it to count writes). */

@@ -19,7 +19,7 @@ import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { createInboxStore } from './inbox-store.js';
 import { runEventWriter } from './run-event.js';
 import { budgetAnswer } from './budget-answer.js';
-import { composeRunBudget } from '../issuerun/run-budget.js';
+import { composeRunBudget } from '../shared/run-budget.js';
 import type { PriceTableSource } from '../shared/price-table-source.js';
 
 export interface ToolsControllerOptions {

@@ -121,7 +121,7 @@ export async function pollWorkflow(
   deps: PollDeps,
   /** The first poll since the controller started: also clean up after terminal issues. */
   startup = false,
-  /** The Workflow's day budget is spent (day-budget.ts): nothing new is dispatched. */
+  /** The Workflow's day budget is spent (daily-spend.ts): nothing new is dispatched. */
   budgetSpent = false,
 ): Promise<PollResult> {
   const now = deps.now();

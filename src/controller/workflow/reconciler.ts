@@ -20,7 +20,7 @@ import { workflowLifecycleEvents } from '../events/lifecycle.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import type { PollOutcome } from '../shared/run-metrics.js';
 import type { PriceTableSource } from '../shared/price-table-source.js';
-import { dayBudget } from './day-budget.js';
+import { dayBudget } from './daily-spend.js';
 
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;

@@ -8,7 +8,7 @@ import {
 import { budgetDay, isTimeZone } from '../../workflow/budget-day.js';
 import { mergeBudgetLimits } from '../../workflow/budget-limits.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
-import { dayLedger, issueSpend, ledgerTotal, runSpend, workflowRuns } from '../shared/spend.js';
+import { dayLedger, issueSpend, ledgerTotal, runSpend, workflowRuns } from './spend.js';
 
 /**
  * What an attempt is given to enforce (docs/budgets.md): the limits in force (WORKFLOW.md's
@@ -46,18 +46,3 @@ export function composeRunBudget(input: {
     ...(prices ? { prices } : {}),
   };
 }
-
-/** How the reconciler asks for an attempt's budget (setup.ts wires the prices and the runs). */
-export type BudgetFor = (
-  run: IssueRun,
-  workflow: Workflow,
-  config: WorkflowConfig,
-) => Promise<RunBudget | undefined>;
-
-/** The budget of one run's attempt as ensureRunObjects takes it. */
-export const attemptBudget = (
-  budgetFor: BudgetFor | undefined,
-  run: IssueRun,
-  workflow: Workflow,
-): ((config: WorkflowConfig) => Promise<RunBudget | undefined>) | undefined =>
-  budgetFor && ((config) => budgetFor(run, workflow, config));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { composeRunBudget } from '../../../../src/controller/issuerun/run-budget.js';
+import { composeRunBudget } from '../../../../src/controller/shared/run-budget.js';
 import { nextAttempt } from '../../../../src/controller/issuerun/retry.js';
 import { createPriceTableSource } from '../../../../src/controller/shared/price-table-source.js';
 import { budgetAnswer } from '../../../../src/controller/tools/budget-answer.js';

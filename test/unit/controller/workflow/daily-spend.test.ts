@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../../../src/api/index.js';
-import { dayBudget } from '../../../../src/controller/workflow/day-budget.js';
+import { dayBudget } from '../../../../src/controller/workflow/daily-spend.js';
 import type { WorkflowBudget } from '../../../../src/workflow/budget.js';
 import { issueRun, workflow } from '../../../support/fakes/objects.js';
 
