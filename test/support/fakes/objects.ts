@@ -6,6 +6,7 @@ import type {
   Condition,
   IssueRun,
   IssueRunStatus,
+  SlotStatus,
   Workflow,
   WorkflowStatus,
 } from '../../../src/api/index.js';
@@ -279,4 +280,18 @@ export function writtenStatus<S>(client: FakeKubeClient, from = 0): S | undefine
   const operations = patch.body as Array<{ op: string; path: string; value: S }>;
   const replace = operations.find((operation) => operation.path === '/status');
   return replace?.value;
+}
+
+/** A slot of a run's status on its attempt, with what it used (budgets' tests). */
+export function usedSlot(attempt: number, usage?: SlotStatus['usage'], turns = 1): SlotStatus {
+  return {
+    slot: 0,
+    phase: 'Running',
+    reason: 'Running',
+    message: '',
+    podName: podName(0, attempt),
+    attempt,
+    turns,
+    ...(usage ? { usage } : {}),
+  };
 }

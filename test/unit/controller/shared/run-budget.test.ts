@@ -5,7 +5,7 @@ import { createPriceTableSource } from '../../../../src/controller/shared/price-
 import { budgetAnswer } from '../../../../src/controller/tools/budget-answer.js';
 import type { PriceTable, WorkflowBudget } from '../../../../src/workflow/budget.js';
 import { FakeKubeClient } from '../../../support/fakes/controller.js';
-import { issueRun, workflow } from '../../../support/fakes/objects.js';
+import { issueRun, usedSlot, workflow } from '../../../support/fakes/objects.js';
 
 const NOW = new Date('2026-12-03T10:00:00Z');
 const PRICES: PriceTable = { currency: 'USD', models: { m: { input: 1, output: 2 } } };
@@ -59,18 +59,7 @@ describe('budgetAnswer (budget_status)', () => {
   it('each scope: its limit, what was spent, what is left', () => {
     const run = issueRun({
       status: {
-        slots: [
-          {
-            slot: 0,
-            phase: 'Running',
-            reason: 'Running',
-            message: '',
-            podName: 'p',
-            attempt: 2,
-            turns: 1,
-            usage: { inputTokens: 60, outputTokens: 0, totalTokens: 60, cost: '0.25' },
-          },
-        ],
+        slots: [usedSlot(2, { inputTokens: 60, outputTokens: 0, totalTokens: 60, cost: '0.25' })],
       },
     });
     const answer = budgetAnswer(

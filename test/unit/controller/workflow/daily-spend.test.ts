@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../../../src/api/index.js';
 import { dayBudget } from '../../../../src/controller/workflow/daily-spend.js';
 import type { WorkflowBudget } from '../../../../src/workflow/budget.js';
-import { issueRun, workflow } from '../../../support/fakes/objects.js';
+import { issueRun, usedSlot, workflow } from '../../../support/fakes/objects.js';
 
 const NOW = new Date('2026-12-03T22:30:00Z');
 const spentToday = (day: string, tokens: number, model?: string): IssueRun =>
@@ -10,21 +10,12 @@ const spentToday = (day: string, tokens: number, model?: string): IssueRun =>
     status: {
       usageDays: [{ day, tokens }],
       slots: [
-        {
-          slot: 0,
-          phase: 'Running',
-          reason: 'Running',
-          message: '',
-          podName: 'p',
-          attempt: 1,
-          turns: 1,
-          usage: {
-            inputTokens: tokens,
-            outputTokens: 0,
-            totalTokens: tokens,
-            ...(model ? { model } : {}),
-          },
-        },
+        usedSlot(1, {
+          inputTokens: tokens,
+          outputTokens: 0,
+          totalTokens: tokens,
+          ...(model ? { model } : {}),
+        }),
       ],
     },
   });
@@ -94,17 +85,7 @@ describe('dayBudget', () => {
     const silent = issueRun({
       name: 'quiet-1',
       status: {
-        slots: [
-          {
-            slot: 0,
-            phase: 'Running',
-            reason: 'Running',
-            message: '',
-            podName: 'p',
-            attempt: 1,
-            turns: 2,
-          },
-        ],
+        slots: [usedSlot(1, undefined, 2)],
       },
     });
     const day = dayBudget({
