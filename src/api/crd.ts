@@ -133,6 +133,21 @@ const WORKFLOW: KindDefinition = {
       priority: 1,
     },
     {
+      name: 'Tokens-Today',
+      type: 'integer',
+      jsonPath: '.status.budget.tokens',
+      description:
+        "Tokens this Workflow's runs used today, in its budget's time zone (docs/budgets.md).",
+      priority: 1,
+    },
+    {
+      name: 'Cost-Today',
+      type: 'string',
+      jsonPath: '.status.budget.cost',
+      description: 'Their cost, in the price table currency, when prices are known.',
+      priority: 1,
+    },
+    {
       name: 'Message',
       type: 'string',
       jsonPath: '.status.conditions[?(@.type=="ConfigValid")].message',

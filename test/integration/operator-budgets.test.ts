@@ -144,6 +144,13 @@ describe('budgets on the operator', () => {
       return found.status?.budget?.cost ? found : undefined;
     });
     expect(workflow.status?.budget).toMatchObject({ currency: 'USD', timeZone: 'UTC' });
+    // kubectl get lwf -o wide shows the day's spend.
+    const [header = '', row = ''] = (
+      await env.kubectl('-n', 'default', 'get', 'lwf', 'b-cost', '-o', 'wide')
+    ).split('\n');
+    const column = header.indexOf('COST-TODAY');
+    expect(column).toBeGreaterThan(0);
+    expect(row.slice(column).split(/\s+/)[0]).toBe(workflow.status?.budget?.cost);
   });
 
   it('a spent day stops dispatch until the next day, then it starts again', async () => {

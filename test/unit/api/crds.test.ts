@@ -163,7 +163,7 @@ describe('what kubectl get shows', () => {
     expect(names(kind).categories).toEqual(['lorenz']);
   });
 
-  it('Workflow: Ready and ConfigValid side by side; -o wide says which generation runs', () => {
+  it('Workflow: Ready and ConfigValid side by side; -o wide says which generation runs and what today cost', () => {
     expect(columns('Workflow')).toEqual([
       'Ready .status.conditions[?(@.type=="Ready")].status',
       'ConfigValid .status.conditions[?(@.type=="ConfigValid")].status',
@@ -175,6 +175,8 @@ describe('what kubectl get shows', () => {
       'Generation .metadata.generation (wide)',
       'Config-Generation .status.configGeneration (wide)',
       'Config .status.lastGoodConfigMap (wide)',
+      'Tokens-Today .status.budget.tokens (wide)',
+      'Cost-Today .status.budget.cost (wide)',
       'Message .status.conditions[?(@.type=="ConfigValid")].message (wide)',
     ]);
   });
