@@ -177,6 +177,11 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
     await until('the run to be Running', async () =>
       (await getRun(env, c.run)).status?.phase === 'Running' ? true : undefined,
     );
+    // The agent at work, not the hooks before it: Running is written as the Pod starts, and a
+    // /stop that lands during before_run (a loaded machine) ends the attempt before after_run.
+    await until('the agent to be in its turn', async () =>
+      (await agentLog(env, c.run)).includes('"type":"turn_started"') ? true : undefined,
+    );
     await c.comment({ author: APPROVER, body: '/stop' });
     const run = await finished(env, c.run, RUN_MS);
     expect(run.status?.reason).toBe('Cancelled');
