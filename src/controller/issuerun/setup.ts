@@ -177,7 +177,7 @@ export function setupIssueRunController(
           config,
           workflow,
           run,
-          runs: store.freshRuns(run.metadata.namespace ?? ''),
+          runs: () => store.freshRuns(run.metadata.namespace ?? ''),
           prices: await options.priceTable?.current(),
           now: now(),
         }),

@@ -4,6 +4,7 @@ import {
   DEFAULT_WARN_RATIO,
   type PriceTable,
   type RunBudget,
+  type Spend,
 } from '../../workflow/budget.js';
 import { budgetDay, isTimeZone } from '../../workflow/budget-day.js';
 import { mergeBudgetLimits } from '../../workflow/budget-limits.js';
@@ -20,8 +21,11 @@ export function composeRunBudget(input: {
   config: { agent: Pick<WorkflowConfig['agent'], 'budget'> };
   workflow: Workflow;
   run: IssueRun;
-  /** The namespace's runs, as fresh as the controller knows them. */
-  runs: readonly IssueRun[];
+  /**
+   * The namespace's runs, as fresh as the controller knows them: asked for only when an
+   * issue or day limit needs them (a start must not cost a pass over every run otherwise).
+   */
+  runs: () => readonly IssueRun[];
   prices: PriceTable | undefined;
   now: Date;
 }): RunBudget | undefined {
@@ -32,16 +36,20 @@ export function composeRunBudget(input: {
   // spec.budget.timeZone is not checked by the API server; the Workflow's status says so.
   if (!isTimeZone(limits.timeZone)) limits.timeZone = DEFAULT_BUDGET_TIME_ZONE;
   const day = budgetDay(input.now, limits.timeZone);
-  const runs = workflowRuns(input.runs, workflow);
-  if (!runs.some((each) => each.metadata.uid === run.metadata.uid)) runs.push(run);
-  const recorded = workflow.status?.budget;
+  const zero = { tokens: 0 };
+  let issue: Spend = zero;
+  let daySpend: Spend = zero;
+  if (limits.issue || limits.day) {
+    const runs = workflowRuns(input.runs(), workflow);
+    if (!runs.some((each) => each.metadata.uid === run.metadata.uid)) runs.push(run);
+    const recorded = workflow.status?.budget;
+    if (limits.issue) issue = issueSpend(runs, run.spec.issue.identifier, recorded, day);
+    if (limits.day) daySpend = ledgerTotal(dayLedger(recorded, runs, day));
+  }
   return {
     limits,
-    spentBefore: {
-      run: runSpend(run),
-      issue: issueSpend(runs, run.spec.issue.identifier, recorded, day),
-      day: ledgerTotal(dayLedger(recorded, runs, day)),
-    },
+    // What a scope without a limit spent is not needed (nothing checks it).
+    spentBefore: { run: limits.run ? runSpend(run) : zero, issue, day: daySpend },
     day,
     ...(prices ? { prices } : {}),
   };

@@ -147,7 +147,7 @@ export async function setupToolsGateway(
         config: found.config,
         workflow: found.workflow,
         run,
-        runs: issueRuns.list(verified.namespace),
+        runs: () => issueRuns.list(verified.namespace),
         prices: await options.priceTable?.current(),
         now: (options.now ?? (() => new Date()))(),
       });

@@ -23,7 +23,7 @@ describe('composeRunBudget', () => {
         config: config(null),
         workflow: workflow(),
         run,
-        runs: [run],
+        runs: () => [run],
         prices: undefined,
         now: NOW,
       }),
@@ -38,20 +38,51 @@ describe('composeRunBudget', () => {
     const sameIssue = spent('b', 'ENG-1', [{ day: '2026-12-03', tokens: 20 }]);
     const other = spent('c', 'ENG-2', [{ day: '2026-12-03', tokens: 40 }]);
     const budget = composeRunBudget({
-      config: config({ run: { tokens: 1000 }, day: { cost: '5' } }),
+      config: config({ run: { tokens: 1000 }, issue: { tokens: 9999 }, day: { cost: '5' } }),
       // spec.budget overrides WORKFLOW.md field by field.
       workflow: workflow({ budget: { run: { tokens: 500 }, warnRatio: 0.5 } }),
       run: own,
-      runs: [own, sameIssue, other],
+      runs: () => [own, sameIssue, other],
       prices: PRICES,
       now: NOW,
     });
     expect(budget).toEqual({
-      limits: { run: { tokens: 500 }, day: { cost: '5' }, warnRatio: 0.5, timeZone: 'UTC' },
+      limits: {
+        run: { tokens: 500 },
+        issue: { tokens: 9999 },
+        day: { cost: '5' },
+        warnRatio: 0.5,
+        timeZone: 'UTC',
+      },
       spentBefore: { run: { tokens: 110 }, issue: { tokens: 130 }, day: { tokens: 70 } },
       day: '2026-12-03',
       prices: PRICES,
     });
+  });
+});
+
+describe('composeRunBudget reads the runs only when a limit needs them', () => {
+  it.each([
+    ['prices only', null, false],
+    ['an attempt limit', { attempt: { tokens: 10 } }, false],
+    ['a run limit (the run itself)', { run: { tokens: 10 } }, false],
+    ['an issue limit', { issue: { tokens: 10 } }, true],
+    ['a day limit', { day: { tokens: 10 } }, true],
+  ] as const)('%s: the runs read is %s', (_name, budget, read) => {
+    let asked = false;
+    const run = issueRun();
+    composeRunBudget({
+      config: config(budget),
+      workflow: workflow(),
+      run,
+      runs: () => {
+        asked = true;
+        return [run];
+      },
+      prices: PRICES,
+      now: NOW,
+    });
+    expect(asked).toBe(read);
   });
 });
 
