@@ -1,4 +1,4 @@
-import type { BudgetScope, RunBudget } from '../workflow/budget.js';
+import type { RunBudget } from '../workflow/budget.js';
 import type { TokenUsage } from '../workflow/events.js';
 import {
   createBudgetMeter,
@@ -30,8 +30,6 @@ export interface BudgetGuard {
   takeNotice(): string;
   /** The attempt's usage with its cost, as run records carry it. */
   withCost(usage: TokenUsage | undefined, model: string | undefined): TokenUsage | undefined;
-  /** What each scope has spent so far (the budget_status answer of the runner's side). */
-  spent(scope: BudgetScope): { tokens: number; cost?: number };
 }
 
 export function createBudgetGuard(budget: RunBudget, emit: AgentEmit): BudgetGuard {
@@ -111,7 +109,6 @@ export function createBudgetGuard(budget: RunBudget, emit: AgentEmit): BudgetGua
         ...(model ? { model } : {}),
       };
     },
-    spent: (scope) => meter.spend(scope),
   };
 }
 

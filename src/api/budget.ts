@@ -78,8 +78,6 @@ export type WorkflowBudgetStatus = z.infer<typeof workflowBudgetStatusSchema>;
 export const BudgetReasons = {
   /** A slot's agent was stopped: a limit was crossed (the message names it). */
   BudgetExceeded: 'BudgetExceeded',
-  /** The Workflow's day is spent (status.dispatch, the Dispatching condition). */
-  DailyBudgetSpent: 'DailyBudgetSpent',
   /** The agent reported no usage: limits cannot hold (said once, in status). */
   UsageUnreported: 'UsageUnreported',
   /** The agent's model is not in the price table: counted in tokens only. */

@@ -20,7 +20,7 @@ export function mergeBudgetLimits(
     warnRatio: fromSpec?.warnRatio ?? fromConfig?.warnRatio ?? DEFAULT_WARN_RATIO,
     timeZone: fromSpec?.timeZone ?? fromConfig?.timeZone ?? DEFAULT_BUDGET_TIME_ZONE,
   };
-  let any = false;
+  let limited = false;
   for (const scope of BUDGET_SCOPES) {
     // Per measure with ??, not by spreading: a spread would let a field present but
     // undefined in the spec erase the one WORKFLOW.md set.
@@ -31,8 +31,8 @@ export function mergeBudgetLimits(
     if (cost !== undefined) merged.cost = cost;
     if (tokens !== undefined || cost !== undefined) {
       limits[scope] = merged;
-      any = true;
+      limited = true;
     }
   }
-  return any ? limits : null;
+  return limited ? limits : null;
 }

@@ -1,5 +1,5 @@
 import { rfc3339, type IssueRun, type Workflow } from '../../api/index.js';
-import type { WorkflowBudgetStatus } from '../../api/budget.js';
+import { BudgetReasons, type WorkflowBudgetStatus } from '../../api/budget.js';
 import { formatAmount, priceFor } from '../../agent/budget-meter.js';
 import {
   DEFAULT_BUDGET_TIME_ZONE,
@@ -79,12 +79,14 @@ export function dayBudget(input: {
   if (!limits && Object.keys(ledger).length === 0) return { status: undefined, spent: false };
   const unpriced = unpricedModels(runs, input.prices);
   if (unpriced.length > 0) {
-    problems.push(`PriceUnknown: ${unpriced.join(', ')} not in the price table (tokens only)`);
+    problems.push(
+      `${BudgetReasons.PriceUnknown}: ${unpriced.join(', ')} not in the price table (tokens only)`,
+    );
   }
   const unreported = limits ? unreportedRuns(runs) : [];
   if (unreported.length > 0) {
     problems.push(
-      `UsageUnreported: the agents of ${unreported.join(', ')} report no usage; the limits cannot hold for them`,
+      `${BudgetReasons.UsageUnreported}: the agents of ${unreported.join(', ')} report no usage; the limits cannot hold for them`,
     );
   }
   if (input.pricesProblem) problems.push(input.pricesProblem);
