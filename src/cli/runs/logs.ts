@@ -25,32 +25,84 @@ const isFinished = (run: IssueRun | undefined): boolean =>
 /** Where the lines of one log go: as they are (json), or rendered (text). */
 interface Sink {
   line(raw: string): void;
+  /** A whole archived piece: lines, each ended by its newline (pieces end on line ends). */
+  piece(data: string): void;
   elided(entry: Extract<LogEntry, { kind: 'elided' }>): void;
   header(text: string): void;
+  /** What is still owed, then everything written so far out. */
   end(): void;
 }
 
+/** Output gathered into writes of up to this many characters. */
+const BATCH_CHARS = 64 * 1024;
+
+/**
+ * Text gathered into few large writes: a 32 MiB log printed a line a write spent as much time
+ * in write(2) as in rendering. What is held goes out at BATCH_CHARS, on the next turn of the
+ * event loop (so a followed log still shows each line as it comes), or at flush().
+ */
+function batched(out: Output): { write(text: string): void; flush(): void } {
+  let parts: string[] = [];
+  let size = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (parts.length === 0) return;
+    const text = parts.join('');
+    parts = [];
+    size = 0;
+    out(text);
+  };
+  return {
+    write(text) {
+      if (!text) return;
+      parts.push(text);
+      size += text.length;
+      if (size >= BATCH_CHARS) flush();
+      else if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    flush,
+  };
+}
+
 function sinkOf(output: 'text' | 'json', out: Output, prefix = ''): Sink {
+  const batch = batched(out);
   if (output === 'json')
     return {
-      line: (raw) => out(`${raw}\n`),
+      line: (raw) => batch.write(`${raw}\n`),
+      piece: (data) => batch.write(data.endsWith('\n') ? data : `${data}\n`),
       elided: (entry) =>
-        out(
+        batch.write(
           `${JSON.stringify({ type: 'log_elided', message: { slot: entry.slot, attempt: entry.attempt, offset: entry.offset, bytes: entry.bytes } })}\n`,
         ),
       header: () => {},
-      end: () => {},
+      end: () => batch.flush(),
     };
   const renderer = createLogRenderer();
   const write = (text: string) => {
     if (!text) return;
-    out(prefix ? text.replace(/^(?=.)/gm, prefix) : text);
+    batch.write(prefix ? text.replace(/^(?=.)/gm, prefix) : text);
   };
   return {
     line: (raw) => write(renderer.line(raw)),
+    piece(data) {
+      let start = 0;
+      while (start < data.length) {
+        const end = data.indexOf('\n', start);
+        const stop = end < 0 ? data.length : end;
+        write(renderer.line(data.slice(start, stop)));
+        start = stop + 1;
+      }
+    },
     elided: (entry) => write(renderer.elided(entry.bytes)),
     header: (text) => write(`${renderer.end()}==> ${text} <==\n`),
-    end: () => write(renderer.end()),
+    end: () => {
+      write(renderer.end());
+      batch.flush();
+    },
   };
 }
 
@@ -75,9 +127,7 @@ async function printArchived(
       sink.elided(entry);
       continue;
     }
-    const lines = entry.piece.data.split('\n');
-    if (lines.at(-1) === '') lines.pop();
-    for (const line of lines) sink.line(line);
+    sink.piece(entry.piece.data);
   }
   sink.end();
   return count;
@@ -108,7 +158,10 @@ async function followPod(
       return;
     } catch (error) {
       // 400 while the container is waiting to start: with -f, wait for it.
-      if (!follow || statusOf(error) !== 400) throw error;
+      if (!follow || statusOf(error) !== 400) {
+        sink.end(); // what was read before the failure is still shown
+        throw error;
+      }
       await sleep(FOLLOW_POLL_MS);
     }
   }
