@@ -3,14 +3,27 @@
  * (UTC by default), so "the next day" is the next local midnight, daylight saving included.
  */
 
-/** Whether the runtime knows the time zone (checked at load, so a typo is a config error). */
+const knownZones = new Map<string, boolean>();
+/** Past this many distinct names (a hostile spec's), answers are no longer remembered. */
+const KNOWN_ZONES_KEPT = 256;
+
+/**
+ * Whether the runtime knows the time zone (checked at load, so a typo is a config error).
+ * Remembered: building a formatter to find out costs a tenth of a millisecond, and the
+ * controllers ask on every Workflow reconcile and status write.
+ */
 export function isTimeZone(timeZone: string): boolean {
+  const known = knownZones.get(timeZone);
+  if (known !== undefined) return known;
+  let answer: boolean;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone });
-    return true;
+    answer = true;
   } catch {
-    return false;
+    answer = false;
   }
+  if (knownZones.size < KNOWN_ZONES_KEPT) knownZones.set(timeZone, answer);
+  return answer;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

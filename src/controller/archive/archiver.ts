@@ -294,14 +294,12 @@ export function createArchiveReconciler(deps: ArchiverDeps) {
     const record = runRecord(run, redactor, deletedAt);
     const { deletedAt: _deletedAt, ...withoutTime } = record;
     const digest = canonicalJson(withoutTime);
+    // A deleted run's record carries its deletion time, which marks it deleted: one
+    // durable write (one commit, one sync) per deletion, not a second for the mark.
     if (entry.run !== digest || deletedAt) {
       await store.putRun(record);
-      deps.metrics.writes.inc({ kind: 'run' });
+      deps.metrics.writes.inc({ kind: deletedAt ? 'deleted' : 'run' });
       entry.run = digest;
-    }
-    if (deletedAt) {
-      await store.markDeleted(entry.uid, deletedAt);
-      deps.metrics.writes.inc({ kind: 'deleted' });
     }
   }
 

@@ -91,7 +91,8 @@ export function dayBudget(input: {
   }
   if (input.pricesProblem) problems.push(input.pricesProblem);
   const spent = isSpent(limits?.day, total);
-  const next = nextDayStart(now, timeZone);
+  // Found by bisection (some fifty formats): only when a day limit needs it.
+  const next = limits?.day ? nextDayStart(now, timeZone) : undefined;
   const status: WorkflowBudgetStatus = {
     day,
     timeZone,
@@ -99,9 +100,9 @@ export function dayBudget(input: {
     ...(total.cost === undefined ? {} : { cost: formatAmount(total.cost) }),
     ...(total.cost !== undefined && input.prices ? { currency: input.prices.currency } : {}),
     ...(spent ? { exhausted: true } : {}),
-    ...(limits?.day ? { nextDayTime: rfc3339(next) } : {}),
+    ...(next ? { nextDayTime: rfc3339(next) } : {}),
     ...(Object.keys(ledger).length > 0 ? { runs: ledger } : {}),
     ...(problems.length > 0 ? { message: problems.join('; ') } : {}),
   };
-  return spent ? { status, spent, resumeAt: next } : { status, spent };
+  return spent && next ? { status, spent, resumeAt: next } : { status, spent };
 }

@@ -54,6 +54,42 @@ function readWorkflowSource(
   return { ok: true, text, source: `ConfigMap ${ref.name} key ${ref.key}` };
 }
 
+type Checked = LoadedWorkflow | { problem: WorkflowProblem };
+
+/**
+ * What each WORKFLOW.md text loaded to, by source and text. The Workflow controller
+ * evaluates on every reconcile (each run's change of counts makes one), and parsing the
+ * YAML and templates again was most of that reconcile's CPU. Loading is pure, and what it
+ * returns is only read, so a text's result is shared. Bounded: the oldest goes first.
+ */
+const checkedTexts = new Map<string, Checked>();
+const CHECKED_TEXTS_KEPT = 64;
+
+function loadChecked(text: string, source: string): Checked {
+  const key = `${source}\u0000${text}`;
+  const known = checkedTexts.get(key);
+  if (known) return known;
+  let checked: Checked;
+  try {
+    const loaded = loadWorkflowText(text, source);
+    // Hooks render only when a run starts; parse them now, as `lorenz workflow validate`
+    // does, so a broken hook template is refused here and not by every run's inputs.
+    for (const name of HOOK_NAMES) {
+      const command = loaded.config.hooks[HOOK_FIELDS[name]];
+      if (command !== null) checkHookTemplate(name, command);
+    }
+    checked = loaded;
+  } catch (error) {
+    checked = { problem: { reason: Reasons.ConfigInvalid, message: errorMessage(error) } };
+  }
+  if (checkedTexts.size >= CHECKED_TEXTS_KEPT) {
+    const oldest = checkedTexts.keys().next().value;
+    if (oldest !== undefined) checkedTexts.delete(oldest);
+  }
+  checkedTexts.set(key, checked);
+  return checked;
+}
+
 /**
  * Pure: source → load (WORKFLOW.md parses and validates, its prompt template parses) →
  * pod template check → digest. The first step that fails is the problem.
@@ -65,18 +101,8 @@ export function evaluateWorkflow(
 ): Evaluation {
   const source = readWorkflowSource(workflow, getConfigMap);
   if (!source.ok) return source;
-  let loaded: LoadedWorkflow;
-  try {
-    loaded = loadWorkflowText(source.text, source.source);
-    // Hooks render only when a run starts; parse them now, as `lorenz workflow validate`
-    // does, so a broken hook template is refused here and not by every run's inputs.
-    for (const name of HOOK_NAMES) {
-      const command = loaded.config.hooks[HOOK_FIELDS[name]];
-      if (command !== null) checkHookTemplate(name, command);
-    }
-  } catch (error) {
-    return { ok: false, problem: { reason: Reasons.ConfigInvalid, message: errorMessage(error) } };
-  }
+  const loaded = loadChecked(source.text, source.source);
+  if ('problem' in loaded) return { ok: false, problem: loaded.problem };
   const templateProblems = podTemplateProblems(
     workflow.spec.podTemplate as V1PodTemplateSpec | undefined,
     policy,

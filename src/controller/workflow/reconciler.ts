@@ -196,10 +196,12 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         : await lastGoodConfig(namespace, snapshot.name);
     // A Workflow that never had a budget needs no last good config read to say so.
     const hadBudget = current?.budget !== undefined || workflow.spec.budget !== undefined;
+    // One copy of the namespace's runs for the day and the counts (a list copies the cache).
+    const namespaceRuns = deps.issueRuns.list(namespace);
     const day = dayBudget({
       workflow: { ...workflow, status: current },
       config: evaluation.ok || hadBudget ? await pollConfig() : undefined,
-      runs: deps.issueRuns.list(namespace),
+      runs: namespaceRuns,
       prices: await deps.prices?.current(),
       pricesProblem: deps.prices?.problem(),
       now,
@@ -225,7 +227,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
         now,
       }),
       message: evaluation.ok ? 'ready' : evaluation.problem.message,
-      runs: runCounts(deps.issueRuns.list(namespace), name),
+      runs: runCounts(namespaceRuns, name),
       ...(polled ? { dispatch: polled.dispatch } : {}),
     };
     if (day.status) next.budget = day.status;

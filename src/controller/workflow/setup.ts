@@ -14,6 +14,7 @@ import type { TrackerCache } from '../shared/trackers.js';
 import { runMetrics } from '../shared/run-metrics.js';
 import type { WakeBoard } from '../shared/wake.js';
 import { createWorkflowReconciler } from './reconciler.js';
+import { changesWorkflowStatus } from './run-changes.js';
 import type { PriceTableSource } from '../shared/price-table-source.js';
 
 export interface WorkflowControllerOptions {
@@ -35,6 +36,9 @@ export interface WorkflowControllerOptions {
 }
 
 const CONCURRENCY = 2;
+
+/** How long a run's change may wait for others before its Workflow is reconciled. */
+export const RUN_CHANGES_BATCH_MS = 500;
 
 /**
  * The Workflow controller with what it watches: its Workflows, the ConfigMaps they read
@@ -80,10 +84,18 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
   workflows.onAdd(onWorkflow);
   workflows.onUpdate((_old, workflow) => onWorkflow(workflow));
   workflows.onDelete(onWorkflow);
+  // A run's change reaches its Workflow's status after RUN_CHANGES_BATCH_MS, with every
+  // other change of that while: each reconcile reads all of the namespace's runs, and a
+  // burst of a thousand runs made a thousand of those passes.
   const onRun = (run: IssueRun) =>
-    controller.enqueue(`${run.metadata.namespace}/${run.spec.workflowRef.name}`);
+    controller.queue.addAfter(
+      `${run.metadata.namespace}/${run.spec.workflowRef.name}`,
+      RUN_CHANGES_BATCH_MS,
+    );
   issueRuns.onAdd(onRun);
-  issueRuns.onUpdate((_old, run) => onRun(run));
+  issueRuns.onUpdate((old, run) => {
+    if (changesWorkflowStatus(old, run)) onRun(run);
+  });
   issueRuns.onDelete(onRun);
   const onConfigMap = (configMap: ConfigMapObject) => {
     for (const workflow of workflows.list(configMap.metadata?.namespace)) {
