@@ -2,7 +2,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'coverage/**'] },
+  // `**/.*.run.mjs`: hack/run-ts.sh's bundle of a script while it runs (a bench, say).
+  { ignores: ['dist/**', 'node_modules/**', 'charts/**', 'coverage/**', '**/.*.run.mjs'] },
   js.configs.recommended,
   // Type-aware rules for every TypeScript file (src, test, hack, bench, vitest.config.ts); the
   // project service reads tsconfig.json, whose include covers all of them.
