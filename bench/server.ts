@@ -9,6 +9,11 @@
 //
 //   BENCH_CLIENTS  open /watch streams (1000)   BENCH_RATE  runs changed a second (50)
 //   BENCH_SECONDS  how long changes run (20)
+//   BENCH_PHASES   which parts run, comma-separated: paint,fanout (both)
+//   BENCH_PAINT_RUNS  runs held for the first paint, half live, half archived (10000)
+//   BENCH_PAINT_ROUNDS  pages timed after a warm-up (5)
+//
+// The first paint of the runs page in Chromium is bench/server-paint.ts.
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -19,10 +24,16 @@ import type { ViewCache } from '../src/server/cache.js';
 import type { KubeClient } from '../src/controller/runtime/client.js';
 import type { ChangeEvent, RunSummary } from '../src/server/view-api.js';
 import { startViewServer } from '../src/server/view-server.js';
+import { firstPaint } from './server-paint.js';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000) || 1000;
 const RATE = Number(process.env.BENCH_RATE ?? 50) || 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20) || 20;
+const PHASES = new Set(
+  (process.env.BENCH_PHASES ?? 'paint,fanout').split(',').map((phase) => phase.trim()),
+);
+const PAINT_RUNS = Number(process.env.BENCH_PAINT_RUNS ?? 10_000) || 10_000;
+const PAINT_ROUNDS = Number(process.env.BENCH_PAINT_ROUNDS ?? 5) || 5;
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 type Change = Exclude<ChangeEvent, { event: 'heartbeat' }>;
@@ -182,5 +193,23 @@ async function main(): Promise<void> {
   await server.close();
 }
 
+async function paint(): Promise<void> {
+  const figures = await firstPaint(PAINT_RUNS, PAINT_ROUNDS, say);
+  const median = (values: number[]) => percentile(values, 50);
+  const max = (values: number[]) => Math.max(...values);
+  process.stdout.write(
+    `runs page in Chromium, ${figures.runs} runs (half live, half archived), ${figures.rowsMs.length} pages after a warm-up\n`,
+  );
+  process.stdout.write(
+    `${'navigation → first row visible, median / max'.padEnd(44)} ${`${median(figures.rowsMs).toFixed(0)} / ${max(figures.rowsMs).toFixed(0)} ms`.padStart(14)}   target ≤ 1000 ms\n`,
+  );
+  process.stdout.write(
+    `${'first-contentful-paint, median / max'.padEnd(44)} ${`${median(figures.firstContentfulPaintMs).toFixed(0)} / ${max(figures.firstContentfulPaintMs).toFixed(0)} ms`.padStart(14)}   —\n`,
+  );
+}
+
 if (process.argv[2] === 'clients') await clients(Number(process.argv[3]), Number(process.argv[4]));
-else await main();
+else {
+  if (PHASES.has('paint')) await paint();
+  if (PHASES.has('fanout')) await main();
+}
