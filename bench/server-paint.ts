@@ -13,12 +13,11 @@ import { performance } from 'node:perf_hooks';
 import { openSqliteArchive } from '../src/archive/sqlite.js';
 import type { RunRecord } from '../src/archive/types.js';
 import type { KubeClient } from '../src/controller/runtime/client.js';
-import type { AccessControl, CallerAccess } from '../src/server/access.js';
 import { storeSource } from '../src/server/archive-source.js';
-import type { ViewCache } from '../src/server/cache.js';
 import type { RunSummary } from '../src/server/view-api.js';
 import { startViewServer } from '../src/server/view-server.js';
 import { launchBrowser } from '../test/support/browser.js';
+import { fixedViewCache, readAllAccess } from '../test/support/view-fakes.js';
 
 export interface PaintFigures {
   runs: number;
@@ -63,22 +62,6 @@ function archivedRun(i: number): RunRecord {
   };
 }
 
-function staticCache(runs: readonly RunSummary[]): ViewCache {
-  const uids = new Set(runs.map((run) => run.uid));
-  return {
-    hasSynced: () => true,
-    waitForSync: async () => {},
-    runs: () => runs,
-    run: () => undefined,
-    isLive: (uid) => uids.has(uid),
-    workflows: () => [],
-    workflow: () => undefined,
-    subscribe: () => () => {},
-    start() {},
-    stop: async () => {},
-  };
-}
-
 export async function firstPaint(
   total: number,
   rounds: number,
@@ -96,21 +79,9 @@ export async function firstPaint(
   // Newest first, as the cache keeps them.
   const live = Array.from({ length: half }, (_, i) => liveRun(i)).reverse();
   say(`first paint: ${half} live and ${total - half} archived runs`);
-  const yes = async () => true;
-  const caller: CallerAccess = {
-    caller: { username: 'bench', groups: [] },
-    token: undefined,
-    may: yes,
-    mayReadRuns: yes,
-    mayReadWorkflows: yes,
-    writer: () => {
-      throw new Error('no writes in the bench');
-    },
-  };
-  const access: AccessControl = { mode: 'local', forRequest: async () => caller };
   const server = await startViewServer({
-    access,
-    cache: staticCache(live),
+    access: readAllAccess(),
+    cache: fixedViewCache(live),
     client: {} as KubeClient,
     webRoot,
     archive: storeSource(store),

@@ -19,11 +19,10 @@ import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AccessControl, CallerAccess } from '../src/server/access.js';
-import type { ViewCache } from '../src/server/cache.js';
 import type { KubeClient } from '../src/controller/runtime/client.js';
 import type { ChangeEvent, RunSummary } from '../src/server/view-api.js';
 import { startViewServer } from '../src/server/view-server.js';
+import { fixedViewCache, readAllAccess } from '../test/support/view-fakes.js';
 import { firstPaint } from './server-paint.js';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000) || 1000;
@@ -91,33 +90,8 @@ async function clients(port: number, count: number): Promise<void> {
 async function main(): Promise<void> {
   const listeners = new Set<(change: Change) => void>();
   const runs: RunSummary[] = [];
-  const cache: ViewCache = {
-    hasSynced: () => true,
-    waitForSync: async () => {},
-    runs: () => runs,
-    run: () => undefined,
-    isLive: () => true,
-    workflows: () => [],
-    workflow: () => undefined,
-    subscribe(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    start() {},
-    stop: async () => {},
-  };
-  const yes = async () => true;
-  const caller: CallerAccess = {
-    caller: { username: 'bench', groups: [] },
-    token: undefined,
-    may: yes,
-    mayReadRuns: yes,
-    mayReadWorkflows: yes,
-    writer: () => {
-      throw new Error('no writes in the bench');
-    },
-  };
-  const access: AccessControl = { mode: 'local', forRequest: async () => caller };
+  const cache = fixedViewCache(runs, listeners);
+  const access = readAllAccess();
   const webRoot = mkdtempSync(join(tmpdir(), 'lorenz-bench-web-'));
   writeFileSync(join(webRoot, 'index.html'), '<!doctype html>');
   const server = await startViewServer({

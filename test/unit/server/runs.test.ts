@@ -11,6 +11,7 @@ import { parseServerArgs } from '../../../src/cli/server-command.js';
 import { runOfIssueRun } from '../../../src/server/mappers.js';
 import { runsPage } from '../../../src/server/runs-page.js';
 import type { RunSummary } from '../../../src/server/view-api.js';
+import { fixedViewCache } from '../../support/view-fakes.js';
 
 // /api/v1/runs over a real SQLite archive and a cache of 10 000 live runs: the merge (a run
 // both live and archived once, as live), the filters, paging, and the first page's time.
@@ -55,24 +56,6 @@ const archived = (i: number, uid = `arch-${String(i).padStart(6, '0')}`): RunRec
   deletedAt: time(i * 2 + 5),
 });
 
-/** A cache holding fixed runs: the shape runsPage reads (the informers are tested elsewhere). */
-function fixedCache(runs: RunSummary[]): ViewCache {
-  const sorted = [...runs].sort(newestFirst);
-  const uids = new Set(runs.map((run) => run.uid));
-  return {
-    hasSynced: () => true,
-    waitForSync: async () => {},
-    runs: () => sorted,
-    run: () => undefined,
-    isLive: (uid) => uids.has(uid),
-    workflows: () => [],
-    workflow: () => undefined,
-    subscribe: () => () => {},
-    start() {},
-    stop: async () => {},
-  };
-}
-
 describe('the runs list', () => {
   let dir: string;
   let store: ArchiveStore;
@@ -86,7 +69,9 @@ describe('the runs list', () => {
     for (let i = 0; i < ARCHIVED; i += 1) await store.putRun(archived(i));
     // A live run that is archived too (the archiver writes rows while runs run).
     await store.putRun({ ...archived(0, 'live-000007'), name: 'run-7', namespace: 'team-b' });
-    cache = fixedCache(Array.from({ length: LIVE }, (_, i) => runOfIssueRun(issueRun(i))));
+    cache = fixedViewCache(
+      Array.from({ length: LIVE }, (_, i) => runOfIssueRun(issueRun(i))).sort(newestFirst),
+    );
   }, 120_000);
   afterAll(async () => {
     await store.close();
