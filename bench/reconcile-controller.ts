@@ -1,12 +1,18 @@
 // The Lorenz controller as a child process of the benchmark, so that its RSS is its own:
 // bundled on its own (bench/reconcile-env.ts), started with fork(), answers over IPC.
 //   argv: <kubeconfig> <namespace>
+import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startController } from '../src/controller/main.js';
 import { createLogger } from '../src/controller/runtime/logger.js';
 
-export type ControllerRequest = { type: 'writes' } | { type: 'memory' } | { type: 'stop' };
+export type ControllerRequest =
+  | { type: 'writes' }
+  | { type: 'memory' }
+  | { type: 'profile-start' }
+  | { type: 'profile-stop' }
+  | { type: 'stop' };
 export type ControllerReply =
   | { type: 'started' }
   | { type: 'writes'; writes: number; log: string[] }
@@ -19,6 +25,9 @@ export type ControllerReply =
       /** V8 heap spaces: physical size (used) in MiB, for telling young from old. */
       spaces: string;
     }
+  | { type: 'profiling' }
+  /** V8's CPU profile (the .cpuprofile JSON) of the time between profile-start and -stop. */
+  | { type: 'profile'; profile: string }
   | { type: 'stopped' };
 
 const [kubeconfigPath, namespace] = process.argv.slice(2);
@@ -38,6 +47,22 @@ const running = await startController({
     : { archiveOff: 'the benchmark measures the controller without it' }),
   logger: createLogger({ level: process.env.BENCH_LOG ?? 'silent' }),
 });
+
+// BENCH_PROFILE: the benchmark profiles only the load, through the inspector in this process
+// (--cpu-prof would take the whole life: start-up, the warm-up run and the shutdown too).
+const inspector = new Session();
+async function profileStart() {
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 500 });
+  await inspector.post('Profiler.start');
+  send({ type: 'profiling' });
+}
+async function profileStop() {
+  const { profile } = await inspector.post('Profiler.stop');
+  inspector.disconnect();
+  send({ type: 'profile', profile: JSON.stringify(profile) });
+}
 
 let stopping = false;
 const stop = async () => {
@@ -74,7 +99,9 @@ process.on('message', (request: ControllerRequest) => {
       writeHeapSnapshot(
         `${process.env.BENCH_HEAP_SNAPSHOT}/controller-${process.pid}.heapsnapshot`,
       );
-  } else if (request.type === 'stop') void stop();
+  } else if (request.type === 'profile-start') void profileStart();
+  else if (request.type === 'profile-stop') void profileStop();
+  else if (request.type === 'stop') void stop();
 });
 // The benchmark went away (crashed or killed): never outlive it.
 process.on('disconnect', () => void stop());

@@ -212,6 +212,8 @@ export async function esbuildBundle(entry: string, outfile: string): Promise<str
     target: 'node22',
     logLevel: 'warning',
     banner: { js: REQUIRE_SHIM },
+    // A map beside the bundle: BENCH_PROFILE names source files and lines, not bundle lines.
+    sourcemap: 'linked',
     // The runner and the controller bundle ssh2 (SSH workers) without its native add-ons.
     ...sshBundleOptions,
   });
@@ -243,6 +245,10 @@ export interface ControllerChild {
     rssMiB: number;
     spaces: string;
   }>;
+  /** Starts V8's sampling profiler in the child (BENCH_PROFILE). */
+  profileStart(): Promise<void>;
+  /** Stops it: the .cpuprofile JSON of what ran since profileStart. */
+  profileStop(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -298,6 +304,17 @@ export async function startControllerChild(
       const answer = await reply;
       if (answer.type !== 'memory') throw new Error('the controller answered out of turn');
       return answer;
+    },
+    async profileStart() {
+      const reply = next('profiling');
+      ask({ type: 'profile-start' });
+      await reply;
+    },
+    async profileStop() {
+      const reply = next('profile');
+      ask({ type: 'profile-stop' });
+      const answer = await reply;
+      return answer.type === 'profile' ? answer.profile : '';
     },
     async stop() {
       if (child.exitCode !== null) return;

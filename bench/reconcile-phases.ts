@@ -47,6 +47,8 @@ export interface LoadSettings {
   count: number;
   concurrency: number;
   timeoutMs: number;
+  /** BENCH_PROFILE: profile the controller during the load (its CPU figure then includes the profiler's). */
+  profile?: boolean;
 }
 
 const condition =
@@ -151,6 +153,8 @@ export interface LoadRound {
   /** CPU seconds the controller used from the first create until every Pod existed. */
   cpuSeconds: number;
   writes: WriteCount;
+  /** The controller's CPU profile of the load (BENCH_PROFILE), as .cpuprofile JSON. */
+  profile?: string;
 }
 
 /** Step 2: N IssueRuns at once through the Lorenz controller; IssueRun → Pod exists. */
@@ -182,6 +186,7 @@ export async function lorenzLoad(
       throw new Error('the warm-up IssueRun got no Pod within 60 s');
     const mark = await auditMark(cluster.auditLog);
     const idle = await memoryOf(controller.pid);
+    if (settings.profile) await controller.profileStart();
     const cpuBefore = await cpuSeconds(controller.pid);
     const figures = await createAndWaitForPods({
       client: admin,
@@ -193,10 +198,18 @@ export async function lorenzLoad(
       timeoutMs: settings.timeoutMs,
     });
     const cpu = (await cpuSeconds(controller.pid)) - cpuBefore;
+    const profile = settings.profile ? await controller.profileStop() : undefined;
     const memory = await memoryOf(controller.pid);
     await sleep(2000); // let the status writes that follow the Pods land
     const writes = await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark);
-    return { figures, ...memory, idleRssMiB: idle.rssMiB, cpuSeconds: cpu, writes };
+    return {
+      figures,
+      ...memory,
+      idleRssMiB: idle.rssMiB,
+      cpuSeconds: cpu,
+      writes,
+      ...(profile ? { profile } : {}),
+    };
   } finally {
     watch.stop();
     await controller.stop();

@@ -9,6 +9,9 @@
 //                      (20 is kube-controller-manager's default; burst = 1.5 × qps)
 //   BENCH_LOG          the controller's log level                        (silent)
 //   BENCH_NODE_FLAGS   Node/V8 flags of the Lorenz controller  (default: the flags of the Dockerfile's ENTRYPOINT)
+//   BENCH_PROFILE      N: profile the controller during each load and print the top N
+//                      functions and files by self time (the CPU figure then includes the
+//                      profiler's own cost: read it from a run without)      (off)
 //   BENCH_PHASES       which steps run, comma-separated: writes,load,cache (all three)
 //                      (e.g. BENCH_PHASES=cache measures only the RSS with a full cache)
 import { join } from 'node:path';
@@ -24,6 +27,7 @@ import {
   type LoadRound,
 } from './reconcile-phases.js';
 import { buildRunnerBundle } from './reconcile-env.js';
+import { summarizeCpuProfile } from './cpu-profile.js';
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
@@ -46,7 +50,9 @@ const settings = {
   ),
 };
 // 10 000 objects on 2 cores take minutes: the wait grows with the count.
+const profileTop = process.env.BENCH_PROFILE ? envNumber('BENCH_PROFILE', 25) : 0;
 const load = {
+  profile: profileTop > 0,
   count: settings.count,
   concurrency: settings.concurrency,
   timeoutMs: Math.max(300_000, settings.count * 90),
@@ -141,6 +147,9 @@ async function main(): Promise<void> {
           `RSS ${mib(lorenzRound.rssMiB)}, CPU ${cpu(lorenzRound.cpuSeconds)}, ` +
           `writes/run ${(lorenzRound.writes.total / lorenzRound.figures.count).toFixed(2)}`,
       );
+      if (lorenzRound.profile)
+        for (const line of summarizeCpuProfile(lorenzRound.profile, profileTop))
+          process.stderr.write(`[bench] ${line}\n`);
       for (const rate of settings.rates) {
         say(`round ${round}: ${settings.count} Jobs through the Job controller (qps ${rate.qps})`);
         jobRounds.get(rate.qps)?.push(await jobLoad(cluster, load, round, rate));

@@ -1,4 +1,5 @@
 import { Liquid, type Template } from 'liquidjs';
+import { createBoundedCache, memoized } from '../workflow/bounded-cache.js';
 import { LorenzError, isLorenzError } from '../workflow/errors.js';
 import type { HookName } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
@@ -54,7 +55,10 @@ const hookEngine = deferLocale(
 );
 hookEngine.registerFilter('shell_escape', { handler: quoteValue, raw: true });
 
-const parsedHooks = new Map<string, Template[]>();
+/** Parsed hook commands: the same few per Workflow, parsed once for all its runs. */
+const parsedHooks = createBoundedCache<string, Template[]>(256);
+/** Whether a command is a template: asked for every hook of every run. */
+const templated = createBoundedCache<string, boolean>(256);
 
 /** True when the text of one `{{ … }}` or `{% … %}` tag mentions `issue.` or `issue[`. */
 const ISSUE_REFERENCE = /(?<![\w$])issue[.[]/;
@@ -65,23 +69,22 @@ const TAGS = /\{\{([\s\S]*?)(?:\}\}|$)|\{%([\s\S]*?)(?:%\}|$)/g;
  * `issue[`. Anything else (plain shell, `{{` used for something unrelated) runs verbatim.
  */
 export function hookNeedsTemplating(command: string): boolean {
-  for (const match of command.matchAll(TAGS)) {
-    if (ISSUE_REFERENCE.test(match[1] ?? match[2] ?? '')) return true;
-  }
-  return false;
+  return memoized(templated, command, () => {
+    for (const match of command.matchAll(TAGS)) {
+      if (ISSUE_REFERENCE.test(match[1] ?? match[2] ?? '')) return true;
+    }
+    return false;
+  });
 }
 
 function parseHook(command: string): Template[] {
-  const cached = parsedHooks.get(command);
-  if (cached) return cached;
-  let parsed: Template[];
-  try {
-    parsed = hookEngine.parse(command);
-  } catch (error) {
-    throw templateError('template_parse_error', error, command);
-  }
-  parsedHooks.set(command, parsed);
-  return parsed;
+  return memoized(parsedHooks, command, () => {
+    try {
+      return hookEngine.parse(command);
+    } catch (error) {
+      throw templateError('template_parse_error', error, command);
+    }
+  });
 }
 
 /**

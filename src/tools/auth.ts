@@ -1,3 +1,4 @@
+import { createBoundedCache } from '../workflow/bounded-cache.js';
 import { bearerToken, parseToken, sha256HexEqual, tokenSha256 } from './token.js';
 import type { RunResolver, VerifiedRun } from './types.js';
 
@@ -40,25 +41,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const cacheSize = options.cacheSize ?? DEFAULT_TOKEN_CACHE_SIZE;
   const ttlMs = options.cacheTtlMs ?? DEFAULT_TOKEN_CACHE_TTL_MS;
   const now = options.now ?? Date.now;
-  // A Map iterates in insertion order; re-inserting on a hit makes it an LRU.
-  const cache = new Map<string, Entry>();
+  const cache = createBoundedCache<string, Entry>(cacheSize);
 
-  const remember = (hash: string, run: VerifiedRun): void => {
-    if (cacheSize <= 0) return;
-    cache.delete(hash);
+  const remember = (hash: string, run: VerifiedRun): void =>
     cache.set(hash, { run, expiresAt: now() + ttlMs });
-    while (cache.size > cacheSize) {
-      const oldest = cache.keys().next();
-      if (oldest.done) break;
-      cache.delete(oldest.value);
-    }
-  };
 
-  const forget = (namespace: string, run: string): void => {
-    for (const [hash, entry] of cache) {
-      if (entry.run.namespace === namespace && entry.run.run === run) cache.delete(hash);
-    }
-  };
+  const forget = (namespace: string, run: string): void =>
+    cache.deleteWhere((entry) => entry.run.namespace === namespace && entry.run.run === run);
 
   return {
     forget,
@@ -70,11 +59,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       // The cache is keyed by the full hash: a hit means this exact token was verified.
       const hash = tokenSha256(token);
       const cached = cache.get(hash);
-      if (cached && cached.expiresAt > now()) {
-        cache.delete(hash);
-        cache.set(hash, cached);
-        return { ok: true, run: cached.run };
-      }
+      if (cached && cached.expiresAt > now()) return { ok: true, run: cached.run };
       cache.delete(hash);
       const resolved = await options.resolveRun(subject.namespace, subject.run, subject.attempt);
       if (!resolved) return { ok: false, refusal: 'unknown_run' };

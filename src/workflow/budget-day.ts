@@ -2,10 +2,10 @@
  * Days of a daily budget (docs/budgets.md): a day is a calendar date in an IANA time zone
  * (UTC by default), so "the next day" is the next local midnight, daylight saving included.
  */
+import { createBoundedCache, memoized } from './bounded-cache.js';
 
-const knownZones = new Map<string, boolean>();
-/** Past this many distinct names (a hostile spec's), answers are no longer remembered. */
-const KNOWN_ZONES_KEPT = 256;
+/** The answers for this many names at most (a hostile spec's could be many). */
+const knownZones = createBoundedCache<string, boolean>(256);
 
 /**
  * Whether the runtime knows the time zone (checked at load, so a typo is a config error).
@@ -13,17 +13,14 @@ const KNOWN_ZONES_KEPT = 256;
  * controllers ask on every Workflow reconcile and status write.
  */
 export function isTimeZone(timeZone: string): boolean {
-  const known = knownZones.get(timeZone);
-  if (known !== undefined) return known;
-  let answer: boolean;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
-    answer = true;
-  } catch {
-    answer = false;
-  }
-  if (knownZones.size < KNOWN_ZONES_KEPT) knownZones.set(timeZone, answer);
-  return answer;
+  return memoized(knownZones, timeZone, () => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

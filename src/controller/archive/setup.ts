@@ -87,7 +87,7 @@ export function setupArchiver(manager: Manager, options: ArchiverOptions): Archi
     redactorFor: (run, runPods, workflow) => redactors.redactorFor(run, runPods, workflow),
     forgetRedactor: (uid) => redactors.forget(uid),
     podsOf: (run) =>
-      pods.list(run.metadata.namespace).filter((pod) => podRunUid(pod) === run.metadata.uid),
+      pods.ownedBy(run.metadata.uid ?? '').filter((pod) => podRunUid(pod) === run.metadata.uid),
     events: createLifecycleEventWriter({
       client,
       reportingInstance: options.identity,

@@ -8,7 +8,7 @@ import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
-import { canonicalJson } from '../shared/status-writer.js';
+import { jsonEqual } from '../shared/status-writer.js';
 import type { TrackerCache } from '../shared/trackers.js';
 import type { WakeBoard, WakeTarget } from '../shared/wake.js';
 import { createInboxReconciler, type ApprovalsKnown, type InboxStatusStore } from './reconciler.js';
@@ -48,7 +48,7 @@ export function wantsLook(run: IssueRun, old: IssueRun | undefined, known: Known
   const inbox = run.status?.inbox;
   if (requestAnnotations(run).length > 0 || (inbox?.pending ?? []).length > 0) return true;
   const decisions = run.spec.decisions ?? [];
-  if (decisions.length > 0 && canonicalJson(decisions) !== canonicalJson(old?.spec.decisions ?? []))
+  if (decisions.length > 0 && !jsonEqual(decisions, old?.spec.decisions ?? []))
     return true;
   if (mayBeSteered(run, known)) return true;
   const ended = runFinished(run) && (old === undefined || !runFinished(old));

@@ -1,7 +1,7 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { Reasons } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
-import { KubeApiError, isConflict } from '../runtime/client.js';
+import { ACCEPT_METADATA_ONLY, KubeApiError, isConflict } from '../runtime/client.js';
 import { failpoint } from '../runtime/failpoints.js';
 
 /** Why the run's objects could not all be created, and whether trying again can help. */
@@ -121,6 +121,8 @@ export async function createOwned(client: KubeClient, target: CreateTarget): Pro
       method: 'POST',
       path: target.collection,
       body: target.body,
+      // Only the metadata is read back (ownership, the inputs' digest annotation).
+      headers: { Accept: ACCEPT_METADATA_ONLY },
     });
     return { outcome: 'created', object };
   } catch (error) {
@@ -131,6 +133,7 @@ export async function createOwned(client: KubeClient, target: CreateTarget): Pro
   }
   const existing = await client.request<{ metadata?: V1ObjectMeta }>({
     path: `${target.collection}/${encodeURIComponent(target.name)}`,
+    headers: { Accept: ACCEPT_METADATA_ONLY },
   });
   if (controllerOf(existing)?.uid !== target.ownerUid) {
     throw new CreateRefused(nameConflict(target, existing));

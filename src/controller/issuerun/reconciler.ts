@@ -1,5 +1,10 @@
 import type { Logger } from 'pino';
-import { type IssueRun, type IssueRunStatus, type Workflow } from '../../api/index.js';
+import {
+  ISSUERUN_KIND,
+  type IssueRun,
+  type IssueRunStatus,
+  type Workflow,
+} from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
@@ -203,8 +208,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     key: string,
     run: IssueRun,
     pods: readonly PodObject[],
-    /** Every Pod of the namespace in the cache: an earlier run's may be among them. */
-    namespacePods: readonly PodObject[],
+    /** The cached Pods controlled by an IssueRun of this name: an earlier run's may be among them. */
+    namesakePods: readonly PodObject[],
   ): Promise<ReconcileResult> {
     const verdict = await checkStart(preconditions, run, pods);
     if (!verdict.start) {
@@ -231,7 +236,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       operatorImage: deps.operatorImage,
       podTemplatePolicy: deps.podTemplatePolicy,
       existingPods: cachedPods,
-      earlierRunAbout: deletedNames.recentlyGone(key) || earlierRunPods(namespacePods, run),
+      earlierRunAbout: deletedNames.recentlyGone(key) || earlierRunPods(namesakePods, run),
       toolsUrl: deps.toolsUrl,
       branch: decidedBranch(branch),
       ssh: ssh.kind === 'ready' ? ssh : undefined,
@@ -383,13 +388,13 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     uids.set(key, runUid(cachedRun));
     // The cache may not have our last status write yet: reason from the freshest status.
     const run = store.fresh(key, cachedRun);
-    const namespacePods = deps.pods.list(namespace);
-    const pods = runPods(namespacePods, run);
+    // From the cache's owner index: walking every Pod of the namespace made a burst quadratic.
+    const pods = runPods(deps.pods.ownedBy(runUid(run)), run);
 
     if (hasFinished(run, pods, deps.now())) return finishedRun(key, run);
     if (run.spec.cancelRequested) return cancelRun(key, run, pods);
     if (!run.status?.inputsConfigMap || (run.status.slots ?? []).length === 0) {
-      return startRun(key, run, pods, namespacePods);
+      return startRun(key, run, pods, deps.pods.ownedByName(namespace, ISSUERUN_KIND, name));
     }
     const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
     if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {

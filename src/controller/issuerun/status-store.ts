@@ -13,7 +13,7 @@ import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
 import { runPodName } from '../shared/object-names.js';
 import { ISSUERUNS } from '../shared/resources.js';
-import { canonicalJson, createStatusWriter } from '../shared/status-writer.js';
+import { createStatusWriter, jsonEqual } from '../shared/status-writer.js';
 import { runLifecycleEvents } from '../events/lifecycle.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import { assignedSlots } from './slot-views.js';
@@ -189,7 +189,7 @@ export function createRunStatusStore(deps: {
     urgent: boolean,
     base: IssueRunStatus | undefined,
   ): Promise<ReconcileResult> => {
-    if (canonicalJson(next) === canonicalJson(base ?? {})) return;
+    if (jsonEqual(next, base ?? {})) return;
     const now = deps.now().getTime();
     const since = now - statuses.lastWriteAt(key);
     if (!urgent && since < deps.progressIntervalMs) {
@@ -269,7 +269,7 @@ export function createRunStatusStore(deps: {
       const current = latest(key, run) ?? {};
       const next = mutate(current);
       const now = { ...run, status: current };
-      if (next === null || canonicalJson(next) === canonicalJson(current)) return now;
+      if (next === null || jsonEqual(next, current)) return now;
       const { namespace = '', name } = splitKey(key);
       await statuses.write(key, namespace, name, next, deps.now().getTime());
       return { ...run, status: next };

@@ -179,6 +179,14 @@ export interface KubeClient {
   close(): void;
 }
 
+/**
+ * Accept header asking for only the object's metadata back (kind PartialObjectMetadata), on
+ * any verb, plain JSON where a server cannot: a create whose caller reads no more than the
+ * metadata spares the apiserver serializing, and the controller parsing, the whole object.
+ */
+export const ACCEPT_METADATA_ONLY =
+  'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+
 const PATCH_TYPES = {
   merge: 'application/merge-patch+json',
   json: 'application/json-patch+json',

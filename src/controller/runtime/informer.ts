@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { exponentialDelay, sleep } from './backoff.js';
 import { isGone, resourcePath, type KubeClient, type ResourceRef } from './client.js';
+import { createOwnerIndex } from './owner-index.js';
 
 /** The fields every Kubernetes object has that the cache relies on. */
 export interface KubeObject {
@@ -36,6 +37,10 @@ export interface Informer<T extends KubeObject> {
   readonly resource: ResourceRef;
   get(namespace: string | undefined, name: string): T | undefined;
   list(namespace?: string): T[];
+  /** The cached objects whose controller owner reference has this uid. */
+  ownedBy(uid: string): T[];
+  /** The cached objects of a namespace whose controller is this kind and name, any uid. */
+  ownedByName(namespace: string, kind: string, name: string): T[];
   /** The on* methods do not use `this`: they may be passed around unbound. */
   onAdd(this: void, handler: (object: T) => void): void;
   onUpdate(this: void, handler: (previous: T, object: T) => void): void;
@@ -100,6 +105,7 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
   const settings = { ...DEFAULTS, ...definedOnly(options) };
   const { client, resource, logger } = options;
   const cache = new Map<string, T>();
+  const owners = createOwnerIndex<T>();
   const addHandlers: Array<(object: T) => void> = [];
   const updateHandlers: Array<(previous: T, object: T) => void> = [];
   const deleteHandlers: Array<(object: T) => void> = [];
@@ -126,7 +132,9 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
     if (object.metadata) delete object.metadata.managedFields;
     const key = objectKey(object);
     const previous = cache.get(key);
+    if (previous) owners.remove(key, previous);
     cache.set(key, object);
+    owners.add(key, object);
     if (!previous) emit(addHandlers, object);
     else if (previous.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
       emit(updateHandlers, previous, object);
@@ -136,6 +144,7 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
   function remove(object: T): void {
     const key = objectKey(object);
     const previous = cache.get(key);
+    if (previous) owners.remove(key, previous);
     cache.delete(key);
     if (object.metadata) delete object.metadata.managedFields;
     emit(deleteHandlers, previous ?? object);
@@ -258,6 +267,8 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
         ? all
         : all.filter((object) => object.metadata?.namespace === namespace);
     },
+    ownedBy: (uid) => owners.byUid(uid),
+    ownedByName: (namespace, kind, name) => owners.byName(namespace, kind, name),
     onAdd: (handler) => void addHandlers.push(handler),
     onUpdate: (handler) => void updateHandlers.push(handler),
     onDelete: (handler) => void deleteHandlers.push(handler),

@@ -2,6 +2,7 @@ import type { V1PodTemplateSpec } from '@kubernetes/client-node';
 import { Reasons, type Workflow } from '../../api/index.js';
 import { checkHookTemplate } from '../../template/hook.js';
 import { loadWorkflowText, type LoadedWorkflow } from '../../template/load-workflow.js';
+import { createBoundedCache, memoized } from '../../workflow/bounded-cache.js';
 import { HOOK_FIELDS } from '../../workflow/config.js';
 import { errorMessage } from '../../workflow/errors.js';
 import { HOOK_NAMES } from '../../workflow/events.js';
@@ -62,14 +63,13 @@ type Checked = LoadedWorkflow | { problem: WorkflowProblem };
  * YAML and templates again was most of that reconcile's CPU. Loading is pure, and what it
  * returns is only read, so a text's result is shared. Bounded: the oldest goes first.
  */
-const checkedTexts = new Map<string, Checked>();
-const CHECKED_TEXTS_KEPT = 64;
+const checkedTexts = createBoundedCache<string, Checked>(64);
 
 function loadChecked(text: string, source: string): Checked {
-  const key = `${source}\u0000${text}`;
-  const known = checkedTexts.get(key);
-  if (known) return known;
-  let checked: Checked;
+  return memoized(checkedTexts, `${source}\u0000${text}`, () => check(text, source));
+}
+
+function check(text: string, source: string): Checked {
   try {
     const loaded = loadWorkflowText(text, source);
     // Hooks render only when a run starts; parse them now, as `lorenz workflow validate`
@@ -78,16 +78,10 @@ function loadChecked(text: string, source: string): Checked {
       const command = loaded.config.hooks[HOOK_FIELDS[name]];
       if (command !== null) checkHookTemplate(name, command);
     }
-    checked = loaded;
+    return loaded;
   } catch (error) {
-    checked = { problem: { reason: Reasons.ConfigInvalid, message: errorMessage(error) } };
+    return { problem: { reason: Reasons.ConfigInvalid, message: errorMessage(error) } };
   }
-  if (checkedTexts.size >= CHECKED_TEXTS_KEPT) {
-    const oldest = checkedTexts.keys().next().value;
-    if (oldest !== undefined) checkedTexts.delete(oldest);
-  }
-  checkedTexts.set(key, checked);
-  return checked;
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   type Informer,
   type KubeObject,
 } from '../../../src/controller/runtime/informer.js';
+import { controllerOf } from '../../../src/controller/runtime/owner-index.js';
 import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 
 /** An informer whose cache is a Map the test fills; handlers are kept but never called. */
@@ -54,6 +55,17 @@ export class FakeInformer<T extends KubeObject> implements Informer<T> {
     return namespace === undefined
       ? all
       : all.filter((object) => object.metadata?.namespace === namespace);
+  }
+
+  ownedBy(uid: string): T[] {
+    return this.list().filter((object) => controllerOf(object)?.uid === uid);
+  }
+
+  ownedByName(namespace: string, kind: string, name: string): T[] {
+    return this.list(namespace).filter((object) => {
+      const owner = controllerOf(object);
+      return owner?.kind === kind && owner.name === name;
+    });
   }
 
   onAdd(): void {}
