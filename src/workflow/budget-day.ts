@@ -39,28 +39,57 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
   return format;
 }
 
-/** The day `at` falls on in `timeZone`, as YYYY-MM-DD. */
+const formatDay = (at: number, timeZone: string): string => formatter(timeZone).format(at);
+
+/** A day a zone was last asked about: [from, until) are instants known to fall on it. */
+interface KnownDay {
+  day: string;
+  from: number;
+  until: number;
+}
+const knownDays = createBoundedCache<string, KnownDay>(64);
+
+/**
+ * The day `at` falls on in `timeZone`, as YYYY-MM-DD. Every status write asks, and a
+ * formatter's answer costs tens of microseconds: UTC's day is read off the ISO string, and
+ * another zone's day is remembered with where it ends (found once a day per zone).
+ */
 export function budgetDay(at: Date, timeZone: string): string {
-  return formatter(timeZone).format(at);
+  const time = at.getTime();
+  if (timeZone === 'UTC' && Number.isFinite(time)) return at.toISOString().slice(0, 10);
+  const known = knownDays.get(timeZone);
+  if (known && time >= known.from && time < known.until) return known.day;
+  const day = formatDay(time, timeZone);
+  // Only a later day is remembered: an earlier instant (a past run's) costs one format and
+  // leaves today's entry alone, so mixed instants never bisect again and again.
+  if (Number.isFinite(time) && (!known || time >= known.until)) {
+    knownDays.set(timeZone, { day, from: time, until: firstInstantAfter(time, day, timeZone) });
+  }
+  return day;
 }
 
 /**
- * When the day after `at`'s day starts in `timeZone`: the first instant whose budgetDay
- * differs. Found by stepping an hour at a time then bisecting to the millisecond, which is
- * exact for every zone (offsets change on whole minutes) and needs no zone database of our own.
+ * The first instant after `at` whose day in `timeZone` is not `today`. Found by stepping an
+ * hour at a time then bisecting to the millisecond, which is exact for every zone (offsets
+ * change on whole minutes) and needs no zone database of our own.
  */
-export function nextDayStart(at: Date, timeZone: string): Date {
-  const today = budgetDay(at, timeZone);
-  let low = at.getTime();
+function firstInstantAfter(at: number, today: string, timeZone: string): number {
+  let low = at;
   let high = low + 3_600_000;
-  while (budgetDay(new Date(high), timeZone) === today) {
+  while (formatDay(high, timeZone) === today) {
     low = high;
     high += 3_600_000;
   }
   while (high - low > 1) {
     const middle = Math.floor((low + high) / 2);
-    if (budgetDay(new Date(middle), timeZone) === today) low = middle;
+    if (formatDay(middle, timeZone) === today) low = middle;
     else high = middle;
   }
-  return new Date(high);
+  return high;
+}
+
+/** When the day after `at`'s day starts in `timeZone`: the first instant whose budgetDay differs. */
+export function nextDayStart(at: Date, timeZone: string): Date {
+  const time = at.getTime();
+  return new Date(firstInstantAfter(time, formatDay(time, timeZone), timeZone));
 }

@@ -7,7 +7,8 @@ import type {
 } from '@kubernetes/client-node';
 import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
 import { errorMessage, isLorenzError } from '../../workflow/errors.js';
-import { normalizeIssue, type Issue } from '../../workflow/issue.js';
+import type { Issue } from '../../workflow/issue.js';
+import { runIssue } from '../shared/run-issue.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, PODS, PVCS, SECRETS, resourcePath } from '../runtime/client.js';
@@ -99,7 +100,7 @@ export async function ensureRunObjects(options: {
   const config = runnable.loaded.config;
   let issue: Issue;
   try {
-    issue = normalizeIssue(run.spec.issue, 'spec.issue');
+    issue = runIssue(run);
   } catch (error) {
     return final(Reasons.InputsInvalid, errorMessage(error));
   }

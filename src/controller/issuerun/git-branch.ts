@@ -1,7 +1,7 @@
 import type { IssueRun } from '../../api/index.js';
 import type { GitWorkspaceConfig } from '../../workflow/config.js';
 import { isLorenzError } from '../../workflow/errors.js';
-import { normalizeIssue } from '../../workflow/issue.js';
+import { runIssue } from '../shared/run-issue.js';
 import { resolveBranchName, resolveRemote } from '../../workspace/git/index.js';
 import { reasonForErrorCode } from './pod-status.js';
 
@@ -33,7 +33,7 @@ export function decideBranch(git: GitWorkspaceConfig | null, run: IssueRun): Bra
     if (stored) return { kind: 'stored', branch: stored };
     return {
       kind: 'new',
-      branch: resolveBranchName(git, normalizeIssue(run.spec.issue, 'spec.issue')),
+      branch: resolveBranchName(git, runIssue(run)),
     };
   } catch (error) {
     if (!isLorenzError(error)) throw error;

@@ -1,6 +1,6 @@
 import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
-import { normalizeIssue } from '../../workflow/issue.js';
+import { runIssue } from '../shared/run-issue.js';
 import { ensembleSize } from '../../workspace/ensemble.js';
 import type { KubeClient } from '../runtime/client.js';
 import { checkSshKey } from './ssh-key.js';
@@ -35,7 +35,7 @@ export const SSH_REQUEUE_MS = {
 export function firstAttemptSlots(run: IssueRun, config: WorkflowConfig): SlotToPlace[] {
   let size: number;
   try {
-    size = ensembleSize(normalizeIssue(run.spec.issue, 'spec.issue'), config.agent.ensembleSize);
+    size = ensembleSize(runIssue(run), config.agent.ensembleSize);
   } catch {
     return [];
   }

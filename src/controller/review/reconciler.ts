@@ -12,7 +12,7 @@ import type { TrackerWriter } from '../../tracker/types.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { errorMessage } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
-import { normalizeIssue } from '../../workflow/issue.js';
+import { runIssue } from '../shared/run-issue.js';
 import type { ReviewConfig } from '../../workflow/review-config.js';
 import { isActiveState } from '../../workflow/states.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
@@ -103,7 +103,7 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
       writer: await deps.trackerWriter(workflow, config),
       issue,
       pullRequestText: (base) =>
-        deps.pullRequestText(settings, normalizeIssue(run.spec.issue, 'spec.issue'), {
+        deps.pullRequestText(settings, runIssue(run), {
           branch,
           base,
           summary: null,

@@ -24,6 +24,26 @@ describe('budgetDay', () => {
   });
 });
 
+describe('budgetDay remembered across calls', () => {
+  // The day a zone was last asked about is remembered with where it ends: walking instants
+  // forwards, backwards and across clock changes must answer what a fresh formatter says.
+  it.each(['UTC', 'Europe/Paris', 'Asia/Kathmandu', 'America/St_Johns'])('%s', (timeZone) => {
+    const fresh = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    });
+    const start = Date.parse('2026-03-27T00:00:00.000Z');
+    const forwards = Array.from({ length: 200 }, (_, step) => start + step * 37 * 60_000);
+    const order = [...forwards, ...[...forwards].reverse(), ...forwards.filter((_, i) => i % 3)];
+    const wrong = order.filter(
+      (at) => budgetDay(new Date(at), timeZone) !== fresh.format(new Date(at)),
+    );
+    expect(wrong.map((at) => new Date(at).toISOString())).toEqual([]);
+  });
+});
+
 describe('nextDayStart', () => {
   it.each<[string, string, string, string]>([
     ['UTC, mid-day', '2026-06-15T12:34:56.789Z', 'UTC', '2026-06-16T00:00:00.000Z'],
