@@ -147,6 +147,13 @@ async function main(): Promise<void> {
           `RSS ${mib(lorenzRound.rssMiB)}, CPU ${cpu(lorenzRound.cpuSeconds)}, ` +
           `writes/run ${(lorenzRound.writes.total / lorenzRound.figures.count).toFixed(2)}`,
       );
+      say(
+        `round ${round}, Lorenz's writes: ` +
+          [...lorenzRound.writes.breakdown]
+            .sort()
+            .map(([what, count]) => `${what} ×${count}`)
+            .join(', '),
+      );
       if (lorenzRound.profile)
         for (const line of summarizeCpuProfile(lorenzRound.profile, profileTop))
           process.stderr.write(`[bench] ${line}\n`);

@@ -10,6 +10,7 @@ import { isActiveState } from '../../workflow/states.js';
 import type { CreateFailure } from './create.js';
 import { ensureRunObjects, type EnsureResult } from './ensure.js';
 import type { PodExpectations } from './expectations.js';
+import { POD_STARTING } from './pod-status.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
 import { planSsh } from './ssh-placement.js';
 import { waitingOutcome, type RetryPlan } from './retry.js';
@@ -233,7 +234,7 @@ export function createAttemptStarter(deps: AttemptDeps) {
       };
       started.views = started.views.map((view) => {
         const fresh = ensured.slots.find((entry) => entry.slot === view.slot);
-        return fresh ? { ...fresh, outcome: null } : view;
+        return fresh ? { ...fresh, outcome: POD_STARTING } : view;
       });
     }
     return started;

@@ -272,6 +272,19 @@ function strandedVerdict(pod: V1Pod, now: Date): PodOutcome | null {
 }
 
 /**
+ * What a slot says of a Pod that exists and has no status yet, and of one the controller has
+ * just created before its cache has it: the same words, so the Pod's arrival in the cache
+ * changes nothing to write (it was a second status write for every run).
+ */
+export const POD_STARTING: PodOutcome = {
+  phase: 'Pending',
+  reason: 'Pending',
+  message: 'the Pod is starting',
+  finished: false,
+  summary: null,
+};
+
+/**
  * What a run Pod's status means for its slot. The Pod's own words go into the message;
  * the reason is one of the IssueRun reasons. Pending trouble (image pulls, scheduling,
  * config errors) is tolerated for a grace, as the kubelet keeps retrying.
@@ -316,16 +329,7 @@ function mapLivePodStatus(
       };
     case undefined: // no status yet: as Pending
     default: {
-      const verdict = waitingVerdict(pod, options);
-      return (
-        verdict ?? {
-          phase: 'Pending',
-          reason: 'Pending',
-          message: 'the Pod is starting',
-          finished: false,
-          summary,
-        }
-      );
+      return waitingVerdict(pod, options) ?? { ...POD_STARTING, summary };
     }
   }
 }

@@ -16,7 +16,12 @@ import { ISSUERUNS, type PodObject } from '../shared/resources.js';
 import { ensureRunObjects } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
-import { DEFAULT_POD_STATUS_OPTIONS, mapPodStatus, type PodStatusOptions } from './pod-status.js';
+import {
+  DEFAULT_POD_STATUS_OPTIONS,
+  mapPodStatus,
+  POD_STARTING,
+  type PodStatusOptions,
+} from './pod-status.js';
 import {
   assignedSlots,
   cancelledSlots,
@@ -267,7 +272,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     let endedUnread = false;
     const views: SlotView[] = ensured.slots.map((entry) => {
       const pod = pods.find((candidate) => candidate.metadata?.name === entry.podName);
-      const outcome = pod ? mapPodStatus(pod, podStatusOptions()) : null;
+      const outcome = pod ? mapPodStatus(pod, podStatusOptions()) : POD_STARTING;
       if (!outcome?.finished) return { ...entry, outcome };
       endedUnread = true;
       return { ...entry, outcome: { ...outcome, ...ENDED_BEFORE_RECORDED } };

@@ -252,6 +252,12 @@ const rows: RunRow[] = [
     }),
   },
   {
+    // The start says what the Pod in the cache will say: its arrival is not a second write.
+    name: 'fresh run, then its Pod in the cache: nothing more to write',
+    run: issueRun(),
+    steps: [{ want: fresh }, { pods: [runPod({ phase: 'Pending' })], want: nothing }],
+  },
+  {
     name: 'fresh ensemble of 2: one Pod per slot',
     run: issueRun({ labels: ['ensemble:2'] }),
     steps: once({
