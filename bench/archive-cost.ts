@@ -35,6 +35,10 @@ import {
 import { auditMark, countWrites, CONTROLLER_USER } from './reconcile-audit.js';
 import { inPool, sequenceNames } from './reconcile-load.js';
 import { cpuSeconds, settled, workflowReady } from './reconcile-phases.js';
+import { summarizeCpuProfile } from './cpu-profile.js';
+
+/** BENCH_PROFILE=N: the controller's CPU profile of each mode, its top N entries (the CPU figure then includes the profiler's). */
+const profileTop = Math.max(0, Math.floor(Number(process.env.BENCH_PROFILE ?? 0)) || 0);
 
 const execFileAsync = promisify(execFile);
 
@@ -81,6 +85,7 @@ async function oneMode(
     await settled(controller.pid, 30_000);
     const writes0 = (await controller.writes()).writes;
     const mark = await auditMark(cluster.auditLog);
+    if (profileTop > 0) await controller.profileStart();
     const cpu0 = await cpuSeconds(controller.pid);
     const body = issueRunBody('parked');
     const names = sequenceNames('parked', runs);
@@ -124,6 +129,9 @@ async function oneMode(
     await settled(controller.pid, 120_000);
     const writes = await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark);
     const cpu = (await cpuSeconds(controller.pid)) - cpu0;
+    if (profileTop > 0)
+      for (const line of summarizeCpuProfile(await controller.profileStop(), profileTop))
+        say(`archive ${mode}: ${line}`);
     await controller.collected();
     const rssAfterMiB = (await memoryOf(controller.pid)).rssMiB;
     return {

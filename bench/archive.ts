@@ -21,6 +21,7 @@
 //   BENCH_RUNS           archived runs to seed (100000)
 //   BENCH_ARCHIVER_RUNS  IssueRuns through the archiver, on and off (10000)
 //   BENCH_PHASES         which parts run, comma-separated: stores,archiver,logs (all)
+//   BENCH_PROFILE        N: the controller's CPU profile in the archiver part, top N entries (off)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -8,6 +8,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
+import { UPSERT_ATTEMPT, UPSERT_EVENT, UPSERT_RUN } from './sqlite-upserts.js';
 import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-cap.js';
 import { runListSql, runPageOf } from './run-page.js';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
@@ -83,11 +85,15 @@ interface PieceRow {
 class SqliteArchive implements ArchiveStore {
   readonly kind = 'sqlite' as const;
   private readonly statements = new Map<string, StatementSync>();
+  /** The writes: grouped into one transaction (one sync) per turn of the event loop. */
+  private readonly writes: GroupCommit;
 
   constructor(
     private readonly db: DatabaseSync,
     readonly location: string,
-  ) {}
+  ) {
+    this.writes = createGroupCommit(db, (error) => toArchiveError(error, location));
+  }
 
   /** A cached prepared statement (listRuns builds a few shapes of SQL, each reused). */
   private stmt(sql: string): StatementSync {
@@ -107,8 +113,23 @@ class SqliteArchive implements ArchiveStore {
     }
   }
 
+  /**
+   * A write of the group commit; its checks (a bad record) throw before anything is queued.
+   */
+  private write(prepare: () => () => void): Promise<void> {
+    let work: () => void;
+    try {
+      work = prepare();
+    } catch (error) {
+      return Promise.reject(toArchiveError(error, this.location));
+    }
+    return this.writes.run(work);
+  }
+
   /** Runs `work` in one write transaction (taken at once, so it never upgrades and deadlocks). */
   private tx<T>(work: () => T): T {
+    // Inside a group's transaction already: it commits (or undoes) this with the rest.
+    if (this.db.isTransaction) return work();
     this.db.exec('BEGIN IMMEDIATE');
     try {
       const result = work();
@@ -144,72 +165,56 @@ class SqliteArchive implements ArchiveStore {
   }
 
   putRun(run: RunRecord): Promise<void> {
-    return this.guard(() => {
+    return this.write(() => {
       const c = runColumns(run);
-      // A run marked deleted stays deleted when a late write of it (a restart's replay)
-      // carries no deletion time.
-      this.stmt(
-        `INSERT INTO runs (uid, namespace, name, workflow, issue_id, issue_identifier, phase,
-           reason, created_at, deleted_at, input_tokens, output_tokens, total_tokens, record)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
-           workflow = excluded.workflow, issue_id = excluded.issue_id,
-           issue_identifier = excluded.issue_identifier, phase = excluded.phase,
-           reason = excluded.reason, created_at = excluded.created_at,
-           deleted_at = COALESCE(excluded.deleted_at, runs.deleted_at),
-           input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens,
-           total_tokens = excluded.total_tokens, record = excluded.record`,
-      ).run(
-        c.uid,
-        c.namespace,
-        c.name,
-        c.workflow,
-        c.issueId,
-        c.issueIdentifier,
-        c.phase,
-        c.reason,
-        c.createdAt,
-        c.deletedAt,
-        c.inputTokens,
-        c.outputTokens,
-        c.totalTokens,
-        c.record,
-      );
+      return () => {
+        // A run marked deleted stays deleted when a late write of it (a restart's replay)
+        // carries no deletion time.
+        this.stmt(UPSERT_RUN).run(
+          c.uid,
+          c.namespace,
+          c.name,
+          c.workflow,
+          c.issueId,
+          c.issueIdentifier,
+          c.phase,
+          c.reason,
+          c.createdAt,
+          c.deletedAt,
+          c.inputTokens,
+          c.outputTokens,
+          c.totalTokens,
+          c.record,
+        );
+      };
     });
   }
 
   putAttempt(attempt: AttemptRecord): Promise<void> {
-    return this.guard(() => {
+    return this.write(() => {
       const c = attemptColumns(attempt);
-      this.stmt(
-        `INSERT INTO attempts (run_uid, slot, attempt, pod_uid, phase, record)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (run_uid, slot, attempt) DO UPDATE SET pod_uid = excluded.pod_uid,
-           phase = excluded.phase, record = excluded.record`,
-      ).run(c.runUid, c.slot, c.attempt, c.podUid, c.phase, c.record);
+      return () => {
+        this.stmt(UPSERT_ATTEMPT).run(c.runUid, c.slot, c.attempt, c.podUid, c.phase, c.record);
+      };
     });
   }
 
   putEvents(events: readonly EventRecord[]): Promise<void> {
-    return this.guard(() => {
+    return this.write(() => {
       const rows = events.map(eventColumns);
-      if (rows.length === 0) return;
-      const insert = this.stmt(
-        `INSERT INTO events (uid, run_uid, first_time, record) VALUES (?, ?, ?, ?)
-         ON CONFLICT (uid) DO UPDATE SET run_uid = excluded.run_uid,
-           first_time = excluded.first_time, record = excluded.record`,
-      );
-      this.tx(() => {
+      return () => {
+        if (rows.length === 0) return;
+        const insert = this.stmt(UPSERT_EVENT);
         for (const c of rows) insert.run(c.uid, c.runUid, c.firstTime, c.record);
-      });
+      };
     });
   }
 
   appendLog(piece: LogAppend): Promise<void> {
-    return this.guard(() => {
+    return this.write(() => {
       const bytes = logAppendBytes(piece);
       const cap = piece.capBytes;
-      this.tx(() => {
+      return () => {
         const exists = this.stmt(
           'SELECT 1 AS one FROM log_pieces WHERE pod_uid = ? AND byte_offset = ?',
         ).get(piece.podUid, piece.offset);
@@ -249,14 +254,14 @@ class SqliteArchive implements ArchiveStore {
            ON CONFLICT (pod_uid) DO UPDATE SET kept_bytes = excluded.kept_bytes,
              dropped_end = excluded.dropped_end`,
         ).run(piece.podUid, piece.runUid, state.keptBytes, state.droppedEnd);
-      });
+      };
     });
   }
 
   markDeleted(uid: string, at: string): Promise<void> {
-    return this.guard(() => {
+    return this.write(() => {
       const deletedAt = canonicalTime(at, `run ${uid} deletion time`, 'archive_record_invalid');
-      this.stmt('UPDATE runs SET deleted_at = ? WHERE uid = ?').run(deletedAt, uid);
+      return () => this.stmt('UPDATE runs SET deleted_at = ? WHERE uid = ?').run(deletedAt, uid);
     });
   }
 
@@ -409,6 +414,7 @@ class SqliteArchive implements ArchiveStore {
 
   close(): Promise<void> {
     return this.guard(() => {
+      if (this.db.isOpen) this.writes.flush();
       if (this.db.isOpen) this.db.close();
     });
   }
