@@ -19,12 +19,12 @@ import {
 } from '../../src/api/run-pod.js';
 import { runContainer } from './pod-on-docker.js';
 
-const images = inject('runtimeImages');
+const images = inject('containerImages');
 const unavailable = images.available ? '' : images.reason;
 const operator = images.available ? images.operator : '';
 const agent = images.available ? images.agent : '';
 
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-runtime-guard-'));
+const scratch = mkdtempSync(join(tmpdir(), 'lorenz-containers-guard-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const REPO_MOUNT = '/srv/web.git';

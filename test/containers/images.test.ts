@@ -30,14 +30,14 @@ import {
 } from '../../src/api/run-pod.js';
 import { docker, runContainer, securityFlags } from './pod-on-docker.js';
 
-const images = inject('runtimeImages');
+const images = inject('containerImages');
 const unavailable = images.available ? '' : images.reason;
-if (unavailable) console.warn(`[runtime] skipping the runtime tier: ${unavailable}`);
+if (unavailable) console.warn(`[containers] skipping the containers tier: ${unavailable}`);
 const operator = images.available ? images.operator : '';
 const agent = images.available ? images.agent : '';
 const pause = images.available ? images.pause : '';
 
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-runtime-'));
+const scratch = mkdtempSync(join(tmpdir(), 'lorenz-containers-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface RunnerLine {
@@ -113,7 +113,7 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
     ]);
 
   it('starts the controller on a read-only root filesystem: it answers /healthz', () => {
-    const name = `lorenz-runtime-controller-${process.pid}`;
+    const name = `lorenz-containers-controller-${process.pid}`;
     const started = startLocked(name, ['controller']);
     expect(started.status, started.stderr).toBe(0);
     try {
@@ -136,7 +136,7 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
   });
 
   it('serves the web view it carries (lorenz server) on a read-only root filesystem, under its CSP', () => {
-    const name = `lorenz-runtime-server-${process.pid}`;
+    const name = `lorenz-containers-server-${process.pid}`;
     const started = startLocked(name, ['server', '--auth', 'token']);
     expect(started.status, started.stderr).toBe(0);
     try {
@@ -340,7 +340,7 @@ describe.skipIf(unavailable !== '')('a run Pod on the Docker engine', () => {
 
 describe.skipIf(unavailable !== '')("the pause image (the real node's Pod sandbox)", () => {
   it('holds on as a non-root PID 1 and exits 0 at once on SIGTERM', () => {
-    const name = `lorenz-runtime-pause-${process.pid}`;
+    const name = `lorenz-containers-pause-${process.pid}`;
     const started = docker(['run', '--detach', '--name', name, '--network', 'none', pause]);
     expect(started.status, started.stderr).toBe(0);
     try {
