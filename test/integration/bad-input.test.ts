@@ -10,18 +10,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Condition, IssueRun, Workflow } from '../../src/api/index.js';
 import {
-  NAMESPACE,
+  createConfigMap,
   createIssueRun,
+  createSecret,
   createWorkflow,
+  createWorkflowFromConfigMap,
   finished,
   getRun,
   path,
-  podTemplate,
   root,
   until,
   useOperatorEnv,
   workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 const CORPUS = join(root, 'test/fixtures/bad-input');
@@ -183,40 +183,20 @@ const matches = (found: Condition | undefined, want: ConditionExpectation) =>
 
 describe('bad input', () => {
   // lorenz-runner is allowed and never created: the missing-ServiceAccount case of the corpus.
-  const current = useOperatorEnv({ allowedServiceAccounts: ['default', 'lorenz-runner'] });
-  let env: OperatorEnv;
+  const env = useOperatorEnv({ allowedServiceAccounts: ['default', 'lorenz-runner'] });
   let corpus: LoadedCase[];
   let exited: string | undefined;
   const timings: Record<string, number> = {};
 
   beforeAll(async () => {
-    env = current();
     corpus = await loadCorpus();
     void env.controller?.done.then((reason) => {
       exited = JSON.stringify(reason);
     });
     await createWorkflow(env, PARKED, workflowText(env), { suspend: true });
     // What controller-refs.yaml names: present, but without the key it asks for.
-    await env.admin.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'tracker-key-elsewhere' },
-        stringData: { api_key: 'x' },
-      },
-    });
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'tracker-key-elsewhere-md' },
-        data: { 'OTHER.md': VALID_MD },
-      },
-    });
+    await createSecret(env, 'tracker-key-elsewhere', { api_key: 'x' });
+    await createConfigMap(env, 'tracker-key-elsewhere-md', { 'OTHER.md': VALID_MD });
   });
 
   it('holds at least 100 cases, each with an expectation', () => {
@@ -300,16 +280,7 @@ describe('bad input', () => {
         const base = baseObject('Workflow', name);
         let object: Json = mergePatch(base, { spec: { workflow: entry.workflowMd } });
         if (via === 'configmap') {
-          await env.admin.request({
-            method: 'POST',
-            path: path.configMaps(),
-            body: {
-              apiVersion: 'v1',
-              kind: 'ConfigMap',
-              metadata: { name },
-              data: { 'WORKFLOW.md': entry.workflowMd },
-            },
-          });
+          await createConfigMap(env, name, { 'WORKFLOW.md': entry.workflowMd });
           object = mergePatch(base, {
             spec: {
               workflow: null,
@@ -371,19 +342,7 @@ describe('bad input', () => {
       const stalled = condition(run.status?.conditions, 'Stalled');
       return stalled?.status === 'True' && stalled.reason === 'WorkflowNotFound' ? run : undefined;
     });
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'late' },
-        spec: {
-          workflowFrom: { configMapKeyRef: { name: 'late-md', key: 'WORKFLOW.md' } },
-          podTemplate,
-        },
-      },
-    });
+    await createWorkflowFromConfigMap(env, 'late', 'late-md');
     const missing = await until('the Workflow to miss its ConfigMap', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('late') });
       const valid = condition(workflow.status?.conditions, 'ConfigValid');
@@ -395,44 +354,16 @@ describe('bad input', () => {
       const run = await getRun(env, 'late-1');
       return run.status?.reason === 'WorkflowInvalid' ? run : undefined;
     });
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'late-md' },
-        data: { 'WORKFLOW.md': workflowText(env) },
-      },
-    });
+    await createConfigMap(env, 'late-md', { 'WORKFLOW.md': workflowText(env) });
     const run = await finished(env, 'late-1', 120_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
   });
 
   it('keeps serving the last good WORKFLOW.md when its ConfigMap is deleted, and says so', async () => {
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'kept-md' },
-        data: { 'WORKFLOW.md': workflowText(env, { hooks: { after_run: 'echo kept' } }) },
-      },
+    await createConfigMap(env, 'kept-md', {
+      'WORKFLOW.md': workflowText(env, { hooks: { after_run: 'echo kept' } }),
     });
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'kept' },
-        spec: {
-          workflowFrom: { configMapKeyRef: { name: 'kept-md', key: 'WORKFLOW.md' } },
-          podTemplate,
-        },
-      },
-    });
+    await createWorkflowFromConfigMap(env, 'kept', 'kept-md');
     await until('kept to load its ConfigMap', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('kept') });
       return condition(workflow.status?.conditions, 'ConfigValid')?.status === 'True'

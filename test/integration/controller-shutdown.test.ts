@@ -11,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { LEASES, resourcePath } from '../../src/controller/runtime/client.js';
-import { controllerKubeConfig, installOperator, NAMESPACE, root } from './operator-harness.js';
+import {
+  NAMESPACE,
+  controllerKubeConfig,
+  freePort,
+  installOperator,
+  root,
+} from './operator-harness.js';
 
 /** Where the chart keeps the Lease (config/rbac's leader-election Role is there). */
 const LEASE_NAMESPACE = 'lorenz-system';
@@ -61,14 +67,6 @@ async function startRelay(target: URL) {
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The controller's ServiceAccount (config/rbac's verbs) through `server`, as a file. */

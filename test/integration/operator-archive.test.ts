@@ -19,18 +19,17 @@ import { ArchiveError, type ArchiveStore, type ArchivedRun } from '../../src/arc
 import type { ControllerRunOptions } from '../../src/controller/main.js';
 import { archivedLogText, faultyArchive, type FaultyArchive } from '../support/archive-faults.js';
 import {
+  NAMESPACE,
   createIssueRun,
   createWorkflow,
   finished,
   getRun,
-  NAMESPACE,
   path,
   podTemplate,
-  useOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
   type EventView,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 const FINALIZER = 'lorenz.dev/archive';
@@ -63,12 +62,10 @@ const down = () => new ArchiveError('archive_unavailable', 'connection refused (
 const diskFull = () => new ArchiveError('archive_disk_full', 'database or disk is full (test)');
 
 describe.each(stores)('the run archive on %s', (_name, openStore) => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   let inner: ArchiveStore;
   let store: FaultyArchive;
   beforeAll(async () => {
-    env = current();
     inner = await openStore();
     store = faultyArchive(inner);
     await restart();

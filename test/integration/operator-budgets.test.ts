@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import { SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 import {
+  createConfigMap,
   createIssueRun,
   createWorkflow,
   finished,
@@ -22,7 +23,7 @@ let clockOffsetMs = 0;
 const now = () => new Date(Date.now() + clockOffsetMs);
 const PRICES = 'lorenz-prices';
 
-const envOf = useOperatorEnv({ priceTable: { name: PRICES }, now, progressIntervalMs: 200 });
+const env = useOperatorEnv({ priceTable: { name: PRICES }, now, progressIntervalMs: 200 });
 
 /** A Workflow whose WORKFLOW.md has `agent.budget` (the YAML under it) and the given prompt. */
 async function budgetWorkflow(
@@ -61,24 +62,13 @@ async function expectStopped(env: OperatorEnv, run: IssueRun, limit: string): Pr
 describe('budgets on the operator', () => {
   // The price table first: the controller reads it when it builds an attempt.
   beforeAll(async () => {
-    const env = envOf();
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: PRICES },
-        data: {
-          'prices.yaml':
-            'currency: USD\nmodels:\n  scripted-large: { input: 3, cachedInput: 0.3, output: 15 }\n',
-        },
-      },
+    await createConfigMap(env, PRICES, {
+      'prices.yaml':
+        'currency: USD\nmodels:\n  scripted-large: { input: 3, cachedInput: 0.3, output: 15 }\n',
     });
   });
 
   it('an attempt limit stops the agent after the turn that crossed it', async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-attempt', '    attempt: { tokens: 1000 }', {
       maxTurns: 3,
       prompt: '@usage 800 400',
@@ -91,7 +81,6 @@ describe('budgets on the operator', () => {
   });
 
   it('a run limit counts every attempt of the run', async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-run', '    run: { tokens: 1000 }', {
       maxTurns: 2,
       // Attempt 1 spends 600 and dies in turn 2; attempt 2 crosses the run's limit in turn 1.
@@ -111,7 +100,6 @@ describe('budgets on the operator', () => {
   });
 
   it("an issue limit counts the issue's earlier runs", async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-issue', '    issue: { tokens: 1500 }', {
       prompt: '@usage 800 0',
     });
@@ -122,7 +110,6 @@ describe('budgets on the operator', () => {
   });
 
   it('a cost the agent reports stops its turn at once, priced usage and metrics follow', async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-cost', '    attempt: { cost: 1.00 }', {
       model: 'scripted-large',
       prompt: '@usage 100000 10000\n@cost 1.25 USD\n@sleep 60000\n@write late.txt never',
@@ -154,7 +141,6 @@ describe('budgets on the operator', () => {
   });
 
   it('a spent day stops dispatch until the next day, then it starts again', async () => {
-    const env = envOf();
     const board = [1, 2, 3]
       .map((n) => `    - { id: "d${n}", identifier: "DAY-${n}", title: "d", state: "Todo" }`)
       .join('\n');

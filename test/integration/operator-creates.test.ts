@@ -10,8 +10,8 @@ import {
   getRun,
   path,
   runPodNames,
-  useOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
@@ -28,10 +28,8 @@ const stalledWith = (env: OperatorEnv, name: string, reason: string) =>
   });
 
 describe('refused creates on a real apiserver', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   beforeAll(async () => {
-    env = current();
     await createWorkflow(
       env,
       'wf',

@@ -3,14 +3,14 @@
 // creates, runs, continues while the issue stays active, and stops and removes once it is
 // Done — blockers respected and the cap never exceeded.
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   createWorkflow,
   path,
   runPodNames,
-  useOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
@@ -43,11 +43,7 @@ const unfinished = (runs: IssueRun[]) =>
   );
 
 describe('the tracker drives the work', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(() => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   it('dispatches, continues, stops on Done, removes the run, then starts the unblocked issue', async () => {
     let maxUnfinished = 0;

@@ -1,18 +1,17 @@
 // A run's life and its Workflow's in Events, against the real apiserver: a run that fails,
 // retries and succeeds; an issue dispatched and done; a bad edit; a tracker lost and back.
 // Each Event is written once, across controller restarts in between.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   createIssueRun,
   createWorkflow,
   finished,
   path,
-  useOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
   type EventView,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 // Attempt 1 fails (the agent exits), attempt 2 works.
@@ -21,11 +20,7 @@ const board = (state: string) =>
   `  issues:\n    - { id: "l1", identifier: "LIFE-1", title: "Life", state: "${state}" }`;
 
 describe('Events of a run’s life and of its Workflow', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(() => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   const text = (options: Parameters<typeof workflowText>[1] = {}) =>
     workflowText(env, {

@@ -16,10 +16,9 @@ import {
   path,
   podTemplate,
   runPodNames,
-  startOperatorEnv,
+  useOperatorEnv,
   workflowText,
   type EventView,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 const TOKEN = 'ghp_operatorGitToken0123456789ab';
@@ -27,12 +26,10 @@ const REPO = 'acme/web';
 const BRANCH = 'lorenz/web-1-add-the-greeting';
 
 describe('git workspaces on the operator', () => {
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   let server: GitServer;
   let shared: string;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
     // The fixture serves from this process: started once the control plane is up.
     server = await startGitServer({
       addresses: ['127.0.0.1'],
@@ -46,7 +43,6 @@ describe('git workspaces on the operator', () => {
     await chmod(join(shared, 'ca.pem'), 0o644);
   });
   afterAll(async () => {
-    await env?.stop();
     await server?.close();
     if (shared) await rm(shared, { recursive: true, force: true });
   });

@@ -6,7 +6,9 @@ import { execFile } from 'node:child_process';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import pino, { type Logger } from 'pino';
 import { KubeConfig } from '@kubernetes/client-node';
 import { build } from 'esbuild';
 import { sshBundleOptions } from '../../hack/bundle-native.mjs';
@@ -15,6 +17,7 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
+import { freePort } from '../../hack/cluster/ports.js';
 import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
 import {
@@ -32,9 +35,13 @@ import {
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import type { IssueRun } from '../../src/api/index.js';
+import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
+import { fixtureData } from '../support/fakes/linear-data.js';
+import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import { POD_NODE_DIR, providePodNode } from '../support/node-binary.js';
 
 const exec = promisify(execFile);
+export { freePort };
 export const root = join(import.meta.dirname, '..', '..');
 export const NAMESPACE = 'default';
 export const CONTROLLER_USER = 'system:serviceaccount:lorenz-system:lorenz-controller';
@@ -189,23 +196,109 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
   return env;
 }
 
+/** The controller's options for `useOperatorEnv`: given, or made once the environment is up. */
+export type ControllerSetup =
+  | Partial<ControllerRunOptions>
+  | ((env: OperatorEnv) => Partial<ControllerRunOptions> | Promise<Partial<ControllerRunOptions>>);
+
 /**
- * One operator environment for a describe block, the controller started as the chart runs
- * it: `const env = useOperatorEnv();` then `env()` inside the tests.
+ * What a describe block starts in a beforeAll and stops in its afterAll, used as itself in the
+ * tests and in the hooks declared after it: `const linear = useStarted('the Linear stand-in',
+ * () => startLinearStandIn(…), (it) => it.close())`. afterAll hooks run in reverse (vitest's
+ * `sequence.hooks` is 'stack'): what is declared first stops last.
  */
-export function useOperatorEnv(overrides: Partial<ControllerRunOptions> = {}): () => OperatorEnv {
-  let env: OperatorEnv | undefined;
+export function useStarted<T extends object>(
+  what: string,
+  start: () => Promise<T>,
+  stop: (value: T) => Promise<void>,
+): T {
+  let value: T | undefined;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController(overrides);
+    value = await start();
   });
   afterAll(async () => {
-    await env?.stop();
+    if (value) await stop(value);
   });
-  return () => {
-    if (!env) throw new Error('the operator environment is not started');
-    return env;
+  const started = (): T => {
+    if (!value) throw new Error(`${what} is not started`);
+    return value;
   };
+  // Not a thenable: `await` of a value holding it does not look for a `then` before the start.
+  return new Proxy({} as T, {
+    get: (_target, key) => (key === 'then' ? undefined : Reflect.get(started(), key)),
+    set: (_target, key, next) => Reflect.set(started(), key, next),
+  });
+}
+
+/**
+ * One operator environment for a describe block (`useStarted`): `const env = useOperatorEnv();`.
+ * The controller is started as the chart runs it, with `controller`'s options (a function runs
+ * first, against the environment, e.g. to label its namespace); `false`: the tests start it.
+ */
+export function useOperatorEnv(controller: ControllerSetup | false = {}): OperatorEnv {
+  return useStarted(
+    'the operator environment',
+    async () => {
+      const env = await startOperatorEnv();
+      try {
+        if (controller !== false)
+          await env.startController(
+            typeof controller === 'function' ? await controller(env) : controller,
+          );
+      } catch (error) {
+        await env.stop();
+        throw error;
+      }
+      return env;
+    },
+    (env) => env.stop(),
+  );
+}
+
+/** The Linear stand-in on its fixture data, answering to `apiKey`, for a describe block. */
+export const useLinearStandIn = (apiKey: string): LinearStandIn =>
+  useStarted(
+    'the Linear stand-in',
+    () => startLinearStandIn(fixtureData(), apiKey),
+    (linear) => linear.close(),
+  );
+
+/** The GitHub stand-in with one issue to work on (#7, lorenz:todo), for a describe block. */
+export const useGithubStandIn = (): GithubStandIn =>
+  useStarted(
+    'the GitHub stand-in',
+    () =>
+      startGithubStandIn({
+        issues: [{ number: 7, title: 'Tidy the README', labels: ['lorenz:todo'] }],
+      }),
+    (github) => github.close(),
+  );
+
+/** A pino logger at debug level whose lines (JSON) go to `lines`: what the controller logs. */
+export function capturedLogger(lines: string[]): Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return pino({ level: 'debug' }, sink);
+}
+
+/** The controller's agent-tools gateway on a fixed port (a restarted controller keeps it). */
+export const gatewayOptions = (port: number) => ({
+  toolsBindAddress: `127.0.0.1:${port}`,
+  toolsUrl: `http://127.0.0.1:${port}/mcp`,
+});
+
+/** A Secret of string data in the test namespace, as `kubectl create secret generic` makes it. */
+export async function createSecret(
+  env: OperatorEnv,
+  name: string,
+  data: Record<string, string>,
+): Promise<void> {
+  const literals = Object.entries(data).map(([key, value]) => `--from-literal=${key}=${value}`);
+  await env.kubectl('create', 'secret', 'generic', name, '-n', NAMESPACE, ...literals);
 }
 
 export interface WorkflowOptions {
@@ -267,23 +360,52 @@ export const path = {
   events: `/apis/events.k8s.io/v1/namespaces/${NAMESPACE}/events`,
 };
 
-export async function createWorkflow(
+/** POSTs `body` to `path` as the admin (a create; refused if it exists). */
+export async function createObject(env: OperatorEnv, at: string, body: object): Promise<void> {
+  await env.admin.request({ method: 'POST', path: at, body });
+}
+
+/** A Workflow of `spec` as given (add the test `podTemplate` to it yourself). */
+export const createWorkflowOf = (env: OperatorEnv, name: string, spec: object): Promise<void> =>
+  createObject(env, path.workflows(), {
+    apiVersion: 'lorenz.dev/v1alpha1',
+    kind: 'Workflow',
+    metadata: { name },
+    spec,
+  });
+
+/** A Workflow with its WORKFLOW.md inline (`text`) and the test `podTemplate`. */
+export const createWorkflow = (
   env: OperatorEnv,
   name: string,
   text: string,
   extra: object = {},
-): Promise<void> {
-  await env.admin.request({
-    method: 'POST',
-    path: path.workflows(),
-    body: {
-      apiVersion: 'lorenz.dev/v1alpha1',
-      kind: 'Workflow',
-      metadata: { name },
-      spec: { workflow: text, podTemplate, ...extra },
-    },
+): Promise<void> => createWorkflowOf(env, name, { workflow: text, podTemplate, ...extra });
+
+/** A Workflow that reads its WORKFLOW.md from the key WORKFLOW.md of ConfigMap `configMap`. */
+export const createWorkflowFromConfigMap = (
+  env: OperatorEnv,
+  name: string,
+  configMap: string,
+): Promise<void> =>
+  createWorkflowOf(env, name, {
+    workflowFrom: { configMapKeyRef: { name: configMap, key: 'WORKFLOW.md' } },
+    podTemplate,
   });
-}
+
+/** A ConfigMap of `data` (a WORKFLOW.md: `{ 'WORKFLOW.md': text }`). */
+export const configMapManifest = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data,
+});
+
+export const createConfigMap = (
+  env: OperatorEnv,
+  name: string,
+  data: Record<string, string>,
+): Promise<void> => createObject(env, path.configMaps(), configMapManifest(name, data));
 
 /** An IssueRun of `workflow` for `issue` (in state Todo unless the issue says otherwise). */
 export const issueRunManifest = (
@@ -305,11 +427,7 @@ export async function createIssueRun(
   issue: object,
   spec: object = {},
 ): Promise<void> {
-  await env.admin.request({
-    method: 'POST',
-    path: path.issueRuns(),
-    body: issueRunManifest(name, workflow, issue, spec),
-  });
+  await createObject(env, path.issueRuns(), issueRunManifest(name, workflow, issue, spec));
 }
 
 export const getRun = (env: OperatorEnv, name: string) =>

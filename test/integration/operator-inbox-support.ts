@@ -2,7 +2,6 @@
 // agent.approvals whose memory board holds one issue, an IssueRun made by hand for it (so the
 // dispatcher never starts another), the board's comments changed by a Workflow patch (as
 // `kubectl apply` would), and the run's requests, decisions, Events and agent output read back.
-import { createServer } from 'node:net';
 import type { IssueRun } from '../../src/api/index.js';
 import {
   NAMESPACE,
@@ -13,6 +12,7 @@ import {
   runPodNames,
   until,
   workflowText,
+  type EventView,
   type OperatorEnv,
 } from './operator-harness.js';
 
@@ -137,12 +137,6 @@ export async function decisions(env: OperatorEnv, run: string, count = 1, ms = 1
   );
 }
 
-interface EventView {
-  reason: string;
-  note: string;
-  regarding: { name: string };
-}
-
 /** The reasons of the run's Events, once every one of `wanted` is among them. */
 export async function eventsOf(env: OperatorEnv, run: string, wanted: readonly string[]) {
   return until(`Events ${wanted.join(', ')} on ${run}`, async () => {
@@ -165,19 +159,3 @@ export async function agentLog(env: OperatorEnv, run: string): Promise<string> {
 /** The output of the run's after_run hook (it prints prompts.txt, the recorded prompts). */
 export const afterRunOutput = (run: IssueRun): string =>
   run.status?.hooks?.find((hook) => hook.name === 'after_run')?.output ?? '';
-
-/** A free loopback port, so a restarted controller serves the gateway where the Pods call it. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** The controller options of these files: the agent-tools gateway on a fixed port. */
-export const gatewayOptions = (port: number) => ({
-  toolsBindAddress: `127.0.0.1:${port}`,
-  toolsUrl: `http://127.0.0.1:${port}/mcp`,
-});

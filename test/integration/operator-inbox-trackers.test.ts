@@ -3,20 +3,20 @@
 // the issue, a person's `/approve` there lets the agent go on. Then, on the memory board, a
 // controller restart while a request waits loses nothing: the request is on the IssueRun,
 // the reply on the issue.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INBOX_COMMENT_MARKER, InboxReasons } from '../../src/api/inbox.js';
-import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
-import { fixtureData } from '../support/fakes/linear-data.js';
-import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import {
   NAMESPACE,
   createIssueRun,
   createWorkflow,
   finished,
+  freePort,
+  gatewayOptions,
   until,
+  useGithubStandIn,
+  useLinearStandIn,
+  useOperatorEnv,
   workflowText,
-  type OperatorEnv,
-  startOperatorEnv,
 } from './operator-harness.js';
 import {
   APPROVER,
@@ -24,8 +24,6 @@ import {
   agentLog,
   approvals,
   eventsOf,
-  freePort,
-  gatewayOptions,
   pendingRequest,
   startCase,
 } from './operator-inbox-support.js';
@@ -40,23 +38,12 @@ describe(
   'the inbox on hosted trackers, and across a controller restart',
   { timeout: CASE_MS },
   () => {
-    let env: OperatorEnv;
-    let linear: LinearStandIn;
-    let github: GithubStandIn;
+    const linear = useLinearStandIn(LINEAR_KEY);
+    const github = useGithubStandIn();
     let port: number;
-    beforeAll(async () => {
-      linear = await startLinearStandIn(fixtureData(), LINEAR_KEY);
-      github = await startGithubStandIn({
-        issues: [{ number: 7, title: 'Tidy the README', labels: ['lorenz:todo'] }],
-      });
-      env = await startOperatorEnv();
+    const env = useOperatorEnv(async () => {
       port = await freePort();
-      await env.startController(gatewayOptions(port));
-    });
-    afterAll(async () => {
-      await env?.stop();
-      await linear?.close();
-      await github?.close();
+      return gatewayOptions(port);
     });
 
     /** A Workflow on a hosted tracker whose polls dispatch nothing (no issue is in `Ready`). */

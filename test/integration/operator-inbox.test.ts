@@ -5,15 +5,16 @@
 // spec.decisions (`lorenz approve`), and the agent goes on with the answer. Independent cases
 // run at once on one control plane; operator-inbox-trackers.test.ts has the Linear and
 // GitHub stand-ins and a controller restart.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InboxReasons } from '../../src/api/inbox.js';
 import {
   finished,
+  freePort,
+  gatewayOptions,
   getRun,
   path,
-  startOperatorEnv,
   until,
-  type OperatorEnv,
+  useOperatorEnv,
 } from './operator-harness.js';
 import {
   APPROVER,
@@ -23,8 +24,6 @@ import {
   approvals,
   decisions,
   eventsOf,
-  freePort,
-  gatewayOptions,
   pendingRequest,
   startCase,
 } from './operator-inbox-support.js';
@@ -35,14 +34,7 @@ const CASE_MS = 240_000;
 
 // Each case waits for a Pod and a person; they wait side by side.
 describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController(gatewayOptions(await freePort()));
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv(async () => gatewayOptions(await freePort()));
 
   it('allow and deny rules decide alone; the agent hears the reason', async () => {
     const c = await startCase(env, {

@@ -38,24 +38,24 @@ function table(stdout: string): Record<string, string>[] {
 describe('kubectl get', () => {
   const env = useOperatorEnv();
   const get = async (...args: string[]) =>
-    table(await env().kubectl('-n', NAMESPACE, 'get', ...args));
-  const readWorkflow = () => env().admin.request<Workflow>({ path: path.workflows('shown') });
+    table(await env.kubectl('-n', NAMESPACE, 'get', ...args));
+  const readWorkflow = () => env.admin.request<Workflow>({ path: path.workflows('shown') });
   const configValid = (workflow: Workflow) =>
     workflow.status?.conditions?.find((c) => c.type === 'ConfigValid')?.status;
 
   it('lwf, ir and the lorenz category show a run and a rejected edit at a glance', async () => {
-    await createWorkflow(env(), 'shown', workflowText(env()));
+    await createWorkflow(env, 'shown', workflowText(env));
     await until('the Workflow to load', async () =>
       configValid(await readWorkflow()) === 'True' ? true : undefined,
     );
-    await createIssueRun(env(), 'shown-1', 'shown', { identifier: 'ENG-7', title: 'Show it' });
-    await finished(env(), 'shown-1');
+    await createIssueRun(env, 'shown-1', 'shown', { identifier: 'ENG-7', title: 'Show it' });
+    await finished(env, 'shown-1');
 
     expect(await get('lwf')).toEqual([
       expect.objectContaining({ NAME: 'shown', READY: 'True', CONFIGVALID: 'True' }),
     ]);
     expect(
-      (await env().kubectl('-n', NAMESPACE, 'get', 'lorenz', '-o', 'name'))
+      (await env.kubectl('-n', NAMESPACE, 'get', 'lorenz', '-o', 'name'))
         .split('\n')
         .filter(Boolean)
         .sort(),
@@ -87,7 +87,7 @@ describe('kubectl get', () => {
     ]);
 
     // A bad GitOps commit: the spec (generation 2) does not load; runs go on from generation 1's.
-    await env().admin.request({
+    await env.admin.request({
       method: 'PATCH',
       path: path.workflows('shown'),
       body: { spec: { workflow: '---\ntracker: [unclosed\n---\nWork.' } },

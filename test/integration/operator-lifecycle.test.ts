@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import {
   createIssueRun,
@@ -8,8 +8,8 @@ import {
   hookEvents,
   path,
   runPodNames,
-  startOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
@@ -89,14 +89,7 @@ async function watchDeletion(
 }
 
 describe('IssueRun lifecycle: cancellation and controller restarts', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv();
 
   it('cancels a run mid-turn: the Pod is stopped, after_run still runs, Succeeded=False Cancelled', async () => {
     await createWorkflow(env, 'long', workflowText(env, { hooks: HOOKS, prompt: '@sleep 60000' }));

@@ -2,7 +2,7 @@
 // a succeeded and a failed run counted once each (not again on a re-reconcile, nor by a
 // controller restarted mid-run), the running gauge while a run runs and after, one hook
 // duration per hook record, tokens counted once across that restart, polls by result.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningController } from '../../src/controller/main.js';
 import {
   createIssueRun,
@@ -14,7 +14,6 @@ import {
   useOperatorEnv,
   workflowText,
   type EventView,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 /** The value of one series in Prometheus text, 0 when it is absent (a counter not moved yet). */
@@ -34,11 +33,7 @@ function total(text: string, metric: string, labels: Record<string, string>): nu
 }
 
 describe('the metrics users watch', () => {
-  const current = useOperatorEnv({ metricsBindAddress: '127.0.0.1:0' });
-  let env: OperatorEnv;
-  beforeAll(() => {
-    env = current();
-  });
+  const env = useOperatorEnv({ metricsBindAddress: '127.0.0.1:0' });
 
   const scrape = async (controller = env.controller): Promise<string> => {
     const port = controller?.manager.metricsAddress?.port;

@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   createIssueRun,
@@ -14,10 +14,9 @@ import {
   getRun,
   hookEvents,
   path,
-  startOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 interface Cuttable {
@@ -73,10 +72,12 @@ const HOOKS = {
 };
 
 describe('an apiserver outage seen by the controller', () => {
-  let env: OperatorEnv;
   let proxy: Cuttable;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
+  // Declared first, so that it runs after the environment (and its controller) has stopped.
+  afterAll(async () => {
+    await proxy?.close();
+  });
+  const env = useOperatorEnv(async (env) => {
     const server = new URL(env.controllerConfig.getCurrentCluster()?.server ?? '');
     proxy = await cuttableProxy(server);
     const viaProxy = new KubeConfig();
@@ -89,15 +90,7 @@ describe('an apiserver outage seen by the controller', () => {
       currentContext: env.controllerConfig.currentContext,
       users: env.controllerConfig.users,
     });
-    await env.startController({
-      kubeConfig: viaProxy,
-      leaderElect: true,
-      leaderElectionNamespace: 'lorenz-system',
-    });
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await proxy?.close();
+    return { kubeConfig: viaProxy, leaderElect: true, leaderElectionNamespace: 'lorenz-system' };
   });
 
   it('writes every hook Event once and finishes promptly after the outage, staying up', async () => {
@@ -162,14 +155,7 @@ describe('an apiserver outage seen by the controller', () => {
 // error. The hook Events not written before must come from the termination message: each
 // written once, none twice, and the run must finish.
 describe('a run Pod whose log is lost while the controller is away', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv();
 
   it('rebuilds the missing hook Events from the termination message, each once', async () => {
     await createWorkflow(

@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   NAMESPACE,
   createIssueRun,
   createWorkflow,
   finished,
-  startOperatorEnv,
+  useOperatorEnv,
   workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 /**
@@ -15,9 +14,8 @@ import {
  * it is refused there (so the check can fail), and an IssueRun still runs to Succeeded.
  */
 describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
+  // The namespace enforces restricted before the controller starts.
+  const env = useOperatorEnv(async (env) => {
     await env.kubectl(
       'label',
       'namespace',
@@ -25,10 +23,7 @@ describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => 
       'pod-security.kubernetes.io/enforce=restricted',
       'pod-security.kubernetes.io/enforce-version=latest',
     );
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
+    return {};
   });
 
   it('refuses a Pod that breaks the profile in this namespace', async () => {

@@ -1,7 +1,7 @@
 // A run Pod is known by its uid and by what it says. Deleting it by hand fails the attempt
 // (PodDeleted, never a second Pod for the attempt, never a cancellation nobody asked for),
 // and a status patched Finished by hand does not stop the controller following the run.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import {
   NAMESPACE,
@@ -11,8 +11,8 @@ import {
   hookEvents,
   path,
   runPodNames,
-  useOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
@@ -27,11 +27,7 @@ const hookStarted = (env: OperatorEnv, run: string, name: string) =>
   });
 
 describe('run Pods known by uid', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   it('fails the attempt PodDeleted when its Pod is deleted, reports the stopped hook as killed, and makes no second Pod', async () => {
     await createWorkflow(

@@ -18,15 +18,16 @@ import {
   createIssueRun,
   createWorkflow,
   finished,
+  freePort,
+  gatewayOptions,
   getRun,
   path,
   podTemplate,
-  startOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
-import { HOSTS, REPO, freePort, type HostStandIn } from './review-hosts.js';
+import { HOSTS, REPO, type HostStandIn } from './review-hosts.js';
 
 const BRANCH = 'lorenz/board-1-add-the-greeting';
 /** The board's issue BOARD-1, and the run the Workflow `app`'s poll makes of it. */
@@ -34,7 +35,6 @@ const RUN = 'app-board-1';
 const ISSUE = `---\nstatus: Todo\nlabels: [agent]\n---\n# Add the greeting\nSay hello.\n`;
 
 describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
-  let env: OperatorEnv;
   let server: GitServer;
   let host: HostStandIn;
   let shared: string;
@@ -42,15 +42,12 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
   let toolsPort: number;
   // The tools gateway on a fixed port: the agent moves its issue through it, before and after
   // a controller restart.
-  const startController = () =>
-    env.startController({
-      toolsBindAddress: `127.0.0.1:${toolsPort}`,
-      toolsUrl: `http://127.0.0.1:${toolsPort}/mcp`,
-    });
-  beforeAll(async () => {
-    env = await startOperatorEnv();
+  const startController = () => env.startController(gatewayOptions(toolsPort));
+  const env = useOperatorEnv(async () => {
     toolsPort = await freePort();
-    await startController();
+    return gatewayOptions(toolsPort);
+  });
+  beforeAll(async () => {
     server = await startGitServer({
       addresses: ['127.0.0.1'],
       users: { [row.gitUser]: row.token },
@@ -74,7 +71,6 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     );
   });
   afterAll(async () => {
-    await env?.stop();
     await host?.close();
     await server?.close();
     if (shared) await rm(shared, { recursive: true, force: true });

@@ -1,19 +1,22 @@
 import type { Workflow } from '../../src/api/index.js';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
+  configMapManifest,
+  createConfigMap,
   createIssueRun,
   createWorkflow,
+  createWorkflowFromConfigMap,
+  createWorkflowOf,
   finished,
   getRun,
   hookEvents,
   path,
-  runPodNames,
-  startOperatorEnv,
-  until,
-  workflowText,
   podTemplate,
-  type OperatorEnv,
+  runPodNames,
+  until,
+  useOperatorEnv,
+  workflowText,
 } from './operator-harness.js';
 
 const FOUR_HOOKS = {
@@ -24,14 +27,7 @@ const FOUR_HOOKS = {
 };
 
 describe('IssueRun → Pod on the process node', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv();
 
   it('runs a Workflow with four hooks to Succeeded=True with the hook Events', async () => {
     await createWorkflow(env, 'happy', workflowText(env, { hooks: FOUR_HOOKS }));
@@ -199,30 +195,10 @@ describe('IssueRun → Pod on the process node', () => {
   });
 
   it('reloads a Workflow from its ConfigMap and keeps the last good config on a bad edit', async () => {
-    const configMap = (text: string) => ({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'gitops-workflow' },
-      data: { 'WORKFLOW.md': text },
-    });
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: configMap(workflowText(env)),
-    });
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'gitops' },
-        spec: {
-          workflowFrom: { configMapKeyRef: { name: 'gitops-workflow', key: 'WORKFLOW.md' } },
-          podTemplate,
-        },
-      },
-    });
+    const configMap = (text: string) =>
+      configMapManifest('gitops-workflow', { 'WORKFLOW.md': text });
+    await createConfigMap(env, 'gitops-workflow', { 'WORKFLOW.md': workflowText(env) });
+    await createWorkflowFromConfigMap(env, 'gitops', 'gitops-workflow');
     const readWorkflow = () => env.admin.request<Workflow>({ path: path.workflows('gitops') });
     const condition = (workflow: Workflow, type: string) =>
       workflow.status?.conditions?.find((c) => c.type === type);
@@ -326,16 +302,7 @@ describe('IssueRun → Pod on the process node', () => {
         volumeMounts: [{ name: 'cache', mountPath: '/workspace' }],
       },
     );
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'clash' },
-        spec: { workflow: workflowText(env), podTemplate: kept },
-      },
-    });
+    await createWorkflowOf(env, 'clash', { workflow: workflowText(env), podTemplate: kept });
     const stored = await env.admin.request<Workflow>({ path: path.workflows('clash') });
     expect(stored.spec.podTemplate).toEqual(kept);
     const invalid = await until('the Workflow to report the clash', async () => {

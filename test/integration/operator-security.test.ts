@@ -1,7 +1,7 @@
 // A run whose hooks print their whole environment and every file the Pod can read must not
 // put a service-account token, or the value of a Secret it was given, into its status, its
 // Events or its log. Real apiserver, real run Pod on the process node, real Secrets.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   NAMESPACE,
@@ -11,10 +11,9 @@ import {
   hookEvents,
   podTemplate,
   runPodNames,
-  useOperatorEnv,
   until,
+  useOperatorEnv,
   workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 /** A JWT as the apiserver issues them for service accounts: header.payload.signature. */
@@ -35,11 +34,7 @@ const PRINT_FILES = [
 ].join('\n');
 
 describe('secrets in what a run reports', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   it('recognizes a real service-account token (the check below can fail)', async () => {
     const token = await env.admin.request<{ status: { token: string } }>({

@@ -15,26 +15,22 @@ import {
   finished,
   hookEvents,
   runPodNames,
-  startOperatorEnv,
+  useOperatorEnv,
   workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
 import { RUN_POD_PATHS, SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 
 describe('SSH workers on the operator', () => {
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   let sshd: Sshd;
   let dir: string;
   const name = `it-ssh-${process.pid}`;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
     sshd = await startSshd();
     dir = await mkdtemp(join(tmpdir(), 'lorenz-it-ssh-'));
   }, 120_000);
   afterAll(async () => {
     await sshd?.asWorker(`rm -rf ~/${name} ~/${name}.log`).catch(() => undefined);
-    await env?.stop();
     await sshd?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });

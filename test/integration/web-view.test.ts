@@ -20,13 +20,13 @@ import {
 } from '../support/browser.js';
 import { startServerEnv, type ServerEnv } from '../support/server.js';
 import {
+  NAMESPACE,
   createIssueRun,
   createWorkflow,
   finished,
   getRun,
   hookEvents,
   issueRunManifest,
-  NAMESPACE,
   path,
   root,
   until,
