@@ -20,15 +20,10 @@ import type { ControllerRunOptions } from '../../src/controller/main.js';
 import { archivedLogText, faultyArchive, type FaultyArchive } from '../support/archive-faults.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
   path,
   podTemplate,
   until,
   useOperatorEnv,
-  workflowText,
   type EventView,
 } from './operator-harness.js';
 
@@ -148,13 +143,13 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     const board = (state: string) =>
       `  issues:\n    - { id: "a1", identifier: "ARC-1", title: "Archive me", state: "${state}" }`;
     const text = (state: string) =>
-      workflowText(env, {
+      env.workflowText({
         tracker: board(state),
         pollingMs: 500,
         prompt: '@say hello-from-the-agent\n@write done.txt ok',
         hooks: { before_run: 'echo hook-said-hello' },
       });
-    await createWorkflow(env, 'arc', text('Todo'));
+    await env.createWorkflow('arc', text('Todo'));
     const first = await until('the run of ARC-1', () => exists('arc-arc-1'));
     // In the poller's create: no write of its own.
     expect(first.metadata.finalizers).toContain(FINALIZER);
@@ -211,18 +206,16 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
   });
 
   it('a retried run keeps both attempts, and a restart mid-run writes every record once', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-retry',
-      workflowText(env, {
+      env.workflowText({
         tracker: '  issues: []',
         prompt: '{% if attempt == 2 %}@write done.txt ok{% else %}@exit 3{% endif %}',
         maxRetryBackoffMs: 1000,
         hooks: { before_run: 'echo before-run-said-hi; sleep 2' },
       }),
     );
-    await createIssueRun(
-      env,
+    await env.createIssueRun(
       'arc-r',
       'arc-retry',
       { identifier: 'R-1', title: 'Retry' },
@@ -237,7 +230,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
       return run?.status?.phase === 'Running' ? true : undefined;
     });
     await restart();
-    const run = await finished(env, 'arc-r', 120_000);
+    const run = await env.finished('arc-r', 120_000);
     expect(run.status?.phase).toBe('Succeeded');
     await del('arc-r');
     await gone('arc-r');
@@ -265,10 +258,9 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
       body: { metadata: { name: 'arc-secret' }, stringData: { token: SECRET_VALUE } },
     });
     const [agent] = podTemplate.spec.containers;
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-slow',
-      workflowText(env, {
+      env.workflowText({
         tracker: '  issues: []',
         hooks: { before_run: 'echo working "$ARC_TOKEN"; sleep 600' },
       }),
@@ -291,7 +283,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
         },
       },
     );
-    await createIssueRun(env, 'arc-s', 'arc-slow', {
+    await env.createIssueRun('arc-s', 'arc-slow', {
       identifier: 'S-1',
       title: `Slow, with ${SECRET_VALUE} in its title`,
     });
@@ -303,7 +295,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     });
     // Its hook's first line read, and archived.
     await until('the running log in the archive', async () =>
-      (await archivedLogText(inner, (await getRun(env, 'arc-s')).metadata.uid ?? '')).includes(
+      (await archivedLogText(inner, (await env.getRun('arc-s')).metadata.uid ?? '')).includes(
         'working',
       )
         ? true
@@ -331,15 +323,14 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
   });
 
   it('a disk full says so on the run (Event, condition); the run still finishes, its deletion waits', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-full',
-      workflowText(env, { tracker: '  issues: []', hooks: { before_run: 'echo full' } }),
+      env.workflowText({ tracker: '  issues: []', hooks: { before_run: 'echo full' } }),
     );
     store.fail = diskFull();
     try {
-      await createIssueRun(env, 'arc-f', 'arc-full', { identifier: 'F-1', title: 'Full' });
-      const run = await finished(env, 'arc-f', 120_000);
+      await env.createIssueRun('arc-f', 'arc-full', { identifier: 'F-1', title: 'Full' });
+      const run = await env.finished('arc-f', 120_000);
       expect(run.status?.phase).toBe('Succeeded');
       const flagged = await until('the Archived=False condition', async () => {
         const seen = await exists('arc-f');
@@ -363,13 +354,12 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
 
   it('gives up after --archive-give-up-after: released with an ArchiveAbandoned Event and a metric', async () => {
     await restart({ archiveGiveUpAfterMs: 3000 });
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-give',
-      workflowText(env, { tracker: '  issues: []', hooks: { before_run: 'echo give' } }),
+      env.workflowText({ tracker: '  issues: []', hooks: { before_run: 'echo give' } }),
     );
-    await createIssueRun(env, 'arc-g', 'arc-give', { identifier: 'G-1', title: 'Give up' });
-    const run = await finished(env, 'arc-g', 120_000);
+    await env.createIssueRun('arc-g', 'arc-give', { identifier: 'G-1', title: 'Give up' });
+    const run = await env.finished('arc-g', 120_000);
     store.fail = down();
     try {
       await del('arc-g');

@@ -5,15 +5,7 @@
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
-import {
-  createWorkflow,
-  path,
-  runPodNames,
-  until,
-  useOperatorEnv,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { path, until, useOperatorEnv, type OperatorEnv } from './operator-harness.js';
 
 const board = (first: string) => `  issues:
     - { id: "1", identifier: "LOOP-1", title: "First", state: "${first}", priority: 1 }
@@ -26,7 +18,7 @@ const board = (first: string) => `  issues:
     - { id: "3", identifier: "LOOP-3", title: "Already done", state: "Done" }`;
 
 const text = (env: OperatorEnv, first: string) =>
-  workflowText(env, {
+  env.workflowText({
     tracker: board(first),
     agent: '  max_concurrent_agents: 1',
     pollingMs: 1000,
@@ -52,7 +44,7 @@ describe('the tracker drives the work', () => {
       maxUnfinished = Math.max(maxUnfinished, unfinished(runs).length);
       return runs;
     };
-    await createWorkflow(env, 'loop', text(env, 'Todo'));
+    await env.createWorkflow('loop', text(env, 'Todo'));
 
     // LOOP-1 gets a run; LOOP-2 waits for its blocker; LOOP-3 is Done.
     const first = await until('the run of LOOP-1 to continue into attempt 2', async () => {
@@ -96,10 +88,9 @@ describe('the tracker drives the work', () => {
   });
 
   it('an issue dispatched again under its old run name never meets the objects of the run before', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'again',
-      workflowText(env, {
+      env.workflowText({
         tracker:
           '  issues:\n    - { id: "a1", identifier: "AGN-1", title: "Again", state: "Todo" }',
         pollingMs: 3000,
@@ -162,7 +153,7 @@ describe('the tracker drives the work', () => {
     '%s: TrackerReachable=False with the reason, no runs, the controller up',
     async (_name, options, extra, reason) => {
       const name = `bad-${reason.replace(/_/g, '-')}`;
-      await createWorkflow(env, name, workflowText(env, { ...options, pollingMs: 1000 }), extra);
+      await env.createWorkflow(name, env.workflowText({ ...options, pollingMs: 1000 }), extra);
       const workflow = await until(`${name}'s TrackerReachable condition`, async () => {
         const found = await env.admin.request<Workflow>({ path: path.workflows(name) });
         const condition = found.status?.conditions?.find((c) => c.type === 'TrackerReachable');
@@ -186,10 +177,9 @@ describe('the tracker drives the work', () => {
     - { id: "r1", identifier: "RST-1", title: "One", state: "Todo" }
     - { id: "r2", identifier: "RST-2", title: "Two", state: "Todo" }
     - { id: "r3", identifier: "RST-3", title: "Three", state: "Todo" }`;
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'rst',
-      workflowText(env, {
+      env.workflowText({
         tracker: issues,
         agent: '  max_concurrent_agents: 3\n  max_retry_backoff_ms: 4000',
         pollingMs: 1000,
@@ -225,7 +215,7 @@ describe('the tracker drives the work', () => {
       'rst-rst-3',
     ]);
     for (const run of retried) {
-      const pods = await runPodNames(env, run.metadata.name ?? '');
+      const pods = await env.runPodNames(run.metadata.name ?? '');
       // One Pod per attempt, never two for the same one.
       expect(new Set(pods).size).toBe(pods.length);
       expect(pods.filter((pod) => pod.endsWith('-0-1'))).toHaveLength(

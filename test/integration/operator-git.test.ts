@@ -10,14 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
   path,
   podTemplate,
-  runPodNames,
   useOperatorEnv,
-  workflowText,
   type EventView,
 } from './operator-harness.js';
 
@@ -59,18 +54,20 @@ describe('git workspaces on the operator', () => {
     );
     const [container] = podTemplate.spec.containers;
     if (!container) throw new Error('the harness podTemplate has no agent container');
-    const text = workflowText(env, {
-      hooks: {
-        timeout_ms: 60000,
-        // A hook that prints the token: the runner must redact it.
-        after_create: 'cat /lorenz/git-credentials/127.0.0.1; git branch --show-current',
-      },
-      prompt: [
-        'Work on {{ issue.identifier }}.',
-        '@shell echo hello > greeting.txt && git add greeting.txt && git commit -qm "Add the greeting" && git push -q origin HEAD',
-      ].join('\n'),
-    }).replace('hooks:\n', `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\nhooks:\n`);
-    await createWorkflow(env, 'web', text, {
+    const text = env
+      .workflowText({
+        hooks: {
+          timeout_ms: 60000,
+          // A hook that prints the token: the runner must redact it.
+          after_create: 'cat /lorenz/git-credentials/127.0.0.1; git branch --show-current',
+        },
+        prompt: [
+          'Work on {{ issue.identifier }}.',
+          '@shell echo hello > greeting.txt && git add greeting.txt && git commit -qm "Add the greeting" && git push -q origin HEAD',
+        ].join('\n'),
+      })
+      .replace('hooks:\n', `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\nhooks:\n`);
+    await env.createWorkflow('web', text, {
       git: { credentialsSecretRef: { name: 'git-creds' } },
       podTemplate: {
         spec: {
@@ -87,8 +84,8 @@ describe('git workspaces on the operator', () => {
         },
       },
     });
-    await createIssueRun(env, 'web-1', 'web', { identifier: 'WEB-1', title: 'Add the greeting' });
-    const run = await finished(env, 'web-1', 180_000);
+    await env.createIssueRun('web-1', 'web', { identifier: 'WEB-1', title: 'Add the greeting' });
+    const run = await env.finished('web-1', 180_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.git?.branch).toBe(BRANCH);
     // The hook ran in the clone on that branch, and what it printed of the file is redacted.
@@ -125,7 +122,7 @@ describe('git workspaces on the operator', () => {
       await env.kubectl('get', 'pods', '-n', NAMESPACE, '-o', 'json'),
       await env.kubectl('get', 'configmaps', '-n', NAMESPACE, '-o', 'json'),
     ];
-    for (const pod of await runPodNames(env, 'web-1')) {
+    for (const pod of await env.runPodNames('web-1')) {
       dumps.push(await env.kubectl('logs', pod, '-n', NAMESPACE, '-c', 'agent'));
     }
     const all = dumps.join('\n');

@@ -58,6 +58,16 @@ export interface OperatorEnv {
   startController(overrides?: Partial<ControllerRunOptions>): Promise<RunningController>;
   kubectl(...args: string[]): Promise<string>;
   stop(): Promise<void>;
+  // The helpers below, bound to this environment: `env.createWorkflow(name, text)`.
+  workflowText(options?: WorkflowOptions): string;
+  createWorkflow(name: string, text: string, extra?: object): Promise<void>;
+  createIssueRun(name: string, workflow: string, issue: object, spec?: object): Promise<void>;
+  getRun(name: string): Promise<IssueRun>;
+  finished(name: string, ms?: number): Promise<IssueRun>;
+  hookEvents(run: string, uid?: string): Promise<EventView[]>;
+  runPodNames(run: string): Promise<string[]>;
+  createSecret(name: string, data: Record<string, string>): Promise<void>;
+  createConfigMap(name: string, data: Record<string, string>): Promise<void>;
 }
 
 /** The runner bundle the operator image would carry, built from src (no `npm run build`). */
@@ -184,6 +194,16 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
       env.controller = await startTestController(controllerConfig, NAMESPACE, overrides);
       return env.controller;
     },
+    workflowText: (options) => workflowText(env, options),
+    createWorkflow: (name, text, extra) => createWorkflow(env, name, text, extra),
+    createIssueRun: (name, workflow, issue, spec) =>
+      createIssueRun(env, name, workflow, issue, spec),
+    getRun: (name) => getRun(env, name),
+    finished: (name, ms) => finished(env, name, ms),
+    hookEvents: (run, uid) => hookEvents(env, run, uid),
+    runPodNames: (run) => runPodNames(env, run),
+    createSecret: (name, data) => createSecret(env, name, data),
+    createConfigMap: (name, data) => createConfigMap(env, name, data),
     async stop() {
       await env.controller?.stop();
       await node.stop();

@@ -3,18 +3,7 @@
 // dispatcher never starts another), the board's comments changed by a Workflow patch (as
 // `kubectl apply` would), and the run's requests, decisions, Events and agent output read back.
 import type { IssueRun } from '../../src/api/index.js';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  getRun,
-  path,
-  runPodNames,
-  until,
-  workflowText,
-  type EventView,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { NAMESPACE, path, until, type EventView, type OperatorEnv } from './operator-harness.js';
 
 export const APPROVER = 'alice';
 export const FORCE_PUSH = '@permission kind=execute command="git push --force origin main"';
@@ -74,7 +63,7 @@ const boardIssue = (name: string, comments: readonly BoardComment[]) => ({
 });
 
 function caseText(env: OperatorEnv, spec: InboxCase, comments: readonly BoardComment[]): string {
-  return workflowText(env, {
+  return env.workflowText({
     tracker: `  active_states: [Todo]\n  issues: ${JSON.stringify([boardIssue(spec.name, comments)])}`,
     agent: `  approvals: ${JSON.stringify(spec.approvals ?? approvals())}`,
     maxTurns: spec.maxTurns ?? 1,
@@ -92,10 +81,10 @@ export interface StartedCase {
 /** The case's Workflow and its run; the run starts at once. */
 export async function startCase(env: OperatorEnv, spec: InboxCase): Promise<StartedCase> {
   const comments: BoardComment[] = [];
-  await createWorkflow(env, spec.name, caseText(env, spec, comments));
+  await env.createWorkflow(spec.name, caseText(env, spec, comments));
   const run = `${spec.name}-1`;
   const issue = boardIssue(spec.name, []);
-  await createIssueRun(env, run, spec.name, {
+  await env.createIssueRun(run, spec.name, {
     id: issue.id,
     identifier: issue.identifier,
     title: issue.title,
@@ -120,7 +109,7 @@ export type Pending = NonNullable<NonNullable<IssueRun['status']>['inbox']>['pen
 export async function pendingRequest(env: OperatorEnv, run: string, ms = 120_000) {
   return until(
     `a request of ${run} to wait in status.inbox.pending`,
-    async () => (await getRun(env, run)).status?.inbox?.pending?.[0],
+    async () => (await env.getRun(run)).status?.inbox?.pending?.[0],
     ms,
   );
 }
@@ -130,7 +119,7 @@ export async function decisions(env: OperatorEnv, run: string, count = 1, ms = 1
   return until(
     `${count} decision(s) of ${run} in status.inbox.decided`,
     async () => {
-      const decided = (await getRun(env, run)).status?.inbox?.decided ?? [];
+      const decided = (await env.getRun(run)).status?.inbox?.decided ?? [];
       return decided.length >= count ? decided : undefined;
     },
     ms,
@@ -149,7 +138,7 @@ export async function eventsOf(env: OperatorEnv, run: string, wanted: readonly s
 
 /** What the agent said (its session notifications are in the Pod's log, JSON lines). */
 export async function agentLog(env: OperatorEnv, run: string): Promise<string> {
-  const pods = await runPodNames(env, run);
+  const pods = await env.runPodNames(run);
   const logs = await Promise.all(
     pods.map((pod) => env.kubectl('logs', pod, '-n', NAMESPACE, '-c', 'agent').catch(String)),
   );

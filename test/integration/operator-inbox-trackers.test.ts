@@ -7,16 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { INBOX_COMMENT_MARKER, InboxReasons } from '../../src/api/inbox.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
   freePort,
   gatewayOptions,
   until,
   useGithubStandIn,
   useLinearStandIn,
   useOperatorEnv,
-  workflowText,
 } from './operator-harness.js';
 import {
   APPROVER,
@@ -63,10 +59,9 @@ describe(
         NAMESPACE,
         `--from-literal=api_key=${key}`,
       );
-      await createWorkflow(
-        env,
+      await env.createWorkflow(
         name,
-        workflowText(env, {
+        env.workflowText({
           trackerKind: kind,
           tracker: `${tracker}\n  active_states: [Ready]`,
           agent: `  approvals: ${JSON.stringify(approvals({ approvers }))}`,
@@ -85,7 +80,7 @@ describe(
         LINEAR_KEY,
         ['alice@example.com'],
       );
-      await createIssueRun(env, 'inl-1', 'inl', {
+      await env.createIssueRun('inl-1', 'inl', {
         id: 'issue-1',
         identifier: 'ENG-1',
         title: 'Issue 1',
@@ -98,7 +93,7 @@ describe(
           : undefined,
       );
       linear.addComment('ENG-1', { author: 'Alice', body: '/approve' });
-      const run = await finished(env, 'inl-1', RUN_MS);
+      const run = await env.finished('inl-1', RUN_MS);
       expect(run.status?.phase).toBe('Succeeded');
       expect(run.status?.inbox?.decided?.[0]).toMatchObject({
         requestId: request.id,
@@ -119,7 +114,7 @@ describe(
         github.token,
         [APPROVER],
       );
-      await createIssueRun(env, 'ing-1', 'ing', {
+      await env.createIssueRun('ing-1', 'ing', {
         id: '7',
         identifier: 'acme/app#7',
         title: 'Tidy',
@@ -139,7 +134,7 @@ describe(
       );
       github.addComment(7, { author: 'mallory', body: '/approve please' });
       github.addComment(7, { author: APPROVER, body: '/approve' });
-      const run = await finished(env, 'ing-1', RUN_MS);
+      const run = await env.finished('ing-1', RUN_MS);
       expect(run.status?.phase).toBe('Succeeded');
       expect(run.status?.inbox?.decided?.[0]).toMatchObject({ verdict: 'approve', by: APPROVER });
       // The request, one notice to mallory (not two), and the reply saying it was approved.
@@ -155,7 +150,7 @@ describe(
       await env.controller?.stop();
       await c.comment({ author: APPROVER, body: '/approve' });
       await env.startController(gatewayOptions(port));
-      const run = await finished(env, c.run, RUN_MS);
+      const run = await env.finished(c.run, RUN_MS);
       expect(run.status?.phase).toBe('Succeeded');
       expect(await agentLog(env, c.run)).toContain('permission granted (allow)');
       expect(run.status?.inbox?.decided?.[0]).toMatchObject({ verdict: 'approve', via: 'comment' });

@@ -4,16 +4,7 @@
 // generation's config runs), an IssueRun's Started, Duration and message.
 import type { Workflow } from '../../src/api/index.js';
 import { describe, expect, it } from 'vitest';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  path,
-  until,
-  useOperatorEnv,
-  workflowText,
-} from './operator-harness.js';
+import { NAMESPACE, path, until, useOperatorEnv } from './operator-harness.js';
 
 /**
  * kubectl's table as one record per row, keyed by header: each column spans from its header's
@@ -44,12 +35,12 @@ describe('kubectl get', () => {
     workflow.status?.conditions?.find((c) => c.type === 'ConfigValid')?.status;
 
   it('lwf, ir and the lorenz category show a run and a rejected edit at a glance', async () => {
-    await createWorkflow(env, 'shown', workflowText(env));
+    await env.createWorkflow('shown', env.workflowText());
     await until('the Workflow to load', async () =>
       configValid(await readWorkflow()) === 'True' ? true : undefined,
     );
-    await createIssueRun(env, 'shown-1', 'shown', { identifier: 'ENG-7', title: 'Show it' });
-    await finished(env, 'shown-1');
+    await env.createIssueRun('shown-1', 'shown', { identifier: 'ENG-7', title: 'Show it' });
+    await env.finished('shown-1');
 
     expect(await get('lwf')).toEqual([
       expect.objectContaining({ NAME: 'shown', READY: 'True', CONFIGVALID: 'True' }),

@@ -7,17 +7,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  hookEvents,
-  path,
-  until,
-  useOperatorEnv,
-  workflowText,
-} from './operator-harness.js';
+import { path, until, useOperatorEnv } from './operator-harness.js';
 
 interface Cuttable {
   url: string;
@@ -94,17 +84,16 @@ describe('an apiserver outage seen by the controller', () => {
   });
 
   it('writes every hook Event once and finishes promptly after the outage, staying up', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'cut',
-      workflowText(env, { hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' }),
+      env.workflowText({ hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' }),
     );
     await until('the controller to lead', async () =>
       env.controller?.manager.isLeader() ? true : undefined,
     );
-    await createIssueRun(env, 'cut-1', 'cut', { identifier: 'C-1', title: 'Through an outage' });
+    await env.createIssueRun('cut-1', 'cut', { identifier: 'C-1', title: 'Through an outage' });
     await until('after_create to be recorded', async () => {
-      const events = await hookEvents(env, 'cut-1');
+      const events = await env.hookEvents('cut-1');
       return events.some((event) => event.note.startsWith('after_create')) ? true : undefined;
     });
 
@@ -116,17 +105,17 @@ describe('an apiserver outage seen by the controller', () => {
     proxy.restore();
     const restored = Date.now();
 
-    const run = await finished(env, 'cut-1', 60_000);
+    const run = await env.finished('cut-1', 60_000);
     const lateBy = Date.now() - restored;
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     // Watches back within 4 s (+ jitter), the Lease retried every 1.5 s: measured ≈ 4 s.
     // A 30 s watch backoff cap made this 16 s and more.
     expect(lateBy).toBeLessThan(12_000);
     await until('the Events of every hook', async () => {
-      const events = await hookEvents(env, 'cut-1');
+      const events = await env.hookEvents('cut-1');
       return events.length >= 8 ? events : undefined;
     });
-    const events = await hookEvents(env, 'cut-1');
+    const events = await env.hookEvents('cut-1');
     expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
       'HookStarted:after_create',
       'HookSucceeded:after_create',
@@ -158,25 +147,24 @@ describe('a run Pod whose log is lost while the controller is away', () => {
   const env = useOperatorEnv();
 
   it('rebuilds the missing hook Events from the termination message, each once', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'lost',
-      workflowText(env, {
+      env.workflowText({
         hooks: { ...HOOKS, before_run: 'sleep 3; echo ready' },
         prompt: '@write done.txt ok',
       }),
     );
-    await createIssueRun(env, 'lost-1', 'lost', { identifier: 'L-1', title: 'Log lost' });
+    await env.createIssueRun('lost-1', 'lost', { identifier: 'L-1', title: 'Log lost' });
     await until('after_create to be recorded', async () => {
-      const events = await hookEvents(env, 'lost-1');
+      const events = await env.hookEvents('lost-1');
       return events.some((event) => event.reason === 'HookSucceeded') ? true : undefined;
     });
     await env.controller?.stop();
     // Counted once the controller is stopped: until then its log follower may still be
     // writing the next hook's Event from the log.
-    const before = (await hookEvents(env, 'lost-1')).length;
+    const before = (await env.hookEvents('lost-1')).length;
 
-    const podName = (await getRun(env, 'lost-1')).status?.podName ?? '';
+    const podName = (await env.getRun('lost-1')).status?.podName ?? '';
     const pod = await until('the run Pod to end', async () => {
       const found = await env.admin.request<{
         metadata: { uid: string };
@@ -190,10 +178,10 @@ describe('a run Pod whose log is lost while the controller is away', () => {
     });
 
     await env.startController({ logLostAfterMs: 2000 });
-    const run = await finished(env, 'lost-1', 60_000);
+    const run = await env.finished('lost-1', 60_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     const events = await until('the Events of every hook', async () => {
-      const found = await hookEvents(env, 'lost-1');
+      const found = await env.hookEvents('lost-1');
       return found.length >= 8 ? found : undefined;
     });
     expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  useOperatorEnv,
-  workflowText,
-} from './operator-harness.js';
+import { NAMESPACE, useOperatorEnv } from './operator-harness.js';
 
 /**
  * Run Pods pass Pod Security admission at its strictest: the namespace enforces the
@@ -37,16 +30,15 @@ describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => 
   });
 
   it('admits the run Pod and runs it to Succeeded', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'restricted',
-      workflowText(env, { hooks: { after_create: 'echo admitted', before_run: 'id -u' } }),
+      env.workflowText({ hooks: { after_create: 'echo admitted', before_run: 'id -u' } }),
     );
-    await createIssueRun(env, 'restricted-1', 'restricted', {
+    await env.createIssueRun('restricted-1', 'restricted', {
       identifier: 'ENG-1',
       title: 'Run restricted',
     });
-    const run = await finished(env, 'restricted-1');
+    const run = await env.finished('restricted-1');
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     expect(run.status?.hooks?.[0]?.output).toBe('admitted');
   });

@@ -15,17 +15,12 @@ import type { IssueRun } from '../../src/api/index.js';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
   freePort,
   gatewayOptions,
-  getRun,
   path,
   podTemplate,
   until,
   useOperatorEnv,
-  workflowText,
 } from './operator-harness.js';
 import { HOSTS, REPO, type HostStandIn } from './review-hosts.js';
 
@@ -111,14 +106,16 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const tracker = onBoard
       ? { trackerKind: 'local', tracker: `  path: ${board}`, pollingMs: 1000 }
       : {};
-    const text = workflowText(env, {
-      ...tracker,
-      prompt: prompt.join('\n'),
-    }).replace(
-      'hooks:\n',
-      `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
-    );
-    await createWorkflow(env, name, text, {
+    const text = env
+      .workflowText({
+        ...tracker,
+        prompt: prompt.join('\n'),
+      })
+      .replace(
+        'hooks:\n',
+        `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
+      );
+    await env.createWorkflow(name, text, {
       git: { credentialsSecretRef: { name: 'git-creds' } },
       podTemplate: {
         spec: {
@@ -143,7 +140,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const opened = await until(
       'the pull request',
       async () => {
-        const run = await getRun(env, RUN);
+        const run = await env.getRun(RUN);
         return run.status?.git?.pullRequest ? run : undefined;
       },
       180_000,
@@ -160,7 +157,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     await until(
       'a look after the restart',
       async () => {
-        const run = await getRun(env, RUN);
+        const run = await env.getRun(RUN);
         return run.status?.review?.lastCheckTime !== checked ? run : undefined;
       },
       30_000,
@@ -174,7 +171,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const reworked = await until(
       'the review round to run',
       async () => {
-        const run = await getRun(env, RUN);
+        const run = await env.getRun(RUN);
         const slot = run.status?.slots?.[0];
         return run.status?.review?.round === 1 &&
           slot?.attempt === 2 &&
@@ -196,7 +193,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     const head = (await server.branchHead(REPO, BRANCH))?.sha ?? '';
     host.approve(number, head);
-    const run: IssueRun = await finished(env, RUN, 60_000);
+    const run: IssueRun = await env.finished(RUN, 60_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.review?.phase).toBe('Approved');
     expect(run.status?.git?.pullRequest?.headSha).toBe(head);
@@ -210,11 +207,11 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
   it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {
     await reviewWorkflow('ci', 1);
-    await createIssueRun(env, 'ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
+    await env.createIssueRun('ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
     const opened = await until(
       'the pull request',
       async () => {
-        const run = await getRun(env, 'ci-1');
+        const run = await env.getRun('ci-1');
         return run.status?.git?.pullRequest ? run : undefined;
       },
       180_000,
@@ -225,7 +222,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const reworked = await until(
       'the round on the failed check',
       async () => {
-        const run = await getRun(env, 'ci-1');
+        const run = await env.getRun('ci-1');
         const slot = run.status?.slots?.[0];
         return run.status?.review?.round === 1 &&
           slot?.attempt === 2 &&
@@ -246,7 +243,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     // CI fails again on the fix: one round was all review.max_rounds allows.
     host.failCheck(second, 'FAIL again');
-    const run = await finished(env, 'ci-1', 60_000);
+    const run = await env.finished('ci-1', 60_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.reason).toBe('MaxRoundsReached');
     expect(run.status?.message).toMatch(

@@ -3,18 +3,7 @@
 // Events or its log. Real apiserver, real run Pod on the process node, real Secrets.
 import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  hookEvents,
-  podTemplate,
-  runPodNames,
-  until,
-  useOperatorEnv,
-  workflowText,
-} from './operator-harness.js';
+import { NAMESPACE, podTemplate, until, useOperatorEnv } from './operator-harness.js';
 
 /** A JWT as the apiserver issues them for service accounts: header.payload.signature. */
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/;
@@ -57,10 +46,9 @@ describe('secrets in what a run reports', () => {
       });
     }
     const [agent] = podTemplate.spec.containers;
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'leaky',
-      workflowText(env, {
+      env.workflowText({
         hooks: { after_create: 'env', before_run: PRINT_FILES, timeout_ms: 60000 },
       }),
       {
@@ -83,8 +71,8 @@ describe('secrets in what a run reports', () => {
         },
       },
     );
-    await createIssueRun(env, 'leaky-1', 'leaky', { identifier: 'SEC-1', title: 'Print it all' });
-    const run: IssueRun = await finished(env, 'leaky-1');
+    await env.createIssueRun('leaky-1', 'leaky', { identifier: 'SEC-1', title: 'Print it all' });
+    const run: IssueRun = await env.finished('leaky-1');
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
 
     const output = run.status?.hooks?.find((hook) => hook.name === 'after_create')?.output ?? '';
@@ -96,8 +84,8 @@ describe('secrets in what a run reports', () => {
     const files = run.status?.hooks?.find((hook) => hook.name === 'before_run')?.output ?? '';
     expect(files).toMatch(/== \/lorenz\/inputs\/\S*manifest\.json/);
 
-    const events = JSON.stringify(await hookEvents(env, 'leaky-1'));
-    const [pod] = await runPodNames(env, 'leaky-1');
+    const events = JSON.stringify(await env.hookEvents('leaky-1'));
+    const [pod] = await env.runPodNames('leaky-1');
     const logs = await env.kubectl('logs', '-n', NAMESPACE, pod ?? '', '-c', 'agent');
     expect(events).toContain('[redacted]');
     for (const [where, text] of [
@@ -113,7 +101,7 @@ describe('secrets in what a run reports', () => {
 
   it('refuses, with the field, what admission lets through: mounts inside or above Lorenz paths, other service accounts, unrestricted volumes', async () => {
     const [agent] = podTemplate.spec.containers;
-    await createWorkflow(env, 'sneaky', workflowText(env), {
+    await env.createWorkflow('sneaky', env.workflowText(), {
       podTemplate: {
         spec: {
           serviceAccountName: 'admin',

@@ -5,13 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   NAMESPACE,
-  createWorkflow,
   path,
   until,
   useGithubStandIn,
   useLinearStandIn,
   useOperatorEnv,
-  workflowText,
   type EventView,
 } from './operator-harness.js';
 
@@ -42,10 +40,9 @@ describe('agent tools against the tracker stand-ins', () => {
       NAMESPACE,
       `--from-literal=api_key=${LINEAR_KEY}`,
     );
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'lt',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'linear',
         tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
         agent: '  max_concurrent_agents: 1',
@@ -84,10 +81,9 @@ describe('agent tools against the tracker stand-ins', () => {
       NAMESPACE,
       `--from-literal=api_key=${github.token}`,
     );
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'gt',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'github',
         tracker: `  endpoint: ${github.url}\n  repository: ${github.repository}`,
         pollingMs: 1000,

@@ -10,14 +10,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { INBOX_PATHS, inboxRequestAnnotation, type IssueRun } from '../../src/api/index.js';
 import {
-  createWorkflow,
-  finished,
   freePort,
   gatewayOptions,
   path,
   until,
   useOperatorEnv,
-  workflowText,
   type EventView,
 } from './operator-harness.js';
 
@@ -103,10 +100,9 @@ describe('agent tools through the gateway', () => {
   });
 
   it('comments on and moves its own issue, across a controller restart', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'tools',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'local',
         tracker: `  path: ${board}`,
         pollingMs: 1000,
@@ -145,7 +141,7 @@ describe('agent tools through the gateway', () => {
     await env.controller?.stop();
     await start();
 
-    const run: IssueRun = await finished(env, 'tools-board-1', 120_000);
+    const run: IssueRun = await env.finished('tools-board-1', 120_000);
     const file = await readFile(join(board, 'BOARD-1.md'), 'utf8');
     expect(file).toMatch(/^status: In Review$/m);
     expect(file).not.toContain('not mine');

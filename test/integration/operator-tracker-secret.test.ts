@@ -9,12 +9,10 @@ import { isNotFound } from '../../src/controller/runtime/client.js';
 import {
   NAMESPACE,
   capturedLogger,
-  createWorkflow,
   path,
   until,
   useLinearStandIn,
   useOperatorEnv,
-  workflowText,
 } from './operator-harness.js';
 
 const KEY = 'lin_api_Zq8vRk2PmW4tXs9bN1cY';
@@ -34,10 +32,9 @@ describe('a tracker key in a Secret', () => {
       NAMESPACE,
       `--from-literal=api_key=${KEY}`,
     );
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'lin',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'linear',
         tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
         pollingMs: 1000,

@@ -10,16 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/api/index.js';
 import { isNotFound } from '../../src/controller/runtime/client.js';
-import {
-  NAMESPACE,
-  capturedLogger,
-  createWorkflow,
-  path,
-  runPodNames,
-  until,
-  useOperatorEnv,
-  workflowText,
-} from './operator-harness.js';
+import { NAMESPACE, capturedLogger, path, until, useOperatorEnv } from './operator-harness.js';
 
 const SECRET = 'wh_it_7Qe2Lx9Vb4Nc';
 const POLL_MS = 30_000;
@@ -57,10 +48,9 @@ describe('webhook deliveries', () => {
       const board = await mkdtemp(join(tmpdir(), `lorenz-${name}-`));
       boards[name] = board;
       await writeFile(join(board, 'BOARD-1.md'), issue('Backlog'));
-      await createWorkflow(
-        env,
+      await env.createWorkflow(
         name,
-        workflowText(env, {
+        env.workflowText({
           trackerKind: 'local',
           tracker: `  path: ${board}`,
           pollingMs: POLL_MS,
@@ -109,7 +99,7 @@ describe('webhook deliveries', () => {
     const started = Date.now();
     await until(
       `the run Pod of ${workflow}`,
-      async () => ((await runPodNames(env, `${workflow}-board-1`)).length > 0 ? true : undefined),
+      async () => ((await env.runPodNames(`${workflow}-board-1`)).length > 0 ? true : undefined),
       ms,
     );
     return Date.now() - started;
