@@ -20,8 +20,8 @@ import type { ControllerRunOptions } from '../../src/controller/main.js';
 import { archivedLogText, faultyArchive, type FaultyArchive } from '../support/archive-faults.js';
 import {
   NAMESPACE,
+  agentPodTemplate,
   path,
-  podTemplate,
   until,
   useOperatorEnv,
   type EventView,
@@ -252,12 +252,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     // A Secret the run Pod takes a variable from: its value must be nowhere in the archive,
     // neither in the log (the runner masks it) nor in the run object (the archiver masks
     // it there: here in the issue's title).
-    await env.admin.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
-      body: { metadata: { name: 'arc-secret' }, stringData: { token: SECRET_VALUE } },
-    });
-    const [agent] = podTemplate.spec.containers;
+    await env.createSecret('arc-secret', { token: SECRET_VALUE });
     await env.createWorkflow(
       'arc-slow',
       env.workflowText({
@@ -265,22 +260,14 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
         hooks: { before_run: 'echo working "$ARC_TOKEN"; sleep 600' },
       }),
       {
-        podTemplate: {
-          spec: {
-            containers: [
-              {
-                ...agent,
-                env: [
-                  ...(agent?.env ?? []),
-                  {
-                    name: 'ARC_TOKEN',
-                    valueFrom: { secretKeyRef: { name: 'arc-secret', key: 'token' } },
-                  },
-                ],
-              },
-            ],
-          },
-        },
+        podTemplate: agentPodTemplate({
+          env: [
+            {
+              name: 'ARC_TOKEN',
+              valueFrom: { secretKeyRef: { name: 'arc-secret', key: 'token' } },
+            },
+          ],
+        }),
       },
     );
     await env.createIssueRun('arc-s', 'arc-slow', {

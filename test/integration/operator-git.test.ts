@@ -3,15 +3,15 @@
 // of the HTTPS git server fixture with the token of the mounted Secret, works on the branch
 // the IssueRun stored in its status, and the push lands there. Every git step is an Event, and
 // the token appears nowhere: not in an Event, a status or a Pod log.
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
+  agentPodTemplate,
   path,
-  podTemplate,
+  sharedCa,
   useOperatorEnv,
   type EventView,
 } from './operator-harness.js';
@@ -24,6 +24,7 @@ describe('git workspaces on the operator', () => {
   const env = useOperatorEnv();
   let server: GitServer;
   let shared: string;
+  let gitEnv: V1EnvVar[];
   beforeAll(async () => {
     // The fixture serves from this process: started once the control plane is up.
     server = await startGitServer({
@@ -32,10 +33,7 @@ describe('git workspaces on the operator', () => {
     });
     await server.createRepo(REPO, { private: true, files: { 'README.md': 'web\n' } });
     // Run Pods run as uid 65532: the CA must be readable by others.
-    shared = await mkdtemp(join(tmpdir(), 'lorenz-git-ca-'));
-    await chmod(shared, 0o755);
-    await copyFile(server.caFile, join(shared, 'ca.pem'));
-    await chmod(join(shared, 'ca.pem'), 0o644);
+    ({ dir: shared, gitEnv } = await sharedCa(server.caFile, 'lorenz-git-ca-'));
   });
   afterAll(async () => {
     await server?.close();
@@ -52,8 +50,6 @@ describe('git workspaces on the operator', () => {
       NAMESPACE,
       `--from-literal=127.0.0.1=${TOKEN}`,
     );
-    const [container] = podTemplate.spec.containers;
-    if (!container) throw new Error('the harness podTemplate has no agent container');
     const text = env
       .workflowText({
         hooks: {
@@ -69,20 +65,7 @@ describe('git workspaces on the operator', () => {
       .replace('hooks:\n', `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\nhooks:\n`);
     await env.createWorkflow('web', text, {
       git: { credentialsSecretRef: { name: 'git-creds' } },
-      podTemplate: {
-        spec: {
-          containers: [
-            {
-              ...container,
-              env: [
-                ...container.env,
-                { name: 'GIT_SSL_CAINFO', value: join(shared, 'ca.pem') },
-                { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
-              ],
-            },
-          ],
-        },
-      },
+      podTemplate: agentPodTemplate({ env: gitEnv }),
     });
     await env.createIssueRun('web-1', 'web', { identifier: 'WEB-1', title: 'Add the greeting' });
     const run = await env.finished('web-1', 180_000);

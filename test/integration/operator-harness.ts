@@ -3,13 +3,13 @@
 // ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
 import { afterAll, beforeAll } from 'vitest';
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import pino, { type Logger } from 'pino';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type V1EnvFromSource, type V1EnvVar } from '@kubernetes/client-node';
 import { build } from 'esbuild';
 import { sshBundleOptions } from '../../hack/bundle-native.mjs';
 import {
@@ -370,6 +370,34 @@ export const podTemplate = {
   },
 };
 
+/** The test podTemplate, its agent container given more `env` (after its own) and `envFrom`. */
+export function agentPodTemplate(more: { env?: V1EnvVar[]; envFrom?: V1EnvFromSource[] }) {
+  const [agent] = podTemplate.spec.containers;
+  const container = { ...agent, env: [...(agent?.env ?? []), ...(more.env ?? [])] };
+  return {
+    spec: { containers: [more.envFrom ? { ...container, envFrom: more.envFrom } : container] },
+  };
+}
+
+/**
+ * A copy of a TLS server's CA in a new directory under `prefix` that run Pods can read (they
+ * run as uid 65532), and the agent env that makes git trust it alone.
+ */
+export async function sharedCa(
+  caFile: string,
+  prefix: string,
+): Promise<{ dir: string; gitEnv: V1EnvVar[] }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  await copyFile(caFile, join(dir, 'ca.pem'));
+  await chmod(join(dir, 'ca.pem'), 0o644);
+  const gitEnv = [
+    { name: 'GIT_SSL_CAINFO', value: join(dir, 'ca.pem') },
+    { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
+  ];
+  return { dir, gitEnv };
+}
+
 export const path = {
   workflows: (name = '') =>
     `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows${name ? `/${name}` : ''}`,
@@ -535,6 +563,22 @@ export async function hookEvents(
       )
   );
 }
+
+/** Each hook Event as `Reason:hook` (HookStarted:after_run), in the order given. */
+export const hookRecords = (events: EventView[]): string[] =>
+  events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`);
+
+/** The hook records of an attempt whose four hooks each started and succeeded once. */
+export const FOUR_HOOKS_SUCCEEDED = [
+  'HookStarted:after_create',
+  'HookSucceeded:after_create',
+  'HookStarted:before_run',
+  'HookSucceeded:before_run',
+  'HookStarted:after_run',
+  'HookSucceeded:after_run',
+  'HookStarted:before_remove',
+  'HookSucceeded:before_remove',
+];
 
 export async function runPodNames(env: OperatorEnv, run: string): Promise<string[]> {
   const list = await env.admin.request<{

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
-import { path, until, useOperatorEnv, type OperatorEnv } from './operator-harness.js';
+import {
+  FOUR_HOOKS_SUCCEEDED,
+  hookRecords,
+  path,
+  until,
+  useOperatorEnv,
+  type OperatorEnv,
+} from './operator-harness.js';
 
 const HOOKS = {
   after_create: 'echo created',
@@ -194,17 +201,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
       'before_remove:completed',
     ]);
     const events = await env.hookEvents('restart-1');
-    const records = events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`);
-    expect(records).toEqual([
-      'HookStarted:after_create',
-      'HookSucceeded:after_create',
-      'HookStarted:before_run',
-      'HookSucceeded:before_run',
-      'HookStarted:after_run',
-      'HookSucceeded:after_run',
-      'HookStarted:before_remove',
-      'HookSucceeded:before_remove',
-    ]);
+    expect(hookRecords(events)).toEqual(FOUR_HOOKS_SUCCEEDED);
     expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
   });
 });

@@ -3,56 +3,17 @@
 // its hooks. The run must finish soon after the way is back, with every hook Event written
 // once, and the controller must still be running (it stood down and led again).
 import { rm } from 'node:fs/promises';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { path, until, useOperatorEnv } from './operator-harness.js';
-
-interface Cuttable {
-  url: string;
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-/** A TCP proxy to `target` that can drop every connection and refuse new ones. */
-async function cuttableProxy(target: URL): Promise<Cuttable> {
-  let open = true;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    if (!open) return client.destroy();
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `https://127.0.0.1:${port}`,
-    cut() {
-      open = false;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      open = true;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.js';
+import {
+  FOUR_HOOKS_SUCCEEDED,
+  hookRecords,
+  path,
+  until,
+  useOperatorEnv,
+} from './operator-harness.js';
 
 const HOOKS = {
   after_create: 'echo created',
@@ -62,14 +23,14 @@ const HOOKS = {
 };
 
 describe('an apiserver outage seen by the controller', () => {
-  let proxy: Cuttable;
+  let proxy: TcpRelay;
   // Declared first, so that it runs after the environment (and its controller) has stopped.
   afterAll(async () => {
     await proxy?.close();
   });
   const env = useOperatorEnv(async (env) => {
     const server = new URL(env.controllerConfig.getCurrentCluster()?.server ?? '');
-    proxy = await cuttableProxy(server);
+    proxy = await startTcpRelay(server);
     const viaProxy = new KubeConfig();
     viaProxy.loadFromOptions({
       clusters: env.controllerConfig.clusters.map((cluster) => ({
@@ -97,7 +58,7 @@ describe('an apiserver outage seen by the controller', () => {
       return events.some((event) => event.note.startsWith('after_create')) ? true : undefined;
     });
 
-    proxy.cut();
+    proxy.cut(true);
     // Longer than the renew deadline (7 s): this replica stands down meanwhile. The Pod
     // (run by the node, which still reaches the apiserver) finishes its hooks in the dark.
     await new Promise((resolve) => setTimeout(resolve, 15_000));
@@ -116,16 +77,7 @@ describe('an apiserver outage seen by the controller', () => {
       return events.length >= 8 ? events : undefined;
     });
     const events = await env.hookEvents('cut-1');
-    expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
-      'HookStarted:after_create',
-      'HookSucceeded:after_create',
-      'HookStarted:before_run',
-      'HookSucceeded:before_run',
-      'HookStarted:after_run',
-      'HookSucceeded:after_run',
-      'HookStarted:before_remove',
-      'HookSucceeded:before_remove',
-    ]);
+    expect(hookRecords(events)).toEqual(FOUR_HOOKS_SUCCEEDED);
     expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
     // The process did not exit: the manager leads again.
     await until('the controller to lead again', async () =>
@@ -184,16 +136,7 @@ describe('a run Pod whose log is lost while the controller is away', () => {
       const found = await env.hookEvents('lost-1');
       return found.length >= 8 ? found : undefined;
     });
-    expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
-      'HookStarted:after_create',
-      'HookSucceeded:after_create',
-      'HookStarted:before_run',
-      'HookSucceeded:before_run',
-      'HookStarted:after_run',
-      'HookSucceeded:after_run',
-      'HookStarted:before_remove',
-      'HookSucceeded:before_remove',
-    ]);
+    expect(hookRecords(events)).toEqual(FOUR_HOOKS_SUCCEEDED);
     expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
     // Those written from the log keep their output; the rest say where they came from.
     expect(before).toBeGreaterThanOrEqual(2);

@@ -7,18 +7,20 @@
 // approval with green checks moves the issue to Done and ends the loop and the run.
 // Table-driven over code hosts (review-hosts.ts): GitHub and GitLab, each with the git
 // credential as its users write it.
-import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
+  agentPodTemplate,
   freePort,
   gatewayOptions,
   path,
-  podTemplate,
+  sharedCa,
   until,
   useOperatorEnv,
 } from './operator-harness.js';
@@ -33,6 +35,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
   let server: GitServer;
   let host: HostStandIn;
   let shared: string;
+  let gitEnv: V1EnvVar[];
   let board: string;
   let toolsPort: number;
   // The tools gateway on a fixed port: the agent moves its issue through it, before and after
@@ -51,10 +54,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     host = await row.start(server);
     board = await mkdtemp(join(tmpdir(), 'lorenz-review-board-'));
     await writeFile(join(board, 'BOARD-1.md'), ISSUE);
-    shared = await mkdtemp(join(tmpdir(), 'lorenz-review-ca-'));
-    await chmod(shared, 0o755);
-    await copyFile(server.caFile, join(shared, 'ca.pem'));
-    await chmod(join(shared, 'ca.pem'), 0o644);
+    ({ dir: shared, gitEnv } = await sharedCa(server.caFile, 'lorenz-review-ca-'));
     await env.kubectl(
       'create',
       'secret',
@@ -84,8 +84,6 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
    * review loop), and approval moves it to Done; else runs are made directly.
    */
   async function reviewWorkflow(name: string, maxRounds: number, onBoard = false): Promise<void> {
-    const [container] = podTemplate.spec.containers;
-    if (!container) throw new Error('the harness podTemplate has no agent container');
     const push = (file: string, message: string) =>
       `@shell echo ${file} >> ${file} && git add ${file} && git commit -qm "${message}" && git push -q origin HEAD`;
     const review = [
@@ -117,20 +115,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       );
     await env.createWorkflow(name, text, {
       git: { credentialsSecretRef: { name: 'git-creds' } },
-      podTemplate: {
-        spec: {
-          containers: [
-            {
-              ...container,
-              env: [
-                ...container.env,
-                { name: 'GIT_SSL_CAINFO', value: join(shared, 'ca.pem') },
-                { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
-              ],
-            },
-          ],
-        },
-      },
+      podTemplate: agentPodTemplate({ env: gitEnv }),
     });
   }
 

@@ -3,7 +3,13 @@
 // Events or its log. Real apiserver, real run Pod on the process node, real Secrets.
 import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
-import { NAMESPACE, podTemplate, until, useOperatorEnv } from './operator-harness.js';
+import {
+  NAMESPACE,
+  agentPodTemplate,
+  podTemplate,
+  until,
+  useOperatorEnv,
+} from './operator-harness.js';
 
 /** A JWT as the apiserver issues them for service accounts: header.payload.signature. */
 const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/;
@@ -39,36 +45,23 @@ describe('secrets in what a run reports', () => {
       ['agent-keys', { API_KEY }],
       ['agent-more', { FROM_TOKEN }],
     ] as const) {
-      await env.admin.request({
-        method: 'POST',
-        path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
-        body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: data },
-      });
+      await env.createSecret(name, data);
     }
-    const [agent] = podTemplate.spec.containers;
     await env.createWorkflow(
       'leaky',
       env.workflowText({
         hooks: { after_create: 'env', before_run: PRINT_FILES, timeout_ms: 60000 },
       }),
       {
-        podTemplate: {
-          spec: {
-            containers: [
-              {
-                ...agent,
-                env: [
-                  ...(agent?.env ?? []),
-                  {
-                    name: 'API_KEY',
-                    valueFrom: { secretKeyRef: { name: 'agent-keys', key: 'API_KEY' } },
-                  },
-                ],
-                envFrom: [{ secretRef: { name: 'agent-more' } }],
-              },
-            ],
-          },
-        },
+        podTemplate: agentPodTemplate({
+          env: [
+            {
+              name: 'API_KEY',
+              valueFrom: { secretKeyRef: { name: 'agent-keys', key: 'API_KEY' } },
+            },
+          ],
+          envFrom: [{ secretRef: { name: 'agent-more' } }],
+        }),
       },
     );
     await env.createIssueRun('leaky-1', 'leaky', { identifier: 'SEC-1', title: 'Print it all' });
