@@ -10,8 +10,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import pino, { type Logger } from 'pino';
 import { KubeConfig, type V1EnvFromSource, type V1EnvVar } from '@kubernetes/client-node';
-import { build } from 'esbuild';
-import { sshBundleOptions } from '../../hack/bundle-native.mjs';
+import { esbuildBundle } from '../../bench/reconcile-env.js';
 import {
   installCrds,
   startControlPlane,
@@ -70,7 +69,10 @@ export interface OperatorEnv {
   createConfigMap(name: string, data: Record<string, string>): Promise<void>;
 }
 
-/** The runner bundle the operator image would carry, built from src (no `npm run build`). */
+/**
+ * The runner bundle the operator image would carry, built from src (no `npm run build`) as
+ * the benchmarks build it: ssh2 without its native add-ons, as in the image.
+ */
 async function buildRunnerBundle(dir: string, repoRoot: string): Promise<string> {
   const entry = join(dir, 'entry.ts');
   await writeFile(
@@ -78,23 +80,19 @@ async function buildRunnerBundle(dir: string, repoRoot: string): Promise<string>
     `import { runRunnerCommand } from ${JSON.stringify(join(repoRoot, 'src/runner/main.ts'))};\n` +
       'process.exitCode = await runRunnerCommand(process.argv.slice(3));\n',
   );
-  const outfile = join(dir, 'lorenz.js');
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
-    banner: {
-      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-    },
-    // The runner drives SSH workers with ssh2, bundled as the image's bundle is.
-    ...sshBundleOptions,
-  });
-  return outfile;
+  return esbuildBundle(entry, join(dir, 'lorenz.js'));
 }
+
+/**
+ * The operator image's files as the Dockerfile puts them, for the process node's image map:
+ * the runner bundle, the launcher (no startup snapshot: the runner starts from the bundle, its
+ * fallback) and the scripted agent.
+ */
+export const operatorImageFiles = (runner: string, scriptedAgent: string, repoRoot = root) => ({
+  [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
+  [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repoRoot, 'hack/launcher.sh'),
+  [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
+});
 
 /**
  * What the chart installs besides the controller: the CRDs, the lorenz-system namespace and
@@ -115,22 +113,26 @@ export async function installOperator(cp: ControlPlane, repoRoot = root): Promis
   await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(repoRoot, 'config/rbac', file)]));
 }
 
-/** The admin kubeconfig impersonating the controller's ServiceAccount (config/rbac's verbs). */
-export function controllerKubeConfig(cp: ControlPlane): KubeConfig {
+/** The admin kubeconfig impersonating `user`: the apiserver authorizes as that user. */
+export function impersonating(cp: ControlPlane, user: string): KubeConfig {
   const config = new KubeConfig();
   config.loadFromFile(cp.kubeconfigPath);
-  const user = config.getCurrentUser();
-  if (!user) throw new Error(`no current user in the admin kubeconfig ${cp.kubeconfigPath}`);
+  const current = config.getCurrentUser();
+  if (!current) throw new Error(`no current user in the admin kubeconfig ${cp.kubeconfigPath}`);
   config.loadFromOptions({
     clusters: config.clusters,
     contexts: config.contexts,
     currentContext: config.currentContext,
     users: config.users.map((entry) =>
-      entry.name === user.name ? { ...entry, impersonateUser: CONTROLLER_USER } : entry,
+      entry.name === current.name ? { ...entry, impersonateUser: user } : entry,
     ),
   });
   return config;
 }
+
+/** The admin kubeconfig impersonating the controller's ServiceAccount (config/rbac's verbs). */
+export const controllerKubeConfig = (cp: ControlPlane): KubeConfig =>
+  impersonating(cp, CONTROLLER_USER);
 
 /** The controller in-process as the chart runs it (one namespace, no signals, quiet). */
 export const startTestController = (
@@ -169,14 +171,7 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
   const node = await startProcessNode({
     controlPlane: cp,
     // The operator image as the Dockerfile builds it: the runner and the scripted agent.
-    imageMap: {
-      [DEFAULT_OPERATOR_IMAGE]: {
-        [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
-        // The launcher; no startup snapshot: the runner starts from the bundle (its fallback).
-        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repoRoot, 'hack/launcher.sh'),
-        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
-      },
-    },
+    imageMap: { [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent, repoRoot) },
   });
 
   const admin = createKubeClient(cp.kubeConfig);
