@@ -157,12 +157,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
       const run = await exists('arc-arc-1');
       return (run?.status?.attempt ?? 0) >= 2 ? run : undefined;
     });
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.workflows('arc'),
-      patchType: 'merge',
-      body: { spec: { workflow: text('Done') } },
-    });
+    await env.mergePatch(path.workflows('arc'), { spec: { workflow: text('Done') } });
     await gone('arc-arc-1');
     const found = await archived('arc-arc-1');
     expect(found.run).toMatchObject({

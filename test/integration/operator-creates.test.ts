@@ -38,11 +38,8 @@ describe('refused creates on a real apiserver', () => {
     });
     // No quota controller runs here: give the quota the status it would compute, which is
     // what the ResourceQuota admission plugin enforces.
-    await env.admin.request({
-      method: 'PATCH',
-      path: `${quota}/no-pods/status`,
-      patchType: 'merge',
-      body: { status: { hard: { pods: '0' }, used: { pods: '0' } } },
+    await env.mergePatch(`${quota}/no-pods/status`, {
+      status: { hard: { pods: '0' }, used: { pods: '0' } },
     });
     const created = Date.now();
     await env.createIssueRun('quota-1', 'wf', { identifier: 'Q-1', title: 'Over quota' });
@@ -95,12 +92,7 @@ describe('refused creates on a real apiserver', () => {
     // Its inputs outlive it for a while (held here by a finalizer, as a slow garbage
     // collector would), and it is made again at once, as `kubectl replace --force` does.
     const inputs = path.configMaps('again-1-inputs');
-    await env.admin.request({
-      method: 'PATCH',
-      path: inputs,
-      patchType: 'merge',
-      body: { metadata: { finalizers: ['test.lorenz.dev/hold'] } },
-    });
+    await env.mergePatch(inputs, { metadata: { finalizers: ['test.lorenz.dev/hold'] } });
     await env.kubectl('delete', 'issuerun', 'again-1', '-n', NAMESPACE, '--wait=true');
     // The collector took its Pod first (it goes in no set order), so no Pod name stands in
     // the way of a new Pod mounting what is left.
@@ -126,12 +118,7 @@ describe('refused creates on a real apiserver', () => {
     // taken, as the collector would (it may have asked already).
     await new Promise((resolve) => setTimeout(resolve, 16_000));
     await env.admin.request({ method: 'DELETE', path: inputs }).catch(() => undefined);
-    await env.admin.request({
-      method: 'PATCH',
-      path: inputs,
-      patchType: 'merge',
-      body: { metadata: { finalizers: null } },
-    });
+    await env.mergePatch(inputs, { metadata: { finalizers: null } });
     const released = Date.now();
     await until('the run to make its own inputs', async () => {
       const made = await env.admin

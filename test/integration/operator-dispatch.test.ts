@@ -65,12 +65,7 @@ describe('the tracker drives the work', () => {
     });
 
     // LOOP-1 moves to Done: its run is stopped, then removed; LOOP-2 is free to go.
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.workflows('loop'),
-      patchType: 'merge',
-      body: { spec: { workflow: text(env, 'Done') } },
-    });
+    await env.mergePatch(path.workflows('loop'), { spec: { workflow: text(env, 'Done') } });
     const second = await until('LOOP-1 removed and LOOP-2 dispatched', async () => {
       const runs = await watch();
       const names = runs.map((run) => run.metadata.name);
@@ -107,12 +102,7 @@ describe('the tracker drives the work', () => {
     });
     // Cancelled while its issue stays active: the poller removes the finished run and
     // dispatches the issue afresh, under the same name.
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns(name),
-      patchType: 'merge',
-      body: { spec: { cancelRequested: true } },
-    });
+    await env.mergePatch(path.issueRuns(name), { spec: { cancelRequested: true } });
     const reasons = new Set<string>();
     const second = await until('AGN-1 dispatched again, and its Pod made', async () => {
       const run = await read();

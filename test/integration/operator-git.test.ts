@@ -41,15 +41,7 @@ describe('git workspaces on the operator', () => {
   });
 
   it('clones with the Secret, pushes the agent commit to the stored branch, and leaks no token', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'git-creds',
-      '-n',
-      NAMESPACE,
-      `--from-literal=127.0.0.1=${TOKEN}`,
-    );
+    await env.createSecret('git-creds', { '127.0.0.1': TOKEN });
     const text = env
       .workflowText({
         hooks: {

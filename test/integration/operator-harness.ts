@@ -67,6 +67,8 @@ export interface OperatorEnv {
   runPodNames(run: string): Promise<string[]>;
   createSecret(name: string, data: Record<string, string>): Promise<void>;
   createConfigMap(name: string, data: Record<string, string>): Promise<void>;
+  /** A JSON merge patch of the object at `at` (`path.issueRuns(name)`, …), as the admin. */
+  mergePatch(at: string, body: object): Promise<void>;
 }
 
 /**
@@ -199,6 +201,9 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
     runPodNames: (run) => runPodNames(env, run),
     createSecret: (name, data) => createSecret(env, name, data),
     createConfigMap: (name, data) => createConfigMap(env, name, data),
+    async mergePatch(at, body) {
+      await admin.request({ method: 'PATCH', path: at, patchType: 'merge', body });
+    },
     async stop() {
       await env.controller?.stop();
       await node.stop();

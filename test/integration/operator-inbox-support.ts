@@ -93,11 +93,8 @@ export async function startCase(env: OperatorEnv, spec: InboxCase): Promise<Star
     run,
     async comment(...added) {
       comments.push(...added);
-      await env.admin.request({
-        method: 'PATCH',
-        path: path.workflows(spec.name),
-        patchType: 'merge',
-        body: { spec: { workflow: caseText(env, spec, comments) } },
+      await env.mergePatch(path.workflows(spec.name), {
+        spec: { workflow: caseText(env, spec, comments) },
       });
     },
   };

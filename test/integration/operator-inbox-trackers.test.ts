@@ -50,15 +50,7 @@ describe(
       key: string,
       approvers: string[],
     ) {
-      await env.kubectl(
-        'create',
-        'secret',
-        'generic',
-        name,
-        '-n',
-        NAMESPACE,
-        `--from-literal=api_key=${key}`,
-      );
+      await env.createSecret(name, { api_key: key });
       await env.createWorkflow(
         name,
         env.workflowText({

@@ -177,13 +177,8 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
   it('lorenz approve: a spec.decisions patch answers the request', async () => {
     const c = await startCase(env, { name: 'kube', prompt: `${FORCE_PUSH}\n@write done.txt ok` });
     const request = await pendingRequest(env, c.run);
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns(c.run),
-      patchType: 'merge',
-      body: {
-        spec: { decisions: [{ requestId: request.id, verdict: 'approve', by: 'it-admin' }] },
-      },
+    await env.mergePatch(path.issueRuns(c.run), {
+      spec: { decisions: [{ requestId: request.id, verdict: 'approve', by: 'it-admin' }] },
     });
     const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.phase).toBe('Succeeded');

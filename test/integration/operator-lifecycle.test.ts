@@ -90,12 +90,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
     await env.createWorkflow('long', env.workflowText({ hooks: HOOKS, prompt: '@sleep 60000' }));
     await env.createIssueRun('long-1', 'long', { identifier: 'ENG-10', title: 'Long work' });
     await agentRunning(env, 'long-1');
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns('long-1'),
-      patchType: 'merge',
-      body: { spec: { cancelRequested: true } },
-    });
+    await env.mergePatch(path.issueRuns('long-1'), { spec: { cancelRequested: true } });
     const run = await env.finished('long-1', 60_000).catch(async (error: unknown) => {
       const pods = await env
         .kubectl('-n', 'default', 'logs', 'long-1-0-1', '-c', 'agent')
@@ -135,12 +130,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
     );
     await env.createIssueRun('state-1', 'state', { identifier: 'ENG-12', title: 'Done soon' });
     await agentRunning(env, 'state-1');
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns('state-1'),
-      patchType: 'merge',
-      body: { spec: { issue: { state: 'Done' } } },
-    });
+    await env.mergePatch(path.issueRuns('state-1'), { spec: { issue: { state: 'Done' } } });
     const run = await env.finished('state-1');
     expect(run.status?.phase, run.status?.message).toBe('Succeeded');
     expect(run.status?.turn).toBeGreaterThanOrEqual(1);

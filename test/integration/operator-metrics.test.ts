@@ -116,11 +116,8 @@ describe('the metrics users watch', () => {
       sample(await scrape(), series) === 1 ? true : undefined,
     );
     // A change to the finished run reconciles it again: no second count.
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns('met-bad'),
-      patchType: 'merge',
-      body: { metadata: { annotations: { 'example.com/touched': 'yes' } } },
+    await env.mergePatch(path.issueRuns('met-bad'), {
+      metadata: { annotations: { 'example.com/touched': 'yes' } },
     });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const text = await scrape();

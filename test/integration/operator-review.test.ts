@@ -55,15 +55,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     board = await mkdtemp(join(tmpdir(), 'lorenz-review-board-'));
     await writeFile(join(board, 'BOARD-1.md'), ISSUE);
     ({ dir: shared, gitEnv } = await sharedCa(server.caFile, 'lorenz-review-ca-'));
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'git-creds',
-      '-n',
-      NAMESPACE,
-      `--from-literal=127.0.0.1=${row.credential}`,
-    );
+    await env.createSecret('git-creds', { '127.0.0.1': row.credential });
   });
   afterAll(async () => {
     await host?.close();

@@ -31,15 +31,7 @@ describe('agent tools against the tracker stand-ins', () => {
     );
 
   it('Linear: comments on its issue and moves it to Done', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'linear-tools',
-      '-n',
-      NAMESPACE,
-      `--from-literal=api_key=${LINEAR_KEY}`,
-    );
+    await env.createSecret('linear-tools', { api_key: LINEAR_KEY });
     await env.createWorkflow(
       'lt',
       env.workflowText({
@@ -72,15 +64,7 @@ describe('agent tools against the tracker stand-ins', () => {
   });
 
   it('GitHub: comments on its issue and closes it as Done', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'github-tools',
-      '-n',
-      NAMESPACE,
-      `--from-literal=api_key=${github.token}`,
-    );
+    await env.createSecret('github-tools', { api_key: github.token });
     await env.createWorkflow(
       'gt',
       env.workflowText({

@@ -23,15 +23,7 @@ describe('a tracker key in a Secret', () => {
   const env = useOperatorEnv({ logger: capturedLogger(controllerLog) });
 
   it('reaches the tracker and nothing else', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'linear',
-      '-n',
-      NAMESPACE,
-      `--from-literal=api_key=${KEY}`,
-    );
+    await env.createSecret('linear', { api_key: KEY });
     await env.createWorkflow(
       'lin',
       env.workflowText({

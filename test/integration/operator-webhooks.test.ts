@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/api/index.js';
 import { isNotFound } from '../../src/controller/runtime/client.js';
-import { NAMESPACE, capturedLogger, path, until, useOperatorEnv } from './operator-harness.js';
+import { capturedLogger, path, until, useOperatorEnv } from './operator-harness.js';
 
 const SECRET = 'wh_it_7Qe2Lx9Vb4Nc';
 const POLL_MS = 30_000;
@@ -35,15 +35,7 @@ describe('webhook deliveries', () => {
 
   beforeAll(async () => {
     port = env.controller?.webhookPort() ?? 0;
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'hooks',
-      '-n',
-      NAMESPACE,
-      `--from-literal=webhook_secret=${SECRET}`,
-    );
+    await env.createSecret('hooks', { webhook_secret: SECRET });
     for (const name of ['wh-a', 'wh-b']) {
       const board = await mkdtemp(join(tmpdir(), `lorenz-${name}-`));
       boards[name] = board;
