@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { LEASES, resourcePath } from '../../src/controller/runtime/client.js';
-import { startTcpRelay } from '../support/tcp-relay.js';
+import { startTcpRelay } from './tcp-relay.js';
 import {
   NAMESPACE,
   controllerKubeConfig,

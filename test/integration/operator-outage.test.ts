@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startTcpRelay, type TcpRelay } from '../support/tcp-relay.js';
+import { startTcpRelay, type TcpRelay } from './tcp-relay.js';
 import {
   FOUR_HOOKS_SUCCEEDED,
   hookRecords,

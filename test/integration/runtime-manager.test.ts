@@ -12,7 +12,7 @@ import {
   type KubeObject,
   type Manager,
 } from '../../src/controller/runtime/index.js';
-import { startTcpRelay } from '../support/tcp-relay.js';
+import { startTcpRelay } from './tcp-relay.js';
 
 let cp: ControlPlane;
 let admin: KubeClient;
