@@ -24,7 +24,7 @@ lint: deps ## eslint, prettier, tsc --noEmit
 tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm: cached, else built from the Go proxy
 	hack/tools.sh > /dev/null
 
-test: build lint tools ## Every test tier that runs on this machine (unit + integration + runtime)
+test: build lint tools ## Every test tier that runs on this machine (unit + integration + containers)
 	hack/ensure-sshd.sh
 	hack/ensure-postgres.sh >/dev/null
 	hack/ensure-chromium.sh >/dev/null

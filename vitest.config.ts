@@ -28,11 +28,11 @@ export default defineConfig({
         // Real images on a real container runtime (Docker): hack/images.sh builds them in
         // the global setup (cached by input digest); skipped, saying why, with no engine.
         test: {
-          name: 'runtime',
-          include: ['test/runtime/**/*.test.ts'],
+          name: 'containers',
+          include: ['test/containers/**/*.test.ts'],
           testTimeout: 120_000,
           fileParallelism: false,
-          globalSetup: ['test/runtime/global-setup.ts'],
+          globalSetup: ['test/containers/global-setup.ts'],
         },
       },
     ],

@@ -1,5 +1,5 @@
 // `npm run bench:pod-start`: how long a run takes to start on the real node (kubelet,
-// containerd, runc: test/runtime/real-node-env.ts) against the process node (the integration
+// containerd, runc: test/containers/real-node-env.ts) against the process node (the integration
 // tier's), through the same in-process controller. A benchmark, not a test: it prints
 // figures and never fails on them. Needs root and Docker (the images of hack/images.sh).
 //
@@ -31,7 +31,7 @@ import {
   issueRunManifest,
   startTestController,
 } from '../test/integration/operator-harness.js';
-import { realNodeSkipReason, startRealNode } from '../test/runtime/real-node-env.js';
+import { realNodeSkipReason, startRealNode } from '../test/containers/real-node-env.js';
 
 const root = join(import.meta.dirname, '..');
 // Bundled into bench/ by hack/run-ts.sh: hack/cluster cannot find tools.sh from there.

@@ -240,7 +240,7 @@ build_on() {
 
 mkdir -p "$CACHE_DIR"
 if ! ensure_docker; then
-  # A distinct status: the runtime tier skips (visibly) on this one, and fails on any other.
+  # A distinct status: the containers tier skips (visibly) on this one, and fails on any other.
   echo "[images] error: no Docker engine: $DOCKER_UNAVAILABLE" >&2
   exit 3
 fi

@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034 # DOCKER_UNAVAILABLE is read by the sourcing script
-# Sourced (not run) by hack/images.sh and the real-runtime tests: a Docker engine that
+# Sourced (not run) by hack/images.sh and the containers tier: a Docker engine that
 # answers, started here when it can be. This machine has no image registry and must route
 # nothing off itself, so the engine runs without its bridge and without iptables rules
 # (`--bridge=none --iptables=false`): containers get `--network none`, and only

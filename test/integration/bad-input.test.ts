@@ -10,18 +10,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { Condition, IssueRun, Workflow } from '../../src/api/index.js';
 import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
+  createWorkflowFromConfigMap,
   path,
-  podTemplate,
   root,
   until,
   useOperatorEnv,
-  workflowText,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 const CORPUS = join(root, 'test/fixtures/bad-input');
@@ -183,40 +176,20 @@ const matches = (found: Condition | undefined, want: ConditionExpectation) =>
 
 describe('bad input', () => {
   // lorenz-runner is allowed and never created: the missing-ServiceAccount case of the corpus.
-  const current = useOperatorEnv({ allowedServiceAccounts: ['default', 'lorenz-runner'] });
-  let env: OperatorEnv;
+  const env = useOperatorEnv({ allowedServiceAccounts: ['default', 'lorenz-runner'] });
   let corpus: LoadedCase[];
   let exited: string | undefined;
   const timings: Record<string, number> = {};
 
   beforeAll(async () => {
-    env = current();
     corpus = await loadCorpus();
     void env.controller?.done.then((reason) => {
       exited = JSON.stringify(reason);
     });
-    await createWorkflow(env, PARKED, workflowText(env), { suspend: true });
+    await env.createWorkflow(PARKED, env.workflowText(), { suspend: true });
     // What controller-refs.yaml names: present, but without the key it asks for.
-    await env.admin.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
-      body: {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: 'tracker-key-elsewhere' },
-        stringData: { api_key: 'x' },
-      },
-    });
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'tracker-key-elsewhere-md' },
-        data: { 'OTHER.md': VALID_MD },
-      },
-    });
+    await env.createSecret('tracker-key-elsewhere', { api_key: 'x' });
+    await env.createConfigMap('tracker-key-elsewhere-md', { 'OTHER.md': VALID_MD });
   });
 
   it('holds at least 100 cases, each with an expectation', () => {
@@ -290,7 +263,7 @@ describe('bad input', () => {
         const item: Pending = { label: `${entry.file}: ${entry.name}`, workflow: name, entry };
         if (entry.run) {
           item.run = `${name}-run`;
-          await createIssueRun(env, item.run, name, entry.run);
+          await env.createIssueRun(item.run, name, entry.run);
         }
         pending.push(item);
         continue;
@@ -300,16 +273,7 @@ describe('bad input', () => {
         const base = baseObject('Workflow', name);
         let object: Json = mergePatch(base, { spec: { workflow: entry.workflowMd } });
         if (via === 'configmap') {
-          await env.admin.request({
-            method: 'POST',
-            path: path.configMaps(),
-            body: {
-              apiVersion: 'v1',
-              kind: 'ConfigMap',
-              metadata: { name },
-              data: { 'WORKFLOW.md': entry.workflowMd },
-            },
-          });
+          await env.createConfigMap(name, { 'WORKFLOW.md': entry.workflowMd });
           object = mergePatch(base, {
             spec: {
               workflow: null,
@@ -325,7 +289,7 @@ describe('bad input', () => {
         };
         if (entry.run) {
           item.run = `${name}-run`;
-          await createIssueRun(env, item.run, name, entry.run);
+          await env.createIssueRun(item.run, name, entry.run);
         }
         pending.push(item);
       }
@@ -339,7 +303,7 @@ describe('bad input', () => {
           item.label,
           async () => {
             if (wantRun && item.run) {
-              const run = await getRun(env, item.run);
+              const run = await env.getRun(item.run);
               last = JSON.stringify({ reason: run.status?.reason, message: run.status?.message });
               return run.status?.reason === wantRun.reason &&
                 (run.status.message ?? '').includes(wantRun.message)
@@ -365,25 +329,13 @@ describe('bad input', () => {
   });
 
   it('runs an IssueRun whose Workflow arrives later, and whose ConfigMap arrives later still', async () => {
-    await createIssueRun(env, 'late-1', 'late', { identifier: 'LATE-1', title: 'Early run' });
+    await env.createIssueRun('late-1', 'late', { identifier: 'LATE-1', title: 'Early run' });
     await until('late-1 to wait for its Workflow', async () => {
-      const run = await getRun(env, 'late-1');
+      const run = await env.getRun('late-1');
       const stalled = condition(run.status?.conditions, 'Stalled');
       return stalled?.status === 'True' && stalled.reason === 'WorkflowNotFound' ? run : undefined;
     });
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'late' },
-        spec: {
-          workflowFrom: { configMapKeyRef: { name: 'late-md', key: 'WORKFLOW.md' } },
-          podTemplate,
-        },
-      },
-    });
+    await createWorkflowFromConfigMap(env, 'late', 'late-md');
     const missing = await until('the Workflow to miss its ConfigMap', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('late') });
       const valid = condition(workflow.status?.conditions, 'ConfigValid');
@@ -392,47 +344,19 @@ describe('bad input', () => {
     expect(missing).toMatchObject({ reason: 'ConfigMapNotFound' });
     expect(missing.message).toContain('ConfigMap late-md not found');
     await until('late-1 to wait for a valid Workflow', async () => {
-      const run = await getRun(env, 'late-1');
+      const run = await env.getRun('late-1');
       return run.status?.reason === 'WorkflowInvalid' ? run : undefined;
     });
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'late-md' },
-        data: { 'WORKFLOW.md': workflowText(env) },
-      },
-    });
-    const run = await finished(env, 'late-1', 120_000);
+    await env.createConfigMap('late-md', { 'WORKFLOW.md': env.workflowText() });
+    const run = await env.finished('late-1', 120_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
   });
 
   it('keeps serving the last good WORKFLOW.md when its ConfigMap is deleted, and says so', async () => {
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: 'kept-md' },
-        data: { 'WORKFLOW.md': workflowText(env, { hooks: { after_run: 'echo kept' } }) },
-      },
+    await env.createConfigMap('kept-md', {
+      'WORKFLOW.md': env.workflowText({ hooks: { after_run: 'echo kept' } }),
     });
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'kept' },
-        spec: {
-          workflowFrom: { configMapKeyRef: { name: 'kept-md', key: 'WORKFLOW.md' } },
-          podTemplate,
-        },
-      },
-    });
+    await createWorkflowFromConfigMap(env, 'kept', 'kept-md');
     await until('kept to load its ConfigMap', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('kept') });
       return condition(workflow.status?.conditions, 'ConfigValid')?.status === 'True'
@@ -450,8 +374,8 @@ describe('bad input', () => {
     // Not in force: kstatus (and Argo CD) call it failed until the ConfigMap is back.
     expect(condition(missing.workflow.status?.conditions, 'Stalled')?.status).toBe('True');
     // …and a run still gets the last good config, which had the after_run hook.
-    await createIssueRun(env, 'kept-1', 'kept', { identifier: 'KEPT-1', title: 'Still served' });
-    const run = await finished(env, 'kept-1', 120_000);
+    await env.createIssueRun('kept-1', 'kept', { identifier: 'KEPT-1', title: 'Still served' });
+    const run = await env.finished('kept-1', 120_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     expect(run.status?.hooks?.find((hook) => hook.name === 'after_run')).toMatchObject({
       output: 'kept',
@@ -459,19 +383,18 @@ describe('bad input', () => {
   });
 
   it('ends a run whose Workflow is deleted while it runs, leaving nothing Running', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'doomed',
-      workflowText(env, { hooks: { before_run: 'sleep 10', timeout_ms: 60000 } }),
+      env.workflowText({ hooks: { before_run: 'sleep 10', timeout_ms: 60000 } }),
     );
-    await createIssueRun(env, 'doomed-1', 'doomed', { identifier: 'DOOM-1', title: 'Rug pull' });
+    await env.createIssueRun('doomed-1', 'doomed', { identifier: 'DOOM-1', title: 'Rug pull' });
     await until('doomed-1 to run', async () => {
-      const run = await getRun(env, 'doomed-1');
+      const run = await env.getRun('doomed-1');
       return run.status?.phase === 'Running' ? run : undefined;
     });
     const deleted = Date.now();
     await env.admin.request({ method: 'DELETE', path: path.workflows('doomed') });
-    const run = await finished(env, 'doomed-1', 120_000);
+    const run = await env.finished('doomed-1', 120_000);
     timings.workflowDeletedToFinishedMs = Date.now() - deleted;
     expect(run.status?.phase).not.toBe('Running');
     expect(run.status?.reason).toBeTruthy();
@@ -492,7 +415,7 @@ describe('bad input', () => {
     const names = Array.from({ length: 1000 }, (_, index) => `flood-${index}`);
     const started = Date.now();
     await pool(names, 100, (name) =>
-      createIssueRun(env, name, PARKED, { identifier: name.toUpperCase(), title: 'Flood' }),
+      env.createIssueRun(name, PARKED, { identifier: name.toUpperCase(), title: 'Flood' }),
     );
     timings.create1000Ms = Date.now() - started;
     const statused = await until(
@@ -515,9 +438,9 @@ describe('bad input', () => {
   }, 180_000);
 
   it('still reconciles a good run after all of it, and never exited', async () => {
-    await createWorkflow(env, 'good', workflowText(env));
-    await createIssueRun(env, 'good-1', 'good', { identifier: 'GOOD-1', title: 'After it all' });
-    const run = await finished(env, 'good-1', 120_000);
+    await env.createWorkflow('good', env.workflowText());
+    await env.createIssueRun('good-1', 'good', { identifier: 'GOOD-1', title: 'After it all' });
+    const run = await env.finished('good-1', 120_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     expect(exited).toBeUndefined();
     console.log(`bad-input timings: ${JSON.stringify(timings)}`);

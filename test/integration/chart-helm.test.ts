@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import {
   ensureTools,
@@ -28,6 +27,7 @@ import {
 import { createKubeClient } from '../../src/controller/runtime/client.js';
 import { kubeAuthorizer } from '../../src/server/auth.js';
 import { podReader, resolveOperatorImage } from '../../src/controller/shared/operator-image.js';
+import { impersonating } from './operator-harness.js';
 
 const execFileAsync = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -927,19 +927,7 @@ describe('on a real kube-apiserver', () => {
     const token = (
       await kubectl('-n', 'team-a', 'create', 'token', 'scoped-reader', '--duration=1h')
     ).stdout.trim();
-    const asController = new KubeConfig();
-    asController.loadFromFile(cp.kubeconfigPath);
-    const user = asController.getCurrentUser()!;
-    asController.loadFromOptions({
-      clusters: asController.clusters,
-      contexts: asController.contexts,
-      currentContext: asController.currentContext,
-      users: asController.users.map((entry) =>
-        entry.name === user.name
-          ? { ...entry, impersonateUser: `system:serviceaccount:${sa}` }
-          : entry,
-      ),
-    });
+    const asController = impersonating(cp, `system:serviceaccount:${sa}`);
     const authorizer = kubeAuthorizer(createKubeClient(asController), { cacheMs: 0 });
     const caller = await authorizer.authenticate(token);
     expect(caller.username).toBe('system:serviceaccount:team-a:scoped-reader');
@@ -973,22 +961,10 @@ describe('on a real kube-apiserver', () => {
       }),
     );
     // As the controller: config/rbac's ServiceAccount, with the downward API's variables.
-    const asController = new KubeConfig();
-    asController.loadFromFile(cp.kubeconfigPath);
-    const user = asController.getCurrentUser()!;
-    asController.loadFromOptions({
-      clusters: asController.clusters,
-      contexts: asController.contexts,
-      currentContext: asController.currentContext,
-      users: asController.users.map((entry) =>
-        entry.name === user.name
-          ? {
-              ...entry,
-              impersonateUser: `system:serviceaccount:${RELEASE_NAMESPACE}:lorenz-controller`,
-            }
-          : entry,
-      ),
-    });
+    const asController = impersonating(
+      cp,
+      `system:serviceaccount:${RELEASE_NAMESPACE}:lorenz-controller`,
+    );
     const env = Object.fromEntries(
       deployment.spec.template.spec.containers[0]!.env.map((e) => [
         e.name,

@@ -12,9 +12,7 @@ import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
-import { build } from 'esbuild';
-import { sshBundleOptions } from '../../hack/bundle-native.mjs';
+import { esbuildBundle } from '../../bench/reconcile-env.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   installCrds,
@@ -22,15 +20,11 @@ import {
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
 import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
-import {
-  DEFAULT_OPERATOR_IMAGE,
-  OPERATOR_IMAGE_BUNDLE_PATH,
-  OPERATOR_IMAGE_LAUNCHER_PATH,
-  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-} from '../../src/controller/shared/constants.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/shared/constants.js';
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
+import { impersonating, operatorImageFiles } from './operator-harness.js';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -47,41 +41,13 @@ let scriptedAgent: string;
 const kubectl = async (...args: string[]) =>
   (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
 
-/** The admin kubeconfig, impersonating `user`: the apiserver authorizes as that user. */
-function impersonating(user: string): KubeConfig {
-  const config = new KubeConfig();
-  config.loadFromFile(cp.kubeconfigPath);
-  const current = config.getCurrentUser()!;
-  config.loadFromOptions({
-    clusters: config.clusters,
-    contexts: config.contexts,
-    currentContext: config.currentContext,
-    users: config.users.map((entry) =>
-      entry.name === current.name ? { ...entry, impersonateUser: user } : entry,
-    ),
-  });
-  return config;
-}
-
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'lorenz-chart-samples-'));
   // Run Pods run as uid 65532: what they read from the host must be readable by others.
   await chmod(scratch, 0o755);
   const runner = join(scratch, 'lorenz.js');
-  await build({
-    entryPoints: [join(root, 'src/cli.ts')],
-    outfile: runner,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
-    banner: {
-      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-    },
-    // ssh2 (SSH workers) bundles without its native add-ons, as in the image.
-    ...sshBundleOptions,
-  });
+  // ssh2 (SSH workers) bundles without its native add-ons, as in the image.
+  await esbuildBundle(join(root, 'src/cli.ts'), runner);
   scriptedAgent = await buildScriptedAgent();
   await chmod(dirname(scriptedAgent), 0o755);
 
@@ -95,12 +61,7 @@ beforeAll(async () => {
   node = await startProcessNode({
     controlPlane: cp,
     imageMap: {
-      [DEFAULT_OPERATOR_IMAGE]: {
-        [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
-        // The launcher; no startup snapshot: the runner starts from the bundle (its fallback).
-        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(root, 'hack/launcher.sh'),
-        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
-      },
+      [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent),
       [SAMPLE_AGENT_IMAGE]: {
         '/usr/bin/node': await realpath(join(root, 'node_modules/.bin/node')),
       },
@@ -133,7 +94,7 @@ describe('helm install, then the samples', () => {
 
   it("runs issuerun/demo-1 to Succeeded with the chart's RBAC, an Event for each hook", async () => {
     controller = await startController({
-      kubeConfig: impersonating(`system:serviceaccount:${RELEASE_NAMESPACE}:lorenz`),
+      kubeConfig: impersonating(cp, `system:serviceaccount:${RELEASE_NAMESPACE}:lorenz`),
       handleSignals: false,
       identity: 'chart-samples',
       operatorImage: DEFAULT_OPERATOR_IMAGE,

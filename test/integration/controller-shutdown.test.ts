@@ -4,14 +4,20 @@
 // server keeping the process alive, so `make demo` and every rollout waited for SIGKILL.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { LEASES, resourcePath } from '../../src/controller/runtime/client.js';
-import { controllerKubeConfig, installOperator, NAMESPACE, root } from './operator-harness.js';
+import { startTcpRelay } from './tcp-relay.js';
+import {
+  NAMESPACE,
+  controllerKubeConfig,
+  freePort,
+  installOperator,
+  root,
+} from './operator-harness.js';
 
 /** Where the chart keeps the Lease (config/rbac's leader-election Role is there). */
 const LEASE_NAMESPACE = 'lorenz-system';
@@ -23,53 +29,6 @@ let cp: ControlPlane;
 let admin: KubeClient;
 let dir: string;
 const children = new Set<ChildProcess>();
-
-/** A TCP relay in front of the apiserver that a test can freeze (an apiserver that hangs). */
-async function startRelay(target: URL) {
-  const pairs = new Set<[net.Socket, net.Socket]>();
-  const server = net.createServer((inbound) => {
-    const outbound = net.connect(Number(target.port), target.hostname);
-    const pair: [net.Socket, net.Socket] = [inbound, outbound];
-    pairs.add(pair);
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
-    const drop = () => {
-      inbound.destroy();
-      outbound.destroy();
-      pairs.delete(pair);
-    };
-    inbound.on('error', drop).on('close', drop);
-    outbound.on('error', drop).on('close', drop);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `https://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
-    /** Open connections stay open and carry nothing; new ones are accepted and go nowhere. */
-    freeze() {
-      for (const [inbound, outbound] of pairs) {
-        inbound.unpipe(outbound);
-        outbound.unpipe(inbound);
-      }
-      server.removeAllListeners('connection');
-      server.on('connection', (socket: net.Socket) => socket.on('error', () => undefined));
-    },
-    close() {
-      for (const [inbound, outbound] of pairs) {
-        inbound.destroy();
-        outbound.destroy();
-      }
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The controller's ServiceAccount (config/rbac's verbs) through `server`, as a file. */
 async function kubeconfigFile(server: string, name: string): Promise<string> {
@@ -276,10 +235,10 @@ describe('lorenz controller on a signal', () => {
   );
 
   it('with the apiserver hanging: says what it waits for, a second signal exits at once', async () => {
-    const relay = await startRelay(new URL(cp.server));
+    const relay = await startTcpRelay(new URL(cp.server));
     try {
       const replica = await readyReplica(await kubeconfigFile(relay.url, 'relay'), true);
-      relay.freeze();
+      relay.freeze(true);
       replica.child.kill('SIGTERM');
       // The Lease cannot be released: it waits (bounded) for the apiserver.
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -299,10 +258,10 @@ describe('lorenz controller on a signal', () => {
   });
 
   it('with the apiserver hanging and one signal: still exits within its bound', async () => {
-    const relay = await startRelay(new URL(cp.server));
+    const relay = await startTcpRelay(new URL(cp.server));
     try {
       const replica = await readyReplica(await kubeconfigFile(relay.url, 'relay-bound'), true);
-      relay.freeze();
+      relay.freeze(true);
       const sent = Date.now();
       replica.child.kill('SIGTERM');
       const { code, at } = await replica.exited;

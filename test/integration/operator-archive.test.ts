@@ -19,18 +19,12 @@ import { ArchiveError, type ArchiveStore, type ArchivedRun } from '../../src/arc
 import type { ControllerRunOptions } from '../../src/controller/main.js';
 import { archivedLogText, faultyArchive, type FaultyArchive } from '../support/archive-faults.js';
 import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
   NAMESPACE,
+  agentPodTemplate,
   path,
-  podTemplate,
-  useOperatorEnv,
   until,
-  workflowText,
+  useOperatorEnv,
   type EventView,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 const FINALIZER = 'lorenz.dev/archive';
@@ -63,12 +57,10 @@ const down = () => new ArchiveError('archive_unavailable', 'connection refused (
 const diskFull = () => new ArchiveError('archive_disk_full', 'database or disk is full (test)');
 
 describe.each(stores)('the run archive on %s', (_name, openStore) => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   let inner: ArchiveStore;
   let store: FaultyArchive;
   beforeAll(async () => {
-    env = current();
     inner = await openStore();
     store = faultyArchive(inner);
     await restart();
@@ -151,13 +143,13 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     const board = (state: string) =>
       `  issues:\n    - { id: "a1", identifier: "ARC-1", title: "Archive me", state: "${state}" }`;
     const text = (state: string) =>
-      workflowText(env, {
+      env.workflowText({
         tracker: board(state),
         pollingMs: 500,
         prompt: '@say hello-from-the-agent\n@write done.txt ok',
         hooks: { before_run: 'echo hook-said-hello' },
       });
-    await createWorkflow(env, 'arc', text('Todo'));
+    await env.createWorkflow('arc', text('Todo'));
     const first = await until('the run of ARC-1', () => exists('arc-arc-1'));
     // In the poller's create: no write of its own.
     expect(first.metadata.finalizers).toContain(FINALIZER);
@@ -165,12 +157,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
       const run = await exists('arc-arc-1');
       return (run?.status?.attempt ?? 0) >= 2 ? run : undefined;
     });
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.workflows('arc'),
-      patchType: 'merge',
-      body: { spec: { workflow: text('Done') } },
-    });
+    await env.mergePatch(path.workflows('arc'), { spec: { workflow: text('Done') } });
     await gone('arc-arc-1');
     const found = await archived('arc-arc-1');
     expect(found.run).toMatchObject({
@@ -214,18 +201,16 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
   });
 
   it('a retried run keeps both attempts, and a restart mid-run writes every record once', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-retry',
-      workflowText(env, {
+      env.workflowText({
         tracker: '  issues: []',
         prompt: '{% if attempt == 2 %}@write done.txt ok{% else %}@exit 3{% endif %}',
         maxRetryBackoffMs: 1000,
         hooks: { before_run: 'echo before-run-said-hi; sleep 2' },
       }),
     );
-    await createIssueRun(
-      env,
+    await env.createIssueRun(
       'arc-r',
       'arc-retry',
       { identifier: 'R-1', title: 'Retry' },
@@ -240,7 +225,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
       return run?.status?.phase === 'Running' ? true : undefined;
     });
     await restart();
-    const run = await finished(env, 'arc-r', 120_000);
+    const run = await env.finished('arc-r', 120_000);
     expect(run.status?.phase).toBe('Succeeded');
     await del('arc-r');
     await gone('arc-r');
@@ -262,39 +247,25 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     // A Secret the run Pod takes a variable from: its value must be nowhere in the archive,
     // neither in the log (the runner masks it) nor in the run object (the archiver masks
     // it there: here in the issue's title).
-    await env.admin.request({
-      method: 'POST',
-      path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
-      body: { metadata: { name: 'arc-secret' }, stringData: { token: SECRET_VALUE } },
-    });
-    const [agent] = podTemplate.spec.containers;
-    await createWorkflow(
-      env,
+    await env.createSecret('arc-secret', { token: SECRET_VALUE });
+    await env.createWorkflow(
       'arc-slow',
-      workflowText(env, {
+      env.workflowText({
         tracker: '  issues: []',
         hooks: { before_run: 'echo working "$ARC_TOKEN"; sleep 600' },
       }),
       {
-        podTemplate: {
-          spec: {
-            containers: [
-              {
-                ...agent,
-                env: [
-                  ...(agent?.env ?? []),
-                  {
-                    name: 'ARC_TOKEN',
-                    valueFrom: { secretKeyRef: { name: 'arc-secret', key: 'token' } },
-                  },
-                ],
-              },
-            ],
-          },
-        },
+        podTemplate: agentPodTemplate({
+          env: [
+            {
+              name: 'ARC_TOKEN',
+              valueFrom: { secretKeyRef: { name: 'arc-secret', key: 'token' } },
+            },
+          ],
+        }),
       },
     );
-    await createIssueRun(env, 'arc-s', 'arc-slow', {
+    await env.createIssueRun('arc-s', 'arc-slow', {
       identifier: 'S-1',
       title: `Slow, with ${SECRET_VALUE} in its title`,
     });
@@ -306,7 +277,7 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
     });
     // Its hook's first line read, and archived.
     await until('the running log in the archive', async () =>
-      (await archivedLogText(inner, (await getRun(env, 'arc-s')).metadata.uid ?? '')).includes(
+      (await archivedLogText(inner, (await env.getRun('arc-s')).metadata.uid ?? '')).includes(
         'working',
       )
         ? true
@@ -334,15 +305,14 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
   });
 
   it('a disk full says so on the run (Event, condition); the run still finishes, its deletion waits', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-full',
-      workflowText(env, { tracker: '  issues: []', hooks: { before_run: 'echo full' } }),
+      env.workflowText({ tracker: '  issues: []', hooks: { before_run: 'echo full' } }),
     );
     store.fail = diskFull();
     try {
-      await createIssueRun(env, 'arc-f', 'arc-full', { identifier: 'F-1', title: 'Full' });
-      const run = await finished(env, 'arc-f', 120_000);
+      await env.createIssueRun('arc-f', 'arc-full', { identifier: 'F-1', title: 'Full' });
+      const run = await env.finished('arc-f', 120_000);
       expect(run.status?.phase).toBe('Succeeded');
       const flagged = await until('the Archived=False condition', async () => {
         const seen = await exists('arc-f');
@@ -366,13 +336,12 @@ describe.each(stores)('the run archive on %s', (_name, openStore) => {
 
   it('gives up after --archive-give-up-after: released with an ArchiveAbandoned Event and a metric', async () => {
     await restart({ archiveGiveUpAfterMs: 3000 });
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'arc-give',
-      workflowText(env, { tracker: '  issues: []', hooks: { before_run: 'echo give' } }),
+      env.workflowText({ tracker: '  issues: []', hooks: { before_run: 'echo give' } }),
     );
-    await createIssueRun(env, 'arc-g', 'arc-give', { identifier: 'G-1', title: 'Give up' });
-    const run = await finished(env, 'arc-g', 120_000);
+    await env.createIssueRun('arc-g', 'arc-give', { identifier: 'G-1', title: 'Give up' });
+    const run = await env.finished('arc-g', 120_000);
     store.fail = down();
     try {
       await del('arc-g');

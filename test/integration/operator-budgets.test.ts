@@ -2,15 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import { SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  hookEvents,
   path,
   until,
   useOperatorEnv,
-  workflowText,
   type OperatorEnv,
   type WorkflowOptions,
 } from './operator-harness.js';
@@ -22,7 +16,7 @@ let clockOffsetMs = 0;
 const now = () => new Date(Date.now() + clockOffsetMs);
 const PRICES = 'lorenz-prices';
 
-const envOf = useOperatorEnv({ priceTable: { name: PRICES }, now, progressIntervalMs: 200 });
+const env = useOperatorEnv({ priceTable: { name: PRICES }, now, progressIntervalMs: 200 });
 
 /** A Workflow whose WORKFLOW.md has `agent.budget` (the YAML under it) and the given prompt. */
 async function budgetWorkflow(
@@ -31,7 +25,7 @@ async function budgetWorkflow(
   budget: string,
   options: WorkflowOptions & { model?: string } = {},
 ): Promise<void> {
-  let text = workflowText(env, {
+  let text = env.workflowText({
     hooks: { after_run: 'echo after-run' },
     maxRetryBackoffMs: 1000,
     ...options,
@@ -40,7 +34,7 @@ async function budgetWorkflow(
   if (options.model) {
     text = text.replace(SCRIPTED_AGENT_FILE, `${SCRIPTED_AGENT_FILE} --model ${options.model}`);
   }
-  await createWorkflow(env, name, text);
+  await env.createWorkflow(name, text);
   await until(`Workflow ${name} to be ready`, async () => {
     const found = await env.admin.request<Workflow>({ path: path.workflows(name) });
     return found.status?.lastGoodConfigMap ? found : undefined;
@@ -52,7 +46,7 @@ async function expectStopped(env: OperatorEnv, run: IssueRun, limit: string): Pr
   expect(run.status?.reason).toBe('BudgetExceeded');
   expect(JSON.stringify(run.status?.slots)).toContain(limit);
   // after_run still ran, in the attempt that was stopped.
-  const events = await hookEvents(env, run.metadata.name ?? '');
+  const events = await env.hookEvents(run.metadata.name ?? '');
   expect(
     events.some((event) => event.reason === 'HookSucceeded' && event.note.startsWith('after_run')),
   ).toBe(true);
@@ -61,74 +55,59 @@ async function expectStopped(env: OperatorEnv, run: IssueRun, limit: string): Pr
 describe('budgets on the operator', () => {
   // The price table first: the controller reads it when it builds an attempt.
   beforeAll(async () => {
-    const env = envOf();
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: PRICES },
-        data: {
-          'prices.yaml':
-            'currency: USD\nmodels:\n  scripted-large: { input: 3, cachedInput: 0.3, output: 15 }\n',
-        },
-      },
+    await env.createConfigMap(PRICES, {
+      'prices.yaml':
+        'currency: USD\nmodels:\n  scripted-large: { input: 3, cachedInput: 0.3, output: 15 }\n',
     });
   });
 
   it('an attempt limit stops the agent after the turn that crossed it', async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-attempt', '    attempt: { tokens: 1000 }', {
       maxTurns: 3,
       prompt: '@usage 800 400',
     });
-    await createIssueRun(env, 'b-attempt-1', 'b-attempt', { identifier: 'BA-1', title: 'a' });
-    const run = await finished(env, 'b-attempt-1');
+    await env.createIssueRun('b-attempt-1', 'b-attempt', { identifier: 'BA-1', title: 'a' });
+    const run = await env.finished('b-attempt-1');
     await expectStopped(env, run, 'attempt tokens 1200 of 1000');
     expect(run.status?.turn).toBe(1);
     expect(run.status?.usageDays).toEqual([{ day: expect.any(String), tokens: 1200 }]);
   });
 
   it('a run limit counts every attempt of the run', async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-run', '    run: { tokens: 1000 }', {
       maxTurns: 2,
       // Attempt 1 spends 600 and dies in turn 2; attempt 2 crosses the run's limit in turn 1.
       prompt: '@usage 600 0\n@turn 2: @exit 1',
     });
-    await createIssueRun(
-      env,
+    await env.createIssueRun(
       'b-run-1',
       'b-run',
       { identifier: 'BR-1', title: 'r' },
       { retries: 3 },
     );
-    const run = await finished(env, 'b-run-1');
+    const run = await env.finished('b-run-1');
     await expectStopped(env, run, 'run tokens 1200 of 1000');
     expect(run.status?.attempt).toBe(2);
     expect(run.status?.usageDays?.[0]?.tokens).toBe(1200);
   });
 
   it("an issue limit counts the issue's earlier runs", async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-issue', '    issue: { tokens: 1500 }', {
       prompt: '@usage 800 0',
     });
-    await createIssueRun(env, 'b-issue-1', 'b-issue', { identifier: 'BI-1', title: 'i' });
-    expect((await finished(env, 'b-issue-1')).status?.phase).toBe('Succeeded');
-    await createIssueRun(env, 'b-issue-2', 'b-issue', { identifier: 'BI-1', title: 'i' });
-    await expectStopped(env, await finished(env, 'b-issue-2'), 'issue tokens 1600 of 1500');
+    await env.createIssueRun('b-issue-1', 'b-issue', { identifier: 'BI-1', title: 'i' });
+    expect((await env.finished('b-issue-1')).status?.phase).toBe('Succeeded');
+    await env.createIssueRun('b-issue-2', 'b-issue', { identifier: 'BI-1', title: 'i' });
+    await expectStopped(env, await env.finished('b-issue-2'), 'issue tokens 1600 of 1500');
   });
 
   it('a cost the agent reports stops its turn at once, priced usage and metrics follow', async () => {
-    const env = envOf();
     await budgetWorkflow(env, 'b-cost', '    attempt: { cost: 1.00 }', {
       model: 'scripted-large',
       prompt: '@usage 100000 10000\n@cost 1.25 USD\n@sleep 60000\n@write late.txt never',
     });
-    await createIssueRun(env, 'b-cost-1', 'b-cost', { identifier: 'BC-1', title: 'c' });
-    const run = await finished(env, 'b-cost-1');
+    await env.createIssueRun('b-cost-1', 'b-cost', { identifier: 'BC-1', title: 'c' });
+    const run = await env.finished('b-cost-1');
     await expectStopped(env, run, 'attempt cost 1.2500 of 1.00 USD');
     const took =
       Date.parse(run.status?.completionTime ?? '') - Date.parse(run.status?.startTime ?? '');
@@ -154,7 +133,6 @@ describe('budgets on the operator', () => {
   });
 
   it('a spent day stops dispatch until the next day, then it starts again', async () => {
-    const env = envOf();
     const board = [1, 2, 3]
       .map((n) => `    - { id: "d${n}", identifier: "DAY-${n}", title: "d", state: "Todo" }`)
       .join('\n');
@@ -181,7 +159,7 @@ describe('budgets on the operator', () => {
       (await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() })).items.filter(
         (run) => run.spec.workflowRef.name === 'b-day',
       );
-    const stopped = await finished(env, 'b-day-day-1');
+    const stopped = await env.finished('b-day-day-1');
     expect(stopped.status?.reason).toBe('BudgetExceeded');
     // Polls go on; nothing new is dispatched while the day is spent.
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -206,6 +184,6 @@ describe('budgets on the operator', () => {
       return after.status?.budget?.day !== spent.status?.budget?.day ? after : undefined;
     });
     // DAY-1's run stays as the budget left it: it is not dispatched again.
-    expect((await getRun(env, 'b-day-day-1')).status?.reason).toBe('BudgetExceeded');
+    expect((await env.getRun('b-day-day-1')).status?.reason).toBe('BudgetExceeded');
   });
 });

@@ -2,19 +2,7 @@
 // refusal is on the IssueRun at once, and the run goes on once the cause is gone.
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  path,
-  runPodNames,
-  useOperatorEnv,
-  until,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { NAMESPACE, path, until, useOperatorEnv, type OperatorEnv } from './operator-harness.js';
 
 const condition = (run: IssueRun, type: string) =>
   run.status?.conditions?.find((entry) => entry.type === type);
@@ -22,20 +10,17 @@ const condition = (run: IssueRun, type: string) =>
 /** Waits until the run is Stalled with this reason, and returns it. */
 const stalledWith = (env: OperatorEnv, name: string, reason: string) =>
   until(`IssueRun ${name} to be Stalled with ${reason}`, async () => {
-    const run = await getRun(env, name);
+    const run = await env.getRun(name);
     const stalled = condition(run, 'Stalled');
     return stalled?.status === 'True' && stalled.reason === reason ? run : undefined;
   });
 
 describe('refused creates on a real apiserver', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   beforeAll(async () => {
-    env = current();
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'wf',
-      workflowText(env, { prompt: '{{ issue.description }}\n@write done.txt ok' }),
+      env.workflowText({ prompt: '{{ issue.description }}\n@write done.txt ok' }),
     );
   });
 
@@ -53,14 +38,11 @@ describe('refused creates on a real apiserver', () => {
     });
     // No quota controller runs here: give the quota the status it would compute, which is
     // what the ResourceQuota admission plugin enforces.
-    await env.admin.request({
-      method: 'PATCH',
-      path: `${quota}/no-pods/status`,
-      patchType: 'merge',
-      body: { status: { hard: { pods: '0' }, used: { pods: '0' } } },
+    await env.mergePatch(`${quota}/no-pods/status`, {
+      status: { hard: { pods: '0' }, used: { pods: '0' } },
     });
     const created = Date.now();
-    await createIssueRun(env, 'quota-1', 'wf', { identifier: 'Q-1', title: 'Over quota' });
+    await env.createIssueRun('quota-1', 'wf', { identifier: 'Q-1', title: 'Over quota' });
     const run = await stalledWith(env, 'quota-1', 'PodCreateFailed');
     expect(Date.now() - created).toBeLessThan(15_000);
     expect(condition(run, 'Succeeded')).toMatchObject({
@@ -71,7 +53,7 @@ describe('refused creates on a real apiserver', () => {
       /the apiserver refused Pod quota-1-0-1 \(403 Forbidden: .*quota/,
     );
     await env.admin.request({ method: 'DELETE', path: `${quota}/no-pods` });
-    const done = await finished(env, 'quota-1', 120_000);
+    const done = await env.finished('quota-1', 120_000);
     expect(done.status?.phase).toBe('Succeeded');
   });
 
@@ -87,7 +69,7 @@ describe('refused creates on a real apiserver', () => {
         spec: { nodeName: 'nowhere', containers: [{ name: 'c', image: 'busybox' }] },
       },
     });
-    await createIssueRun(env, 'squat-1', 'wf', { identifier: 'S-1', title: 'Name taken' });
+    await env.createIssueRun('squat-1', 'wf', { identifier: 'S-1', title: 'Name taken' });
     const run = await stalledWith(env, 'squat-1', 'NameConflict');
     expect(run.status?.message).toContain("Pod squat-1-0-1 exists and is not this IssueRun's");
     expect(run.status?.message).toContain('kubectl delete pod squat-1-0-1 -n default');
@@ -100,22 +82,17 @@ describe('refused creates on a real apiserver', () => {
       '--grace-period=0',
       '--force',
     );
-    const done = await finished(env, 'squat-1', 120_000);
+    const done = await env.finished('squat-1', 120_000);
     expect(done.status?.phase).toBe('Succeeded');
   });
 
   it('a run deleted and made again waits for what the earlier one left, and never mounts it', async () => {
-    await createIssueRun(env, 'again-1', 'wf', { identifier: 'A-1', title: 'Made first' });
-    const earlier = await finished(env, 'again-1', 120_000);
+    await env.createIssueRun('again-1', 'wf', { identifier: 'A-1', title: 'Made first' });
+    const earlier = await env.finished('again-1', 120_000);
     // Its inputs outlive it for a while (held here by a finalizer, as a slow garbage
     // collector would), and it is made again at once, as `kubectl replace --force` does.
     const inputs = path.configMaps('again-1-inputs');
-    await env.admin.request({
-      method: 'PATCH',
-      path: inputs,
-      patchType: 'merge',
-      body: { metadata: { finalizers: ['test.lorenz.dev/hold'] } },
-    });
+    await env.mergePatch(inputs, { metadata: { finalizers: ['test.lorenz.dev/hold'] } });
     await env.kubectl('delete', 'issuerun', 'again-1', '-n', NAMESPACE, '--wait=true');
     // The collector took its Pod first (it goes in no set order), so no Pod name stands in
     // the way of a new Pod mounting what is left.
@@ -130,7 +107,7 @@ describe('refused creates on a real apiserver', () => {
       '--ignore-not-found',
       '--wait=true',
     );
-    await createIssueRun(env, 'again-1', 'wf', { identifier: 'A-1', title: 'Made again' });
+    await env.createIssueRun('again-1', 'wf', { identifier: 'A-1', title: 'Made again' });
     const run = await stalledWith(env, 'again-1', 'NameConflict');
     expect(run.status?.message).toMatch(
       new RegExp(
@@ -141,12 +118,7 @@ describe('refused creates on a real apiserver', () => {
     // taken, as the collector would (it may have asked already).
     await new Promise((resolve) => setTimeout(resolve, 16_000));
     await env.admin.request({ method: 'DELETE', path: inputs }).catch(() => undefined);
-    await env.admin.request({
-      method: 'PATCH',
-      path: inputs,
-      patchType: 'merge',
-      body: { metadata: { finalizers: null } },
-    });
+    await env.mergePatch(inputs, { metadata: { finalizers: null } });
     const released = Date.now();
     await until('the run to make its own inputs', async () => {
       const made = await env.admin
@@ -159,23 +131,23 @@ describe('refused creates on a real apiserver', () => {
     expect(Date.now() - released).toBeLessThan(10_000);
     // Its Pod ran its own inputs: the earlier run's (another title, another digest) would
     // have ended it with InputsInvalid.
-    const done = await finished(env, 'again-1', 120_000);
+    const done = await env.finished('again-1', 120_000);
     expect(done.status?.phase, JSON.stringify(done.status)).toBe('Succeeded');
   });
 
   it('ends a run whose inputs cannot fit in a ConfigMap with InputsTooLarge, creating nothing', async () => {
-    await createIssueRun(env, 'big-1', 'wf', {
+    await env.createIssueRun('big-1', 'wf', {
       identifier: 'B-1',
       title: 'Long story',
       description: 'y'.repeat(200_000),
       labels: ['ensemble:4'],
     });
-    const run = await finished(env, 'big-1');
+    const run = await env.finished('big-1');
     expect(condition(run, 'Succeeded')).toMatchObject({
       status: 'False',
       reason: 'InputsTooLarge',
     });
     expect(run.status?.message).toMatch(/take \d+ bytes; a ConfigMap holds at most 1000000/);
-    expect(await runPodNames(env, 'big-1')).toEqual([]);
+    expect(await env.runPodNames('big-1')).toEqual([]);
   });
 });

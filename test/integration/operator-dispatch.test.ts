@@ -3,17 +3,9 @@
 // creates, runs, continues while the issue stays active, and stops and removes once it is
 // Done — blockers respected and the cap never exceeded.
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
-import {
-  createWorkflow,
-  path,
-  runPodNames,
-  useOperatorEnv,
-  until,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { path, until, useOperatorEnv, type OperatorEnv } from './operator-harness.js';
 
 const board = (first: string) => `  issues:
     - { id: "1", identifier: "LOOP-1", title: "First", state: "${first}", priority: 1 }
@@ -26,7 +18,7 @@ const board = (first: string) => `  issues:
     - { id: "3", identifier: "LOOP-3", title: "Already done", state: "Done" }`;
 
 const text = (env: OperatorEnv, first: string) =>
-  workflowText(env, {
+  env.workflowText({
     tracker: board(first),
     agent: '  max_concurrent_agents: 1',
     pollingMs: 1000,
@@ -43,11 +35,7 @@ const unfinished = (runs: IssueRun[]) =>
   );
 
 describe('the tracker drives the work', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(() => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   it('dispatches, continues, stops on Done, removes the run, then starts the unblocked issue', async () => {
     let maxUnfinished = 0;
@@ -56,7 +44,7 @@ describe('the tracker drives the work', () => {
       maxUnfinished = Math.max(maxUnfinished, unfinished(runs).length);
       return runs;
     };
-    await createWorkflow(env, 'loop', text(env, 'Todo'));
+    await env.createWorkflow('loop', text(env, 'Todo'));
 
     // LOOP-1 gets a run; LOOP-2 waits for its blocker; LOOP-3 is Done.
     const first = await until('the run of LOOP-1 to continue into attempt 2', async () => {
@@ -77,12 +65,7 @@ describe('the tracker drives the work', () => {
     });
 
     // LOOP-1 moves to Done: its run is stopped, then removed; LOOP-2 is free to go.
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.workflows('loop'),
-      patchType: 'merge',
-      body: { spec: { workflow: text(env, 'Done') } },
-    });
+    await env.mergePatch(path.workflows('loop'), { spec: { workflow: text(env, 'Done') } });
     const second = await until('LOOP-1 removed and LOOP-2 dispatched', async () => {
       const runs = await watch();
       const names = runs.map((run) => run.metadata.name);
@@ -100,10 +83,9 @@ describe('the tracker drives the work', () => {
   });
 
   it('an issue dispatched again under its old run name never meets the objects of the run before', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'again',
-      workflowText(env, {
+      env.workflowText({
         tracker:
           '  issues:\n    - { id: "a1", identifier: "AGN-1", title: "Again", state: "Todo" }',
         pollingMs: 3000,
@@ -120,12 +102,7 @@ describe('the tracker drives the work', () => {
     });
     // Cancelled while its issue stays active: the poller removes the finished run and
     // dispatches the issue afresh, under the same name.
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns(name),
-      patchType: 'merge',
-      body: { spec: { cancelRequested: true } },
-    });
+    await env.mergePatch(path.issueRuns(name), { spec: { cancelRequested: true } });
     const reasons = new Set<string>();
     const second = await until('AGN-1 dispatched again, and its Pod made', async () => {
       const run = await read();
@@ -166,7 +143,7 @@ describe('the tracker drives the work', () => {
     '%s: TrackerReachable=False with the reason, no runs, the controller up',
     async (_name, options, extra, reason) => {
       const name = `bad-${reason.replace(/_/g, '-')}`;
-      await createWorkflow(env, name, workflowText(env, { ...options, pollingMs: 1000 }), extra);
+      await env.createWorkflow(name, env.workflowText({ ...options, pollingMs: 1000 }), extra);
       const workflow = await until(`${name}'s TrackerReachable condition`, async () => {
         const found = await env.admin.request<Workflow>({ path: path.workflows(name) });
         const condition = found.status?.conditions?.find((c) => c.type === 'TrackerReachable');
@@ -190,10 +167,9 @@ describe('the tracker drives the work', () => {
     - { id: "r1", identifier: "RST-1", title: "One", state: "Todo" }
     - { id: "r2", identifier: "RST-2", title: "Two", state: "Todo" }
     - { id: "r3", identifier: "RST-3", title: "Three", state: "Todo" }`;
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'rst',
-      workflowText(env, {
+      env.workflowText({
         tracker: issues,
         agent: '  max_concurrent_agents: 3\n  max_retry_backoff_ms: 4000',
         pollingMs: 1000,
@@ -229,7 +205,7 @@ describe('the tracker drives the work', () => {
       'rst-rst-3',
     ]);
     for (const run of retried) {
-      const pods = await runPodNames(env, run.metadata.name ?? '');
+      const pods = await env.runPodNames(run.metadata.name ?? '');
       // One Pod per attempt, never two for the same one.
       expect(new Set(pods).size).toBe(pods.length);
       expect(pods.filter((pod) => pod.endsWith('-0-1'))).toHaveLength(

@@ -1,19 +1,9 @@
 // A run's life and its Workflow's in Events, against the real apiserver: a run that fails,
 // retries and succeeds; an issue dispatched and done; a bad edit; a tracker lost and back.
 // Each Event is written once, across controller restarts in between.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
-import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  path,
-  useOperatorEnv,
-  until,
-  workflowText,
-  type EventView,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { path, until, useOperatorEnv, workflowText, type EventView } from './operator-harness.js';
 
 // Attempt 1 fails (the agent exits), attempt 2 works.
 const PROMPT = '{% if attempt == 2 %}@write done.txt ok{% else %}@exit 3{% endif %}';
@@ -21,14 +11,10 @@ const board = (state: string) =>
   `  issues:\n    - { id: "l1", identifier: "LIFE-1", title: "Life", state: "${state}" }`;
 
 describe('Events of a run’s life and of its Workflow', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(() => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   const text = (options: Parameters<typeof workflowText>[1] = {}) =>
-    workflowText(env, {
+    env.workflowText({
       tracker: board('Todo'),
       prompt: PROMPT,
       pollingMs: 500,
@@ -59,15 +45,14 @@ describe('Events of a run’s life and of its Workflow', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
   it('writes each once: started, retry, end; dispatched, rejected, tracker lost and back', async () => {
-    await createWorkflow(env, 'life', text());
-    await createIssueRun(
-      env,
+    await env.createWorkflow('life', text());
+    await env.createIssueRun(
       'life-1',
       'life',
       { identifier: 'H-1', title: 'By hand' },
       { retries: 1 },
     );
-    const run = await finished(env, 'life-1', 120_000);
+    const run = await env.finished('life-1', 120_000);
     expect(run.status?.phase).toBe('Succeeded');
 
     // The dispatched run: once its attempt 2 succeeded, LIFE-1 goes Done and the run stops.

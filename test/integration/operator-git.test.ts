@@ -3,23 +3,17 @@
 // of the HTTPS git server fixture with the token of the mounted Secret, works on the branch
 // the IssueRun stored in its status, and the push lands there. Every git step is an Event, and
 // the token appears nowhere: not in an Event, a status or a Pod log.
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
+  agentPodTemplate,
   path,
-  podTemplate,
-  runPodNames,
-  startOperatorEnv,
-  workflowText,
+  sharedCa,
+  useOperatorEnv,
   type EventView,
-  type OperatorEnv,
 } from './operator-harness.js';
 
 const TOKEN = 'ghp_operatorGitToken0123456789ab';
@@ -27,12 +21,11 @@ const REPO = 'acme/web';
 const BRANCH = 'lorenz/web-1-add-the-greeting';
 
 describe('git workspaces on the operator', () => {
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   let server: GitServer;
   let shared: string;
+  let gitEnv: V1EnvVar[];
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
     // The fixture serves from this process: started once the control plane is up.
     server = await startGitServer({
       addresses: ['127.0.0.1'],
@@ -40,59 +33,34 @@ describe('git workspaces on the operator', () => {
     });
     await server.createRepo(REPO, { private: true, files: { 'README.md': 'web\n' } });
     // Run Pods run as uid 65532: the CA must be readable by others.
-    shared = await mkdtemp(join(tmpdir(), 'lorenz-git-ca-'));
-    await chmod(shared, 0o755);
-    await copyFile(server.caFile, join(shared, 'ca.pem'));
-    await chmod(join(shared, 'ca.pem'), 0o644);
+    ({ dir: shared, gitEnv } = await sharedCa(server.caFile, 'lorenz-git-ca-'));
   });
   afterAll(async () => {
-    await env?.stop();
     await server?.close();
     if (shared) await rm(shared, { recursive: true, force: true });
   });
 
   it('clones with the Secret, pushes the agent commit to the stored branch, and leaks no token', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'git-creds',
-      '-n',
-      NAMESPACE,
-      `--from-literal=127.0.0.1=${TOKEN}`,
-    );
-    const [container] = podTemplate.spec.containers;
-    if (!container) throw new Error('the harness podTemplate has no agent container');
-    const text = workflowText(env, {
-      hooks: {
-        timeout_ms: 60000,
-        // A hook that prints the token: the runner must redact it.
-        after_create: 'cat /lorenz/git-credentials/127.0.0.1; git branch --show-current',
-      },
-      prompt: [
-        'Work on {{ issue.identifier }}.',
-        '@shell echo hello > greeting.txt && git add greeting.txt && git commit -qm "Add the greeting" && git push -q origin HEAD',
-      ].join('\n'),
-    }).replace('hooks:\n', `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\nhooks:\n`);
-    await createWorkflow(env, 'web', text, {
-      git: { credentialsSecretRef: { name: 'git-creds' } },
-      podTemplate: {
-        spec: {
-          containers: [
-            {
-              ...container,
-              env: [
-                ...container.env,
-                { name: 'GIT_SSL_CAINFO', value: join(shared, 'ca.pem') },
-                { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
-              ],
-            },
-          ],
+    await env.createSecret('git-creds', { '127.0.0.1': TOKEN });
+    const text = env
+      .workflowText({
+        hooks: {
+          timeout_ms: 60000,
+          // A hook that prints the token: the runner must redact it.
+          after_create: 'cat /lorenz/git-credentials/127.0.0.1; git branch --show-current',
         },
-      },
+        prompt: [
+          'Work on {{ issue.identifier }}.',
+          '@shell echo hello > greeting.txt && git add greeting.txt && git commit -qm "Add the greeting" && git push -q origin HEAD',
+        ].join('\n'),
+      })
+      .replace('hooks:\n', `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\nhooks:\n`);
+    await env.createWorkflow('web', text, {
+      git: { credentialsSecretRef: { name: 'git-creds' } },
+      podTemplate: agentPodTemplate({ env: gitEnv }),
     });
-    await createIssueRun(env, 'web-1', 'web', { identifier: 'WEB-1', title: 'Add the greeting' });
-    const run = await finished(env, 'web-1', 180_000);
+    await env.createIssueRun('web-1', 'web', { identifier: 'WEB-1', title: 'Add the greeting' });
+    const run = await env.finished('web-1', 180_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.git?.branch).toBe(BRANCH);
     // The hook ran in the clone on that branch, and what it printed of the file is redacted.
@@ -129,7 +97,7 @@ describe('git workspaces on the operator', () => {
       await env.kubectl('get', 'pods', '-n', NAMESPACE, '-o', 'json'),
       await env.kubectl('get', 'configmaps', '-n', NAMESPACE, '-o', 'json'),
     ];
-    for (const pod of await runPodNames(env, 'web-1')) {
+    for (const pod of await env.runPodNames('web-1')) {
       dumps.push(await env.kubectl('logs', pod, '-n', NAMESPACE, '-c', 'agent'));
     }
     const all = dumps.join('\n');

@@ -3,18 +3,20 @@
 // ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
 import { afterAll, beforeAll } from 'vitest';
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
-import { build } from 'esbuild';
-import { sshBundleOptions } from '../../hack/bundle-native.mjs';
+import pino, { type Logger } from 'pino';
+import { KubeConfig, type V1EnvFromSource, type V1EnvVar } from '@kubernetes/client-node';
+import { esbuildBundle } from '../../bench/reconcile-env.js';
 import {
   installCrds,
   startControlPlane,
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
+import { freePort } from '../../hack/cluster/ports.js';
 import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
 import {
@@ -32,9 +34,13 @@ import {
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import type { IssueRun } from '../../src/api/index.js';
+import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
+import { fixtureData } from '../support/fakes/linear-data.js';
+import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import { POD_NODE_DIR, providePodNode } from '../support/node-binary.js';
 
 const exec = promisify(execFile);
+export { freePort };
 export const root = join(import.meta.dirname, '..', '..');
 export const NAMESPACE = 'default';
 export const CONTROLLER_USER = 'system:serviceaccount:lorenz-system:lorenz-controller';
@@ -51,9 +57,24 @@ export interface OperatorEnv {
   startController(overrides?: Partial<ControllerRunOptions>): Promise<RunningController>;
   kubectl(...args: string[]): Promise<string>;
   stop(): Promise<void>;
+  // The helpers below, bound to this environment: `env.createWorkflow(name, text)`.
+  workflowText(options?: WorkflowOptions): string;
+  createWorkflow(name: string, text: string, extra?: object): Promise<void>;
+  createIssueRun(name: string, workflow: string, issue: object, spec?: object): Promise<void>;
+  getRun(name: string): Promise<IssueRun>;
+  finished(name: string, ms?: number): Promise<IssueRun>;
+  hookEvents(run: string, uid?: string): Promise<EventView[]>;
+  runPodNames(run: string): Promise<string[]>;
+  createSecret(name: string, data: Record<string, string>): Promise<void>;
+  createConfigMap(name: string, data: Record<string, string>): Promise<void>;
+  /** A JSON merge patch of the object at `at` (`path.issueRuns(name)`, …), as the admin. */
+  mergePatch(at: string, body: object): Promise<void>;
 }
 
-/** The runner bundle the operator image would carry, built from src (no `npm run build`). */
+/**
+ * The runner bundle the operator image would carry, built from src (no `npm run build`) as
+ * the benchmarks build it: ssh2 without its native add-ons, as in the image.
+ */
 async function buildRunnerBundle(dir: string, repoRoot: string): Promise<string> {
   const entry = join(dir, 'entry.ts');
   await writeFile(
@@ -61,23 +82,19 @@ async function buildRunnerBundle(dir: string, repoRoot: string): Promise<string>
     `import { runRunnerCommand } from ${JSON.stringify(join(repoRoot, 'src/runner/main.ts'))};\n` +
       'process.exitCode = await runRunnerCommand(process.argv.slice(3));\n',
   );
-  const outfile = join(dir, 'lorenz.js');
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
-    banner: {
-      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-    },
-    // The runner drives SSH workers with ssh2, bundled as the image's bundle is.
-    ...sshBundleOptions,
-  });
-  return outfile;
+  return esbuildBundle(entry, join(dir, 'lorenz.js'));
 }
+
+/**
+ * The operator image's files as the Dockerfile puts them, for the process node's image map:
+ * the runner bundle, the launcher (no startup snapshot: the runner starts from the bundle, its
+ * fallback) and the scripted agent.
+ */
+export const operatorImageFiles = (runner: string, scriptedAgent: string, repoRoot = root) => ({
+  [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
+  [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repoRoot, 'hack/launcher.sh'),
+  [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
+});
 
 /**
  * What the chart installs besides the controller: the CRDs, the lorenz-system namespace and
@@ -98,22 +115,26 @@ export async function installOperator(cp: ControlPlane, repoRoot = root): Promis
   await kubectl('apply', ...rbac.flatMap((file) => ['-f', join(repoRoot, 'config/rbac', file)]));
 }
 
-/** The admin kubeconfig impersonating the controller's ServiceAccount (config/rbac's verbs). */
-export function controllerKubeConfig(cp: ControlPlane): KubeConfig {
+/** The admin kubeconfig impersonating `user`: the apiserver authorizes as that user. */
+export function impersonating(cp: ControlPlane, user: string): KubeConfig {
   const config = new KubeConfig();
   config.loadFromFile(cp.kubeconfigPath);
-  const user = config.getCurrentUser();
-  if (!user) throw new Error(`no current user in the admin kubeconfig ${cp.kubeconfigPath}`);
+  const current = config.getCurrentUser();
+  if (!current) throw new Error(`no current user in the admin kubeconfig ${cp.kubeconfigPath}`);
   config.loadFromOptions({
     clusters: config.clusters,
     contexts: config.contexts,
     currentContext: config.currentContext,
     users: config.users.map((entry) =>
-      entry.name === user.name ? { ...entry, impersonateUser: CONTROLLER_USER } : entry,
+      entry.name === current.name ? { ...entry, impersonateUser: user } : entry,
     ),
   });
   return config;
 }
+
+/** The admin kubeconfig impersonating the controller's ServiceAccount (config/rbac's verbs). */
+export const controllerKubeConfig = (cp: ControlPlane): KubeConfig =>
+  impersonating(cp, CONTROLLER_USER);
 
 /** The controller in-process as the chart runs it (one namespace, no signals, quiet). */
 export const startTestController = (
@@ -152,14 +173,7 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
   const node = await startProcessNode({
     controlPlane: cp,
     // The operator image as the Dockerfile builds it: the runner and the scripted agent.
-    imageMap: {
-      [DEFAULT_OPERATOR_IMAGE]: {
-        [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
-        // The launcher; no startup snapshot: the runner starts from the bundle (its fallback).
-        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repoRoot, 'hack/launcher.sh'),
-        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
-      },
-    },
+    imageMap: { [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent, repoRoot) },
   });
 
   const admin = createKubeClient(cp.kubeConfig);
@@ -177,6 +191,19 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
       env.controller = await startTestController(controllerConfig, NAMESPACE, overrides);
       return env.controller;
     },
+    workflowText: (options) => workflowText(env, options),
+    createWorkflow: (name, text, extra) => createWorkflow(env, name, text, extra),
+    createIssueRun: (name, workflow, issue, spec) =>
+      createIssueRun(env, name, workflow, issue, spec),
+    getRun: (name) => getRun(env, name),
+    finished: (name, ms) => finished(env, name, ms),
+    hookEvents: (run, uid) => hookEvents(env, run, uid),
+    runPodNames: (run) => runPodNames(env, run),
+    createSecret: (name, data) => createSecret(env, name, data),
+    createConfigMap: (name, data) => createConfigMap(env, name, data),
+    async mergePatch(at, body) {
+      await admin.request({ method: 'PATCH', path: at, patchType: 'merge', body });
+    },
     async stop() {
       await env.controller?.stop();
       await node.stop();
@@ -189,23 +216,109 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
   return env;
 }
 
+/** The controller's options for `useOperatorEnv`: given, or made once the environment is up. */
+export type ControllerSetup =
+  | Partial<ControllerRunOptions>
+  | ((env: OperatorEnv) => Partial<ControllerRunOptions> | Promise<Partial<ControllerRunOptions>>);
+
 /**
- * One operator environment for a describe block, the controller started as the chart runs
- * it: `const env = useOperatorEnv();` then `env()` inside the tests.
+ * What a describe block starts in a beforeAll and stops in its afterAll, used as itself in the
+ * tests and in the hooks declared after it: `const linear = useStarted('the Linear stand-in',
+ * () => startLinearStandIn(…), (it) => it.close())`. afterAll hooks run in reverse (vitest's
+ * `sequence.hooks` is 'stack'): what is declared first stops last.
  */
-export function useOperatorEnv(overrides: Partial<ControllerRunOptions> = {}): () => OperatorEnv {
-  let env: OperatorEnv | undefined;
+export function useStarted<T extends object>(
+  what: string,
+  start: () => Promise<T>,
+  stop: (value: T) => Promise<void>,
+): T {
+  let value: T | undefined;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController(overrides);
+    value = await start();
   });
   afterAll(async () => {
-    await env?.stop();
+    if (value) await stop(value);
   });
-  return () => {
-    if (!env) throw new Error('the operator environment is not started');
-    return env;
+  const started = (): T => {
+    if (!value) throw new Error(`${what} is not started`);
+    return value;
   };
+  // Not a thenable: `await` of a value holding it does not look for a `then` before the start.
+  return new Proxy({} as T, {
+    get: (_target, key) => (key === 'then' ? undefined : Reflect.get(started(), key)),
+    set: (_target, key, next) => Reflect.set(started(), key, next),
+  });
+}
+
+/**
+ * One operator environment for a describe block (`useStarted`): `const env = useOperatorEnv();`.
+ * The controller is started as the chart runs it, with `controller`'s options (a function runs
+ * first, against the environment, e.g. to label its namespace); `false`: the tests start it.
+ */
+export function useOperatorEnv(controller: ControllerSetup | false = {}): OperatorEnv {
+  return useStarted(
+    'the operator environment',
+    async () => {
+      const env = await startOperatorEnv();
+      try {
+        if (controller !== false)
+          await env.startController(
+            typeof controller === 'function' ? await controller(env) : controller,
+          );
+      } catch (error) {
+        await env.stop();
+        throw error;
+      }
+      return env;
+    },
+    (env) => env.stop(),
+  );
+}
+
+/** The Linear stand-in on its fixture data, answering to `apiKey`, for a describe block. */
+export const useLinearStandIn = (apiKey: string): LinearStandIn =>
+  useStarted(
+    'the Linear stand-in',
+    () => startLinearStandIn(fixtureData(), apiKey),
+    (linear) => linear.close(),
+  );
+
+/** The GitHub stand-in with one issue to work on (#7, lorenz:todo), for a describe block. */
+export const useGithubStandIn = (): GithubStandIn =>
+  useStarted(
+    'the GitHub stand-in',
+    () =>
+      startGithubStandIn({
+        issues: [{ number: 7, title: 'Tidy the README', labels: ['lorenz:todo'] }],
+      }),
+    (github) => github.close(),
+  );
+
+/** A pino logger at debug level whose lines (JSON) go to `lines`: what the controller logs. */
+export function capturedLogger(lines: string[]): Logger {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  return pino({ level: 'debug' }, sink);
+}
+
+/** The controller's agent-tools gateway on a fixed port (a restarted controller keeps it). */
+export const gatewayOptions = (port: number) => ({
+  toolsBindAddress: `127.0.0.1:${port}`,
+  toolsUrl: `http://127.0.0.1:${port}/mcp`,
+});
+
+/** A Secret of string data in the test namespace, as `kubectl create secret generic` makes it. */
+export async function createSecret(
+  env: OperatorEnv,
+  name: string,
+  data: Record<string, string>,
+): Promise<void> {
+  const literals = Object.entries(data).map(([key, value]) => `--from-literal=${key}=${value}`);
+  await env.kubectl('create', 'secret', 'generic', name, '-n', NAMESPACE, ...literals);
 }
 
 export interface WorkflowOptions {
@@ -257,6 +370,34 @@ export const podTemplate = {
   },
 };
 
+/** The test podTemplate, its agent container given more `env` (after its own) and `envFrom`. */
+export function agentPodTemplate(more: { env?: V1EnvVar[]; envFrom?: V1EnvFromSource[] }) {
+  const [agent] = podTemplate.spec.containers;
+  const container = { ...agent, env: [...(agent?.env ?? []), ...(more.env ?? [])] };
+  return {
+    spec: { containers: [more.envFrom ? { ...container, envFrom: more.envFrom } : container] },
+  };
+}
+
+/**
+ * A copy of a TLS server's CA in a new directory under `prefix` that run Pods can read (they
+ * run as uid 65532), and the agent env that makes git trust it alone.
+ */
+export async function sharedCa(
+  caFile: string,
+  prefix: string,
+): Promise<{ dir: string; gitEnv: V1EnvVar[] }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await chmod(dir, 0o755);
+  await copyFile(caFile, join(dir, 'ca.pem'));
+  await chmod(join(dir, 'ca.pem'), 0o644);
+  const gitEnv = [
+    { name: 'GIT_SSL_CAINFO', value: join(dir, 'ca.pem') },
+    { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
+  ];
+  return { dir, gitEnv };
+}
+
 export const path = {
   workflows: (name = '') =>
     `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows${name ? `/${name}` : ''}`,
@@ -267,23 +408,52 @@ export const path = {
   events: `/apis/events.k8s.io/v1/namespaces/${NAMESPACE}/events`,
 };
 
-export async function createWorkflow(
+/** POSTs `body` to `path` as the admin (a create; refused if it exists). */
+export async function createObject(env: OperatorEnv, at: string, body: object): Promise<void> {
+  await env.admin.request({ method: 'POST', path: at, body });
+}
+
+/** A Workflow of `spec` as given (add the test `podTemplate` to it yourself). */
+export const createWorkflowOf = (env: OperatorEnv, name: string, spec: object): Promise<void> =>
+  createObject(env, path.workflows(), {
+    apiVersion: 'lorenz.dev/v1alpha1',
+    kind: 'Workflow',
+    metadata: { name },
+    spec,
+  });
+
+/** A Workflow with its WORKFLOW.md inline (`text`) and the test `podTemplate`. */
+export const createWorkflow = (
   env: OperatorEnv,
   name: string,
   text: string,
   extra: object = {},
-): Promise<void> {
-  await env.admin.request({
-    method: 'POST',
-    path: path.workflows(),
-    body: {
-      apiVersion: 'lorenz.dev/v1alpha1',
-      kind: 'Workflow',
-      metadata: { name },
-      spec: { workflow: text, podTemplate, ...extra },
-    },
+): Promise<void> => createWorkflowOf(env, name, { workflow: text, podTemplate, ...extra });
+
+/** A Workflow that reads its WORKFLOW.md from the key WORKFLOW.md of ConfigMap `configMap`. */
+export const createWorkflowFromConfigMap = (
+  env: OperatorEnv,
+  name: string,
+  configMap: string,
+): Promise<void> =>
+  createWorkflowOf(env, name, {
+    workflowFrom: { configMapKeyRef: { name: configMap, key: 'WORKFLOW.md' } },
+    podTemplate,
   });
-}
+
+/** A ConfigMap of `data` (a WORKFLOW.md: `{ 'WORKFLOW.md': text }`). */
+export const configMapManifest = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name },
+  data,
+});
+
+export const createConfigMap = (
+  env: OperatorEnv,
+  name: string,
+  data: Record<string, string>,
+): Promise<void> => createObject(env, path.configMaps(), configMapManifest(name, data));
 
 /** An IssueRun of `workflow` for `issue` (in state Todo unless the issue says otherwise). */
 export const issueRunManifest = (
@@ -305,11 +475,7 @@ export async function createIssueRun(
   issue: object,
   spec: object = {},
 ): Promise<void> {
-  await env.admin.request({
-    method: 'POST',
-    path: path.issueRuns(),
-    body: issueRunManifest(name, workflow, issue, spec),
-  });
+  await createObject(env, path.issueRuns(), issueRunManifest(name, workflow, issue, spec));
 }
 
 export const getRun = (env: OperatorEnv, name: string) =>
@@ -397,6 +563,22 @@ export async function hookEvents(
       )
   );
 }
+
+/** Each hook Event as `Reason:hook` (HookStarted:after_run), in the order given. */
+export const hookRecords = (events: EventView[]): string[] =>
+  events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`);
+
+/** The hook records of an attempt whose four hooks each started and succeeded once. */
+export const FOUR_HOOKS_SUCCEEDED = [
+  'HookStarted:after_create',
+  'HookSucceeded:after_create',
+  'HookStarted:before_run',
+  'HookSucceeded:before_run',
+  'HookStarted:after_run',
+  'HookSucceeded:after_run',
+  'HookStarted:before_remove',
+  'HookSucceeded:before_remove',
+];
 
 export async function runPodNames(env: OperatorEnv, run: string): Promise<string[]> {
   const list = await env.admin.request<{

@@ -2,19 +2,8 @@
 // agent.approvals whose memory board holds one issue, an IssueRun made by hand for it (so the
 // dispatcher never starts another), the board's comments changed by a Workflow patch (as
 // `kubectl apply` would), and the run's requests, decisions, Events and agent output read back.
-import { createServer } from 'node:net';
 import type { IssueRun } from '../../src/api/index.js';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  getRun,
-  path,
-  runPodNames,
-  until,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { NAMESPACE, path, until, type EventView, type OperatorEnv } from './operator-harness.js';
 
 export const APPROVER = 'alice';
 export const FORCE_PUSH = '@permission kind=execute command="git push --force origin main"';
@@ -74,7 +63,7 @@ const boardIssue = (name: string, comments: readonly BoardComment[]) => ({
 });
 
 function caseText(env: OperatorEnv, spec: InboxCase, comments: readonly BoardComment[]): string {
-  return workflowText(env, {
+  return env.workflowText({
     tracker: `  active_states: [Todo]\n  issues: ${JSON.stringify([boardIssue(spec.name, comments)])}`,
     agent: `  approvals: ${JSON.stringify(spec.approvals ?? approvals())}`,
     maxTurns: spec.maxTurns ?? 1,
@@ -92,10 +81,10 @@ export interface StartedCase {
 /** The case's Workflow and its run; the run starts at once. */
 export async function startCase(env: OperatorEnv, spec: InboxCase): Promise<StartedCase> {
   const comments: BoardComment[] = [];
-  await createWorkflow(env, spec.name, caseText(env, spec, comments));
+  await env.createWorkflow(spec.name, caseText(env, spec, comments));
   const run = `${spec.name}-1`;
   const issue = boardIssue(spec.name, []);
-  await createIssueRun(env, run, spec.name, {
+  await env.createIssueRun(run, spec.name, {
     id: issue.id,
     identifier: issue.identifier,
     title: issue.title,
@@ -104,11 +93,8 @@ export async function startCase(env: OperatorEnv, spec: InboxCase): Promise<Star
     run,
     async comment(...added) {
       comments.push(...added);
-      await env.admin.request({
-        method: 'PATCH',
-        path: path.workflows(spec.name),
-        patchType: 'merge',
-        body: { spec: { workflow: caseText(env, spec, comments) } },
+      await env.mergePatch(path.workflows(spec.name), {
+        spec: { workflow: caseText(env, spec, comments) },
       });
     },
   };
@@ -120,7 +106,7 @@ export type Pending = NonNullable<NonNullable<IssueRun['status']>['inbox']>['pen
 export async function pendingRequest(env: OperatorEnv, run: string, ms = 120_000) {
   return until(
     `a request of ${run} to wait in status.inbox.pending`,
-    async () => (await getRun(env, run)).status?.inbox?.pending?.[0],
+    async () => (await env.getRun(run)).status?.inbox?.pending?.[0],
     ms,
   );
 }
@@ -130,17 +116,11 @@ export async function decisions(env: OperatorEnv, run: string, count = 1, ms = 1
   return until(
     `${count} decision(s) of ${run} in status.inbox.decided`,
     async () => {
-      const decided = (await getRun(env, run)).status?.inbox?.decided ?? [];
+      const decided = (await env.getRun(run)).status?.inbox?.decided ?? [];
       return decided.length >= count ? decided : undefined;
     },
     ms,
   );
-}
-
-interface EventView {
-  reason: string;
-  note: string;
-  regarding: { name: string };
 }
 
 /** The reasons of the run's Events, once every one of `wanted` is among them. */
@@ -155,7 +135,7 @@ export async function eventsOf(env: OperatorEnv, run: string, wanted: readonly s
 
 /** What the agent said (its session notifications are in the Pod's log, JSON lines). */
 export async function agentLog(env: OperatorEnv, run: string): Promise<string> {
-  const pods = await runPodNames(env, run);
+  const pods = await env.runPodNames(run);
   const logs = await Promise.all(
     pods.map((pod) => env.kubectl('logs', pod, '-n', NAMESPACE, '-c', 'agent').catch(String)),
   );
@@ -165,19 +145,3 @@ export async function agentLog(env: OperatorEnv, run: string): Promise<string> {
 /** The output of the run's after_run hook (it prints prompts.txt, the recorded prompts). */
 export const afterRunOutput = (run: IssueRun): string =>
   run.status?.hooks?.find((hook) => hook.name === 'after_run')?.output ?? '';
-
-/** A free loopback port, so a restarted controller serves the gateway where the Pods call it. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-/** The controller options of these files: the agent-tools gateway on a fixed port. */
-export const gatewayOptions = (port: number) => ({
-  toolsBindAddress: `127.0.0.1:${port}`,
-  toolsUrl: `http://127.0.0.1:${port}/mcp`,
-});

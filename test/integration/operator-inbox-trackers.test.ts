@@ -3,20 +3,16 @@
 // the issue, a person's `/approve` there lets the agent go on. Then, on the memory board, a
 // controller restart while a request waits loses nothing: the request is on the IssueRun,
 // the reply on the issue.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INBOX_COMMENT_MARKER, InboxReasons } from '../../src/api/inbox.js';
-import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
-import { fixtureData } from '../support/fakes/linear-data.js';
-import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
+  freePort,
+  gatewayOptions,
   until,
-  workflowText,
-  type OperatorEnv,
-  startOperatorEnv,
+  useGithubStandIn,
+  useLinearStandIn,
+  useOperatorEnv,
 } from './operator-harness.js';
 import {
   APPROVER,
@@ -24,8 +20,6 @@ import {
   agentLog,
   approvals,
   eventsOf,
-  freePort,
-  gatewayOptions,
   pendingRequest,
   startCase,
 } from './operator-inbox-support.js';
@@ -40,23 +34,12 @@ describe(
   'the inbox on hosted trackers, and across a controller restart',
   { timeout: CASE_MS },
   () => {
-    let env: OperatorEnv;
-    let linear: LinearStandIn;
-    let github: GithubStandIn;
+    const linear = useLinearStandIn(LINEAR_KEY);
+    const github = useGithubStandIn();
     let port: number;
-    beforeAll(async () => {
-      linear = await startLinearStandIn(fixtureData(), LINEAR_KEY);
-      github = await startGithubStandIn({
-        issues: [{ number: 7, title: 'Tidy the README', labels: ['lorenz:todo'] }],
-      });
-      env = await startOperatorEnv();
+    const env = useOperatorEnv(async () => {
       port = await freePort();
-      await env.startController(gatewayOptions(port));
-    });
-    afterAll(async () => {
-      await env?.stop();
-      await linear?.close();
-      await github?.close();
+      return gatewayOptions(port);
     });
 
     /** A Workflow on a hosted tracker whose polls dispatch nothing (no issue is in `Ready`). */
@@ -67,19 +50,10 @@ describe(
       key: string,
       approvers: string[],
     ) {
-      await env.kubectl(
-        'create',
-        'secret',
-        'generic',
+      await env.createSecret(name, { api_key: key });
+      await env.createWorkflow(
         name,
-        '-n',
-        NAMESPACE,
-        `--from-literal=api_key=${key}`,
-      );
-      await createWorkflow(
-        env,
-        name,
-        workflowText(env, {
+        env.workflowText({
           trackerKind: kind,
           tracker: `${tracker}\n  active_states: [Ready]`,
           agent: `  approvals: ${JSON.stringify(approvals({ approvers }))}`,
@@ -98,7 +72,7 @@ describe(
         LINEAR_KEY,
         ['alice@example.com'],
       );
-      await createIssueRun(env, 'inl-1', 'inl', {
+      await env.createIssueRun('inl-1', 'inl', {
         id: 'issue-1',
         identifier: 'ENG-1',
         title: 'Issue 1',
@@ -111,7 +85,7 @@ describe(
           : undefined,
       );
       linear.addComment('ENG-1', { author: 'Alice', body: '/approve' });
-      const run = await finished(env, 'inl-1', RUN_MS);
+      const run = await env.finished('inl-1', RUN_MS);
       expect(run.status?.phase).toBe('Succeeded');
       expect(run.status?.inbox?.decided?.[0]).toMatchObject({
         requestId: request.id,
@@ -132,7 +106,7 @@ describe(
         github.token,
         [APPROVER],
       );
-      await createIssueRun(env, 'ing-1', 'ing', {
+      await env.createIssueRun('ing-1', 'ing', {
         id: '7',
         identifier: 'acme/app#7',
         title: 'Tidy',
@@ -152,7 +126,7 @@ describe(
       );
       github.addComment(7, { author: 'mallory', body: '/approve please' });
       github.addComment(7, { author: APPROVER, body: '/approve' });
-      const run = await finished(env, 'ing-1', RUN_MS);
+      const run = await env.finished('ing-1', RUN_MS);
       expect(run.status?.phase).toBe('Succeeded');
       expect(run.status?.inbox?.decided?.[0]).toMatchObject({ verdict: 'approve', by: APPROVER });
       // The request, one notice to mallory (not two), and the reply saying it was approved.
@@ -168,7 +142,7 @@ describe(
       await env.controller?.stop();
       await c.comment({ author: APPROVER, body: '/approve' });
       await env.startController(gatewayOptions(port));
-      const run = await finished(env, c.run, RUN_MS);
+      const run = await env.finished(c.run, RUN_MS);
       expect(run.status?.phase).toBe('Succeeded');
       expect(await agentLog(env, c.run)).toContain('permission granted (allow)');
       expect(run.status?.inbox?.decided?.[0]).toMatchObject({ verdict: 'approve', via: 'comment' });

@@ -5,16 +5,9 @@
 // spec.decisions (`lorenz approve`), and the agent goes on with the answer. Independent cases
 // run at once on one control plane; operator-inbox-trackers.test.ts has the Linear and
 // GitHub stand-ins and a controller restart.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InboxReasons } from '../../src/api/inbox.js';
-import {
-  finished,
-  getRun,
-  path,
-  startOperatorEnv,
-  until,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { freePort, gatewayOptions, path, until, useOperatorEnv } from './operator-harness.js';
 import {
   APPROVER,
   FORCE_PUSH,
@@ -23,8 +16,6 @@ import {
   approvals,
   decisions,
   eventsOf,
-  freePort,
-  gatewayOptions,
   pendingRequest,
   startCase,
 } from './operator-inbox-support.js';
@@ -35,14 +26,7 @@ const CASE_MS = 240_000;
 
 // Each case waits for a Pod and a person; they wait side by side.
 describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController(gatewayOptions(await freePort()));
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv(async () => gatewayOptions(await freePort()));
 
   it('allow and deny rules decide alone; the agent hears the reason', async () => {
     const c = await startCase(env, {
@@ -52,7 +36,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
         '@permission kind=read path=.env',
       ].join('\n'),
     });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.phase).toBe('Succeeded');
     expect(run.status?.inbox?.pending ?? []).toEqual([]);
     const log = await agentLog(env, c.run);
@@ -75,13 +59,13 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
     );
     // The non-approver is told once; a read after both comments leaves the request waiting.
     const noticed = await until('the non-approver to be noticed', async () => {
-      const pending = (await getRun(env, c.run)).status?.inbox?.pending?.[0];
+      const pending = (await env.getRun(c.run)).status?.inbox?.pending?.[0];
       return pending?.noticed?.includes('mallory') === true ? pending : undefined;
     });
     expect(noticed.id).toBe(request.id);
     await c.comment({ author: 'mallory', body: '/approve again' });
     await c.comment({ author: APPROVER, body: '/approve' });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.phase).toBe('Succeeded');
     expect(run.status?.inbox?.decided).toEqual([
       expect.objectContaining({
@@ -99,7 +83,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
     const c = await startCase(env, { name: 'always', prompt: `${FORCE_PUSH}\n${FORCE_PUSH}` });
     await pendingRequest(env, c.run);
     await c.comment({ author: APPROVER, body: '/approve always' });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.phase).toBe('Succeeded');
     expect(run.status?.inbox?.decided?.map((d) => d.verdict)).toEqual(['approve_always']);
     expect((await agentLog(env, c.run)).match(/permission granted/g)).toHaveLength(2);
@@ -109,7 +93,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
     const c = await startCase(env, { name: 'deny', prompt: `${FORCE_PUSH}\n@write done.txt ok` });
     await pendingRequest(env, c.run);
     await c.comment({ author: APPROVER, body: '/deny too risky' });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.inbox?.decided?.[0]).toMatchObject({ verdict: 'deny', reason: 'too risky' });
     expect(await agentLog(env, c.run)).toContain('permission denied: too risky');
     await eventsOf(env, c.run, [InboxReasons.ApprovalDenied]);
@@ -121,7 +105,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
       prompt: FORCE_PUSH,
       approvals: approvals({ timeout_ms: 3000, on_timeout: 'deny' }),
     });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(await agentLog(env, c.run)).toContain('permission denied');
     expect(run.status?.inbox?.pending ?? []).toEqual([]);
     const [decided] = await decisions(env, c.run);
@@ -134,7 +118,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
     expect(request).toMatchObject({ kind: 'question' });
     expect(request.message).toContain('Which database?');
     await c.comment({ author: APPROVER, body: 'Postgres, please.' });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.phase).toBe('Succeeded');
     expect(await agentLog(env, c.run)).toContain('answer: Postgres, please.');
     await eventsOf(env, c.run, [InboxReasons.QuestionAsked, InboxReasons.QuestionAnswered]);
@@ -152,10 +136,10 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
       ].join('\n'),
     });
     await until('the run to be Running', async () =>
-      (await getRun(env, c.run)).status?.phase === 'Running' ? true : undefined,
+      (await env.getRun(c.run)).status?.phase === 'Running' ? true : undefined,
     );
     await c.comment({ author: APPROVER, body: '/steer Use Postgres, not MySQL.' });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     const prompts = afterRunOutput(run);
     const turn2 = prompts.split('=== turn 2 ===')[1] ?? '';
     expect(turn2).toContain('--- steering ---');
@@ -175,7 +159,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
       prompt: '@sleep 90000',
     });
     await until('the run to be Running', async () =>
-      (await getRun(env, c.run)).status?.phase === 'Running' ? true : undefined,
+      (await env.getRun(c.run)).status?.phase === 'Running' ? true : undefined,
     );
     // The agent at work, not the hooks before it: Running is written as the Pod starts, and a
     // /stop that lands during before_run (a loaded machine) ends the attempt before after_run.
@@ -183,7 +167,7 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
       (await agentLog(env, c.run)).includes('"type":"turn_started"') ? true : undefined,
     );
     await c.comment({ author: APPROVER, body: '/stop' });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.reason).toBe('Cancelled');
     expect(run.status?.inbox?.stopRequested).toBe(true);
     expect(afterRunOutput(run)).toContain('after-run-ran');
@@ -193,15 +177,10 @@ describe.concurrent('the inbox on the memory board', { timeout: CASE_MS }, () =>
   it('lorenz approve: a spec.decisions patch answers the request', async () => {
     const c = await startCase(env, { name: 'kube', prompt: `${FORCE_PUSH}\n@write done.txt ok` });
     const request = await pendingRequest(env, c.run);
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns(c.run),
-      patchType: 'merge',
-      body: {
-        spec: { decisions: [{ requestId: request.id, verdict: 'approve', by: 'it-admin' }] },
-      },
+    await env.mergePatch(path.issueRuns(c.run), {
+      spec: { decisions: [{ requestId: request.id, verdict: 'approve', by: 'it-admin' }] },
     });
-    const run = await finished(env, c.run, RUN_MS);
+    const run = await env.finished(c.run, RUN_MS);
     expect(run.status?.phase).toBe('Succeeded');
     expect(run.status?.inbox?.decided?.[0]).toMatchObject({ via: 'kubernetes', by: 'it-admin' });
     expect(await agentLog(env, c.run)).toContain('permission granted (allow)');

@@ -4,16 +4,7 @@
 // generation's config runs), an IssueRun's Started, Duration and message.
 import type { Workflow } from '../../src/api/index.js';
 import { describe, expect, it } from 'vitest';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  path,
-  until,
-  useOperatorEnv,
-  workflowText,
-} from './operator-harness.js';
+import { NAMESPACE, path, until, useOperatorEnv } from './operator-harness.js';
 
 /**
  * kubectl's table as one record per row, keyed by header: each column spans from its header's
@@ -38,24 +29,24 @@ function table(stdout: string): Record<string, string>[] {
 describe('kubectl get', () => {
   const env = useOperatorEnv();
   const get = async (...args: string[]) =>
-    table(await env().kubectl('-n', NAMESPACE, 'get', ...args));
-  const readWorkflow = () => env().admin.request<Workflow>({ path: path.workflows('shown') });
+    table(await env.kubectl('-n', NAMESPACE, 'get', ...args));
+  const readWorkflow = () => env.admin.request<Workflow>({ path: path.workflows('shown') });
   const configValid = (workflow: Workflow) =>
     workflow.status?.conditions?.find((c) => c.type === 'ConfigValid')?.status;
 
   it('lwf, ir and the lorenz category show a run and a rejected edit at a glance', async () => {
-    await createWorkflow(env(), 'shown', workflowText(env()));
+    await env.createWorkflow('shown', env.workflowText());
     await until('the Workflow to load', async () =>
       configValid(await readWorkflow()) === 'True' ? true : undefined,
     );
-    await createIssueRun(env(), 'shown-1', 'shown', { identifier: 'ENG-7', title: 'Show it' });
-    await finished(env(), 'shown-1');
+    await env.createIssueRun('shown-1', 'shown', { identifier: 'ENG-7', title: 'Show it' });
+    await env.finished('shown-1');
 
     expect(await get('lwf')).toEqual([
       expect.objectContaining({ NAME: 'shown', READY: 'True', CONFIGVALID: 'True' }),
     ]);
     expect(
-      (await env().kubectl('-n', NAMESPACE, 'get', 'lorenz', '-o', 'name'))
+      (await env.kubectl('-n', NAMESPACE, 'get', 'lorenz', '-o', 'name'))
         .split('\n')
         .filter(Boolean)
         .sort(),
@@ -87,7 +78,7 @@ describe('kubectl get', () => {
     ]);
 
     // A bad GitOps commit: the spec (generation 2) does not load; runs go on from generation 1's.
-    await env().admin.request({
+    await env.admin.request({
       method: 'PATCH',
       path: path.workflows('shown'),
       body: { spec: { workflow: '---\ntracker: [unclosed\n---\nWork.' } },

@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  hookEvents,
+  FOUR_HOOKS_SUCCEEDED,
+  hookRecords,
   path,
-  runPodNames,
-  startOperatorEnv,
   until,
-  workflowText,
+  useOperatorEnv,
   type OperatorEnv,
 } from './operator-harness.js';
 
@@ -24,7 +19,7 @@ const HOOKS = {
 /** Resolves once the before_run hook of the run has succeeded (its Event exists). */
 const agentRunning = (env: OperatorEnv, run: string) =>
   until(`${run} to reach the agent`, async () => {
-    const events = await hookEvents(env, run);
+    const events = await env.hookEvents(run);
     return events.some(
       (event) => event.reason === 'HookSucceeded' && event.note.startsWith('before_run'),
     )
@@ -89,26 +84,14 @@ async function watchDeletion(
 }
 
 describe('IssueRun lifecycle: cancellation and controller restarts', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv();
 
   it('cancels a run mid-turn: the Pod is stopped, after_run still runs, Succeeded=False Cancelled', async () => {
-    await createWorkflow(env, 'long', workflowText(env, { hooks: HOOKS, prompt: '@sleep 60000' }));
-    await createIssueRun(env, 'long-1', 'long', { identifier: 'ENG-10', title: 'Long work' });
+    await env.createWorkflow('long', env.workflowText({ hooks: HOOKS, prompt: '@sleep 60000' }));
+    await env.createIssueRun('long-1', 'long', { identifier: 'ENG-10', title: 'Long work' });
     await agentRunning(env, 'long-1');
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns('long-1'),
-      patchType: 'merge',
-      body: { spec: { cancelRequested: true } },
-    });
-    const run = await finished(env, 'long-1', 60_000).catch(async (error: unknown) => {
+    await env.mergePatch(path.issueRuns('long-1'), { spec: { cancelRequested: true } });
+    const run = await env.finished('long-1', 60_000).catch(async (error: unknown) => {
       const pods = await env
         .kubectl('-n', 'default', 'logs', 'long-1-0-1', '-c', 'agent')
         .catch(String);
@@ -127,34 +110,28 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
       status: 'completed',
       output: 'after-run-ran',
     });
-    const events = await hookEvents(env, 'long-1');
+    const events = await env.hookEvents('long-1');
     expect(
       events.some(
         (event) => event.reason === 'HookSucceeded' && event.note.startsWith('after_run'),
       ),
     ).toBe(true);
     await until('the run Pod to be gone', async () =>
-      (await runPodNames(env, 'long-1')).length === 0 ? true : undefined,
+      (await env.runPodNames('long-1')).length === 0 ? true : undefined,
     );
   });
 
   it('ends a multi-turn run after the current turn when spec.issue.state turns terminal', async () => {
     const maxTurns = 5;
     const sleeps = ['@sleep 3000', '@turn 2: @sleep 3000', '@turn 3: @sleep 3000'];
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'state',
-      workflowText(env, { hooks: HOOKS, prompt: sleeps.join('\n'), maxTurns }),
+      env.workflowText({ hooks: HOOKS, prompt: sleeps.join('\n'), maxTurns }),
     );
-    await createIssueRun(env, 'state-1', 'state', { identifier: 'ENG-12', title: 'Done soon' });
+    await env.createIssueRun('state-1', 'state', { identifier: 'ENG-12', title: 'Done soon' });
     await agentRunning(env, 'state-1');
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns('state-1'),
-      patchType: 'merge',
-      body: { spec: { issue: { state: 'Done' } } },
-    });
-    const run = await finished(env, 'state-1');
+    await env.mergePatch(path.issueRuns('state-1'), { spec: { issue: { state: 'Done' } } });
+    const run = await env.finished('state-1');
     expect(run.status?.phase, run.status?.message).toBe('Succeeded');
     expect(run.status?.turn).toBeGreaterThanOrEqual(1);
     expect(run.status?.turn).toBeLessThan(maxTurns);
@@ -167,9 +144,9 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
 
   it('deletes a finished IssueRun after ttlSecondsAfterFinished, its Pod and ConfigMap with it', async () => {
     const ttlSeconds = 1;
-    await createWorkflow(env, 'ttl', workflowText(env), { ttlSecondsAfterFinished: ttlSeconds });
+    await env.createWorkflow('ttl', env.workflowText(), { ttlSecondsAfterFinished: ttlSeconds });
     const { deleted } = await watchDeletion(env, 'ttl-1');
-    await createIssueRun(env, 'ttl-1', 'ttl', { identifier: 'ENG-13', title: 'Short-lived' });
+    await env.createIssueRun('ttl-1', 'ttl', { identifier: 'ENG-13', title: 'Short-lived' });
     const { last, seenAt } = await deleted;
     // It was deleted as a finished run: its last state has completed.
     const finishedCondition = last.status?.conditions?.find((c) => c.type === 'Finished');
@@ -181,7 +158,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
     // it happened: a deletion seen before completionTime + ttl came too early.
     expect(seenAt).toBeGreaterThanOrEqual(Date.parse(completionTime ?? '') + ttlSeconds * 1000);
     await until('the run, its Pod and its inputs ConfigMap to be deleted', async () => {
-      const run = await getRun(env, 'ttl-1').then(
+      const run = await env.getRun('ttl-1').then(
         () => true,
         (error: unknown) => !/404/.test(String(error)),
       );
@@ -189,18 +166,14 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
         () => true,
         (error: unknown) => !/404/.test(String(error)),
       );
-      const pods = await runPodNames(env, 'ttl-1');
+      const pods = await env.runPodNames('ttl-1');
       return !run && !configMap && pods.length === 0 ? true : undefined;
     });
   });
 
   it('survives a controller restart mid-run: one Pod, every hook record once', async () => {
-    await createWorkflow(
-      env,
-      'restart',
-      workflowText(env, { hooks: HOOKS, prompt: '@sleep 3000' }),
-    );
-    await createIssueRun(env, 'restart-1', 'restart', {
+    await env.createWorkflow('restart', env.workflowText({ hooks: HOOKS, prompt: '@sleep 3000' }));
+    await env.createIssueRun('restart-1', 'restart', {
       identifier: 'ENG-11',
       title: 'Restart me',
     });
@@ -208,27 +181,17 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
     await env.controller?.stop();
     await new Promise((resolve) => setTimeout(resolve, 500));
     await env.startController();
-    const run = await finished(env, 'restart-1');
+    const run = await env.finished('restart-1');
     expect(run.status?.phase, run.status?.message).toBe('Succeeded');
-    expect(await runPodNames(env, 'restart-1')).toEqual(['restart-1-0-1']);
+    expect(await env.runPodNames('restart-1')).toEqual(['restart-1-0-1']);
     expect(run.status?.hooks?.map((hook) => `${hook.name}:${hook.status}`)).toEqual([
       'after_create:completed',
       'before_run:completed',
       'after_run:completed',
       'before_remove:completed',
     ]);
-    const events = await hookEvents(env, 'restart-1');
-    const records = events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`);
-    expect(records).toEqual([
-      'HookStarted:after_create',
-      'HookSucceeded:after_create',
-      'HookStarted:before_run',
-      'HookSucceeded:before_run',
-      'HookStarted:after_run',
-      'HookSucceeded:after_run',
-      'HookStarted:before_remove',
-      'HookSucceeded:before_remove',
-    ]);
+    const events = await env.hookEvents('restart-1');
+    expect(hookRecords(events)).toEqual(FOUR_HOOKS_SUCCEEDED);
     expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
   });
 });

@@ -2,20 +2,9 @@
 // a succeeded and a failed run counted once each (not again on a re-reconcile, nor by a
 // controller restarted mid-run), the running gauge while a run runs and after, one hook
 // duration per hook record, tokens counted once across that restart, polls by result.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningController } from '../../src/controller/main.js';
-import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  path,
-  until,
-  useOperatorEnv,
-  workflowText,
-  type EventView,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { path, until, useOperatorEnv, type EventView } from './operator-harness.js';
 
 /** The value of one series in Prometheus text, 0 when it is absent (a counter not moved yet). */
 export function sample(text: string, series: string): number {
@@ -34,11 +23,7 @@ function total(text: string, metric: string, labels: Record<string, string>): nu
 }
 
 describe('the metrics users watch', () => {
-  const current = useOperatorEnv({ metricsBindAddress: '127.0.0.1:0' });
-  let env: OperatorEnv;
-  beforeAll(() => {
-    env = current();
-  });
+  const env = useOperatorEnv({ metricsBindAddress: '127.0.0.1:0' });
 
   const scrape = async (controller = env.controller): Promise<string> => {
     const port = controller?.manager.metricsAddress?.port;
@@ -59,23 +44,22 @@ describe('the metrics users watch', () => {
     total(text, 'lorenz_issueruns_finished_total', { namespace: 'default', workflow });
 
   it('counts a run that succeeds across a controller restart mid-run: its end, hooks and tokens once', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'met',
-      workflowText(env, {
+      env.workflowText({
         // The after_run hook keeps the run Running while the controller restarts.
         hooks: { after_create: 'echo cloned', before_run: 'echo prep', after_run: 'sleep 8' },
         prompt: '@usage 10 5\n@write done.txt ok',
       }),
     );
-    await createIssueRun(env, 'met-ok', 'met', { identifier: 'MET-1', title: 'Metrics' });
+    await env.createIssueRun('met-ok', 'met', { identifier: 'MET-1', title: 'Metrics' });
     const running = 'lorenz_issueruns_running{namespace="default",workflow="met"}';
     await until('the running gauge at 1', async () =>
       sample(await scrape(), running) === 1 ? true : undefined,
     );
     // The usage in the run's status: a restarted controller counts only above it.
     await until('the usage in the status', async () =>
-      (await getRun(env, 'met-ok')).status?.usage?.inputTokens === 10 ? true : undefined,
+      (await env.getRun('met-ok')).status?.usage?.inputTokens === 10 ? true : undefined,
     );
     const first = env.controller as RunningController;
     await first.stop();
@@ -89,7 +73,7 @@ describe('the metrics users watch', () => {
       10, 5,
     ]);
 
-    const run = await finished(env, 'met-ok', 120_000);
+    const run = await env.finished('met-ok', 120_000);
     expect(run.status?.phase).toBe('Succeeded');
     await until('the running gauge back at 0', async () => {
       const text = await scrape();
@@ -122,9 +106,9 @@ describe('the metrics users watch', () => {
   });
 
   it('counts a failed run once with its reason, and not again when it is reconciled again', async () => {
-    await createWorkflow(env, 'met-fail', workflowText(env, { prompt: '@exit 3' }));
-    await createIssueRun(env, 'met-bad', 'met-fail', { identifier: 'MET-2', title: 'Fails' });
-    const run = await finished(env, 'met-bad');
+    await env.createWorkflow('met-fail', env.workflowText({ prompt: '@exit 3' }));
+    await env.createIssueRun('met-bad', 'met-fail', { identifier: 'MET-2', title: 'Fails' });
+    const run = await env.finished('met-bad');
     expect(run.status?.phase).toBe('Failed');
     const reason = run.status?.reason ?? '';
     const series = `lorenz_issueruns_finished_total{namespace="default",workflow="met-fail",phase="Failed",reason="${reason}"}`;
@@ -132,11 +116,8 @@ describe('the metrics users watch', () => {
       sample(await scrape(), series) === 1 ? true : undefined,
     );
     // A change to the finished run reconciles it again: no second count.
-    await env.admin.request({
-      method: 'PATCH',
-      path: path.issueRuns('met-bad'),
-      patchType: 'merge',
-      body: { metadata: { annotations: { 'example.com/touched': 'yes' } } },
+    await env.mergePatch(path.issueRuns('met-bad'), {
+      metadata: { annotations: { 'example.com/touched': 'yes' } },
     });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const text = await scrape();
@@ -148,11 +129,10 @@ describe('the metrics users watch', () => {
   it('counts polls by result: a tracker that answers, one that cannot be reached', async () => {
     const board =
       '  issues:\n    - { id: "p1", identifier: "POLL-1", title: "Done", state: "Done" }';
-    await createWorkflow(env, 'met-board', workflowText(env, { tracker: board, pollingMs: 500 }));
-    await createWorkflow(
-      env,
+    await env.createWorkflow('met-board', env.workflowText({ tracker: board, pollingMs: 500 }));
+    await env.createWorkflow(
       'met-down',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'github',
         tracker: '  repository: acme/app\n  endpoint: http://127.0.0.1:9\n  api_key: x',
         pollingMs: 500,

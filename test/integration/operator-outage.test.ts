@@ -3,67 +3,17 @@
 // its hooks. The run must finish soon after the way is back, with every hook Event written
 // once, and the controller must still be running (it stood down and led again).
 import { rm } from 'node:fs/promises';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
+import { startTcpRelay, type TcpRelay } from './tcp-relay.js';
 import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  hookEvents,
+  FOUR_HOOKS_SUCCEEDED,
+  hookRecords,
   path,
-  startOperatorEnv,
   until,
-  workflowText,
-  type OperatorEnv,
+  useOperatorEnv,
 } from './operator-harness.js';
-
-interface Cuttable {
-  url: string;
-  cut(): void;
-  restore(): void;
-  close(): Promise<void>;
-}
-
-/** A TCP proxy to `target` that can drop every connection and refuse new ones. */
-async function cuttableProxy(target: URL): Promise<Cuttable> {
-  let open = true;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    if (!open) return client.destroy();
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => socket.destroy());
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    url: `https://127.0.0.1:${port}`,
-    cut() {
-      open = false;
-      for (const socket of sockets) socket.destroy();
-    },
-    restore() {
-      open = true;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 const HOOKS = {
   after_create: 'echo created',
@@ -73,12 +23,14 @@ const HOOKS = {
 };
 
 describe('an apiserver outage seen by the controller', () => {
-  let env: OperatorEnv;
-  let proxy: Cuttable;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
+  let proxy: TcpRelay;
+  // Declared first, so that it runs after the environment (and its controller) has stopped.
+  afterAll(async () => {
+    await proxy?.close();
+  });
+  const env = useOperatorEnv(async (env) => {
     const server = new URL(env.controllerConfig.getCurrentCluster()?.server ?? '');
-    proxy = await cuttableProxy(server);
+    proxy = await startTcpRelay(server);
     const viaProxy = new KubeConfig();
     viaProxy.loadFromOptions({
       clusters: env.controllerConfig.clusters.map((cluster) => ({
@@ -89,33 +41,24 @@ describe('an apiserver outage seen by the controller', () => {
       currentContext: env.controllerConfig.currentContext,
       users: env.controllerConfig.users,
     });
-    await env.startController({
-      kubeConfig: viaProxy,
-      leaderElect: true,
-      leaderElectionNamespace: 'lorenz-system',
-    });
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await proxy?.close();
+    return { kubeConfig: viaProxy, leaderElect: true, leaderElectionNamespace: 'lorenz-system' };
   });
 
   it('writes every hook Event once and finishes promptly after the outage, staying up', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'cut',
-      workflowText(env, { hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' }),
+      env.workflowText({ hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' }),
     );
     await until('the controller to lead', async () =>
       env.controller?.manager.isLeader() ? true : undefined,
     );
-    await createIssueRun(env, 'cut-1', 'cut', { identifier: 'C-1', title: 'Through an outage' });
+    await env.createIssueRun('cut-1', 'cut', { identifier: 'C-1', title: 'Through an outage' });
     await until('after_create to be recorded', async () => {
-      const events = await hookEvents(env, 'cut-1');
+      const events = await env.hookEvents('cut-1');
       return events.some((event) => event.note.startsWith('after_create')) ? true : undefined;
     });
 
-    proxy.cut();
+    proxy.cut(true);
     // Longer than the renew deadline (7 s): this replica stands down meanwhile. The Pod
     // (run by the node, which still reaches the apiserver) finishes its hooks in the dark.
     await new Promise((resolve) => setTimeout(resolve, 15_000));
@@ -123,27 +66,18 @@ describe('an apiserver outage seen by the controller', () => {
     proxy.restore();
     const restored = Date.now();
 
-    const run = await finished(env, 'cut-1', 60_000);
+    const run = await env.finished('cut-1', 60_000);
     const lateBy = Date.now() - restored;
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     // Watches back within 4 s (+ jitter), the Lease retried every 1.5 s: measured ≈ 4 s.
     // A 30 s watch backoff cap made this 16 s and more.
     expect(lateBy).toBeLessThan(12_000);
     await until('the Events of every hook', async () => {
-      const events = await hookEvents(env, 'cut-1');
+      const events = await env.hookEvents('cut-1');
       return events.length >= 8 ? events : undefined;
     });
-    const events = await hookEvents(env, 'cut-1');
-    expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
-      'HookStarted:after_create',
-      'HookSucceeded:after_create',
-      'HookStarted:before_run',
-      'HookSucceeded:before_run',
-      'HookStarted:after_run',
-      'HookSucceeded:after_run',
-      'HookStarted:before_remove',
-      'HookSucceeded:before_remove',
-    ]);
+    const events = await env.hookEvents('cut-1');
+    expect(hookRecords(events)).toEqual(FOUR_HOOKS_SUCCEEDED);
     expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
     // The process did not exit: the manager leads again.
     await until('the controller to lead again', async () =>
@@ -162,35 +96,27 @@ describe('an apiserver outage seen by the controller', () => {
 // error. The hook Events not written before must come from the termination message: each
 // written once, none twice, and the run must finish.
 describe('a run Pod whose log is lost while the controller is away', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv();
 
   it('rebuilds the missing hook Events from the termination message, each once', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'lost',
-      workflowText(env, {
+      env.workflowText({
         hooks: { ...HOOKS, before_run: 'sleep 3; echo ready' },
         prompt: '@write done.txt ok',
       }),
     );
-    await createIssueRun(env, 'lost-1', 'lost', { identifier: 'L-1', title: 'Log lost' });
+    await env.createIssueRun('lost-1', 'lost', { identifier: 'L-1', title: 'Log lost' });
     await until('after_create to be recorded', async () => {
-      const events = await hookEvents(env, 'lost-1');
+      const events = await env.hookEvents('lost-1');
       return events.some((event) => event.reason === 'HookSucceeded') ? true : undefined;
     });
     await env.controller?.stop();
     // Counted once the controller is stopped: until then its log follower may still be
     // writing the next hook's Event from the log.
-    const before = (await hookEvents(env, 'lost-1')).length;
+    const before = (await env.hookEvents('lost-1')).length;
 
-    const podName = (await getRun(env, 'lost-1')).status?.podName ?? '';
+    const podName = (await env.getRun('lost-1')).status?.podName ?? '';
     const pod = await until('the run Pod to end', async () => {
       const found = await env.admin.request<{
         metadata: { uid: string };
@@ -204,22 +130,13 @@ describe('a run Pod whose log is lost while the controller is away', () => {
     });
 
     await env.startController({ logLostAfterMs: 2000 });
-    const run = await finished(env, 'lost-1', 60_000);
+    const run = await env.finished('lost-1', 60_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     const events = await until('the Events of every hook', async () => {
-      const found = await hookEvents(env, 'lost-1');
+      const found = await env.hookEvents('lost-1');
       return found.length >= 8 ? found : undefined;
     });
-    expect(events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual([
-      'HookStarted:after_create',
-      'HookSucceeded:after_create',
-      'HookStarted:before_run',
-      'HookSucceeded:before_run',
-      'HookStarted:after_run',
-      'HookSucceeded:after_run',
-      'HookStarted:before_remove',
-      'HookSucceeded:before_remove',
-    ]);
+    expect(hookRecords(events)).toEqual(FOUR_HOOKS_SUCCEEDED);
     expect(new Set(events.map((event) => event.metadata.name)).size).toBe(8);
     // Those written from the log keep their output; the rest say where they came from.
     expect(before).toBeGreaterThanOrEqual(2);

@@ -1,13 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  startOperatorEnv,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { describe, expect, it } from 'vitest';
+import { NAMESPACE, useOperatorEnv } from './operator-harness.js';
 
 /**
  * Run Pods pass Pod Security admission at its strictest: the namespace enforces the
@@ -15,9 +7,8 @@ import {
  * it is refused there (so the check can fail), and an IssueRun still runs to Succeeded.
  */
 describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
+  // The namespace enforces restricted before the controller starts.
+  const env = useOperatorEnv(async (env) => {
     await env.kubectl(
       'label',
       'namespace',
@@ -25,10 +16,7 @@ describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => 
       'pod-security.kubernetes.io/enforce=restricted',
       'pod-security.kubernetes.io/enforce-version=latest',
     );
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
+    return {};
   });
 
   it('refuses a Pod that breaks the profile in this namespace', async () => {
@@ -42,16 +30,15 @@ describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => 
   });
 
   it('admits the run Pod and runs it to Succeeded', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'restricted',
-      workflowText(env, { hooks: { after_create: 'echo admitted', before_run: 'id -u' } }),
+      env.workflowText({ hooks: { after_create: 'echo admitted', before_run: 'id -u' } }),
     );
-    await createIssueRun(env, 'restricted-1', 'restricted', {
+    await env.createIssueRun('restricted-1', 'restricted', {
       identifier: 'ENG-1',
       title: 'Run restricted',
     });
-    const run = await finished(env, 'restricted-1');
+    const run = await env.finished('restricted-1');
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
     expect(run.status?.hooks?.[0]?.output).toBe('admitted');
   });

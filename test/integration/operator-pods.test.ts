@@ -1,53 +1,36 @@
 // A run Pod is known by its uid and by what it says. Deleting it by hand fails the attempt
 // (PodDeleted, never a second Pod for the attempt, never a cancellation nobody asked for),
 // and a status patched Finished by hand does not stop the controller following the run.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  hookEvents,
-  path,
-  runPodNames,
-  useOperatorEnv,
-  until,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { NAMESPACE, path, until, useOperatorEnv, type OperatorEnv } from './operator-harness.js';
 
 /** Resolves once the run's hook `name` has started (its Event exists). */
 const hookStarted = (env: OperatorEnv, run: string, name: string) =>
   until(`${run}'s ${name} to start`, async () => {
-    const events = await hookEvents(env, run);
+    const events = await env.hookEvents(run);
     return events.some((event) => event.reason === 'HookStarted' && event.note.startsWith(name))
       ? true
       : undefined;
   });
 
 describe('run Pods known by uid', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   it('fails the attempt PodDeleted when its Pod is deleted, reports the stopped hook as killed, and makes no second Pod', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'del',
-      workflowText(env, {
+      env.workflowText({
         hooks: { before_run: 'echo waiting; sleep 600', after_run: 'echo after-run-ran' },
       }),
     );
-    await createIssueRun(env, 'del-1', 'del', { identifier: 'D-1', title: 'Deleted under it' });
+    await env.createIssueRun('del-1', 'del', { identifier: 'D-1', title: 'Deleted under it' });
     await hookStarted(env, 'del-1', 'before_run');
-    const [pod] = await runPodNames(env, 'del-1');
+    const [pod] = await env.runPodNames('del-1');
     expect(pod).toBe('del-1-0-1');
     await env.kubectl('delete', 'pod', 'del-1-0-1', '-n', NAMESPACE, '--wait=false');
 
-    const run: IssueRun = await finished(env, 'del-1', 120_000);
+    const run: IssueRun = await env.finished('del-1', 120_000);
     expect(run.status?.conditions?.find((c) => c.type === 'Succeeded')).toMatchObject({
       status: 'False',
       reason: 'PodDeleted',
@@ -60,31 +43,29 @@ describe('run Pods known by uid', () => {
       status: 'completed',
       output: 'after-run-ran',
     });
-    const reasons = (await hookEvents(env, 'del-1')).map(
+    const reasons = (await env.hookEvents('del-1')).map(
       (event) => `${event.reason}:${event.note.split(' ')[0]}`,
     );
     expect(reasons).toContain('HookKilled:before_run');
     expect(reasons.filter((reason) => reason.endsWith(':before_run'))).toHaveLength(2);
     // Well past the old 30 s re-create: still no Pod for the attempt.
     await new Promise((resolve) => setTimeout(resolve, 32_000));
-    expect(await runPodNames(env, 'del-1')).toEqual([]);
+    expect(await env.runPodNames('del-1')).toEqual([]);
     expect(
       (await env.admin.request<IssueRun>({ path: path.issueRuns('del-1') })).status?.reason,
     ).toBe('PodDeleted');
   });
 
   it('retries a deleted Pod as the next attempt when spec.retries allows, with its own Events', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'again',
-      workflowText(env, {
+      env.workflowText({
         hooks: { before_run: 'echo waiting; sleep 6', after_run: 'echo after' },
         // Long enough that a 200 ms poll on a loaded machine cannot miss the wait.
         maxRetryBackoffMs: 6000,
       }),
     );
-    await createIssueRun(
-      env,
+    await env.createIssueRun(
       'again-1',
       'again',
       { identifier: 'A-1', title: 'Again' },
@@ -102,7 +83,7 @@ describe('run Pods known by uid', () => {
     expect(waiting.status?.slots?.[0]).toMatchObject({ attempt: 1, reason: 'RetryScheduled' });
     expect(waiting.status?.slots?.[0]?.message).toMatch(/^attempt 1 failed \(PodDeleted: /);
 
-    const run: IssueRun = await finished(env, 'again-1', 120_000);
+    const run: IssueRun = await env.finished('again-1', 120_000);
     expect(run.status?.phase).toBe('Succeeded');
     expect(run.status?.attempt).toBe(2);
     expect(run.status?.slots?.[0]).toMatchObject({ attempt: 2, podName: 'again-1-0-2' });
@@ -111,8 +92,8 @@ describe('run Pods known by uid', () => {
       status: 'completed',
       output: 'waiting',
     });
-    expect(await runPodNames(env, 'again-1')).toEqual(['again-1-0-2']);
-    const events = await hookEvents(env, 'again-1');
+    expect(await env.runPodNames('again-1')).toEqual(['again-1-0-2']);
+    const events = await env.hookEvents('again-1');
     const attemptOf = (name: string) => name.split('.').at(-1)?.split('-')[1];
     expect(
       events.filter((event) => attemptOf(event.metadata.name) === '1').map((e) => e.reason),
@@ -130,15 +111,14 @@ describe('run Pods known by uid', () => {
   });
 
   it('keeps following a run whose status was patched Finished by hand, and puts it right', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'fake',
-      workflowText(env, {
+      env.workflowText({
         hooks: { after_run: 'echo after-run-ran' },
         prompt: '@sleep 6000\n@write done.txt ok',
       }),
     );
-    await createIssueRun(env, 'fake-1', 'fake', { identifier: 'F-1', title: 'Not done yet' });
+    await env.createIssueRun('fake-1', 'fake', { identifier: 'F-1', title: 'Not done yet' });
     await until('fake-1 to be Running', async () => {
       const run = await env.admin.request<IssueRun>({ path: path.issueRuns('fake-1') });
       return run.status?.phase === 'Running' ? true : undefined;

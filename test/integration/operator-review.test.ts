@@ -7,26 +7,24 @@
 // approval with green checks moves the issue to Done and ends the loop and the run.
 // Table-driven over code hosts (review-hosts.ts): GitHub and GitLab, each with the git
 // credential as its users write it.
-import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import { startGitServer, type GitServer } from '../support/fakes/git-server.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
+  agentPodTemplate,
+  freePort,
+  gatewayOptions,
   path,
-  podTemplate,
-  startOperatorEnv,
+  sharedCa,
   until,
-  workflowText,
-  type OperatorEnv,
+  useOperatorEnv,
 } from './operator-harness.js';
-import { HOSTS, REPO, freePort, type HostStandIn } from './review-hosts.js';
+import { HOSTS, REPO, type HostStandIn } from './review-hosts.js';
 
 const BRANCH = 'lorenz/board-1-add-the-greeting';
 /** The board's issue BOARD-1, and the run the Workflow `app`'s poll makes of it. */
@@ -34,23 +32,20 @@ const RUN = 'app-board-1';
 const ISSUE = `---\nstatus: Todo\nlabels: [agent]\n---\n# Add the greeting\nSay hello.\n`;
 
 describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
-  let env: OperatorEnv;
   let server: GitServer;
   let host: HostStandIn;
   let shared: string;
+  let gitEnv: V1EnvVar[];
   let board: string;
   let toolsPort: number;
   // The tools gateway on a fixed port: the agent moves its issue through it, before and after
   // a controller restart.
-  const startController = () =>
-    env.startController({
-      toolsBindAddress: `127.0.0.1:${toolsPort}`,
-      toolsUrl: `http://127.0.0.1:${toolsPort}/mcp`,
-    });
-  beforeAll(async () => {
-    env = await startOperatorEnv();
+  const startController = () => env.startController(gatewayOptions(toolsPort));
+  const env = useOperatorEnv(async () => {
     toolsPort = await freePort();
-    await startController();
+    return gatewayOptions(toolsPort);
+  });
+  beforeAll(async () => {
     server = await startGitServer({
       addresses: ['127.0.0.1'],
       users: { [row.gitUser]: row.token },
@@ -59,22 +54,10 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     host = await row.start(server);
     board = await mkdtemp(join(tmpdir(), 'lorenz-review-board-'));
     await writeFile(join(board, 'BOARD-1.md'), ISSUE);
-    shared = await mkdtemp(join(tmpdir(), 'lorenz-review-ca-'));
-    await chmod(shared, 0o755);
-    await copyFile(server.caFile, join(shared, 'ca.pem'));
-    await chmod(join(shared, 'ca.pem'), 0o644);
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'git-creds',
-      '-n',
-      NAMESPACE,
-      `--from-literal=127.0.0.1=${row.credential}`,
-    );
+    ({ dir: shared, gitEnv } = await sharedCa(server.caFile, 'lorenz-review-ca-'));
+    await env.createSecret('git-creds', { '127.0.0.1': row.credential });
   });
   afterAll(async () => {
-    await env?.stop();
     await host?.close();
     await server?.close();
     if (shared) await rm(shared, { recursive: true, force: true });
@@ -93,8 +76,6 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
    * review loop), and approval moves it to Done; else runs are made directly.
    */
   async function reviewWorkflow(name: string, maxRounds: number, onBoard = false): Promise<void> {
-    const [container] = podTemplate.spec.containers;
-    if (!container) throw new Error('the harness podTemplate has no agent container');
     const push = (file: string, message: string) =>
       `@shell echo ${file} >> ${file} && git add ${file} && git commit -qm "${message}" && git push -q origin HEAD`;
     const review = [
@@ -115,29 +96,18 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const tracker = onBoard
       ? { trackerKind: 'local', tracker: `  path: ${board}`, pollingMs: 1000 }
       : {};
-    const text = workflowText(env, {
-      ...tracker,
-      prompt: prompt.join('\n'),
-    }).replace(
-      'hooks:\n',
-      `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
-    );
-    await createWorkflow(env, name, text, {
+    const text = env
+      .workflowText({
+        ...tracker,
+        prompt: prompt.join('\n'),
+      })
+      .replace(
+        'hooks:\n',
+        `workspace:\n  git:\n    repo: ${server.repoUrl(REPO)}\n${review}\nhooks:\n`,
+      );
+    await env.createWorkflow(name, text, {
       git: { credentialsSecretRef: { name: 'git-creds' } },
-      podTemplate: {
-        spec: {
-          containers: [
-            {
-              ...container,
-              env: [
-                ...container.env,
-                { name: 'GIT_SSL_CAINFO', value: join(shared, 'ca.pem') },
-                { name: 'GIT_CONFIG_NOSYSTEM', value: '1' },
-              ],
-            },
-          ],
-        },
-      },
+      podTemplate: agentPodTemplate({ env: gitEnv }),
     });
   }
 
@@ -147,7 +117,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const opened = await until(
       'the pull request',
       async () => {
-        const run = await getRun(env, RUN);
+        const run = await env.getRun(RUN);
         return run.status?.git?.pullRequest ? run : undefined;
       },
       180_000,
@@ -164,7 +134,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     await until(
       'a look after the restart',
       async () => {
-        const run = await getRun(env, RUN);
+        const run = await env.getRun(RUN);
         return run.status?.review?.lastCheckTime !== checked ? run : undefined;
       },
       30_000,
@@ -178,7 +148,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const reworked = await until(
       'the review round to run',
       async () => {
-        const run = await getRun(env, RUN);
+        const run = await env.getRun(RUN);
         const slot = run.status?.slots?.[0];
         return run.status?.review?.round === 1 &&
           slot?.attempt === 2 &&
@@ -200,7 +170,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     const head = (await server.branchHead(REPO, BRANCH))?.sha ?? '';
     host.approve(number, head);
-    const run: IssueRun = await finished(env, RUN, 60_000);
+    const run: IssueRun = await env.finished(RUN, 60_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.review?.phase).toBe('Approved');
     expect(run.status?.git?.pullRequest?.headSha).toBe(head);
@@ -214,11 +184,11 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
   it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {
     await reviewWorkflow('ci', 1);
-    await createIssueRun(env, 'ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
+    await env.createIssueRun('ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
     const opened = await until(
       'the pull request',
       async () => {
-        const run = await getRun(env, 'ci-1');
+        const run = await env.getRun('ci-1');
         return run.status?.git?.pullRequest ? run : undefined;
       },
       180_000,
@@ -229,7 +199,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
     const reworked = await until(
       'the round on the failed check',
       async () => {
-        const run = await getRun(env, 'ci-1');
+        const run = await env.getRun('ci-1');
         const slot = run.status?.slots?.[0];
         return run.status?.review?.round === 1 &&
           slot?.attempt === 2 &&
@@ -250,7 +220,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     // CI fails again on the fix: one round was all review.max_rounds allows.
     host.failCheck(second, 'FAIL again');
-    const run = await finished(env, 'ci-1', 60_000);
+    const run = await env.finished('ci-1', 60_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.reason).toBe('MaxRoundsReached');
     expect(run.status?.message).toMatch(

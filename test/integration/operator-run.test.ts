@@ -1,19 +1,14 @@
 import type { Workflow } from '../../src/api/index.js';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  hookEvents,
+  configMapManifest,
+  createWorkflowFromConfigMap,
+  createWorkflowOf,
   path,
-  runPodNames,
-  startOperatorEnv,
-  until,
-  workflowText,
   podTemplate,
-  type OperatorEnv,
+  until,
+  useOperatorEnv,
 } from './operator-harness.js';
 
 const FOUR_HOOKS = {
@@ -24,24 +19,17 @@ const FOUR_HOOKS = {
 };
 
 describe('IssueRun → Pod on the process node', () => {
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
-  });
-  afterAll(async () => {
-    await env?.stop();
-  });
+  const env = useOperatorEnv();
 
   it('runs a Workflow with four hooks to Succeeded=True with the hook Events', async () => {
-    await createWorkflow(env, 'happy', workflowText(env, { hooks: FOUR_HOOKS }));
+    await env.createWorkflow('happy', env.workflowText({ hooks: FOUR_HOOKS }));
     await until('the Workflow to be ready', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('happy') });
       return workflow.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
     });
     const writesBefore = env.controller?.writes() ?? 0;
-    await createIssueRun(env, 'happy-1', 'happy', { identifier: 'ENG-1', title: 'Fix the bug' });
-    const run = await finished(env, 'happy-1');
+    await env.createIssueRun('happy-1', 'happy', { identifier: 'ENG-1', title: 'Fix the bug' });
+    const run = await env.finished('happy-1');
     // The Workflow's run counts are batched: wait for the write that reports this run.
     await until('the Workflow to count the run', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('happy') });
@@ -61,7 +49,7 @@ describe('IssueRun → Pod on the process node', () => {
     ]);
     expect(run.status?.hooks?.[0]?.output).toBe('cloned ENG-1');
     expect(run.status?.turn).toBe(1);
-    const events = await hookEvents(env, 'happy-1');
+    const events = await env.hookEvents('happy-1');
     expect(events.map((event) => event.reason)).toEqual([
       'HookStarted',
       'HookSucceeded',
@@ -73,7 +61,7 @@ describe('IssueRun → Pod on the process node', () => {
       'HookSucceeded',
     ]);
     expect(events[1]?.note).toContain('after_create completed in slot 0 (exit 0');
-    expect(await runPodNames(env, 'happy-1')).toEqual(['happy-1-0-1']);
+    expect(await env.runPodNames('happy-1')).toEqual(['happy-1-0-1']);
     const log = env.controller?.writeLog().slice(-writes) ?? [];
     process.stderr.write(
       `[operator] API writes for one single-slot run with four hooks: ${writes}\n`,
@@ -83,24 +71,24 @@ describe('IssueRun → Pod on the process node', () => {
   });
 
   it('gives an IssueRun deleted and re-created under the same name Events of its own', async () => {
-    await createWorkflow(env, 'again', workflowText(env, { hooks: FOUR_HOOKS }));
-    await createIssueRun(env, 'again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
-    const first = await finished(env, 'again-1');
+    await env.createWorkflow('again', env.workflowText({ hooks: FOUR_HOOKS }));
+    await env.createIssueRun('again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
+    const first = await env.finished('again-1');
     await env.admin.request({ method: 'DELETE', path: path.issueRuns('again-1') });
     await until('the first run and its Pod to be gone', async () => {
-      const gone = await getRun(env, 'again-1').then(
+      const gone = await env.getRun('again-1').then(
         () => false,
         (error: unknown) => /404/.test(String(error)),
       );
-      return gone && (await runPodNames(env, 'again-1')).length === 0 ? true : undefined;
+      return gone && (await env.runPodNames('again-1')).length === 0 ? true : undefined;
     });
-    await createIssueRun(env, 'again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
-    const second = await finished(env, 'again-1');
+    await env.createIssueRun('again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
+    const second = await env.finished('again-1');
     expect(second.metadata.uid).not.toBe(first.metadata.uid);
     expect(second.status?.phase, second.status?.message).toBe('Succeeded');
     const [before, after] = await Promise.all([
-      hookEvents(env, 'again-1', first.metadata.uid),
-      hookEvents(env, 'again-1', second.metadata.uid),
+      env.hookEvents('again-1', first.metadata.uid),
+      env.hookEvents('again-1', second.metadata.uid),
     ]);
     expect(before).toHaveLength(8);
     expect(after.map((event) => `${event.reason}:${event.note.split(' ')[0]}`)).toEqual(
@@ -115,16 +103,16 @@ describe('IssueRun → Pod on the process node', () => {
     const prompt =
       'Work on {{ issue.identifier }}.\n' +
       '{% if ensemble.slot_index == 1 %}@stop refusal{% endif %}\n@write done.txt ok';
-    await createWorkflow(env, 'ensemble', workflowText(env, { prompt }));
-    await createIssueRun(env, 'ensemble-1', 'ensemble', {
+    await env.createWorkflow('ensemble', env.workflowText({ prompt }));
+    await env.createIssueRun('ensemble-1', 'ensemble', {
       identifier: 'ENG-8',
       title: 'Two tries',
       labels: ['ensemble:2'],
     });
-    const run = await finished(env, 'ensemble-1');
+    const run = await env.finished('ensemble-1');
     expect(run.status?.phase, run.status?.message).toBe('Succeeded');
     expect(run.status?.message).toBe('slot 0: the run succeeded');
-    expect((await runPodNames(env, 'ensemble-1')).sort()).toEqual([
+    expect((await env.runPodNames('ensemble-1')).sort()).toEqual([
       'ensemble-1-0-1',
       'ensemble-1-1-1',
     ]);
@@ -138,12 +126,12 @@ describe('IssueRun → Pod on the process node', () => {
   });
 
   it('fails with TemplateError before any Pod exists', async () => {
-    await createWorkflow(env, 'typo', workflowText(env, { prompt: 'Hello {{ issue.titel }}' }));
-    await createIssueRun(env, 'typo-1', 'typo', { identifier: 'ENG-2', title: 'x' });
-    const run = await finished(env, 'typo-1');
+    await env.createWorkflow('typo', env.workflowText({ prompt: 'Hello {{ issue.titel }}' }));
+    await env.createIssueRun('typo-1', 'typo', { identifier: 'ENG-2', title: 'x' });
+    const run = await env.finished('typo-1');
     expect(run.status?.reason).toBe('TemplateError');
     expect(run.status?.message).toContain('issue.titel');
-    expect(await runPodNames(env, 'typo-1')).toEqual([]);
+    expect(await env.runPodNames('typo-1')).toEqual([]);
     await expect(env.admin.request({ path: path.configMaps('typo-1-inputs') })).rejects.toThrow(
       /404/,
     );
@@ -151,9 +139,9 @@ describe('IssueRun → Pod on the process node', () => {
 
   it('fails with HookFailed when after_create fails, and runs no agent', async () => {
     const hooks = { after_create: 'echo broken >&2; exit 7', before_run: 'echo never' };
-    await createWorkflow(env, 'broken', workflowText(env, { hooks }));
-    await createIssueRun(env, 'broken-1', 'broken', { identifier: 'ENG-3', title: 'x' });
-    const run = await finished(env, 'broken-1');
+    await env.createWorkflow('broken', env.workflowText({ hooks }));
+    await env.createIssueRun('broken-1', 'broken', { identifier: 'ENG-3', title: 'x' });
+    const run = await env.finished('broken-1');
     expect(run.status?.phase).toBe('Failed');
     expect(run.status?.reason).toBe('HookFailed');
     expect(run.status?.message).toContain('hook failed with status 7: broken');
@@ -166,63 +154,41 @@ describe('IssueRun → Pod on the process node', () => {
       }),
     ]);
     expect(run.status?.turn).toBe(0);
-    const events = await hookEvents(env, 'broken-1');
+    const events = await env.hookEvents('broken-1');
     expect(events.map((event) => event.reason)).toEqual(['HookStarted', 'HookFailed']);
   });
 
   it('fails with HookTimedOut when a hook outlives hooks.timeout_ms', async () => {
     const hooks = { timeout_ms: 1000, before_run: 'sleep 30' };
-    await createWorkflow(env, 'slow', workflowText(env, { hooks }));
-    await createIssueRun(env, 'slow-1', 'slow', { identifier: 'ENG-4', title: 'x' });
-    const run = await finished(env, 'slow-1');
+    await env.createWorkflow('slow', env.workflowText({ hooks }));
+    await env.createIssueRun('slow-1', 'slow', { identifier: 'ENG-4', title: 'x' });
+    const run = await env.finished('slow-1');
     expect(run.status?.reason).toBe('HookTimedOut');
     expect(run.status?.message).toContain('hook timed out after 1000ms');
     expect(run.status?.hooks?.find((hook) => hook.name === 'before_run')).toMatchObject({
       status: 'failed',
       exitCode: null,
     });
-    expect((await hookEvents(env, 'slow-1')).map((event) => event.reason)).toContain(
-      'HookTimedOut',
-    );
+    expect((await env.hookEvents('slow-1')).map((event) => event.reason)).toContain('HookTimedOut');
   });
 
   it('passes a hostile issue title through hooks as one inert word', async () => {
     const marker = `/tmp/lorenz-pwned-${process.pid}`;
     const title = `it's "$(touch ${marker})" \`touch ${marker}\`; touch ${marker} {{ issue.identifier }} %}\nline2`;
     const hooks = { after_create: 'printf %s {{ issue.title }}' };
-    await createWorkflow(env, 'hostile', workflowText(env, { hooks }));
-    await createIssueRun(env, 'hostile-1', 'hostile', { identifier: 'ENG-5', title });
-    const run = await finished(env, 'hostile-1');
+    await env.createWorkflow('hostile', env.workflowText({ hooks }));
+    await env.createIssueRun('hostile-1', 'hostile', { identifier: 'ENG-5', title });
+    const run = await env.finished('hostile-1');
     expect(run.status?.phase, run.status?.message).toBe('Succeeded');
     expect(run.status?.hooks?.[0]?.output).toBe(title);
     expect(existsSync(marker)).toBe(false);
   });
 
   it('reloads a Workflow from its ConfigMap and keeps the last good config on a bad edit', async () => {
-    const configMap = (text: string) => ({
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'gitops-workflow' },
-      data: { 'WORKFLOW.md': text },
-    });
-    await env.admin.request({
-      method: 'POST',
-      path: path.configMaps(),
-      body: configMap(workflowText(env)),
-    });
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'gitops' },
-        spec: {
-          workflowFrom: { configMapKeyRef: { name: 'gitops-workflow', key: 'WORKFLOW.md' } },
-          podTemplate,
-        },
-      },
-    });
+    const configMap = (text: string) =>
+      configMapManifest('gitops-workflow', { 'WORKFLOW.md': text });
+    await env.createConfigMap('gitops-workflow', { 'WORKFLOW.md': env.workflowText() });
+    await createWorkflowFromConfigMap(env, 'gitops', 'gitops-workflow');
     const readWorkflow = () => env.admin.request<Workflow>({ path: path.workflows('gitops') });
     const condition = (workflow: Workflow, type: string) =>
       workflow.status?.conditions?.find((c) => c.type === type);
@@ -305,7 +271,7 @@ describe('IssueRun → Pod on the process node', () => {
             apiVersion: 'lorenz.dev/v1alpha1',
             kind: 'Workflow',
             metadata: { name: 'unsafe' },
-            spec: { workflow: workflowText(env), podTemplate: template },
+            spec: { workflow: env.workflowText(), podTemplate: template },
           },
         })
         .then(
@@ -326,16 +292,7 @@ describe('IssueRun → Pod on the process node', () => {
         volumeMounts: [{ name: 'cache', mountPath: '/workspace' }],
       },
     );
-    await env.admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'clash' },
-        spec: { workflow: workflowText(env), podTemplate: kept },
-      },
-    });
+    await createWorkflowOf(env, 'clash', { workflow: env.workflowText(), podTemplate: kept });
     const stored = await env.admin.request<Workflow>({ path: path.workflows('clash') });
     expect(stored.spec.podTemplate).toEqual(kept);
     const invalid = await until('the Workflow to report the clash', async () => {
@@ -346,12 +303,12 @@ describe('IssueRun → Pod on the process node', () => {
     });
     expect(invalid.reason).toBe('WorkflowInvalid');
     expect(invalid.message).toContain('the mount path /workspace is reserved by Lorenz');
-    await createIssueRun(env, 'clash-1', 'clash', { identifier: 'ENG-6', title: 'x' });
+    await env.createIssueRun('clash-1', 'clash', { identifier: 'ENG-6', title: 'x' });
     const run = await until('the IssueRun to report the clash', async () => {
-      const current = await getRun(env, 'clash-1');
+      const current = await env.getRun('clash-1');
       return current.status?.reason === 'WorkflowInvalid' ? current : undefined;
     });
     expect(run.status?.message).toContain('the mount path /workspace is reserved by Lorenz');
-    expect(await runPodNames(env, 'clash-1')).toEqual([]);
+    expect(await env.runPodNames('clash-1')).toEqual([]);
   });
 });

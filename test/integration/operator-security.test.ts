@@ -1,20 +1,14 @@
 // A run whose hooks print their whole environment and every file the Pod can read must not
 // put a service-account token, or the value of a Secret it was given, into its status, its
 // Events or its log. Real apiserver, real run Pod on the process node, real Secrets.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun, Workflow } from '../../src/api/index.js';
 import {
   NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  hookEvents,
+  agentPodTemplate,
   podTemplate,
-  runPodNames,
-  useOperatorEnv,
   until,
-  workflowText,
-  type OperatorEnv,
+  useOperatorEnv,
 } from './operator-harness.js';
 
 /** A JWT as the apiserver issues them for service accounts: header.payload.signature. */
@@ -35,11 +29,7 @@ const PRINT_FILES = [
 ].join('\n');
 
 describe('secrets in what a run reports', () => {
-  const current = useOperatorEnv();
-  let env: OperatorEnv;
-  beforeAll(async () => {
-    env = current();
-  });
+  const env = useOperatorEnv();
 
   it('recognizes a real service-account token (the check below can fail)', async () => {
     const token = await env.admin.request<{ status: { token: string } }>({
@@ -55,41 +45,27 @@ describe('secrets in what a run reports', () => {
       ['agent-keys', { API_KEY }],
       ['agent-more', { FROM_TOKEN }],
     ] as const) {
-      await env.admin.request({
-        method: 'POST',
-        path: `/api/v1/namespaces/${NAMESPACE}/secrets`,
-        body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: data },
-      });
+      await env.createSecret(name, data);
     }
-    const [agent] = podTemplate.spec.containers;
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'leaky',
-      workflowText(env, {
+      env.workflowText({
         hooks: { after_create: 'env', before_run: PRINT_FILES, timeout_ms: 60000 },
       }),
       {
-        podTemplate: {
-          spec: {
-            containers: [
-              {
-                ...agent,
-                env: [
-                  ...(agent?.env ?? []),
-                  {
-                    name: 'API_KEY',
-                    valueFrom: { secretKeyRef: { name: 'agent-keys', key: 'API_KEY' } },
-                  },
-                ],
-                envFrom: [{ secretRef: { name: 'agent-more' } }],
-              },
-            ],
-          },
-        },
+        podTemplate: agentPodTemplate({
+          env: [
+            {
+              name: 'API_KEY',
+              valueFrom: { secretKeyRef: { name: 'agent-keys', key: 'API_KEY' } },
+            },
+          ],
+          envFrom: [{ secretRef: { name: 'agent-more' } }],
+        }),
       },
     );
-    await createIssueRun(env, 'leaky-1', 'leaky', { identifier: 'SEC-1', title: 'Print it all' });
-    const run: IssueRun = await finished(env, 'leaky-1');
+    await env.createIssueRun('leaky-1', 'leaky', { identifier: 'SEC-1', title: 'Print it all' });
+    const run: IssueRun = await env.finished('leaky-1');
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');
 
     const output = run.status?.hooks?.find((hook) => hook.name === 'after_create')?.output ?? '';
@@ -101,8 +77,8 @@ describe('secrets in what a run reports', () => {
     const files = run.status?.hooks?.find((hook) => hook.name === 'before_run')?.output ?? '';
     expect(files).toMatch(/== \/lorenz\/inputs\/\S*manifest\.json/);
 
-    const events = JSON.stringify(await hookEvents(env, 'leaky-1'));
-    const [pod] = await runPodNames(env, 'leaky-1');
+    const events = JSON.stringify(await env.hookEvents('leaky-1'));
+    const [pod] = await env.runPodNames('leaky-1');
     const logs = await env.kubectl('logs', '-n', NAMESPACE, pod ?? '', '-c', 'agent');
     expect(events).toContain('[redacted]');
     for (const [where, text] of [
@@ -118,7 +94,7 @@ describe('secrets in what a run reports', () => {
 
   it('refuses, with the field, what admission lets through: mounts inside or above Lorenz paths, other service accounts, unrestricted volumes', async () => {
     const [agent] = podTemplate.spec.containers;
-    await createWorkflow(env, 'sneaky', workflowText(env), {
+    await env.createWorkflow('sneaky', env.workflowText(), {
       podTemplate: {
         spec: {
           serviceAccountName: 'admin',

@@ -8,33 +8,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSshd, type Sshd } from '../support/fakes/sshd.js';
-import {
-  NAMESPACE,
-  createIssueRun,
-  createWorkflow,
-  finished,
-  hookEvents,
-  runPodNames,
-  startOperatorEnv,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { NAMESPACE, useOperatorEnv } from './operator-harness.js';
 import { RUN_POD_PATHS, SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 
 describe('SSH workers on the operator', () => {
-  let env: OperatorEnv;
+  const env = useOperatorEnv();
   let sshd: Sshd;
   let dir: string;
   const name = `it-ssh-${process.pid}`;
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    await env.startController();
     sshd = await startSshd();
     dir = await mkdtemp(join(tmpdir(), 'lorenz-it-ssh-'));
   }, 120_000);
   afterAll(async () => {
     await sshd?.asWorker(`rm -rf ~/${name} ~/${name}.log`).catch(() => undefined);
-    await env?.stop();
     await sshd?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
@@ -55,35 +42,36 @@ describe('SSH workers on the operator', () => {
     const log = `~/${name}.log`;
     // The worker is this machine: it runs the scripted agent from where the harness built it
     // (readable by any user), not from the Pod's /lorenz-bin, which only the Pod sees.
-    const text = workflowText(env, {
-      hooks: {
-        timeout_ms: 60000,
-        after_create: `echo "after_create $PWD $(id -un)" >> ${log}`,
-        after_run: `cat done.txt >> ${log}`,
-      },
-    })
+    const text = env
+      .workflowText({
+        hooks: {
+          timeout_ms: 60000,
+          after_create: `echo "after_create $PWD $(id -un)" >> ${log}`,
+          after_run: `cat done.txt >> ${log}`,
+        },
+      })
       .replace(`${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}`, env.scriptedAgent)
       .replace(
         'hooks:\n',
         `worker:\n  ssh_hosts: ["${sshd.destination}"]\nworkspace:\n  root: ~/${name}\nhooks:\n`,
       );
-    await createWorkflow(env, 'remote', text, {
+    await env.createWorkflow('remote', text, {
       worker: { sshKeySecretRef: { name: 'worker-ssh' } },
     });
-    await createIssueRun(env, 'remote-1', 'remote', { identifier: 'REM-1', title: 'Remote' });
-    const run = await finished(env, 'remote-1', 180_000);
+    await env.createIssueRun('remote-1', 'remote', { identifier: 'REM-1', title: 'Remote' });
+    const run = await env.finished('remote-1', 180_000);
     expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
     expect(run.status?.slots?.[0]?.host).toBe(sshd.destination);
 
     // The hook and the agent ran on the worker, as its user, in the workspace under its home.
     const workspace = `${sshd.home}/${name}/REM-1`;
     expect(await sshd.asWorker(`cat ${log}`)).toBe(`after_create ${workspace} ${sshd.user}\nok`);
-    const events = await hookEvents(env, 'remote-1');
+    const events = await env.hookEvents('remote-1');
     const notes = events.map((event) => `${event.reason} ${event.note}`).join('\n');
     expect(notes).toMatch(/after_create/);
     expect(notes).toMatch(/after_run/);
     // The Pod mounted the key for its runner; the key itself is in no log line.
-    const [pod] = await runPodNames(env, 'remote-1');
+    const [pod] = await env.runPodNames('remote-1');
     const logs = await env.kubectl('logs', pod ?? '', '-n', NAMESPACE, '-c', 'agent');
     expect(logs).toContain(workspace);
     expect(logs).not.toContain('PRIVATE KEY');

@@ -2,18 +2,15 @@
 // request checked against the published schemas): a scripted agent in a run Pod comments on
 // its own issue and moves it to Done through the controller's gateway; the tracker key stays
 // in its Secret and appears in no Pod, status, Event or log.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
-import { fixtureData } from '../support/fakes/linear-data.js';
-import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
+import { describe, expect, it } from 'vitest';
 import {
   NAMESPACE,
-  createWorkflow,
   path,
-  startOperatorEnv,
   until,
-  workflowText,
-  type OperatorEnv,
+  useGithubStandIn,
+  useLinearStandIn,
+  useOperatorEnv,
+  type EventView,
 } from './operator-harness.js';
 
 const LINEAR_KEY = 'lin_api_T00lsKey8vRk2PmW4tXs9b';
@@ -23,28 +20,10 @@ const PROMPT = [
   '@tool tracker_update_state {"state":"Done"}',
 ].join('\n');
 
-interface EventView {
-  reason: string;
-  note: string;
-}
-
 describe('agent tools against the tracker stand-ins', () => {
-  let env: OperatorEnv;
-  let linear: LinearStandIn;
-  let github: GithubStandIn;
-  beforeAll(async () => {
-    linear = await startLinearStandIn(fixtureData(), LINEAR_KEY);
-    github = await startGithubStandIn({
-      issues: [{ number: 7, title: 'Tidy the README', labels: ['lorenz:todo'] }],
-    });
-    env = await startOperatorEnv();
-    await env.startController({ toolsBindAddress: '127.0.0.1:0' });
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await linear?.close();
-    await github?.close();
-  });
+  const linear = useLinearStandIn(LINEAR_KEY);
+  const github = useGithubStandIn();
+  const env = useOperatorEnv({ toolsBindAddress: '127.0.0.1:0' });
 
   const toolEvents = async () =>
     (await env.admin.request<{ items: EventView[] }>({ path: path.events })).items.filter(
@@ -52,19 +31,10 @@ describe('agent tools against the tracker stand-ins', () => {
     );
 
   it('Linear: comments on its issue and moves it to Done', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'linear-tools',
-      '-n',
-      NAMESPACE,
-      `--from-literal=api_key=${LINEAR_KEY}`,
-    );
-    await createWorkflow(
-      env,
+    await env.createSecret('linear-tools', { api_key: LINEAR_KEY });
+    await env.createWorkflow(
       'lt',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'linear',
         tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
         agent: '  max_concurrent_agents: 1',
@@ -94,19 +64,10 @@ describe('agent tools against the tracker stand-ins', () => {
   });
 
   it('GitHub: comments on its issue and closes it as Done', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'github-tools',
-      '-n',
-      NAMESPACE,
-      `--from-literal=api_key=${github.token}`,
-    );
-    await createWorkflow(
-      env,
+    await env.createSecret('github-tools', { api_key: github.token });
+    await env.createWorkflow(
       'gt',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'github',
         tracker: `  endpoint: ${github.url}\n  repository: ${github.repository}`,
         pollingMs: 1000,

@@ -5,29 +5,18 @@
 // still accepts the token, and a forged token is refused with nothing written. The runner's
 // inbox endpoints on the same gateway leave a request on the IssueRun (an annotation).
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { INBOX_PATHS, inboxRequestAnnotation, type IssueRun } from '../../src/api/index.js';
 import {
-  createWorkflow,
-  finished,
+  freePort,
+  gatewayOptions,
   path,
-  startOperatorEnv,
   until,
-  workflowText,
-  type OperatorEnv,
+  useOperatorEnv,
+  type EventView,
 } from './operator-harness.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A tools/call of tracker_comment with this bearer token: the HTTP status it gets. */
 let gatewayPort = 0;
@@ -91,22 +80,14 @@ async function inboxWhileRunning(token: string): Promise<void> {
   });
 }
 
-interface EventView {
-  reason: string;
-  note: string;
-  regarding: { name: string };
-}
-
 describe('agent tools through the gateway', () => {
-  let env: OperatorEnv;
   let board: string;
   let port: number;
-  const start = () =>
-    env.startController({
-      toolsBindAddress: `127.0.0.1:${port}`,
-      toolsUrl: `http://127.0.0.1:${port}/mcp`,
-    });
-  beforeAll(async () => {
+  const start = () => env.startController(gatewayOptions(port));
+  afterAll(async () => {
+    await rm(board, { recursive: true, force: true });
+  });
+  const env = useOperatorEnv(async () => {
     board = await mkdtemp(join(tmpdir(), 'lorenz-board-'));
     await mkdir(board, { recursive: true });
     await writeFile(
@@ -115,19 +96,13 @@ describe('agent tools through the gateway', () => {
     );
     port = await freePort();
     gatewayPort = port;
-    env = await startOperatorEnv();
-    await start();
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await rm(board, { recursive: true, force: true });
+    return gatewayOptions(port);
   });
 
   it('comments on and moves its own issue, across a controller restart', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'tools',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'local',
         tracker: `  path: ${board}`,
         pollingMs: 1000,
@@ -166,7 +141,7 @@ describe('agent tools through the gateway', () => {
     await env.controller?.stop();
     await start();
 
-    const run: IssueRun = await finished(env, 'tools-board-1', 120_000);
+    const run: IssueRun = await env.finished('tools-board-1', 120_000);
     const file = await readFile(join(board, 'BOARD-1.md'), 'utf8');
     expect(file).toMatch(/^status: In Review$/m);
     expect(file).not.toContain('not mine');

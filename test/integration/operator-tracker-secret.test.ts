@@ -3,59 +3,30 @@
 // controller dispatches the project's active issues; their run Pods print their environment
 // and every file they can read. The key must appear nowhere: not in a status, an Event, a
 // Pod, a ConfigMap, a log line of a Pod, or a log line of the controller.
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import { isNotFound } from '../../src/controller/runtime/client.js';
-import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
-import { fixtureData } from '../support/fakes/linear-data.js';
 import {
   NAMESPACE,
-  createWorkflow,
+  capturedLogger,
   path,
-  startOperatorEnv,
   until,
-  workflowText,
-  type OperatorEnv,
+  useLinearStandIn,
+  useOperatorEnv,
 } from './operator-harness.js';
 
 const KEY = 'lin_api_Zq8vRk2PmW4tXs9bN1cY';
 
 describe('a tracker key in a Secret', () => {
-  let env: OperatorEnv;
-  let linear: LinearStandIn;
+  const linear = useLinearStandIn(KEY);
   const controllerLog: string[] = [];
-  beforeAll(async () => {
-    linear = await startLinearStandIn(fixtureData(), KEY);
-    env = await startOperatorEnv();
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        controllerLog.push(chunk.toString('utf8'));
-        done();
-      },
-    });
-    await env.startController({ logger: pino({ level: 'debug' }, sink) });
-  });
-  afterAll(async () => {
-    await env?.stop();
-    await linear?.close();
-  });
+  const env = useOperatorEnv({ logger: capturedLogger(controllerLog) });
 
   it('reaches the tracker and nothing else', async () => {
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'linear',
-      '-n',
-      NAMESPACE,
-      `--from-literal=api_key=${KEY}`,
-    );
-    await createWorkflow(
-      env,
+    await env.createSecret('linear', { api_key: KEY });
+    await env.createWorkflow(
       'lin',
-      workflowText(env, {
+      env.workflowText({
         trackerKind: 'linear',
         tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
         pollingMs: 1000,

@@ -7,21 +7,10 @@ import { createHmac } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Workflow } from '../../src/api/index.js';
 import { isNotFound } from '../../src/controller/runtime/client.js';
-import {
-  NAMESPACE,
-  createWorkflow,
-  path,
-  runPodNames,
-  startOperatorEnv,
-  until,
-  workflowText,
-  type OperatorEnv,
-} from './operator-harness.js';
+import { capturedLogger, path, until, useOperatorEnv } from './operator-harness.js';
 
 const SECRET = 'wh_it_7Qe2Lx9Vb4Nc';
 const POLL_MS = 30_000;
@@ -33,41 +22,27 @@ const issue = (state: string) =>
 const sign = (body: string) => `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
 
 describe('webhook deliveries', () => {
-  let env: OperatorEnv;
   let port: number;
   const boards: Record<string, string> = {};
   const controllerLog: string[] = [];
+  afterAll(async () => {
+    for (const board of Object.values(boards)) await rm(board, { recursive: true, force: true });
+  });
+  const env = useOperatorEnv({
+    webhookBindAddress: '127.0.0.1:0',
+    logger: capturedLogger(controllerLog),
+  });
 
   beforeAll(async () => {
-    env = await startOperatorEnv();
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        controllerLog.push(chunk.toString('utf8'));
-        done();
-      },
-    });
-    const controller = await env.startController({
-      webhookBindAddress: '127.0.0.1:0',
-      logger: pino({ level: 'debug' }, sink),
-    });
-    port = controller.webhookPort() ?? 0;
-    await env.kubectl(
-      'create',
-      'secret',
-      'generic',
-      'hooks',
-      '-n',
-      NAMESPACE,
-      `--from-literal=webhook_secret=${SECRET}`,
-    );
+    port = env.controller?.webhookPort() ?? 0;
+    await env.createSecret('hooks', { webhook_secret: SECRET });
     for (const name of ['wh-a', 'wh-b']) {
       const board = await mkdtemp(join(tmpdir(), `lorenz-${name}-`));
       boards[name] = board;
       await writeFile(join(board, 'BOARD-1.md'), issue('Backlog'));
-      await createWorkflow(
-        env,
+      await env.createWorkflow(
         name,
-        workflowText(env, {
+        env.workflowText({
           trackerKind: 'local',
           tracker: `  path: ${board}`,
           pollingMs: POLL_MS,
@@ -85,10 +60,6 @@ describe('webhook deliveries', () => {
     for (const board of Object.values(boards)) {
       await writeFile(join(board, 'BOARD-1.md'), issue('Todo'));
     }
-  });
-  afterAll(async () => {
-    await env?.stop();
-    for (const board of Object.values(boards)) await rm(board, { recursive: true, force: true });
   });
 
   const deliver = async (url: string, body: string, headers: Record<string, string>) => {
@@ -120,7 +91,7 @@ describe('webhook deliveries', () => {
     const started = Date.now();
     await until(
       `the run Pod of ${workflow}`,
-      async () => ((await runPodNames(env, `${workflow}-board-1`)).length > 0 ? true : undefined),
+      async () => ((await env.runPodNames(`${workflow}-board-1`)).length > 0 ? true : undefined),
       ms,
     );
     return Date.now() - started;

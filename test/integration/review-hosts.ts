@@ -3,7 +3,6 @@
 // it (a comment on a diff line, an approval with green CI, a failing CI job). Each row also
 // says how its git credential reads, so the controller's token lookup is tried as users set
 // it: GitHub's bare token, GitLab's `oauth2:<token>`.
-import { createServer } from 'node:net';
 import type { GitServer } from '../support/fakes/git-server.js';
 import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
 import { gitBranchHeads } from '../support/fakes/gitlab-git.js';
@@ -116,13 +115,3 @@ export const HOSTS: HostRow[] = [
     },
   },
 ];
-
-/** A port free now, so a restarted controller can serve its tools gateway on the same one. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

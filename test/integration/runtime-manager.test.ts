@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
@@ -13,6 +12,7 @@ import {
   type KubeObject,
   type Manager,
 } from '../../src/controller/runtime/index.js';
+import { startTcpRelay } from './tcp-relay.js';
 
 let cp: ControlPlane;
 let admin: KubeClient;
@@ -25,48 +25,6 @@ afterAll(async () => {
   admin?.close();
   await cp?.stop();
 });
-
-/** A TCP relay in front of the apiserver whose connections a test can cut or freeze. */
-async function startRelay(target: URL) {
-  const pairs = new Set<[net.Socket, net.Socket]>();
-  let refusing = false;
-  const server = net.createServer((inbound) => {
-    if (refusing) return inbound.destroy();
-    const outbound = net.connect(Number(target.port), target.hostname);
-    const pair: [net.Socket, net.Socket] = [inbound, outbound];
-    pairs.add(pair);
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
-    const drop = () => {
-      inbound.destroy();
-      outbound.destroy();
-      pairs.delete(pair);
-    };
-    inbound.on('error', drop).on('close', drop);
-    outbound.on('error', drop).on('close', drop);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  return {
-    url: `https://127.0.0.1:${port}`,
-    /** Breaks every open connection, and refuses new ones while `refuse` is set. */
-    cut(refuse: boolean) {
-      refusing = refuse;
-      for (const [inbound, outbound] of pairs) {
-        inbound.destroy();
-        outbound.destroy();
-      }
-    },
-    /** Open connections stay open but carry nothing more: a half-open watch. */
-    freeze() {
-      for (const [inbound, outbound] of pairs) {
-        inbound.unpipe(outbound);
-        outbound.unpipe(inbound);
-      }
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 function kubeConfigFor(server: string): KubeConfig {
   const kc = new KubeConfig();
@@ -101,7 +59,7 @@ interface ConfigMap extends KubeObject {
 
 describe('informer', () => {
   it('sees adds, updates and deletes, and loses none across a cut and a half-open watch', async () => {
-    const relay = await startRelay(new URL(cp.server));
+    const relay = await startTcpRelay(new URL(cp.server));
     const client = createKubeClient(kubeConfigFor(relay.url));
     const informer = createInformer<ConfigMap>({
       client,

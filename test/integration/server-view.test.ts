@@ -9,10 +9,10 @@ import type { RunDetail, RunList, WhoAmI, WorkflowList } from '../../src/server/
 import { CSP } from '../../src/server/view-server.js';
 import { readSse, startServerEnv, type ServerEnv } from '../support/server.js';
 import {
+  NAMESPACE,
   createWorkflow,
   finished,
   getRun,
-  NAMESPACE,
   path,
   until,
   workflowText,

@@ -20,17 +20,11 @@ import {
 } from '../support/browser.js';
 import { startServerEnv, type ServerEnv } from '../support/server.js';
 import {
-  createIssueRun,
-  createWorkflow,
-  finished,
-  getRun,
-  hookEvents,
-  issueRunManifest,
   NAMESPACE,
+  issueRunManifest,
   path,
   root,
   until,
-  workflowText,
   type OperatorEnv,
 } from './operator-harness.js';
 
@@ -77,31 +71,29 @@ describe('the web view in chromium', () => {
     outsiderToken = s.tokens.outsider;
 
     // A finished run full of hostile text, and a Workflow whose runs take their time.
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'web-board',
-      workflowText(env, {
+      env.workflowText({
         hooks: { before_run: HOSTILE_HOOK, after_run: 'echo after-run-done' },
         prompt: `Work on {{ issue.identifier }}.\n@say ${HOSTILE_MESSAGE}\n@think thinking about it\n@plan read write test\n@write done.txt ok`,
       }),
     );
-    await createIssueRun(env, 'web-done', 'web-board', {
+    await env.createIssueRun('web-done', 'web-board', {
       id: 'i-web-1',
       identifier: 'WEB-1',
       title: HOSTILE_TITLE,
       url: 'javascript:alert(document.domain)',
     });
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'web-slow',
-      workflowText(env, {
+      env.workflowText({
         hooks: { after_run: 'echo after-run-done' },
         prompt:
           'Work on {{ issue.identifier }}.\n@say step-one\n@sleep 2500\n@say step-two\n@sleep 2500\n@say step-three\n@sleep 60000\n@say step-last',
       }),
     );
     browser = await launchBrowser();
-    await finished(env, 'web-done');
+    await env.finished('web-done');
   }, 600_000);
 
   // Each test's tabs are closed after it: a tab holding a 1 MB line is not left to the next.
@@ -205,7 +197,7 @@ describe('the web view in chromium', () => {
 
   it("a running run's transcript grows live, and cancel from the page cancels it (after_run still runs)", async () => {
     await until('web-applied running', async () =>
-      (await getRun(env, 'web-applied')).status?.slots?.length ? true : undefined,
+      (await env.getRun('web-applied')).status?.slots?.length ? true : undefined,
     );
     const { page, problems } = await signedIn(viewerToken, `/runs/${NAMESPACE}/web-applied`);
     await page.getByText(/Following live/).waitFor();
@@ -218,30 +210,29 @@ describe('the web view in chromium', () => {
     await page.getByRole('dialog', { name: 'Cancel run' }).waitFor();
     await page.getByRole('button', { name: 'Yes, cancel run' }).click();
     await page.getByRole('status').filter({ hasText: 'cancel requested' }).waitFor();
-    const run = await finished(env, 'web-applied');
+    const run = await env.finished('web-applied');
     expect(run.spec.cancelRequested).toBe(true);
     expect(run.status?.conditions?.find((c) => c.type === 'Succeeded')?.status).toBe('False');
-    const hooks = await hookEvents(env, 'web-applied');
+    const hooks = await env.hookEvents('web-applied');
     expect(hooks.some((event) => event.note.includes('after_run'))).toBe(true);
     expect(await page.getByText('step-last').count()).toBe(0);
     assertClean(problems, SIGN_IN);
   });
 
   it('a run waiting on a permission request shows it (AwaitingApproval in its row), and Approve writes spec.decisions', async () => {
-    await createWorkflow(
-      env,
+    await env.createWorkflow(
       'web-waits',
-      workflowText(env, {
+      env.workflowText({
         prompt: 'Work on {{ issue.identifier }}.\n@say waiting-for-a-person\n@sleep 120000',
       }),
     );
-    await createIssueRun(env, 'web-asks', 'web-waits', {
+    await env.createIssueRun('web-asks', 'web-waits', {
       id: 'i-web-4',
       identifier: 'WEB-4',
       title: 'asks',
     });
     await until('web-asks running', async () =>
-      (await getRun(env, 'web-asks')).status?.slots?.length ? true : undefined,
+      (await env.getRun('web-asks')).status?.slots?.length ? true : undefined,
     );
     // What the gateway and the inbox controller write for an agent's ask: the request in its
     // annotation and in status.inbox.pending. The agent itself sleeps meanwhile.
@@ -275,7 +266,7 @@ describe('the web view in chromium', () => {
     await until(
       'status.inbox.pending to hold the request',
       async () => {
-        const run = await getRun(env, 'web-asks');
+        const run = await env.getRun('web-asks');
         if (run.status?.inbox?.pending?.some((each) => each.id === request.id)) return true;
         await env.admin.request({
           method: 'PATCH',
@@ -304,7 +295,7 @@ describe('the web view in chromium', () => {
       .getByRole('status')
       .filter({ hasText: `approved: ${request.id}` })
       .waitFor();
-    const decided = await getRun(env, 'web-asks');
+    const decided = await env.getRun('web-asks');
     expect(decided.spec.decisions).toEqual([
       { requestId: request.id, verdict: 'approve', by: 'system:serviceaccount:default:operator' },
     ]);
@@ -350,7 +341,7 @@ describe('the web view in chromium', () => {
   });
 
   it('a finished and deleted run opens from the archive', async () => {
-    const { uid } = (await getRun(env, 'web-done')).metadata;
+    const { uid } = (await env.getRun('web-done')).metadata;
     await env.admin.request({ method: 'DELETE', path: path.issueRuns('web-done') });
     await until('web-done gone', async () =>
       env.admin.request({ path: path.issueRuns('web-done') }).then(
@@ -384,7 +375,7 @@ describe('the web view in chromium', () => {
       .waitFor();
     expect(await page.getByRole('link', { name: /Runs of default\// }).count()).toBe(0);
     // Straight at the API with the outsider's token, as a script would: 403, nothing changed.
-    await createIssueRun(env, 'web-guarded', 'web-slow', {
+    await env.createIssueRun('web-guarded', 'web-slow', {
       id: 'i-web-3',
       identifier: 'WEB-3',
       title: 'guarded',
@@ -400,7 +391,7 @@ describe('the web view in chromium', () => {
       [outsiderToken, NAMESPACE] as const,
     );
     expect(answer).toMatchObject({ status: 403, body: { code: 'forbidden' } });
-    expect((await getRun(env, 'web-guarded')).spec.cancelRequested).toBeFalsy();
+    expect((await env.getRun('web-guarded')).spec.cancelRequested).toBeFalsy();
     // The run's page says so, and shows nothing of it.
     await page.goto(new URL(`/runs/${NAMESPACE}/web-guarded`, serverUrl).href);
     await page.getByRole('alert').filter({ hasText: 'forbidden' }).waitFor();

@@ -18,7 +18,7 @@ const sample = (name: Sample) =>
 /** What `make test` prints around the tiers: npm's banner, then each vitest run. */
 function makeTestLog(tiers: Sample[]): string {
   const banner =
-    '\n> lorenz-operator@0.1.0 test\n> vitest run --project unit && vitest run --project integration && vitest run --project runtime\n';
+    '\n> lorenz-operator@0.1.0 test\n> vitest run --project unit && vitest run --project integration && vitest run --project containers\n';
   return ['npm run lint\nhack/ensure-sshd.sh', banner, ...tiers.map(sample)].join('\n');
 }
 

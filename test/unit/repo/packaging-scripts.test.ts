@@ -402,7 +402,7 @@ describe('stopping the demo controller (stop_within in hack/lib/local-cluster.sh
 });
 
 describe('where make demo runs (hack/demo.sh)', () => {
-  // A Docker engine that answers, as the runtime tests leave one: not a reason to pick kind.
+  // A Docker engine that answers, as the containers tier leaves one: not a reason to pick kind.
   const dockerAnswers = join(scratch, 'docker-answers');
   mkdirSync(dockerAnswers, { recursive: true });
   writeFileSync(join(dockerAnswers, 'docker'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });

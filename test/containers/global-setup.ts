@@ -1,7 +1,7 @@
-// Runs once before the runtime tier: builds (or finds, by the digest of their inputs) the
+// Runs once before the containers tier: builds (or finds, by the digest of their inputs) the
 // base, operator and agent images with hack/images.sh, which also starts the Docker engine
 // when it can. No engine at all is the one case the tier skips, and it says why; a build
-// that fails fails the tier. LORENZ_REQUIRE_RUNTIME=1 (set by .ci/run) fails it there too.
+// that fails fails the tier. LORENZ_REQUIRE_CONTAINERS=1 (set by .ci/run) fails it there too.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -9,7 +9,7 @@ import type { TestProject } from 'vitest/node';
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Image tags from hack/images.sh, or why there is no engine to run them on. */
-    runtimeImages:
+    containerImages:
       | { available: true; base: string; operator: string; agent: string; pause: string }
       | { available: false; reason: string };
   }
@@ -29,10 +29,12 @@ export default function setup(project: TestProject): void {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (result.status === NO_ENGINE) {
     const reason = 'no Docker engine (hack/images.sh said why above)';
-    if (process.env['LORENZ_REQUIRE_RUNTIME'] === '1')
-      throw new Error(`the runtime tier is required (LORENZ_REQUIRE_RUNTIME=1) but: ${reason}`);
-    process.stderr.write(`[runtime] SKIPPED, every test of this tier: ${reason}\n`);
-    project.provide('runtimeImages', { available: false, reason });
+    if (process.env['LORENZ_REQUIRE_CONTAINERS'] === '1')
+      throw new Error(
+        `the containers tier is required (LORENZ_REQUIRE_CONTAINERS=1) but: ${reason}`,
+      );
+    process.stderr.write(`[containers] SKIPPED, every test of this tier: ${reason}\n`);
+    project.provide('containerImages', { available: false, reason });
     return;
   }
   if (result.status !== 0)
@@ -48,12 +50,12 @@ export default function setup(project: TestProject): void {
     if (!value) throw new Error(`hack/images.sh printed no ${name}= line:\n${result.stdout}`);
     return value;
   };
-  project.provide('runtimeImages', {
+  project.provide('containerImages', {
     available: true,
     base: image('BASE_IMAGE'),
     operator: image('OPERATOR_IMAGE'),
     agent: image('AGENT_IMAGE'),
     pause: image('PAUSE_IMAGE'),
   });
-  process.stderr.write(`[runtime] images ready in ${seconds}s\n`);
+  process.stderr.write(`[containers] images ready in ${seconds}s\n`);
 }

@@ -60,8 +60,8 @@ Work on {{ issue.identifier }}.
 // The first attempt finds no file, writes one and fails; a later one says whether it is there.
 const WRITE_THEN_FAIL = `if [ -f from-attempt-1 ]; then echo "found: $(cat from-attempt-1)"; else echo 'not found'; echo kept > from-attempt-1; exit 1; fi`;
 
-/** The images hack/images.sh built (the tier's `inject('runtimeImages')`, when available). */
-export interface RuntimeImages {
+/** The images hack/images.sh built (the tier's `inject('containerImages')`, when available). */
+export interface ContainerImages {
   operator: string;
   agent: string;
 }
@@ -72,7 +72,7 @@ export interface RuntimeImages {
  */
 export function describeControllerOnRealNode(
   realNode: () => RealNode,
-  images: () => RuntimeImages,
+  images: () => ContainerImages,
 ): void {
   describe('IssueRuns through the controller', () => {
     let node: RealNode;

@@ -1,4 +1,4 @@
-// The runtime tier's real node, shared by its files: a local control plane, a node attached
+// The containers tier's real node, shared by its files: a local control plane, a node attached
 // to it by hack/real-node.sh (kubelet, containerd, runc, CNI) and a namespace that enforces
 // Pod Security `restricted`. Each file gives its node its own identity (name, address,
 // ports, bridge, Pod range), so that a file never meets another's leftovers, nor the dev
@@ -24,7 +24,7 @@ export interface NodeIdentity {
 
 /**
  * Why this machine cannot run the real node ('' when it can), from the tier's global setup
- * (`inject('runtimeImages')`). No vitest here: the benchmarks start the node too.
+ * (`inject('containerImages')`). No vitest here: the benchmarks start the node too.
  */
 export function realNodeSkipReason(
   images: { available: true } | { available: false; reason: string },

@@ -4,27 +4,19 @@
 // still be Lorenz's wrapper, and the ways around the repository's hooks refused, with the
 // real scripted agent in the agent image and a bare repository mounted into the container.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { buildRunPod, DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
-import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
-import { loadWorkflowText } from '../../src/template/load-workflow.js';
-import { normalizeIssue } from '../../src/workflow/issue.js';
-import {
-  INPUTS_DIGEST_FILE,
-  ISSUE_STATE_FILE,
-  RUN_POD_VOLUME_NAMES,
-} from '../../src/api/run-pod.js';
-import { runContainer } from './pod-on-docker.js';
+import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
+import { kubeletVolumes, renderRunPod, runContainer } from './pod-on-docker.js';
 
-const images = inject('runtimeImages');
+const images = inject('containerImages');
 const unavailable = images.available ? '' : images.reason;
 const operator = images.available ? images.operator : '';
 const agent = images.available ? images.agent : '';
 
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-runtime-guard-'));
+const scratch = mkdtempSync(join(tmpdir(), 'lorenz-containers-guard-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const REPO_MOUNT = '/srv/web.git';
@@ -80,46 +72,17 @@ describe.skipIf(unavailable !== '')('the git guard in a run Pod on a Debian imag
     const mainSha = git('--git-dir', bare, 'rev-parse', 'main');
     execFileSync('chown', ['-R', `${DEFAULT_RUN_AS_USER}:${DEFAULT_RUN_AS_USER}`, bare]);
 
-    const loaded = loadWorkflowText(WORKFLOW, 'runtime-guard');
-    const issue = normalizeIssue({ identifier: 'RT-2', title: 'guarded', state: 'Todo' });
-    const inputs = await renderRunInputs({
-      workflowText: WORKFLOW,
-      config: loaded.config,
-      promptTemplate: loaded.promptTemplate,
-      issue,
-      run: { run: 'rt-2', identifier: 'RT-2', attempt: null, ensembleSize: 1, branch: BRANCH },
-    });
-    const pod = buildRunPod({
-      run: { name: 'rt-2', namespace: 'default', uid: 'uid-rt-2' },
+    const { pod, inputs } = await renderRunPod({
+      workflow: WORKFLOW,
       workflowName: 'runtime-guard',
-      podTemplate: { spec: { containers: [{ name: 'agent', image: agent }] } },
-      slot: 0,
-      attempt: 1,
+      run: 'rt-2',
+      identifier: 'RT-2',
+      title: 'guarded',
+      branch: BRANCH,
+      agentImage: agent,
       operatorImage: operator,
-      inputsConfigMap: 'rt-2-inputs',
-      inputsDigest: inputs.digest,
-      issueState: 'Todo',
-      hooksTimeoutMs: 60_000,
-      activeDeadlineSeconds: 600,
     });
-    const dir = (name: string, mode: number) => {
-      const path = join(scratch, name);
-      mkdirSync(path, { recursive: true });
-      chmodSync(path, mode);
-      return path;
-    };
-    const volumes: Record<string, string> = {
-      [RUN_POD_VOLUME_NAMES.runnerBin]: dir('lorenz-bin', 0o777),
-      [RUN_POD_VOLUME_NAMES.workspace]: dir('workspace', 0o777),
-    };
-    const inputsDir = dir('inputs', 0o755);
-    for (const [name, content] of Object.entries(inputs.files))
-      writeFileSync(join(inputsDir, name), content, { mode: 0o444 });
-    volumes[RUN_POD_VOLUME_NAMES.inputs] = inputsDir;
-    const podinfo = dir('podinfo', 0o755);
-    writeFileSync(join(podinfo, ISSUE_STATE_FILE), 'Todo', { mode: 0o444 });
-    writeFileSync(join(podinfo, INPUTS_DIGEST_FILE), inputs.digest, { mode: 0o444 });
-    volumes[RUN_POD_VOLUME_NAMES.podinfo] = podinfo;
+    const volumes = kubeletVolumes(scratch, inputs);
 
     const init = runContainer(pod, pod.spec!.initContainers![0]!, volumes);
     expect(init.status, init.stderr).toBe(0);

@@ -5,7 +5,6 @@
 // plain processes and enforces no securityContext.
 import {
   chmodSync,
-  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -17,27 +16,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { buildRunPod, DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
-import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
-import { loadWorkflowText } from '../../src/template/load-workflow.js';
-import { normalizeIssue } from '../../src/workflow/issue.js';
+import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
+import type { RunInputs } from '../../src/controller/issuerun/inputs.js';
+import { INPUT_FILES, RUN_POD_VOLUME_NAMES, RUNNER_FLAGS } from '../../src/api/run-pod.js';
 import {
-  INPUT_FILES,
-  INPUTS_DIGEST_FILE,
-  ISSUE_STATE_FILE,
-  RUN_POD_VOLUME_NAMES,
-  RUNNER_FLAGS,
-} from '../../src/api/run-pod.js';
-import { docker, runContainer, securityFlags } from './pod-on-docker.js';
+  docker,
+  kubeletVolumes,
+  renderRunPod,
+  runContainer,
+  securityFlags,
+} from './pod-on-docker.js';
 
-const images = inject('runtimeImages');
+const images = inject('containerImages');
 const unavailable = images.available ? '' : images.reason;
-if (unavailable) console.warn(`[runtime] skipping the runtime tier: ${unavailable}`);
+if (unavailable) console.warn(`[containers] skipping the containers tier: ${unavailable}`);
 const operator = images.available ? images.operator : '';
 const agent = images.available ? images.agent : '';
 const pause = images.available ? images.pause : '';
 
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-runtime-'));
+const scratch = mkdtempSync(join(tmpdir(), 'lorenz-containers-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 interface RunnerLine {
@@ -113,7 +110,7 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
     ]);
 
   it('starts the controller on a read-only root filesystem: it answers /healthz', () => {
-    const name = `lorenz-runtime-controller-${process.pid}`;
+    const name = `lorenz-containers-controller-${process.pid}`;
     const started = startLocked(name, ['controller']);
     expect(started.status, started.stderr).toBe(0);
     try {
@@ -136,7 +133,7 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
   });
 
   it('serves the web view it carries (lorenz server) on a read-only root filesystem, under its CSP', () => {
-    const name = `lorenz-runtime-server-${process.pid}`;
+    const name = `lorenz-containers-server-${process.pid}`;
     const started = startLocked(name, ['server', '--auth', 'token']);
     expect(started.status, started.stderr).toBe(0);
     try {
@@ -204,53 +201,25 @@ describe.skipIf(unavailable !== '')('a run Pod on the Docker engine', () => {
   let pod: V1Pod;
   let init: V1Container;
   let agentContainer: V1Container;
-  const dir = (name: string, mode: number) => {
-    const path = join(scratch, name);
-    mkdirSync(path, { recursive: true });
-    chmodSync(path, mode);
-    return path;
-  };
   const volumes: Record<string, string> = {};
   let terminationLog = '';
 
   beforeAll(async () => {
-    const loaded = loadWorkflowText(WORKFLOW, 'runtime');
-    const issue = normalizeIssue({ identifier: 'RT-1', title: 'runtime', state: 'Todo' });
-    const inputs = await renderRunInputs({
-      workflowText: WORKFLOW,
-      config: loaded.config,
-      promptTemplate: loaded.promptTemplate,
-      issue,
-      run: { run: 'rt-1', identifier: 'RT-1', attempt: null, ensembleSize: 1 },
-    });
-    pod = buildRunPod({
-      run: { name: 'rt-1', namespace: 'default', uid: 'uid-rt-1' },
+    let inputs: RunInputs;
+    ({ pod, inputs } = await renderRunPod({
+      workflow: WORKFLOW,
       workflowName: 'runtime',
-      podTemplate: { spec: { containers: [{ name: 'agent', image: agent }] } },
-      slot: 0,
-      attempt: 1,
+      run: 'rt-1',
+      identifier: 'RT-1',
+      title: 'runtime',
+      agentImage: agent,
       operatorImage: operator,
-      inputsConfigMap: 'rt-1-inputs',
-      inputsDigest: inputs.digest,
-      issueState: 'Todo',
-      hooksTimeoutMs: 60_000,
-      activeDeadlineSeconds: 600,
-    });
+    }));
     init = pod.spec!.initContainers![0]!;
     agentContainer = pod.spec!.containers[0]!;
     // As the kubelet lays the volumes out: emptyDirs world-writable, the ConfigMap's files
     // read-only, the downward API file, the termination log a file the container may write.
-    volumes[RUN_POD_VOLUME_NAMES.runnerBin] = dir('lorenz-bin', 0o777);
-    volumes[RUN_POD_VOLUME_NAMES.workspace] = dir('workspace', 0o777);
-    const inputsDir = dir('inputs', 0o755);
-    for (const [name, content] of Object.entries(inputs.files))
-      writeFileSync(join(inputsDir, name), content, { mode: 0o444 });
-    volumes[RUN_POD_VOLUME_NAMES.inputs] = inputsDir;
-    const podinfo = dir('podinfo', 0o755);
-    writeFileSync(join(podinfo, ISSUE_STATE_FILE), 'Todo', { mode: 0o444 });
-    // What the kubelet projects from the Pod's lorenz.dev/inputs-digest annotation.
-    writeFileSync(join(podinfo, INPUTS_DIGEST_FILE), inputs.digest, { mode: 0o444 });
-    volumes[RUN_POD_VOLUME_NAMES.podinfo] = podinfo;
+    Object.assign(volumes, kubeletVolumes(scratch, inputs));
     terminationLog = join(scratch, 'termination-log');
     writeFileSync(terminationLog, '', { mode: 0o666 });
     chmodSync(terminationLog, 0o666);
@@ -340,7 +309,7 @@ describe.skipIf(unavailable !== '')('a run Pod on the Docker engine', () => {
 
 describe.skipIf(unavailable !== '')("the pause image (the real node's Pod sandbox)", () => {
   it('holds on as a non-root PID 1 and exits 0 at once on SIGTERM', () => {
-    const name = `lorenz-runtime-pause-${process.pid}`;
+    const name = `lorenz-containers-pause-${process.pid}`;
     const started = docker(['run', '--detach', '--name', name, '--network', 'none', pause]);
     expect(started.status, started.stderr).toBe(0);
     try {

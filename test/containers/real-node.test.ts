@@ -14,13 +14,13 @@ import { loadWorkflowText } from '../../src/template/load-workflow.js';
 import { normalizeIssue } from '../../src/workflow/issue.js';
 import { RUNNER_FLAGS } from '../../src/api/run-pod.js';
 
-const images = inject('runtimeImages');
+const images = inject('containerImages');
 const skipReason = realNodeSkipReason(images);
-if (skipReason) console.warn(`[runtime] skipping the real-node tests: ${skipReason}`);
+if (skipReason) console.warn(`[containers] skipping the real-node tests: ${skipReason}`);
 
 // Not the dev cluster's node: its own name, address, port, bridge and Pod range.
 const NODE = {
-  LORENZ_NODE_NAME: 'lorenz-runtime-node',
+  LORENZ_NODE_NAME: 'lorenz-containers-node',
   LORENZ_NODE_IP: '10.89.0.2',
   LORENZ_KUBELET_PORT: '10251',
   LORENZ_BRIDGE: 'lorenz1',
