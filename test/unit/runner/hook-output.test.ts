@@ -2,19 +2,18 @@
 // redacted record by record, in bounded memory (the real bundle in a child process), and
 // through the SSH executor against a real sshd.
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
 import { createRecordParser } from '../../../src/controller/events/records.js';
 import { runRunner } from '../../../src/runner/main.js';
 import { runHook } from '../../../src/workspace/hooks.js';
 import type { HookExecutionMessage, LorenzEvent } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 import { startSshd } from '../../support/fakes/sshd.js';
 import { sshExecutor } from '../executor/ssh/support.js';
+import { writeRunInputs } from './run-inputs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -32,19 +31,7 @@ hooks:
 Work on {{ issue.identifier }}`;
 
 async function writeInputs(text: string): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title: 'out', state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = join(dir, 'inputs');
-  await mkdir(inputsDir, { recursive: true });
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
+  const inputsDir = await writeRunInputs(join(dir, 'inputs'), text, { title: 'out' });
   await mkdir(join(dir, 'ws'), { recursive: true });
   return inputsDir;
 }

@@ -3,15 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inputDigest } from '../../../src/api/run-pod.js';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
 import { runRunner, type RunnerOptions } from '../../../src/runner/main.js';
 import { readVerifiedInputs } from '../../../src/runner/inputs.js';
 import { createIssueStateCheck } from '../../../src/runner/issue-state.js';
 import { parseTerminationSummary } from '../../../src/runner/summary.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import type { AgentStep } from '../../../src/workspace/agent-step.js';
+import { writeRunInputs } from './run-inputs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -33,22 +31,8 @@ const FOUR_HOOKS = `  after_create: echo created {{ issue.title }} > created.txt
   after_run: echo after-run >> "$LOG"
   before_remove: echo removing`;
 
-async function writeInputs(text: string, title = 'Fix "it" $(whoami)'): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title, state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = join(dir, 'inputs');
-  await mkdir(inputsDir, { recursive: true });
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
-  return inputsDir;
-}
+const writeInputs = (text: string, title = 'Fix "it" $(whoami)') =>
+  writeRunInputs(join(dir, 'inputs'), text, { title });
 
 async function run(inputsDir: string, extra: Partial<RunnerOptions> = {}) {
   const lines: string[] = [];

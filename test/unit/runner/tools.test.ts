@@ -11,12 +11,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
 import { parseRunnerArgs, runRunner } from '../../../src/runner/main.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
+import { writeRunInputs } from './run-inputs.js';
 
 const TOKEN = `lzt1.ns.eng-7.1.${'A'.repeat(43)}`;
 
@@ -60,22 +58,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function writeInputs(text: string): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title: 'Tools', state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = join(dir, 'inputs');
-  await mkdir(inputsDir, { recursive: true });
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
-  return inputsDir;
-}
+const writeInputs = (text: string) => writeRunInputs(join(dir, 'inputs'), text, { title: 'Tools' });
 
 const workflowWith = (prompt: string) => `---
 agent: { kind: scripted, max_turns: 1 }
