@@ -4,13 +4,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createJiraTracker, textToAdf } from '../../../src/tracker/jira/index.js';
 import type { TrackerAdapter, TrackerWriter } from '../../../src/tracker/types.js';
 import { parseConfig } from '../../../src/workflow/config.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { fixtureIssues, paragraphs } from '../../support/fakes/jira-data.js';
 import {
   type JiraFault,
   type JiraStandIn,
   startJiraStandIn,
 } from '../../support/fakes/jira-server.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'ATATT3xFfGF0-jira-writer-token-never-in-errors-42';
@@ -48,18 +48,6 @@ function writer(options: { timeoutMs?: number } = {}): TrackerWriter {
   if (found === undefined) throw new Error('the jira adapter has no writer');
   return found;
 }
-
-async function failure(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => new Error('expected a failure'),
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof LorenzError)) throw error;
-  return error;
-}
-
-const everything = (error: LorenzError) =>
-  `${error.message} ${JSON.stringify(error.detail)} ${error.stack ?? ''}`;
 
 describe('jira writer: ADF bodies', () => {
   it.each<[string, string, unknown]>([
@@ -147,7 +135,7 @@ describe('jira writer: comments', () => {
   ])('updateComment cannot reach %s', async (_, idOf) => {
     const w = writer();
     const id = await idOf(w);
-    const error = await failure(w.updateComment('ENG-1', id, 'hijacked'));
+    const error = await failureOf(w.updateComment('ENG-1', id, 'hijacked'));
     expect(error.code).toBe('tracker_status');
     expect(error.detail).toMatchObject({ status: 404 });
     expect(standIn.comments.map((comment) => comment.body)).not.toContainEqual(
@@ -177,7 +165,7 @@ describe('jira writer: state through transitions', () => {
     ['a status not reachable from here', 'ENG-1', 'Done'],
     ['an empty name', 'ENG-1', '  '],
   ])('%s is invalid_tracker_config naming the reachable ones', async (_, id, state) => {
-    const error = await failure(writer().updateState(id, state));
+    const error = await failureOf(writer().updateState(id, state));
     expect(error.code).toBe('invalid_tracker_config');
     expect(error.message).toContain(JSON.stringify(state.trim()));
     expect(error.message).toMatch(/reachable: To Do, In Progress, Review$/);
@@ -228,11 +216,11 @@ describe('jira writer: failures', () => {
       ...(fault.kind === 'status' && fault.status === 404 ? [] : [() => w.readIssue('ENG-1')]),
     ]) {
       standIn.faults.push(fault);
-      const error = await failure(call());
+      const error = await failureOf(call());
       expect(error.code).toBe(code);
       expect(error.message).toMatch(message);
-      expect(everything(error)).not.toContain(TOKEN);
-      expect(everything(error)).not.toContain(BASIC);
+      expect(errorText(error)).not.toContain(TOKEN);
+      expect(errorText(error)).not.toContain(BASIC);
     }
   });
 
@@ -247,7 +235,7 @@ describe('jira writer: failures', () => {
       },
     });
     const w = createJiraTracker({ config: config.tracker, env: {} }).writer;
-    const error = await failure(w?.comment('ENG-1', 'x') ?? Promise.resolve());
+    const error = await failureOf(w?.comment('ENG-1', 'x') ?? Promise.resolve());
     expect(error.code).toBe('tracker_status');
     expect(error.detail).toMatchObject({ status: 401 });
   });

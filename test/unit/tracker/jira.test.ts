@@ -9,10 +9,10 @@ import {
   jiraPriority,
 } from '../../../src/tracker/jira/index.js';
 import type { TrackerAdapter } from '../../../src/tracker/types.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import { fixtureIssues } from '../../support/fakes/jira-data.js';
 import { type JiraStandIn, startJiraStandIn } from '../../support/fakes/jira-server.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'ATATT3xFfGF0-jira-token-that-must-never-leak-0123';
@@ -56,19 +56,6 @@ function jira(
 
 const keys = (issues: readonly { identifier: string }[]) => issues.map((issue) => issue.identifier);
 
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
-
-/** Everything an error carries that could reach a log, a condition or an Event. */
-const errorText = (error: LorenzError) =>
-  `${error.message}\n${JSON.stringify(error.detail)}\n${error.stack ?? ''}`;
 const basic = Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64');
 
 describe('fetchCandidates', () => {

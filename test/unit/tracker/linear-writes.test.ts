@@ -4,7 +4,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLinearTracker } from '../../../src/tracker/linear/index.js';
 import type { TrackerAdapter, TrackerWriter } from '../../../src/tracker/types.js';
 import { parseConfig } from '../../../src/workflow/config.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { fixtureData } from '../../support/fakes/linear-data.js';
 import {
   type LinearFault,
@@ -12,6 +11,7 @@ import {
   linearSchema,
   startLinearStandIn,
 } from '../../support/fakes/linear-server.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
 
 const KEY = 'lin_api_writesKeyThatMustNeverLeak42';
 
@@ -38,19 +38,6 @@ function writer(tracker?: Record<string, unknown>): TrackerWriter {
   if (found === undefined) throw new Error('linear tracker without a writer');
   return found;
 }
-
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error instanceof LorenzError) return error;
-  throw new Error(`expected a LorenzError, got ${String(error)}`);
-}
-
-/** Everything an error carries that could reach a log, a condition or an Event. */
-const errorText = (error: LorenzError) =>
-  `${error.message}\n${JSON.stringify(error.detail)}\n${error.stack ?? ''}`;
 
 /** The names of the mutations sent, in order (reads are queries and left out). */
 const mutationsSent = () =>
