@@ -7,13 +7,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRecordParser } from '../../../src/controller/events/records.js';
-import { runRunner } from '../../../src/runner/main.js';
 import { runHook } from '../../../src/workspace/hooks.js';
 import type { HookExecutionMessage, LorenzEvent } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
 import { startSshd } from '../../support/fakes/sshd.js';
 import { sshExecutor } from '../executor/ssh/support.js';
-import { writeRunInputs } from './run-inputs.js';
+import { runInPod, writeRunInputs } from './run-inputs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -50,20 +49,12 @@ describe.runIf(process.platform === 'linux')('the runner streams hook output', (
       `printf 'pw=${SECRET.slice(0, 6)}'; sleep 0.5; printf %s '${SECRET.slice(6)}'`,
     ],
   ])('redacts a secret a hook prints %s, in every record', async (_case, hook) => {
-    const lines: string[] = [];
-    const code = await runRunner({
+    const { code, lines, events } = await runInPod(dir, {
       inputsDir: await writeInputs(workflow(hook)),
-      slot: 0,
-      workspaceRoot: join(dir, 'ws'),
-      issueStateFile: join(dir, 'state'),
-      terminationLogPath: join(dir, 'termination-log'),
-      keepWorkspace: false,
       noAgent: true,
       env: { ...process.env, LORENZ_REDACT_0: SECRET },
-      write: (line) => lines.push(line),
     });
     expect(code, lines.join('')).toBe(0);
-    const events = lines.map((line) => JSON.parse(line) as LorenzEvent);
     const texts = events.flatMap((event) =>
       event.type === 'hook_output' ? [event.message.text] : [],
     );

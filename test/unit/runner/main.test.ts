@@ -1,15 +1,14 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inputDigest } from '../../../src/api/run-pod.js';
-import { runRunner, type RunnerOptions } from '../../../src/runner/main.js';
+import type { RunnerOptions } from '../../../src/runner/main.js';
 import { readVerifiedInputs } from '../../../src/runner/inputs.js';
 import { createIssueStateCheck } from '../../../src/runner/issue-state.js';
 import { parseTerminationSummary } from '../../../src/runner/summary.js';
-import type { LorenzEvent } from '../../../src/workflow/events.js';
 import type { AgentStep } from '../../../src/workspace/agent-step.js';
-import { writeRunInputs } from './run-inputs.js';
+import { runInPod, writeRunInputs } from './run-inputs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -34,22 +33,13 @@ const FOUR_HOOKS = `  after_create: echo created {{ issue.title }} > created.txt
 const writeInputs = (text: string, title = 'Fix "it" $(whoami)') =>
   writeRunInputs(join(dir, 'inputs'), text, { title });
 
-async function run(inputsDir: string, extra: Partial<RunnerOptions> = {}) {
-  const lines: string[] = [];
-  await mkdir(join(dir, 'ws'), { recursive: true });
-  const code = await runRunner({
+async function run(inputsDir: string, extra: Partial<Omit<RunnerOptions, 'write'>> = {}) {
+  const { code, events } = await runInPod(dir, {
     inputsDir,
-    slot: 0,
-    workspaceRoot: join(dir, 'ws'),
-    issueStateFile: join(dir, 'state'),
-    terminationLogPath: join(dir, 'termination-log'),
-    keepWorkspace: false,
     noAgent: false,
     env: { ...process.env, LOG: join(dir, 'log.txt') },
-    write: (line) => lines.push(line),
     ...extra,
   });
-  const events = lines.map((line) => JSON.parse(line) as LorenzEvent);
   const summary = parseTerminationSummary(await readFile(join(dir, 'termination-log'), 'utf8'));
   return { code, events, summary };
 }
