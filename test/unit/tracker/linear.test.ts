@@ -1,6 +1,6 @@
 // The `linear` tracker adapter against a local Linear stand-in that builds Linear's published
 // schema and rejects any query the real API would (test/support/fakes/linear-server.ts).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   LINEAR_PAGE_SIZE,
   type LinearTrackerConfig,
@@ -12,31 +12,15 @@ import { ISSUES_QUERY, VIEWER_QUERY } from '../../../src/tracker/linear/queries.
 import type { TrackerAdapter } from '../../../src/tracker/types.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import { fixtureData, withBulkProject } from '../../support/fakes/linear-data.js';
-import {
-  type LinearFault,
-  type LinearStandIn,
-  linearSchema,
-  startLinearStandIn,
-} from '../../support/fakes/linear-server.js';
+import { type LinearFault, type LinearStandIn } from '../../support/fakes/linear-server.js';
 import { failureOf, failureOfSync, errorText } from '../../support/lorenz-errors.js';
+import { linearStandInPerFile } from '../../support/fakes/linear-per-file.js';
 
 const KEY = 'lin_api_k3yThatMustNeverLeak0123456789';
 const NOW = Date.parse('2026-03-01T10:00:00.000Z');
 
 let standIn: LinearStandIn;
-
-beforeAll(async () => {
-  linearSchema();
-  standIn = await startLinearStandIn(fixtureData(), KEY);
-});
-afterAll(() => standIn.close());
-afterEach(() => {
-  standIn.data = fixtureData();
-  standIn.requests = [];
-  standIn.faults = [];
-  standIn.pagination = 'normal';
-  standIn.rewrite = null;
-});
+linearStandInPerFile(KEY, (started) => (standIn = started));
 
 /** The tracker section as parseConfig gives it, from snake_case front matter. */
 function trackerConfig(tracker: Record<string, unknown>): LinearTrackerConfig {
