@@ -1,47 +1,22 @@
 // The jira adapter's writer (the agent tools' side) against the Jira Cloud stand-in, which
 // speaks REST v3's documented shapes and applies the writes it is sent.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createJiraTracker, textToAdf } from '../../../src/tracker/jira/index.js';
+import { describe, expect, it } from 'vitest';
+import { textToAdf } from '../../../src/tracker/jira/index.js';
 import type { TrackerAdapter, TrackerWriter } from '../../../src/tracker/types.js';
-import { parseConfig } from '../../../src/workflow/config.js';
-import { fixtureIssues, paragraphs } from '../../support/fakes/jira-data.js';
-import {
-  type JiraFault,
-  type JiraStandIn,
-  startJiraStandIn,
-} from '../../support/fakes/jira-server.js';
+import { paragraphs } from '../../support/fakes/jira-data.js';
+import { type JiraFault, type JiraStandIn } from '../../support/fakes/jira-server.js';
 import { failureOf, errorText } from '../../support/lorenz-errors.js';
+import { jiraStandInPerFile, jiraTrackerOf } from '../../support/fakes/jira-per-file.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'ATATT3xFfGF0-jira-writer-token-never-in-errors-42';
 const BASIC = Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64');
 
 let standIn: JiraStandIn;
+jiraStandInPerFile(EMAIL, TOKEN, (started) => (standIn = started));
 
-beforeAll(async () => {
-  standIn = await startJiraStandIn(EMAIL, TOKEN);
-});
-afterAll(() => standIn.close());
-afterEach(() => {
-  standIn.issues = fixtureIssues();
-  standIn.comments = [];
-  standIn.commentPageCap = 100;
-  standIn.requests = [];
-  standIn.faults = [];
-});
-
-function tracker(options: { timeoutMs?: number } = {}): TrackerAdapter {
-  const { config } = parseConfig({
-    tracker: {
-      kind: 'jira',
-      endpoint: standIn.url,
-      email: EMAIL,
-      project_key: 'ENG',
-      api_key: TOKEN,
-    },
-  });
-  return createJiraTracker({ config: config.tracker, env: {}, ...options });
-}
+const tracker = (options: { timeoutMs?: number } = {}): TrackerAdapter =>
+  jiraTrackerOf(standIn, EMAIL, TOKEN, options);
 
 function writer(options: { timeoutMs?: number } = {}): TrackerWriter {
   const found = tracker(options).writer;
@@ -225,16 +200,7 @@ describe('jira writer: failures', () => {
   });
 
   it('a wrong token is the stand-in 401, not a crash', async () => {
-    const { config } = parseConfig({
-      tracker: {
-        kind: 'jira',
-        endpoint: standIn.url,
-        email: EMAIL,
-        project_key: 'ENG',
-        api_key: 'nope',
-      },
-    });
-    const w = createJiraTracker({ config: config.tracker, env: {} }).writer;
+    const w = jiraTrackerOf(standIn, EMAIL, 'nope').writer;
     const error = await failureOf(w?.comment('ENG-1', 'x') ?? Promise.resolve());
     expect(error.code).toBe('tracker_status');
     expect(error.detail).toMatchObject({ status: 401 });
