@@ -4,20 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { InboxPending, SlotStatus } from '../../../../src/api/index.js';
 import { awaitingSlots } from '../../../../src/controller/issuerun/slot-waits.js';
 import { runStatus } from '../../../../src/controller/issuerun/status.js';
-import { T0, at } from '../../../support/fakes/objects.js';
+import { T0, permissionRequest } from '../../../support/fakes/objects.js';
 
-const pending = (extra: Partial<InboxPending> = {}): InboxPending => ({
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'Run git push',
-  options: [],
-  askedAt: at(0),
-  deadline: at(60_000),
-  ...extra,
-});
+const pending = (extra: Partial<InboxPending> = {}) =>
+  permissionRequest({ title: 'Run git push', ...extra });
 
 const running: SlotStatus = {
   slot: 0,
