@@ -9,6 +9,7 @@ import { createIssueStateCheck } from '../../../src/runner/issue-state.js';
 import { parseTerminationSummary } from '../../../src/runner/summary.js';
 import type { AgentStep } from '../../../src/workspace/agent-step.js';
 import { runInPod, writeRunInputs } from './run-inputs.js';
+import { FOUR_HOOKS_RAN } from '../../support/workspace.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -60,16 +61,9 @@ describe('lorenz runner', () => {
     expect(code).toBe(0);
     expect(prompts).toEqual(['Work on ENG-7: Fix "it" $(whoami)']);
     const hooks = events.filter((event) => event.type === 'hook_execution');
-    expect(hooks.map((event) => `${event.message.hookName}:${event.message.status}`)).toEqual([
-      'after_create:started',
-      'after_create:completed',
-      'before_run:started',
-      'before_run:completed',
-      'after_run:started',
-      'after_run:completed',
-      'before_remove:started',
-      'before_remove:completed',
-    ]);
+    expect(hooks.map((event) => `${event.message.hookName}:${event.message.status}`)).toEqual(
+      FOUR_HOOKS_RAN,
+    );
     expect(events.at(-1)?.type).toBe('run_completed');
     // Every record says when it was written (the web view's timeline reads it), in order.
     const times = events.map((event) => (event as { at?: unknown }).at);
