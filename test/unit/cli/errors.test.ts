@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliSandbox } from '../../support/cli-bins.js';
+import { YAML_BOMB } from '../../support/yaml-bomb.js';
 
 // Every failure at the boundary of `lorenz` is one line, `lorenz: <code>: <what>`, that names
 // the file and what was wrong: never a stack trace, never the library's own wording.
@@ -21,14 +22,7 @@ symlinkSync('loop-a', join(dir, 'loop-b'));
 const longName = 'n'.repeat(5000);
 const shownLong = `${'n'.repeat(120)}… (5000 characters)`;
 
-const bomb = [
-  'a: &a [x, x, x, x, x, x, x, x, x]',
-  ...'bcdefghi'
-    .split('')
-    .map(
-      (name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[index]}`).join(', ')}]`,
-    ),
-].join('\n');
+const bomb = YAML_BOMB;
 
 cli.eachBin(() => {
   describe('a file that cannot be read', () => {

@@ -5,6 +5,7 @@ import {
   parseWorkflowContent,
 } from '../../../src/workflow/front-matter.js';
 import { failureOfSync } from '../../support/lorenz-errors.js';
+import { YAML_BOMB } from '../../support/yaml-bomb.js';
 
 describe('parseWorkflowContent', () => {
   it('splits at the first --- line and the next, trimming the body', () => {
@@ -57,15 +58,7 @@ describe('parseWorkflowContent', () => {
     expect(error.detail).toMatchObject({ line: 5, column: 1 });
   });
 
-  // Each nests nine aliases of the one before: about 10^9 strings if expanded.
-  const bomb = [
-    'a: &a [x, x, x, x, x, x, x, x, x]',
-    ...'bcdefghi'
-      .split('')
-      .map(
-        (name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[index]}`).join(', ')}]`,
-      ),
-  ].join('\n');
+  const bomb = YAML_BOMB;
 
   it.each([
     [
