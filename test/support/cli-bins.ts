@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, describe } from 'vitest';
 
 /**
  * The two ways `lorenz` starts: the plain bundle, and the launcher restoring the engine from
@@ -38,4 +41,32 @@ export function runCli(bin: CliBin, args: string[], cwd: string, input?: string)
     env: { ...process.env, ...bin.env },
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * A temp folder for a CLI test file, removed after it: `file` writes a file there, `lorenz`
+ * runs `bin` in it, and `eachBin` runs its tests once through each of CLI_BINS.
+ */
+export function cliSandbox(prefix: string) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const sandbox = {
+    dir,
+    bin: CLI_BINS[0] as CliBin,
+    lorenz: (...args: string[]) => runCli(sandbox.bin, args, dir),
+    file: (name: string, text: string): string => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    },
+    /** A describe per bin, named `through <bin>`, whose tests run `lorenz` through it. */
+    eachBin: (body: () => void) =>
+      describe.each(CLI_BINS)('through $name', (each) => {
+        beforeAll(() => {
+          sandbox.bin = each;
+        });
+        body();
+      }),
+  };
+  return sandbox;
 }

@@ -39,3 +39,11 @@ export function printedPids(output: string): number[] {
 export function quickLoginEnv(home: string): NodeJS.ProcessEnv {
   return { ...process.env, HOME: home };
 }
+
+/** The four hooks' hook_execution records, as `name:status`, in the order a run emits them. */
+export const FOUR_HOOKS_RAN: readonly string[] = [
+  'after_create',
+  'before_run',
+  'after_run',
+  'before_remove',
+].flatMap((hook) => [`${hook}:started`, `${hook}:completed`]);

@@ -418,3 +418,19 @@ export async function startGitServer(options: GitServerOptions = {}): Promise<Gi
   };
   return server;
 }
+
+/**
+ * A folder in `base` laid out as the git-credentials Secret mounts: a file named for the host
+ * holding `user:token`; returns its path.
+ */
+export async function credentialsFolder(
+  base: string,
+  user: string,
+  token: string,
+  host = '127.0.0.1',
+): Promise<string> {
+  const folder = join(base, 'credentials');
+  await mkdir(folder);
+  await writeFile(join(folder, host), `${user}:${token}\n`);
+  return folder;
+}

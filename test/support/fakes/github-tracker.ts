@@ -4,6 +4,7 @@ import type { TrackerAdapter } from '../../../src/tracker/types.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import type { FakeIssue } from './github-data.js';
 import { type GithubStandIn, startGithubStandIn } from './github-server.js';
+import { standInPerTest } from './stand-in-per-test.js';
 
 export const NOW = Date.parse('2026-03-01T12:00:00Z');
 
@@ -50,3 +51,6 @@ export async function harness(
       }),
   };
 }
+
+/** `start` makes a harness for the test that calls it, checked after each test. */
+export const harnessPerTest = () => standInPerTest(harness, (standIn) => standIn.close());

@@ -8,6 +8,7 @@ import {
   type GitlabStandInOptions,
   startGitlabServer,
 } from './gitlab-server.js';
+import { standInPerTest } from './stand-in-per-test.js';
 
 export const NOW = Date.parse('2026-12-01T12:00:00.000Z');
 
@@ -44,3 +45,7 @@ export async function gitlabHarness(
     );
   return { standIn, host: make(), warnings, cache, again: make };
 }
+
+/** `start` makes a harness for the test that calls it, checked after each test. */
+export const gitlabHarnessPerTest = () =>
+  standInPerTest(gitlabHarness, (standIn) => standIn.shutdown());

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { V1ContainerState } from '@kubernetes/client-node';
 import type {
   Condition,
+  InboxPending,
   IssueRun,
   IssueRunStatus,
   SlotStatus,
@@ -295,3 +296,20 @@ export function usedSlot(attempt: number, usage?: SlotStatus['usage'], turns = 1
     ...(usage ? { usage } : {}),
   };
 }
+
+/**
+ * A pending permission request (a1-s0-1: slot 0, attempt 1, turn 1) asked at T0, its
+ * deadline a minute later; `fields` replace any of it.
+ */
+export const permissionRequest = (fields: Partial<InboxPending> = {}): InboxPending => ({
+  id: 'a1-s0-1',
+  kind: 'permission',
+  slot: 0,
+  attempt: 1,
+  turn: 1,
+  title: 't',
+  options: [],
+  askedAt: at(0),
+  deadline: at(60_000),
+  ...fields,
+});

@@ -209,6 +209,12 @@ export const runActions = {
     answer: { body: { metadata: { name: podName(slot), ownerReferences: [ownedByRun] } } },
   }),
 };
+/** A created Pod's body that has no volume of this name. */
+export const withoutVolume = (name: string) => ({
+  spec: {
+    volumes: expect.not.arrayContaining([expect.objectContaining({ name })]) as unknown,
+  },
+});
 /** A slot as runSummary shows it. */
 export const slotSummary = (slot: number, phaseAndReason: string): string =>
   `${podName(slot)} ${phaseAndReason}`;

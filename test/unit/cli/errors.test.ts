@@ -1,25 +1,14 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_BINS, runCli, type CliBin } from '../../support/cli-bins.js';
+import { describe, expect, it } from 'vitest';
+import { cliSandbox } from '../../support/cli-bins.js';
+import { YAML_BOMB } from '../../support/yaml-bomb.js';
 
 // Every failure at the boundary of `lorenz` is one line, `lorenz: <code>: <what>`, that names
 // the file and what was wrong: never a stack trace, never the library's own wording.
-const dir = mkdtempSync(join(tmpdir(), 'lorenz-cli-errors-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let bin: CliBin = CLI_BINS[0] as CliBin;
-function lorenz(...args: string[]) {
-  return runCli(bin, args, dir);
-}
-
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const cli = cliSandbox('lorenz-cli-errors-');
+const { dir, lorenz, file } = cli;
 
 function expectOneLine(stderr: string, expected: string): void {
   expect(stderr).not.toMatch(/^\s+at /m);
@@ -33,20 +22,9 @@ symlinkSync('loop-a', join(dir, 'loop-b'));
 const longName = 'n'.repeat(5000);
 const shownLong = `${'n'.repeat(120)}… (5000 characters)`;
 
-const bomb = [
-  'a: &a [x, x, x, x, x, x, x, x, x]',
-  ...'bcdefghi'
-    .split('')
-    .map(
-      (name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[index]}`).join(', ')}]`,
-    ),
-].join('\n');
+const bomb = YAML_BOMB;
 
-describe.each(CLI_BINS)('through $name', (each) => {
-  beforeAll(() => {
-    bin = each;
-  });
-
+cli.eachBin(() => {
   describe('a file that cannot be read', () => {
     const unreadable: [string, string, string][] = [
       ['a directory', 'a-directory', 'it is a directory, not a file (EISDIR)'],
@@ -186,11 +164,11 @@ describe.each(CLI_BINS)('through $name', (each) => {
         `---\nworkspace:\n  root: ${join(dir, 'ws')}\nhooks:\n  before_run: sleep 30\n  after_run: sleep 0.5; echo after-ran\n---\nHi\n`,
       );
       // Through the launcher too: it execs node, so the signal reaches the run itself.
-      const [command = '', ...prefix] = bin.argv;
+      const [command = '', ...prefix] = cli.bin.argv;
       const child = spawn(
         command,
         [...prefix, 'run', '--no-agent', '--workflow', path, '--issue', issue],
-        { cwd: dir, env: { ...process.env, ...bin.env } },
+        { cwd: dir, env: { ...process.env, ...cli.bin.env } },
       );
       let stdout = '';
       let stderr = '';
@@ -258,12 +236,12 @@ describe.each(CLI_BINS)('through $name', (each) => {
         'sigpipe.md',
         `---\nworkspace:\n  root: ${join(dir, 'ws-pipe')}\nhooks:\n  after_create: sleep 1\n  before_run: sleep 30\n  before_remove: touch ${marker}\n---\nHi\n`,
       );
-      const [command = '', ...prefix] = bin.argv;
+      const [command = '', ...prefix] = cli.bin.argv;
       const started = performance.now();
       const child = spawn(
         command,
         [...prefix, 'run', '--no-agent', '--workflow', path, '--issue', issue],
-        { cwd: dir, env: { ...process.env, ...bin.env } },
+        { cwd: dir, env: { ...process.env, ...cli.bin.env } },
       );
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -3,7 +3,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_BINS } from '../../support/cli-bins.js';
-import { startGitServer, type GitServer } from '../../support/fakes/git-server.js';
+import {
+  credentialsFolder,
+  startGitServer,
+  type GitServer,
+} from '../../support/fakes/git-server.js';
 import { makeTempDir, removeTempDir } from '../../support/workspace.js';
 
 /**
@@ -25,9 +29,7 @@ let runs = 0;
 beforeAll(async () => {
   server = await startGitServer({ users: { alice: TOKEN } });
   base = await makeTempDir('lorenz-cli-guard-');
-  credentials = join(base, 'credentials');
-  await mkdir(credentials);
-  await writeFile(join(credentials, '127.0.0.1'), `alice:${TOKEN}\n`);
+  credentials = await credentialsFolder(base, 'alice', TOKEN);
 });
 afterAll(async () => {
   await server.close();

@@ -1,23 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_BINS, runCli, type CliBin } from '../../support/cli-bins.js';
+import { describe, expect, it } from 'vitest';
+import { cliSandbox } from '../../support/cli-bins.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'lorenz-cli-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let bin: CliBin = CLI_BINS[0] as CliBin;
-function lorenz(...args: string[]) {
-  return runCli(bin, args, dir);
-}
-
-function file(name: string, text: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, text);
-  return path;
-}
+const cli = cliSandbox('lorenz-cli-');
+const { dir, lorenz, file } = cli;
 
 const issue = file(
   'issue.yaml',
@@ -28,11 +16,7 @@ function workflow(name: string, hooks: string, body = ''): string {
   return file(name, `---\nworkspace:\n  root: ${join(dir, 'ws')}\n${hooks}---\n${body}`);
 }
 
-describe.each(CLI_BINS)('through $name', (each) => {
-  beforeAll(() => {
-    bin = each;
-  });
-
+cli.eachBin(() => {
   describe('lorenz workflow validate', () => {
     it('prints a one-line summary and exits 0 for a valid workflow', () => {
       const path = workflow('ok.md', 'hooks:\n  before_run: "true"\n');

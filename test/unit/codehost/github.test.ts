@@ -5,12 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGithubCodeHost, githubGraphqlUrl } from '../../../src/codehost/github.js';
 import type { CodeHost } from '../../../src/codehost/types.js';
 import { EtagCache } from '../../../src/tracker/github/cache.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import {
   type GithubFault,
   type GithubStandIn,
   startGithubStandIn,
 } from '../../support/fakes/github-server.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
 const BRANCH = 'lorenz/issue-29';
 const NOW = Date.parse('2026-04-01T12:00:00Z');
@@ -41,15 +41,6 @@ async function openDraft(codeHost: CodeHost, draft = true) {
     body: 'Closes #29',
     draft,
   });
-}
-
-async function caught(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => new Error('expected a failure'),
-    (failure: unknown) => failure,
-  );
-  if (!(error instanceof LorenzError)) throw error;
-  return error;
 }
 
 beforeEach(async () => {
@@ -353,7 +344,7 @@ describe('failures carry the codehost codes and never the token', () => {
     ['a cut connection', { kind: 'reset' }, 'codehost_request'],
   ])('%s → %s', async (_name, fault, code) => {
     standIn.faults.push(fault);
-    const error = await caught(host().defaultBranch());
+    const error = await failureOf(host().defaultBranch());
     expect(error.code).toBe(code);
     expect(error.message).not.toContain(standIn.token);
     expect(JSON.stringify(error.detail)).not.toContain(standIn.token);
@@ -362,14 +353,14 @@ describe('failures carry the codehost codes and never the token', () => {
 
   it('is codehost_rate_limited with the retry time when the budget is spent', async () => {
     standIn.rateLimit.remaining = 0;
-    const error = await caught(host().identity());
+    const error = await failureOf(host().identity());
     expect(error.code).toBe('codehost_rate_limited');
     expect(error.detail).toMatchObject({ retryAt: '2030-03-17T17:46:40.000Z' });
   });
 
   it('is codehost_request when GitHub does not answer in time', async () => {
     standIn.faults.push({ kind: 'hang' });
-    const error = await caught(host({ timeoutMs: 200 }).defaultBranch());
+    const error = await failureOf(host({ timeoutMs: 200 }).defaultBranch());
     expect(error).toMatchObject({
       code: 'codehost_request',
       message: expect.stringMatching(/200 ms/),
@@ -378,7 +369,7 @@ describe('failures carry the codehost codes and never the token', () => {
 
   it('is codehost_response for a pull request that is not one', async () => {
     standIn.faults.push({ kind: 'not-a-list' });
-    const error = await caught(host().findOpenPullRequest(BRANCH));
+    const error = await failureOf(host().findOpenPullRequest(BRANCH));
     expect(error.code).toBe('codehost_response');
   });
 
@@ -477,7 +468,7 @@ describe('answers that are not what GitHub documents', () => {
     const codeHost = hostWith(
       editing(/\/pulls\/1$/, (body) => ({ ...(body as object), node_id: 'PR_unknown' })),
     );
-    const error = await caught(codeHost.markReady(pull));
+    const error = await failureOf(codeHost.markReady(pull));
     expect(error.code).toBe('codehost_status');
     expect(error.message).toMatch(/Could not resolve to a node with the global id of 'PR_unknown'/);
     expect(standIn.pulls()[0]?.draft).toBe(true);

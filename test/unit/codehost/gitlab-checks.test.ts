@@ -1,21 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TRACE_TAIL_CHARS, checkState, traceTail } from '../../../src/codehost/gitlab-checks.js';
-import { type GitlabHarness, gitlabHarness } from '../../support/fakes/gitlab-host.js';
+import { gitlabHarnessPerTest } from '../../support/fakes/gitlab-host.js';
 
-let current: GitlabHarness | undefined;
-
-async function start(): Promise<GitlabHarness> {
-  current = await gitlabHarness();
-  return current;
-}
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.shutdown();
-  expect(standIn.violations).toEqual([]);
-});
+const start = gitlabHarnessPerTest();
 
 const SHA = 'c'.repeat(40);
 

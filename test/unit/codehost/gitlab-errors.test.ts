@@ -1,33 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGitlabCodeHost } from '../../../src/codehost/gitlab.js';
 import { GITLAB_MAX_PAGES } from '../../../src/codehost/gitlab-pages.js';
 import type { CodeHostOptions } from '../../../src/codehost/types.js';
 import { LorenzError } from '../../../src/workflow/errors.js';
-import { type GitlabHarness, NOW, gitlabHarness } from '../../support/fakes/gitlab-host.js';
+import { NOW, gitlabHarnessPerTest } from '../../support/fakes/gitlab-host.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
-let current: GitlabHarness | undefined;
-
-async function start(...args: Parameters<typeof gitlabHarness>): Promise<GitlabHarness> {
-  current = await gitlabHarness(...args);
-  return current;
-}
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.shutdown();
-  expect(standIn.violations).toEqual([]);
-});
-
-async function failure(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => new Error('expected a failure'),
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof LorenzError)) throw error;
-  return error;
-}
+const start = gitlabHarnessPerTest();
 
 describe('the GitLab code host: errors', () => {
   it.each([401, 403, 404, 500, 502])(
@@ -35,7 +14,7 @@ describe('the GitLab code host: errors', () => {
     async (status) => {
       const { host, standIn } = await start();
       standIn.faults.push({ kind: 'status', status, message: `${status} nope` });
-      const error = await failure(host.defaultBranch());
+      const error = await failureOf(host.defaultBranch());
       expect(error.code).toBe('codehost_status');
       expect(error.message).toBe(
         `GitLab answered HTTP ${status} for /api/v4/projects/acme%2Fapp: ${status} nope`,
@@ -56,7 +35,7 @@ describe('the GitLab code host: errors', () => {
       repository: standIn.project,
       token: 'glpat-wrong-secret',
     });
-    const error = await failure(host.identity());
+    const error = await failureOf(host.identity());
     expect(error).toMatchObject({ code: 'codehost_status', detail: { status: 401 } });
     expect(JSON.stringify([error.message, error.detail])).not.toContain('glpat-wrong-secret');
   });
@@ -64,7 +43,7 @@ describe('the GitLab code host: errors', () => {
   it('scrubs the token from a message that echoes it back', async () => {
     const { host, standIn } = await start();
     standIn.faults.push({ kind: 'echo-token' });
-    const error = await failure(host.identity());
+    const error = await failureOf(host.identity());
     expect(error.code).toBe('codehost_status');
     expect(error.message).toContain('[redacted]');
     expect(error.message).not.toContain(standIn.token);
@@ -82,7 +61,7 @@ describe('the GitLab code host: errors', () => {
   it('reports a 429 as codehost_rate_limited with the time Retry-After gives', async () => {
     const { host, standIn } = await start();
     standIn.faults.push({ kind: 'rate-limit', retryAfterSeconds: 30 });
-    const error = await failure(host.identity());
+    const error = await failureOf(host.identity());
     expect(error.code).toBe('codehost_rate_limited');
     expect(error.detail).toMatchObject({
       retryAfterMs: 30_000,
@@ -94,7 +73,7 @@ describe('the GitLab code host: errors', () => {
     const { host, standIn } = await start();
     const reset = Math.floor(NOW / 1000) + 90;
     standIn.faults.push({ kind: 'rate-limit', resetEpochSeconds: reset });
-    const error = await failure(host.identity());
+    const error = await failureOf(host.identity());
     expect(error).toMatchObject({
       code: 'codehost_rate_limited',
       detail: { retryAfterMs: 90_000 },
@@ -104,13 +83,13 @@ describe('the GitLab code host: errors', () => {
   it('reports a cut connection as codehost_request', async () => {
     const { host, standIn } = await start();
     standIn.faults.push({ kind: 'reset' });
-    expect((await failure(host.identity())).code).toBe('codehost_request');
+    expect((await failureOf(host.identity())).code).toBe('codehost_request');
   });
 
   it('reports no answer within the timeout as codehost_request', async () => {
     const { host, standIn } = await start({}, { timeoutMs: 200 });
     standIn.faults.push({ kind: 'hang' });
-    const error = await failure(host.identity());
+    const error = await failureOf(host.identity());
     expect(error).toMatchObject({ code: 'codehost_request', detail: { timeoutMs: 200 } });
   });
 
@@ -118,7 +97,7 @@ describe('the GitLab code host: errors', () => {
     const { host, standIn } = await start();
     standIn.faults.push({ kind: 'hang' });
     const controller = new AbortController();
-    const pending = failure(host.identity({ signal: controller.signal }));
+    const pending = failureOf(host.identity({ signal: controller.signal }));
     setTimeout(() => controller.abort(), 50);
     const error = await pending;
     expect(error.code).toBe('codehost_request');
@@ -132,7 +111,7 @@ describe('the GitLab code host: errors', () => {
       repository: 'acme/app',
       token: 'glpat-x',
     });
-    const error = await failure(host.identity());
+    const error = await failureOf(host.identity());
     expect(error.code).toBe('codehost_request');
     expect(error.message).not.toContain('glpat-x');
   });
@@ -144,7 +123,7 @@ describe('the GitLab code host: errors', () => {
   ])('reports %s as codehost_response', async (_, fault) => {
     const { host, standIn } = await start();
     standIn.faults.push(fault);
-    expect((await failure(host.identity())).code).toBe('codehost_response');
+    expect((await failureOf(host.identity())).code).toBe('codehost_response');
   });
 
   it('reports a discussions answer that is no list as codehost_response', async () => {
@@ -152,7 +131,7 @@ describe('the GitLab code host: errors', () => {
     const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
     const pull = await host.getPullRequest(mr.iid);
     standIn.faults.push({ kind: 'wrong-shape', body: { notes: [] }, path: '/discussions' });
-    expect((await failure(host.feedback(pull))).code).toBe('codehost_response');
+    expect((await failureOf(host.feedback(pull))).code).toBe('codehost_response');
   });
 
   it.each(['/approvals', '/reviewers'])(
@@ -162,7 +141,7 @@ describe('the GitLab code host: errors', () => {
       const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
       const pull = await host.getPullRequest(mr.iid);
       standIn.faults.push({ kind: 'wrong-shape', body: { notes: [] }, path });
-      expect((await failure(host.feedback(pull))).code).toBe('codehost_response');
+      expect((await failureOf(host.feedback(pull))).code).toBe('codehost_response');
     },
   );
 

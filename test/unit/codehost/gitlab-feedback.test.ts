@@ -1,19 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PullRequest } from '../../../src/codehost/types.js';
-import { type GitlabHarness, gitlabHarness } from '../../support/fakes/gitlab-host.js';
+import { type GitlabHarness, gitlabHarnessPerTest } from '../../support/fakes/gitlab-host.js';
 
-let current: GitlabHarness | undefined;
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.shutdown();
-  expect(standIn.violations).toEqual([]);
-});
+const start = gitlabHarnessPerTest();
 
 async function withMergeRequest(): Promise<GitlabHarness & { pull: PullRequest }> {
-  current = await gitlabHarness();
+  const current = await start();
   const mr = current.standIn.state.addMergeRequest({
     sourceBranch: 'lorenz/issue-7',
     sourceProjectId: 42,

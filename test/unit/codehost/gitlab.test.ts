@@ -1,21 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGitlabCodeHost, withoutDraftPrefix } from '../../../src/codehost/gitlab.js';
-import { type GitlabHarness, gitlabHarness } from '../../support/fakes/gitlab-host.js';
+import { gitlabHarnessPerTest } from '../../support/fakes/gitlab-host.js';
 
-let current: GitlabHarness | undefined;
-
-async function start(...args: Parameters<typeof gitlabHarness>): Promise<GitlabHarness> {
-  current = await gitlabHarness(...args);
-  return current;
-}
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.shutdown();
-  expect(standIn.violations).toEqual([]);
-});
+const start = gitlabHarnessPerTest();
 
 const SHA = 'a'.repeat(40);
 

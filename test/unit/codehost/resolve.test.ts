@@ -4,85 +4,74 @@ import { resolveCodeHost, tokenFromCredential } from '../../../src/codehost/reso
 type Review = Parameters<typeof resolveCodeHost>[0];
 const auto: Review = { host: null, apiUrl: null };
 
+type Where = Omit<ReturnType<typeof resolveCodeHost>, 'host'>;
+const github = (repository: string, apiUrl = 'https://api.github.com'): Where => ({
+  kind: 'github',
+  apiUrl,
+  repository,
+});
+const gitlab = (repository: string, apiUrl = 'https://gitlab.com/api/v4'): Where => ({
+  kind: 'gitlab',
+  apiUrl,
+  repository,
+});
+const ghe: Review = { host: 'github', apiUrl: null };
+const selfGitlab: Review = { host: 'gitlab', apiUrl: null };
+
 describe('resolveCodeHost', () => {
-  it.each<[string, Review, string, Omit<ReturnType<typeof resolveCodeHost>, 'host'>]>([
-    [
-      'github.com over https',
-      auto,
-      'https://github.com/acme/app.git',
-      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
-    ],
-    [
-      'github.com without .git',
-      auto,
-      'https://github.com/acme/app',
-      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
-    ],
-    [
-      'github.com over ssh, scp-like',
-      auto,
-      'git@github.com:acme/app.git',
-      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
-    ],
+  it.each<[string, Review, string, Where]>([
+    ['github.com over https', auto, 'https://github.com/acme/app.git', github('acme/app')],
+    ['github.com without .git', auto, 'https://github.com/acme/app', github('acme/app')],
+    ['github.com over ssh, scp-like', auto, 'git@github.com:acme/app.git', github('acme/app')],
     [
       'github.com with a token in the URL',
       auto,
       'https://x-access-token:ghs_abc@github.com/acme/app.git',
-      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
+      github('acme/app'),
     ],
-    [
-      'GitHub.com in capitals',
-      auto,
-      'https://GitHub.com/acme/app.git',
-      { kind: 'github', apiUrl: 'https://api.github.com', repository: 'acme/app' },
-    ],
+    ['GitHub.com in capitals', auto, 'https://GitHub.com/acme/app.git', github('acme/app')],
     [
       'gitlab.com with nested groups',
       auto,
       'https://gitlab.com/acme/platform/app.git',
-      { kind: 'gitlab', apiUrl: 'https://gitlab.com/api/v4', repository: 'acme/platform/app' },
+      gitlab('acme/platform/app'),
     ],
-    [
-      'gitlab.com over ssh',
-      auto,
-      'git@gitlab.com:acme/sub/app.git',
-      { kind: 'gitlab', apiUrl: 'https://gitlab.com/api/v4', repository: 'acme/sub/app' },
-    ],
+    ['gitlab.com over ssh', auto, 'git@gitlab.com:acme/sub/app.git', gitlab('acme/sub/app')],
     [
       'GitHub Enterprise',
-      { host: 'github', apiUrl: null },
+      ghe,
       'https://ghe.example/acme/app.git',
-      { kind: 'github', apiUrl: 'https://ghe.example/api/v3', repository: 'acme/app' },
+      github('acme/app', 'https://ghe.example/api/v3'),
     ],
     [
       'GitHub Enterprise over ssh',
-      { host: 'github', apiUrl: null },
+      ghe,
       'git@ghe.example:acme/app.git',
-      { kind: 'github', apiUrl: 'https://ghe.example/api/v3', repository: 'acme/app' },
+      github('acme/app', 'https://ghe.example/api/v3'),
     ],
     [
       'self-hosted GitLab on a port',
-      { host: 'gitlab', apiUrl: null },
+      selfGitlab,
       'https://git.example:8443/a/b/c.git',
-      { kind: 'gitlab', apiUrl: 'https://git.example:8443/api/v4', repository: 'a/b/c' },
+      gitlab('a/b/c', 'https://git.example:8443/api/v4'),
     ],
     [
       'self-hosted GitLab over ssh://',
-      { host: 'gitlab', apiUrl: null },
+      selfGitlab,
       'ssh://git@git.example:2222/a/b.git',
-      { kind: 'gitlab', apiUrl: 'https://git.example/api/v4', repository: 'a/b' },
+      gitlab('a/b', 'https://git.example/api/v4'),
     ],
     [
       'an explicit API URL',
       { host: 'github', apiUrl: 'http://127.0.0.1:9999/' },
       'https://127.0.0.1:4443/acme/app.git',
-      { kind: 'github', apiUrl: 'http://127.0.0.1:9999', repository: 'acme/app' },
+      github('acme/app', 'http://127.0.0.1:9999'),
     ],
     [
       'an explicit API URL with a path',
       { host: null, apiUrl: 'https://proxy.example/gh/api/v3' },
       'https://github.com/acme/app.git',
-      { kind: 'github', apiUrl: 'https://proxy.example/gh/api/v3', repository: 'acme/app' },
+      github('acme/app', 'https://proxy.example/gh/api/v3'),
     ],
   ])('%s', (_name, review, cloneUrl, expected) => {
     const { host: _host, ...where } = resolveCodeHost(review, cloneUrl);

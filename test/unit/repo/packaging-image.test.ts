@@ -14,6 +14,17 @@ import { afterAll, describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '../../..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const node24 = join(root, 'node_modules', '.bin', 'node');
+/** The esbuild options of the image's bundles (hack/bundle.mjs): one ESM file for Node 22+. */
+const BUNDLE = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  banner: {
+    js: "import { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
+  },
+  logLevel: 'silent',
+} as const;
 
 interface Instruction {
   keyword: string;
@@ -344,15 +355,8 @@ describe('the runner bundle', () => {
       const result = await build({
         entryPoints: [join(root, entry)],
         outfile,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node22',
-        banner: {
-          js: "import { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
-        },
+        ...BUNDLE,
         metafile: true,
-        logLevel: 'silent',
         ...sshBundleOptions,
       });
       // A package esbuild left external must not be installed either: it is an optional
@@ -392,14 +396,7 @@ describe('the runner bundle', () => {
         loader: 'ts',
       },
       outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22',
-      banner: {
-        js: "import { createRequire as __lorenzCreateRequire } from 'node:module'; const require = __lorenzCreateRequire(import.meta.url);",
-      },
-      logLevel: 'silent',
+      ...BUNDLE,
       ...sshBundleOptions,
     });
     expect(readFileSync(outfile, 'utf8')).not.toMatch(/require\("pg-native"\)/);

@@ -5,12 +5,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
 import { parseRunnerArgs, runRunner } from '../../../src/runner/main.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
 import { startGitServer, type GitServer } from '../../support/fakes/git-server.js';
+import { writeRunInputs } from './run-inputs.js';
 
 const TOKEN = 'ghp_runnerGitToken0123456789abcd';
 const REPO = 'acme/app';
@@ -38,25 +36,8 @@ describe('runner flags', () => {
 
 /** The inputs the controller renders, with the branch its status keeps. */
 async function writeInputs(text: string, branch: string | undefined): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title: 'Renamed since', state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: {
-      run: 'eng-7',
-      identifier: 'ENG-7',
-      attempt: null,
-      ensembleSize: 1,
-      ...(branch ? { branch } : {}),
-    },
-  });
   const inputsDir = await mkdtemp(join(dir, 'inputs-'));
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
-  return inputsDir;
+  return writeRunInputs(inputsDir, text, { title: 'Renamed since', ...(branch ? { branch } : {}) });
 }
 
 /** A Secret volume as the kubelet lays it out: `..data` and a file per key. */

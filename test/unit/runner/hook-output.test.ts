@@ -2,19 +2,17 @@
 // redacted record by record, in bounded memory (the real bundle in a child process), and
 // through the SSH executor against a real sshd.
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
 import { createRecordParser } from '../../../src/controller/events/records.js';
-import { runRunner } from '../../../src/runner/main.js';
 import { runHook } from '../../../src/workspace/hooks.js';
 import type { HookExecutionMessage, LorenzEvent } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 import { startSshd } from '../../support/fakes/sshd.js';
 import { sshExecutor } from '../executor/ssh/support.js';
+import { runInPod, writeRunInputs } from './run-inputs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -32,19 +30,7 @@ hooks:
 Work on {{ issue.identifier }}`;
 
 async function writeInputs(text: string): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title: 'out', state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = join(dir, 'inputs');
-  await mkdir(inputsDir, { recursive: true });
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
+  const inputsDir = await writeRunInputs(join(dir, 'inputs'), text, { title: 'out' });
   await mkdir(join(dir, 'ws'), { recursive: true });
   return inputsDir;
 }
@@ -63,20 +49,12 @@ describe.runIf(process.platform === 'linux')('the runner streams hook output', (
       `printf 'pw=${SECRET.slice(0, 6)}'; sleep 0.5; printf %s '${SECRET.slice(6)}'`,
     ],
   ])('redacts a secret a hook prints %s, in every record', async (_case, hook) => {
-    const lines: string[] = [];
-    const code = await runRunner({
+    const { code, lines, events } = await runInPod(dir, {
       inputsDir: await writeInputs(workflow(hook)),
-      slot: 0,
-      workspaceRoot: join(dir, 'ws'),
-      issueStateFile: join(dir, 'state'),
-      terminationLogPath: join(dir, 'termination-log'),
-      keepWorkspace: false,
       noAgent: true,
       env: { ...process.env, LORENZ_REDACT_0: SECRET },
-      write: (line) => lines.push(line),
     });
     expect(code, lines.join('')).toBe(0);
-    const events = lines.map((line) => JSON.parse(line) as LorenzEvent);
     const texts = events.flatMap((event) =>
       event.type === 'hook_output' ? [event.message.text] : [],
     );

@@ -1,17 +1,15 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inputDigest } from '../../../src/api/run-pod.js';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
-import { runRunner, type RunnerOptions } from '../../../src/runner/main.js';
+import type { RunnerOptions } from '../../../src/runner/main.js';
 import { readVerifiedInputs } from '../../../src/runner/inputs.js';
 import { createIssueStateCheck } from '../../../src/runner/issue-state.js';
 import { parseTerminationSummary } from '../../../src/runner/summary.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
-import type { LorenzEvent } from '../../../src/workflow/events.js';
 import type { AgentStep } from '../../../src/workspace/agent-step.js';
+import { runInPod, writeRunInputs } from './run-inputs.js';
+import { FOUR_HOOKS_RAN } from '../../support/workspace.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -33,39 +31,16 @@ const FOUR_HOOKS = `  after_create: echo created {{ issue.title }} > created.txt
   after_run: echo after-run >> "$LOG"
   before_remove: echo removing`;
 
-async function writeInputs(text: string, title = 'Fix "it" $(whoami)'): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title, state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = join(dir, 'inputs');
-  await mkdir(inputsDir, { recursive: true });
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
-  return inputsDir;
-}
+const writeInputs = (text: string, title = 'Fix "it" $(whoami)') =>
+  writeRunInputs(join(dir, 'inputs'), text, { title });
 
-async function run(inputsDir: string, extra: Partial<RunnerOptions> = {}) {
-  const lines: string[] = [];
-  await mkdir(join(dir, 'ws'), { recursive: true });
-  const code = await runRunner({
+async function run(inputsDir: string, extra: Partial<Omit<RunnerOptions, 'write'>> = {}) {
+  const { code, events } = await runInPod(dir, {
     inputsDir,
-    slot: 0,
-    workspaceRoot: join(dir, 'ws'),
-    issueStateFile: join(dir, 'state'),
-    terminationLogPath: join(dir, 'termination-log'),
-    keepWorkspace: false,
     noAgent: false,
     env: { ...process.env, LOG: join(dir, 'log.txt') },
-    write: (line) => lines.push(line),
     ...extra,
   });
-  const events = lines.map((line) => JSON.parse(line) as LorenzEvent);
   const summary = parseTerminationSummary(await readFile(join(dir, 'termination-log'), 'utf8'));
   return { code, events, summary };
 }
@@ -86,16 +61,9 @@ describe('lorenz runner', () => {
     expect(code).toBe(0);
     expect(prompts).toEqual(['Work on ENG-7: Fix "it" $(whoami)']);
     const hooks = events.filter((event) => event.type === 'hook_execution');
-    expect(hooks.map((event) => `${event.message.hookName}:${event.message.status}`)).toEqual([
-      'after_create:started',
-      'after_create:completed',
-      'before_run:started',
-      'before_run:completed',
-      'after_run:started',
-      'after_run:completed',
-      'before_remove:started',
-      'before_remove:completed',
-    ]);
+    expect(hooks.map((event) => `${event.message.hookName}:${event.message.status}`)).toEqual(
+      FOUR_HOOKS_RAN,
+    );
     expect(events.at(-1)?.type).toBe('run_completed');
     // Every record says when it was written (the web view's timeline reads it), in order.
     const times = events.map((event) => (event as { at?: unknown }).at);

@@ -6,14 +6,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
 import { parseRunnerArgs, runRunner } from '../../../src/runner/main.js';
 import { parseTerminationSummary } from '../../../src/runner/summary.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
 import { startSshd, type Sshd } from '../../support/fakes/sshd.js';
 import { marker, workerReadableAgent } from '../executor/ssh/support.js';
+import { writeRunInputs } from './run-inputs.js';
 
 let sshd: Sshd;
 let dir: string;
@@ -79,18 +77,7 @@ Work on {{ issue.identifier }}.
 @shell echo "agent $(id -un)" > agent.txt`;
 
 async function writeInputs(text: string): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue: normalizeIssue({ identifier: 'ENG-7', title: 'Remote', state: 'Todo' }),
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = await mkdtemp(join(dir, 'inputs-'));
-  for (const [file, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, file), content);
-  return inputsDir;
+  return writeRunInputs(await mkdtemp(join(dir, 'inputs-')), text, { title: 'Remote' });
 }
 
 async function run(text: string, host: string | undefined) {

@@ -4,19 +4,16 @@
 // or anything reported.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { renderRunInputs } from '../../../src/controller/issuerun/inputs.js';
-import { parseRunnerArgs, runRunner } from '../../../src/runner/main.js';
-import { loadWorkflowText } from '../../../src/template/load-workflow.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
-import type { LorenzEvent } from '../../../src/workflow/events.js';
+import { parseRunnerArgs } from '../../../src/runner/main.js';
 import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
+import { runInPod, writeRunInputs } from './run-inputs.js';
 
 const TOKEN = `lzt1.ns.eng-7.1.${'A'.repeat(43)}`;
 
@@ -60,22 +57,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function writeInputs(text: string): Promise<string> {
-  const loaded = loadWorkflowText(text, 'test');
-  const issue = normalizeIssue({ identifier: 'ENG-7', title: 'Tools', state: 'Todo' });
-  const inputs = await renderRunInputs({
-    workflowText: text,
-    config: loaded.config,
-    promptTemplate: loaded.promptTemplate,
-    issue,
-    run: { run: 'eng-7', identifier: 'ENG-7', attempt: null, ensembleSize: 1 },
-  });
-  const inputsDir = join(dir, 'inputs');
-  await mkdir(inputsDir, { recursive: true });
-  for (const [name, content] of Object.entries(inputs.files))
-    await writeFile(join(inputsDir, name), content);
-  return inputsDir;
-}
+const writeInputs = (text: string) => writeRunInputs(join(dir, 'inputs'), text, { title: 'Tools' });
 
 const workflowWith = (prompt: string) => `---
 agent: { kind: scripted, max_turns: 1 }
@@ -88,15 +70,8 @@ ${prompt}`;
 
 async function runWithTools(prompt: string, tools: { url: string; tokenFile: string }) {
   const inputsDir = await writeInputs(workflowWith(prompt));
-  const lines: string[] = [];
-  await mkdir(join(dir, 'ws'), { recursive: true });
-  const code = await runRunner({
+  const { code, lines, events } = await runInPod(dir, {
     inputsDir,
-    slot: 0,
-    workspaceRoot: join(dir, 'ws'),
-    issueStateFile: join(dir, 'state'),
-    terminationLogPath: join(dir, 'termination-log'),
-    keepWorkspace: false,
     noAgent: false,
     tools: { ...tools, serverName: 'lorenz_memory' },
     env: {
@@ -105,9 +80,7 @@ async function runWithTools(prompt: string, tools: { url: string; tokenFile: str
       OUT: dir,
       TOKEN_FILE: tools.tokenFile,
     },
-    write: (line) => lines.push(line),
   });
-  const events = lines.map((line) => JSON.parse(line) as LorenzEvent);
   return { code, events, text: lines.join('') };
 }
 

@@ -29,6 +29,16 @@ const run = (status: Record<string, unknown>, decisions: unknown[] = []) => ({
   status: { phase: 'Running', reason: 'PodRunning', ...status },
 });
 
+/** A decision bob made by comment, in status.inbox.decided and in the view alike. */
+const DENIED = {
+  requestId: 'a1-s0-0',
+  verdict: 'deny',
+  reason: 'no',
+  by: 'bob',
+  via: 'comment',
+  at: '2026-12-02T16:59:00Z',
+};
+
 describe('the inbox of a run', () => {
   it('pending oldest first, answered ones marked, decisions kept, malformed entries dropped', () => {
     const inbox = inboxOfIssueRun(
@@ -40,17 +50,7 @@ describe('the inbox of a run', () => {
               request('a1-s0-1', 'permission', '2026-12-02T17:00:00Z'),
               { id: 'BAD ID', kind: 'permission' },
             ],
-            decided: [
-              {
-                requestId: 'a1-s0-0',
-                verdict: 'deny',
-                reason: 'no',
-                by: 'bob',
-                via: 'comment',
-                at: '2026-12-02T16:59:00Z',
-              },
-              { requestId: 'a1-s0-9', verdict: 'sure' },
-            ],
+            decided: [DENIED, { requestId: 'a1-s0-9', verdict: 'sure' }],
           },
         },
         [{ requestId: 'a1-s0-1', verdict: 'approve' }],
@@ -61,16 +61,7 @@ describe('the inbox of a run', () => {
       ['a1-s0-2', false],
     ]);
     expect(inbox?.pending[0]?.title).toBe('<img src=x onerror=alert(1)>');
-    expect(inbox?.decided).toEqual([
-      {
-        requestId: 'a1-s0-0',
-        verdict: 'deny',
-        reason: 'no',
-        by: 'bob',
-        via: 'comment',
-        at: '2026-12-02T16:59:00Z',
-      },
-    ]);
+    expect(inbox?.decided).toEqual([DENIED]);
     expect(inboxOfIssueRun(run({}))).toBeUndefined();
   });
 

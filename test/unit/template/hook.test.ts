@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { hookNeedsTemplating, renderHookCommand, shellEscape } from '../../../src/template/hook.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
+import { failureOfSync } from '../../support/lorenz-errors.js';
 
 const issue = normalizeIssue({
   identifier: 'ENG-1',
@@ -17,16 +17,6 @@ function bash(command: string): string {
   const result = spawnSync('bash', ['-c', command], { encoding: 'utf8', cwd: '/' });
   expect(result.stderr).toBe('');
   return result.stdout;
-}
-
-function failure(run: () => unknown): LorenzError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
 }
 
 describe('hookNeedsTemplating', () => {
@@ -117,26 +107,28 @@ describe('renderHookCommand escaping', () => {
 
 describe('renderHookCommand errors', () => {
   it('an unknown issue field is a render error with the Liquid message', () => {
-    const error = failure(() => renderHookCommand(': {{ issue.nope }}', issue));
+    const error = failureOfSync(() => renderHookCommand(': {{ issue.nope }}', issue));
     expect(error.code).toBe('template_render_error');
     expect(error.message).toBe('undefined variable: issue.nope, line:1, col:6');
     expect(error.detail?.template).toBe(': {{ issue.nope }}');
   });
 
   it.each([['attempt'], ['ensemble.size']])('%s is not in hook scope', (name) => {
-    const error = failure(() => renderHookCommand(`echo {{ issue.title }} {{ ${name} }}`, issue));
+    const error = failureOfSync(() =>
+      renderHookCommand(`echo {{ issue.title }} {{ ${name} }}`, issue),
+    );
     expect(error.code).toBe('template_render_error');
     expect(error.message).toMatch(/^undefined variable: (attempt|ensemble), line:1, col:\d+$/);
   });
 
   it('an unknown filter is a parse error', () => {
-    const error = failure(() => renderHookCommand('echo {{ issue.title | shout }}', issue));
+    const error = failureOfSync(() => renderHookCommand('echo {{ issue.title | shout }}', issue));
     expect(error.code).toBe('template_parse_error');
     expect(error.message).toBe('undefined filter: shout, line:1, col:6');
   });
 
   it('a broken tag is a parse error', () => {
-    const error = failure(() => renderHookCommand('{% if issue.title %}echo', issue));
+    const error = failureOfSync(() => renderHookCommand('{% if issue.title %}echo', issue));
     expect(error.code).toBe('template_parse_error');
     expect(error.message).toMatch(/not closed/);
   });

@@ -7,26 +7,16 @@ import {
   renderPrompt,
   soloEnsemble,
 } from '../../../src/template/prompt.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { DEFAULT_PROMPT_TEMPLATE } from '../../../src/workflow/front-matter.js';
 import { type Issue, normalizeIssue } from '../../../src/workflow/issue.js';
 import { loadWorkflowFile } from '../../../src/template/load-workflow.js';
+import { failureOfSync } from '../../support/lorenz-errors.js';
 
 const issue = normalizeIssue({ identifier: 'ENG-7', title: 'Fix login' });
 const solo = { issue, attempt: null, ensemble: soloEnsemble() };
 
 function render(template: string, context: Partial<typeof solo> = {}): string {
   return renderPrompt(template, { ...solo, ...context });
-}
-
-function failure(run: () => unknown): LorenzError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
 }
 
 describe('renderPrompt context', () => {
@@ -94,12 +84,12 @@ describe('renderPrompt context', () => {
 
   it('puts nothing else in scope', () => {
     for (const name of ['user', 'env', 'process', 'config', 'globalThis', 'issue.constructor']) {
-      expect(failure(() => render(`{{ ${name} }}`)).code).toBe('template_render_error');
+      expect(failureOfSync(() => render(`{{ ${name} }}`)).code).toBe('template_render_error');
     }
   });
 
   it('cannot read files through include or render', () => {
-    const error = failure(() => render("{% include '/etc/hostname' %}"));
+    const error = failureOfSync(() => render("{% include '/etc/hostname' %}"));
     expect(error.code).toBe('template_render_error');
   });
 });
@@ -110,21 +100,21 @@ describe('strict mode', () => {
     ['Hi\n  {{ user.name }}', 'undefined variable: user, line:2, col:6'],
     ['{{ issue.summary | default: "x" }}', 'undefined variable: issue.summary, line:1, col:4'],
   ])('a typo in %j is a render error', (template, message) => {
-    const error = failure(() => render(template));
+    const error = failureOfSync(() => render(template));
     expect(error.code).toBe('template_render_error');
     expect(error.message).toBe(message);
     expect(error.detail?.template).toBe(template);
   });
 
   it('an unregistered filter is a parse error', () => {
-    const error = failure(() => render('{{ issue.title | shell_escape }}'));
+    const error = failureOfSync(() => render('{{ issue.title | shell_escape }}'));
     expect(error.code).toBe('template_parse_error');
     expect(error.message).toBe('undefined filter: shell_escape, line:1, col:1');
   });
 
   it('a syntax error is a parse error carrying the template', () => {
     const template = 'Fix {% if issue.title %} it';
-    const error = failure(() => parsePromptTemplate(template));
+    const error = failureOfSync(() => parsePromptTemplate(template));
     expect(error.code).toBe('template_parse_error');
     expect(error.detail).toEqual({ template });
   });

@@ -9,9 +9,9 @@ import {
 } from '../../../src/template/review.js';
 import type { ReviewPromptContext } from '../../../src/template/review-context.js';
 import { parseConfig } from '../../../src/workflow/config.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
 import type { ReviewConfig } from '../../../src/workflow/review-config.js';
+import { failureOfSync } from '../../support/lorenz-errors.js';
 
 const defaults = (overrides: Record<string, unknown> = {}): ReviewConfig =>
   parseConfig({ workspace: { git: { repo: 'acme/web' } }, review: overrides }).config.review!;
@@ -48,16 +48,6 @@ const round = (context: ReviewPromptContext) => ({
   ensemble: soloEnsemble(),
   ...context,
 });
-
-function failure(run: () => unknown): LorenzError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
 
 describe('renderPullRequestText', () => {
   it('defaults: the title is identifier and title, the body links the issue', () => {
@@ -130,7 +120,7 @@ describe('renderPullRequestText', () => {
   });
 
   it('refuses a title that renders empty, naming review.pr_title', () => {
-    const error = failure(() =>
+    const error = failureOfSync(() =>
       renderPullRequestText(defaults({ pr_title: '{% if false %}x{% endif %}' }), prText),
     );
     expect(error.code).toBe('template_render_error');
@@ -255,7 +245,7 @@ describe('renderReviewPrompt', () => {
       'undefined filter: shout',
     ],
   ])('an error names review.continuation_prompt (%s)', (_name, template, code, message) => {
-    const error = failure(() =>
+    const error = failureOfSync(() =>
       renderReviewPrompt(defaults({ continuation_prompt: template }), round(feedback([]))),
     );
     expect(error.code).toBe(code);
@@ -265,7 +255,7 @@ describe('renderReviewPrompt', () => {
   });
 
   it('a render error of the body names review.pr_body', () => {
-    const error = failure(() =>
+    const error = failureOfSync(() =>
       renderPullRequestText(defaults({ pr_body: '{{ review.state }}' }), prText),
     );
     expect(error.code).toBe('template_render_error');
@@ -273,7 +263,7 @@ describe('renderReviewPrompt', () => {
   });
 
   it('respects a lower render limit', () => {
-    const error = failure(() =>
+    const error = failureOfSync(() =>
       renderReviewPrompt(
         defaults({
           continuation_prompt:
@@ -312,7 +302,7 @@ describe('the review templates at load', () => {
     ['pr_body', '  pr_body: "{% if issue.url %}open"'],
     ['continuation_prompt', '  continuation_prompt: "{% bogus %}"'],
   ])('fails on a broken review.%s, naming the key', (key, line) => {
-    const error = failure(() => loadWorkflowText(workflow(line), 'test'));
+    const error = failureOfSync(() => loadWorkflowText(workflow(line), 'test'));
     expect(error.code).toBe('template_parse_error');
     expect(error.message).toMatch(new RegExp(`^review\\.${key}: `));
     expect(error.detail?.path).toBe(`review.${key}`);

@@ -6,7 +6,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJiraTracker } from '../../../src/tracker/jira/index.js';
 import { createLinearTracker } from '../../../src/tracker/linear/index.js';
 import { createLocalTracker } from '../../../src/tracker/local/index.js';
 import { COMMENTS_QUERY } from '../../../src/tracker/linear/write-queries.js';
@@ -17,6 +16,7 @@ import { harness } from '../../support/fakes/github-tracker.js';
 import { startJiraStandIn } from '../../support/fakes/jira-server.js';
 import { fixtureData } from '../../support/fakes/linear-data.js';
 import { startLinearStandIn } from '../../support/fakes/linear-server.js';
+import { jiraTrackerOf } from '../../support/fakes/jira-per-file.js';
 
 const writerOf = (writer: TrackerWriter | undefined): TrackerWriter => {
   if (writer === undefined) throw new Error('tracker without a writer');
@@ -109,16 +109,7 @@ describe('comment authors: jira', () => {
     const issue = standIn.issues[0]?.key ?? '';
     standIn.addComment(issue, { author: 'Bob Ray', body: '/approve always', email: 'bob@acme.io' });
     standIn.addComment(issue, { author: 'Hidden', body: 'no email', accountId: '712020:hid' });
-    const { config } = parseConfig({
-      tracker: {
-        kind: 'jira',
-        endpoint: standIn.url,
-        email: EMAIL,
-        project_key: 'ENG',
-        api_key: TOKEN,
-      },
-    });
-    const writer = writerOf(createJiraTracker({ config: config.tracker, env: {} }).writer);
+    const writer = writerOf(jiraTrackerOf(standIn, EMAIL, TOKEN).writer);
     await writer.comment(issue, 'A request.');
     const listed = await writer.listComments(issue);
     expect(listed.map(authorOf)).toEqual([

@@ -1,35 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EtagCache, nextLink } from '../../../src/tracker/github/index.js';
 import { codeForRole, githubFailure } from '../../../src/tracker/github/transport.js';
 import { LorenzError } from '../../../src/workflow/errors.js';
 import { githubIssue, recordedScenario } from '../../support/fakes/github-data.js';
 import { checkRequest, checkResponse, findOperation } from '../../support/fakes/github-openapi.js';
 import type { GithubFault, Pagination } from '../../support/fakes/github-server.js';
-import { type Harness, NOW, harness } from '../../support/fakes/github-tracker.js';
+import { NOW, harnessPerTest } from '../../support/fakes/github-tracker.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
-let current: Harness | undefined;
-
-async function start(...args: Parameters<typeof harness>) {
-  current = await harness(...args);
-  return current;
-}
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.close();
-  expect(standIn.violations).toEqual([]);
-});
-
-async function failure(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => new Error('expected a failure'),
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof LorenzError)) throw error;
-  return error;
-}
+const start = harnessPerTest();
 
 /** Everything an error carries that could end up in a condition, an Event or a log. */
 const everything = (error: LorenzError) => `${error.message} ${JSON.stringify(error.detail)}`;
@@ -54,7 +33,7 @@ describe('github: rate limits', () => {
     const { standIn, tracker } = await start(board);
     if (fault === 'primary') standIn.rateLimit.remaining = 0;
     else standIn.faults.push(fault);
-    const error = await failure(tracker().fetchCandidates());
+    const error = await failureOf(tracker().fetchCandidates());
     expect(error.code).toBe('tracker_rate_limited');
     expect(error.detail).toMatchObject({ retryAt, retryAfterMs: Date.parse(retryAt) - NOW });
     expect(error.message).toContain(retryAt);
@@ -67,7 +46,7 @@ describe('github: rate limits', () => {
       status: 403,
       message: 'Resource not accessible by integration',
     });
-    const error = await failure(tracker().fetchCandidates());
+    const error = await failureOf(tracker().fetchCandidates());
     expect(error.code).toBe('tracker_status');
     expect(error.message).toMatch(/HTTP 403 .*Resource not accessible/);
   });
@@ -102,7 +81,7 @@ describe('github: failures', () => {
   ])('%s', async (_, fault, code, message) => {
     const { standIn, tracker } = await start(board);
     standIn.faults.push(fault);
-    const error = await failure(tracker({}, { timeoutMs: 200 }).fetchCandidates());
+    const error = await failureOf(tracker({}, { timeoutMs: 200 }).fetchCandidates());
     expect(error.code).toBe(code);
     expect(error.message).toMatch(message);
     expect(everything(error)).not.toContain(standIn.token);
@@ -111,13 +90,13 @@ describe('github: failures', () => {
   it('fetchByIds: a failure other than 404/410 is not taken for a gone issue', async () => {
     const { standIn, tracker } = await start(board);
     standIn.faults.push({ kind: 'status', status: 502, message: 'Bad Gateway' });
-    expect((await failure(tracker().fetchByIds(['1']))).code).toBe('tracker_status');
+    expect((await failureOf(tracker().fetchByIds(['1']))).code).toBe('tracker_status');
   });
 
   it('never lets the token into an error, even when the server echoes it', async () => {
     const { standIn, tracker } = await start(board);
     standIn.faults.push({ kind: 'echo-authorization' });
-    const error = await failure(tracker().fetchCandidates());
+    const error = await failureOf(tracker().fetchCandidates());
     expect(error.code).toBe('tracker_status');
     expect(error.message).toContain('[redacted]');
     expect(everything(error)).not.toContain(standIn.token);
@@ -136,7 +115,7 @@ describe('github: pagination that does not add up', () => {
   ])('%s', async (pagination, message) => {
     const { standIn, tracker } = await start(many);
     standIn.pagination = pagination;
-    const error = await failure(tracker({}, { maxPages: 5 }).fetchCandidates());
+    const error = await failureOf(tracker({}, { maxPages: 5 }).fetchCandidates());
     expect(error.code).toBe('tracker_pagination');
     expect(error.message).toMatch(message);
     expect(

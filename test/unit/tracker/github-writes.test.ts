@@ -1,21 +1,13 @@
 // The github adapter's writer (the agent tools' side) against the GitHub stand-in, which
 // checks every request, request body and answer against GitHub's OpenAPI description.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TrackerWriter } from '../../../src/tracker/types.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import type { FakeIssue } from '../../support/fakes/github-data.js';
 import type { GithubFault } from '../../support/fakes/github-server.js';
-import { type Harness, harness } from '../../support/fakes/github-tracker.js';
+import { type Harness, harnessPerTest } from '../../support/fakes/github-tracker.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
 
-let current: Harness | undefined;
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.close();
-  expect(standIn.violations).toEqual([]);
-});
+const startHarness = harnessPerTest();
 
 const board = (): FakeIssue[] => [
   { number: 1, title: 'One', labels: ['bug', 'lorenz:todo'] },
@@ -28,23 +20,11 @@ async function start(
   tracker: Record<string, unknown> = {},
   options: { timeoutMs?: number } = {},
 ): Promise<{ h: Harness; writer: TrackerWriter }> {
-  current = await harness(board());
+  const current = await startHarness(board());
   const writer = current.tracker(tracker, options).writer;
   if (writer === undefined) throw new Error('the github adapter has no writer');
   return { h: current, writer };
 }
-
-async function failure(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => new Error('expected a failure'),
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof LorenzError)) throw error;
-  return error;
-}
-
-const everything = (error: LorenzError) =>
-  `${error.message} ${JSON.stringify(error.detail)} ${error.stack ?? ''}`;
 
 describe('github writer: reading', () => {
   it('reads an issue by number, #n or owner/name#n; pull requests and others are null', async () => {
@@ -112,7 +92,7 @@ describe('github writer: comments', () => {
   ])('updateComment refuses %s and writes nothing', async (_, idOf) => {
     const { h, writer } = await start();
     const id = await idOf(writer);
-    const error = await failure(writer.updateComment('1', id, 'hijacked'));
+    const error = await failureOf(writer.updateComment('1', id, 'hijacked'));
     expect(error.code).toBe('tracker_status');
     expect(error.message).toMatch(/is not a comment of acme\/app#1/);
     expect(h.standIn.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
@@ -166,7 +146,7 @@ describe('github writer: state', () => {
     'an unknown state %j is invalid_tracker_config, nothing written',
     async (state) => {
       const { h, writer } = await start();
-      const error = await failure(writer.updateState('1', state));
+      const error = await failureOf(writer.updateState('1', state));
       expect(error.code).toBe('invalid_tracker_config');
       expect(error.message).toMatch(/known: Todo, In Progress, Closed/);
       expect(h.standIn.requests.filter((r) => r.method !== 'GET')).toEqual([]);
@@ -229,10 +209,10 @@ describe('github writer: failures', () => {
   ])('comment: %s → %s, the token never in the error', async (_, fault, code, message) => {
     const { h, writer } = await start({}, { timeoutMs: 200 });
     h.standIn.faults.push(fault);
-    const error = await failure(writer.comment('1', 'hello'));
+    const error = await failureOf(writer.comment('1', 'hello'));
     expect(error.code).toBe(code);
     expect(error.message).toMatch(message);
-    expect(everything(error)).not.toContain(h.standIn.token);
+    expect(errorText(error)).not.toContain(h.standIn.token);
   });
 
   it.each<[string, (writer: TrackerWriter) => Promise<unknown>]>([
@@ -243,15 +223,15 @@ describe('github writer: failures', () => {
   ])('%s: a 500 echoing the token is tracker_status without it', async (_, call) => {
     const { h, writer } = await start();
     h.standIn.faults.push({ kind: 'echo-authorization' });
-    const error = await failure(call(writer));
+    const error = await failureOf(call(writer));
     expect(error.code).toBe('tracker_status');
     expect(error.detail).toMatchObject({ status: 500 });
-    expect(everything(error)).not.toContain(h.standIn.token);
+    expect(errorText(error)).not.toContain(h.standIn.token);
   });
 
   it('an issue id of another repository is refused before any request', async () => {
     const { h, writer } = await start();
-    const error = await failure(writer.comment('other/repo#1', 'x'));
+    const error = await failureOf(writer.comment('other/repo#1', 'x'));
     expect(error.code).toBe('tracker_status');
     expect(h.standIn.requests).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EtagCache, createGithubTracker } from '../../../src/tracker/github/index.js';
 import { normalizeGithubIssue } from '../../../src/tracker/github/normalize.js';
 import {
@@ -7,23 +7,10 @@ import {
 } from '../../../src/workflow/config-schema.js';
 import { type FakeIssue, githubIssue, recordedScenario } from '../../support/fakes/github-data.js';
 import type { GithubStandIn } from '../../support/fakes/github-server.js';
-import { type Harness, harness, trackerConfig } from '../../support/fakes/github-tracker.js';
+import { harnessPerTest, trackerConfig } from '../../support/fakes/github-tracker.js';
 
-let current: Harness | undefined;
-
-async function start(issues: FakeIssue[] = [], options: { repository?: string } = {}) {
-  current = await harness(issues, options);
-  return current;
-}
-
-afterEach(async () => {
-  const standIn = current?.standIn;
-  current = undefined;
-  if (standIn === undefined) return;
-  await standIn.close();
-  // Every request the adapter made, and every answer the stand-in gave, is documented.
-  expect(standIn.violations).toEqual([]);
-});
+// Every request the adapter made, and every answer the stand-in gave, is documented.
+const start = harnessPerTest();
 
 const context = {
   repository: 'acme/app',

@@ -1,65 +1,28 @@
 // The jira adapter's writer (the agent tools' side) against the Jira Cloud stand-in, which
 // speaks REST v3's documented shapes and applies the writes it is sent.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createJiraTracker, textToAdf } from '../../../src/tracker/jira/index.js';
+import { describe, expect, it } from 'vitest';
+import { textToAdf } from '../../../src/tracker/jira/index.js';
 import type { TrackerAdapter, TrackerWriter } from '../../../src/tracker/types.js';
-import { parseConfig } from '../../../src/workflow/config.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
-import { fixtureIssues, paragraphs } from '../../support/fakes/jira-data.js';
-import {
-  type JiraFault,
-  type JiraStandIn,
-  startJiraStandIn,
-} from '../../support/fakes/jira-server.js';
+import { paragraphs } from '../../support/fakes/jira-data.js';
+import { type JiraFault, type JiraStandIn } from '../../support/fakes/jira-server.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
+import { jiraStandInPerFile, jiraTrackerOf } from '../../support/fakes/jira-per-file.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'ATATT3xFfGF0-jira-writer-token-never-in-errors-42';
 const BASIC = Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64');
 
 let standIn: JiraStandIn;
+jiraStandInPerFile(EMAIL, TOKEN, (started) => (standIn = started));
 
-beforeAll(async () => {
-  standIn = await startJiraStandIn(EMAIL, TOKEN);
-});
-afterAll(() => standIn.close());
-afterEach(() => {
-  standIn.issues = fixtureIssues();
-  standIn.comments = [];
-  standIn.commentPageCap = 100;
-  standIn.requests = [];
-  standIn.faults = [];
-});
-
-function tracker(options: { timeoutMs?: number } = {}): TrackerAdapter {
-  const { config } = parseConfig({
-    tracker: {
-      kind: 'jira',
-      endpoint: standIn.url,
-      email: EMAIL,
-      project_key: 'ENG',
-      api_key: TOKEN,
-    },
-  });
-  return createJiraTracker({ config: config.tracker, env: {}, ...options });
-}
+const tracker = (options: { timeoutMs?: number } = {}): TrackerAdapter =>
+  jiraTrackerOf(standIn, EMAIL, TOKEN, options);
 
 function writer(options: { timeoutMs?: number } = {}): TrackerWriter {
   const found = tracker(options).writer;
   if (found === undefined) throw new Error('the jira adapter has no writer');
   return found;
 }
-
-async function failure(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => new Error('expected a failure'),
-    (thrown: unknown) => thrown,
-  );
-  if (!(error instanceof LorenzError)) throw error;
-  return error;
-}
-
-const everything = (error: LorenzError) =>
-  `${error.message} ${JSON.stringify(error.detail)} ${error.stack ?? ''}`;
 
 describe('jira writer: ADF bodies', () => {
   it.each<[string, string, unknown]>([
@@ -147,7 +110,7 @@ describe('jira writer: comments', () => {
   ])('updateComment cannot reach %s', async (_, idOf) => {
     const w = writer();
     const id = await idOf(w);
-    const error = await failure(w.updateComment('ENG-1', id, 'hijacked'));
+    const error = await failureOf(w.updateComment('ENG-1', id, 'hijacked'));
     expect(error.code).toBe('tracker_status');
     expect(error.detail).toMatchObject({ status: 404 });
     expect(standIn.comments.map((comment) => comment.body)).not.toContainEqual(
@@ -177,7 +140,7 @@ describe('jira writer: state through transitions', () => {
     ['a status not reachable from here', 'ENG-1', 'Done'],
     ['an empty name', 'ENG-1', '  '],
   ])('%s is invalid_tracker_config naming the reachable ones', async (_, id, state) => {
-    const error = await failure(writer().updateState(id, state));
+    const error = await failureOf(writer().updateState(id, state));
     expect(error.code).toBe('invalid_tracker_config');
     expect(error.message).toContain(JSON.stringify(state.trim()));
     expect(error.message).toMatch(/reachable: To Do, In Progress, Review$/);
@@ -228,26 +191,17 @@ describe('jira writer: failures', () => {
       ...(fault.kind === 'status' && fault.status === 404 ? [] : [() => w.readIssue('ENG-1')]),
     ]) {
       standIn.faults.push(fault);
-      const error = await failure(call());
+      const error = await failureOf(call());
       expect(error.code).toBe(code);
       expect(error.message).toMatch(message);
-      expect(everything(error)).not.toContain(TOKEN);
-      expect(everything(error)).not.toContain(BASIC);
+      expect(errorText(error)).not.toContain(TOKEN);
+      expect(errorText(error)).not.toContain(BASIC);
     }
   });
 
   it('a wrong token is the stand-in 401, not a crash', async () => {
-    const { config } = parseConfig({
-      tracker: {
-        kind: 'jira',
-        endpoint: standIn.url,
-        email: EMAIL,
-        project_key: 'ENG',
-        api_key: 'nope',
-      },
-    });
-    const w = createJiraTracker({ config: config.tracker, env: {} }).writer;
-    const error = await failure(w?.comment('ENG-1', 'x') ?? Promise.resolve());
+    const w = jiraTrackerOf(standIn, EMAIL, 'nope').writer;
+    const error = await failureOf(w?.comment('ENG-1', 'x') ?? Promise.resolve());
     expect(error.code).toBe('tracker_status');
     expect(error.detail).toMatchObject({ status: 401 });
   });

@@ -1,6 +1,6 @@
 // The `jira` tracker adapter against a local Jira Cloud stand-in that speaks REST v3's wire
 // format (test/support/fakes/jira-server.ts).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type JiraTrackerConfig,
   type JiraTrackerOptions,
@@ -9,28 +9,17 @@ import {
   jiraPriority,
 } from '../../../src/tracker/jira/index.js';
 import type { TrackerAdapter } from '../../../src/tracker/types.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseConfig } from '../../../src/workflow/config.js';
-import { fixtureIssues } from '../../support/fakes/jira-data.js';
-import { type JiraStandIn, startJiraStandIn } from '../../support/fakes/jira-server.js';
+import { type JiraStandIn } from '../../support/fakes/jira-server.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
+import { jiraStandInPerFile } from '../../support/fakes/jira-per-file.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'ATATT3xFfGF0-jira-token-that-must-never-leak-0123';
 const NOW = Date.parse('2026-03-01T10:00:00.000Z');
 
 let standIn: JiraStandIn;
-
-beforeAll(async () => {
-  standIn = await startJiraStandIn(EMAIL, TOKEN);
-});
-afterAll(() => standIn.close());
-afterEach(() => {
-  standIn.issues = fixtureIssues();
-  standIn.requests = [];
-  standIn.faults = [];
-  standIn.pagination = 'normal';
-  standIn.pageCap = 100;
-});
+jiraStandInPerFile(EMAIL, TOKEN, (started) => (standIn = started));
 
 function trackerConfig(tracker: Record<string, unknown>): JiraTrackerConfig {
   return parseConfig({ tracker: { kind: 'jira', ...tracker } }).config.tracker;
@@ -56,19 +45,6 @@ function jira(
 
 const keys = (issues: readonly { identifier: string }[]) => issues.map((issue) => issue.identifier);
 
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
-
-/** Everything an error carries that could reach a log, a condition or an Event. */
-const errorText = (error: LorenzError) =>
-  `${error.message}\n${JSON.stringify(error.detail)}\n${error.stack ?? ''}`;
 const basic = Buffer.from(`${EMAIL}:${TOKEN}`).toString('base64');
 
 describe('fetchCandidates', () => {

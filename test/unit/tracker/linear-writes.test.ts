@@ -1,32 +1,17 @@
 // The `linear` adapter's writer against the Linear stand-in: every query and mutation is
 // validated against Linear's published schema and applied to the stand-in's data.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLinearTracker } from '../../../src/tracker/linear/index.js';
 import type { TrackerAdapter, TrackerWriter } from '../../../src/tracker/types.js';
 import { parseConfig } from '../../../src/workflow/config.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
-import { fixtureData } from '../../support/fakes/linear-data.js';
-import {
-  type LinearFault,
-  type LinearStandIn,
-  linearSchema,
-  startLinearStandIn,
-} from '../../support/fakes/linear-server.js';
+import { type LinearFault, type LinearStandIn } from '../../support/fakes/linear-server.js';
+import { failureOf, errorText } from '../../support/lorenz-errors.js';
+import { linearStandInPerFile } from '../../support/fakes/linear-per-file.js';
 
 const KEY = 'lin_api_writesKeyThatMustNeverLeak42';
 
 let standIn: LinearStandIn;
-
-beforeAll(async () => {
-  linearSchema();
-  standIn = await startLinearStandIn(fixtureData(), KEY);
-});
-afterAll(() => standIn.close());
-afterEach(() => {
-  standIn.data = fixtureData();
-  standIn.requests = [];
-  standIn.faults = [];
-});
+linearStandInPerFile(KEY, (started) => (standIn = started));
 
 function linear(tracker: Record<string, unknown> = { project_slugs: ['alpha1'] }): TrackerAdapter {
   const config = parseConfig({ tracker: { kind: 'linear', endpoint: standIn.url, ...tracker } });
@@ -38,19 +23,6 @@ function writer(tracker?: Record<string, unknown>): TrackerWriter {
   if (found === undefined) throw new Error('linear tracker without a writer');
   return found;
 }
-
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error instanceof LorenzError) return error;
-  throw new Error(`expected a LorenzError, got ${String(error)}`);
-}
-
-/** Everything an error carries that could reach a log, a condition or an Event. */
-const errorText = (error: LorenzError) =>
-  `${error.message}\n${JSON.stringify(error.detail)}\n${error.stack ?? ''}`;
 
 /** The names of the mutations sent, in order (reads are queries and left out). */
 const mutationsSent = () =>

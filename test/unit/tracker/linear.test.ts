@@ -1,6 +1,6 @@
 // The `linear` tracker adapter against a local Linear stand-in that builds Linear's published
 // schema and rejects any query the real API would (test/support/fakes/linear-server.ts).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   LINEAR_PAGE_SIZE,
   type LinearTrackerConfig,
@@ -10,33 +10,17 @@ import {
 import { linearPriority, normalizeLinearIssue } from '../../../src/tracker/linear/normalize.js';
 import { ISSUES_QUERY, VIEWER_QUERY } from '../../../src/tracker/linear/queries.js';
 import type { TrackerAdapter } from '../../../src/tracker/types.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import { fixtureData, withBulkProject } from '../../support/fakes/linear-data.js';
-import {
-  type LinearFault,
-  type LinearStandIn,
-  linearSchema,
-  startLinearStandIn,
-} from '../../support/fakes/linear-server.js';
+import { type LinearFault, type LinearStandIn } from '../../support/fakes/linear-server.js';
+import { failureOf, failureOfSync, errorText } from '../../support/lorenz-errors.js';
+import { linearStandInPerFile } from '../../support/fakes/linear-per-file.js';
 
 const KEY = 'lin_api_k3yThatMustNeverLeak0123456789';
 const NOW = Date.parse('2026-03-01T10:00:00.000Z');
 
 let standIn: LinearStandIn;
-
-beforeAll(async () => {
-  linearSchema();
-  standIn = await startLinearStandIn(fixtureData(), KEY);
-});
-afterAll(() => standIn.close());
-afterEach(() => {
-  standIn.data = fixtureData();
-  standIn.requests = [];
-  standIn.faults = [];
-  standIn.pagination = 'normal';
-  standIn.rewrite = null;
-});
+linearStandInPerFile(KEY, (started) => (standIn = started));
 
 /** The tracker section as parseConfig gives it, from snake_case front matter. */
 function trackerConfig(tracker: Record<string, unknown>): LinearTrackerConfig {
@@ -58,30 +42,6 @@ function linear(
 
 const identifiers = (issues: readonly { identifier: string }[]) =>
   issues.map((issue) => issue.identifier);
-
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
-
-function failureOfSync(build: () => unknown): LorenzError {
-  try {
-    build();
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
-
-/** Everything an error carries that could reach a log, a condition or an Event. */
-const errorText = (error: LorenzError) =>
-  `${error.message}\n${JSON.stringify(error.detail)}\n${error.stack ?? ''}`;
 
 describe('the Linear stand-in', () => {
   it('accepts the adapter queries and rejects what Linear would reject', async () => {

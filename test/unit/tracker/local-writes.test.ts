@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLocalTracker } from '../../../src/tracker/local/index.js';
 import type { TrackerWriter } from '../../../src/tracker/types.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
 let root: string;
 let board: string;
@@ -41,15 +41,6 @@ function creator(w: TrackerWriter): NonNullable<TrackerWriter['createIssue']> {
 /** A second adapter over the same directory: what the next poll would see. */
 const fresh = () => createLocalTracker({ directory: board });
 const fileText = () => fs.readFile(join(board, 'BOARD-1.md'), 'utf8');
-
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (error instanceof LorenzError) return error;
-  throw new Error(`expected a LorenzError, got ${String(error)}`);
-}
 
 describe('local board writes', () => {
   it('comments, and a new adapter lists the comments in order with ids 1, 2', async () => {

@@ -12,8 +12,8 @@ import {
   parseLocalIssue,
   setLocalIssueStatus,
 } from '../../../src/tracker/local/index.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseConfig } from '../../../src/workflow/config.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
 let root: string;
 let board: string;
@@ -27,16 +27,6 @@ afterEach(() => rm(root, { recursive: true, force: true }));
 
 const write = (name: string, text: string) => fs.writeFile(join(board, name), text);
 const ids = (issues: readonly { identifier: string }[]) => issues.map((issue) => issue.identifier);
-
-async function failureOf(promise: Promise<unknown>): Promise<LorenzError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
 
 const TODO = `---
 status: Todo

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryTracker } from '../../../src/tracker/memory.js';
 import type { TrackerAdapter, TrackerWriter } from '../../../src/tracker/types.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
 const STATES = { activeStates: ['Todo', 'In Progress'], terminalStates: ['Done', 'Cancelled'] };
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -19,16 +19,6 @@ function board(): { tracker: TrackerAdapter; writer: TrackerWriter } {
   });
   if (tracker.writer === undefined) throw new Error('memory tracker without a writer');
   return { tracker, writer: tracker.writer };
-}
-
-async function failure(promise: Promise<unknown>): Promise<LorenzError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  if (!(error instanceof LorenzError))
-    throw new Error(`expected a LorenzError, got ${String(error)}`);
-  return error;
 }
 
 describe('memory tracker writes', () => {
@@ -61,7 +51,7 @@ describe('memory tracker writes', () => {
     expect(updated).toMatchObject({ id: mine.id, body: 'final', created_at: mine.created_at });
     expect(updated.updated_at).not.toBe(mine.updated_at);
     expect((await writer.listComments('MEM-1')).map((c) => c.body)).toEqual(['final']);
-    const error = await failure(writer.updateComment('MEM-1', theirs.id, 'hijack'));
+    const error = await failureOf(writer.updateComment('MEM-1', theirs.id, 'hijack'));
     expect(error.code).toBe('tracker_status');
     expect((await writer.listComments('MEM-2')).map((c) => c.body)).toEqual(['other']);
   });
@@ -102,7 +92,7 @@ describe('memory tracker writes', () => {
     ['an empty state', (w: TrackerWriter) => w.updateState('MEM-1', ' '), 'invalid_tracker_config'],
   ])('refuses %s', async (_name, call, code) => {
     const { writer } = board();
-    expect((await failure(call(writer))).code).toBe(code);
+    expect((await failureOf(call(writer))).code).toBe(code);
   });
 
   it('reads a missing issue as null', async () => {

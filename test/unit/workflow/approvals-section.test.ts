@@ -4,22 +4,12 @@ import { MAX_PATTERN_LENGTH } from '../../../src/workflow/approvals-pattern.js';
 import { type ConfigProblem, configProblems, parseConfig } from '../../../src/workflow/config.js';
 import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseWorkflowContent } from '../../../src/workflow/front-matter.js';
+import { problemsOf } from './config-problems.js';
 
 const withApprovals = (approvals: unknown) => parseConfig({ agent: { approvals } });
 const approvalsOf = (approvals: unknown) => withApprovals(approvals).config.agent.approvals;
 
-function problems(approvals: unknown): ConfigProblem[] {
-  try {
-    withApprovals(approvals);
-  } catch (error) {
-    if (error instanceof LorenzError) {
-      expect(error.code).toBe('invalid_workflow_config');
-      return configProblems(error);
-    }
-    throw error;
-  }
-  throw new Error('expected parseConfig to fail');
-}
+const problems = (approvals: unknown) => problemsOf({ agent: { approvals } });
 
 const rule = (fields: Record<string, unknown>) => ({ rules: [{ action: 'ask', ...fields }] });
 
@@ -115,247 +105,134 @@ describe('agent.approvals', () => {
     });
   });
 
-  it.each<[string, unknown, ConfigProblem[]]>([
-    ['not a map', 'ask', [{ path: 'agent.approvals', rule: 'must be a map' }]],
+  const PATTERN = 'must be a non-empty pattern (a glob, or /regex/flags)';
+  // [case, agent.approvals, the key of the one problem under agent.approvals, its rule]
+  it.each<[string, unknown, string, ConfigProblem['rule']]>([
+    ['not a map', 'ask', '', 'must be a map'],
     [
       'an unknown key (an error: a misspelt approvers would let anyone answer)',
       { aprovers: ['alice'] },
-      [
-        {
-          path: 'agent.approvals.aprovers',
-          rule: expect.stringMatching(/^unknown key \(known: default, rules, approvers,/),
-        },
-      ],
+      'aprovers',
+      expect.stringMatching(/^unknown key \(known: default, rules, approvers,/),
     ],
-    [
-      'a bad default',
-      { default: 'maybe' },
-      [{ path: 'agent.approvals.default', rule: 'must be one of "allow", "deny", "ask"' }],
-    ],
-    [
-      'rules not a list',
-      { rules: { action: 'ask' } },
-      [{ path: 'agent.approvals.rules', rule: 'must be a list of rules' }],
-    ],
-    [
-      'a rule not a map',
-      { rules: ['ask'] },
-      [{ path: 'agent.approvals.rules[0]', rule: 'must be a map (a rule with an action)' }],
-    ],
+    ['a bad default', { default: 'maybe' }, 'default', 'must be one of "allow", "deny", "ask"'],
+    ['rules not a list', { rules: { action: 'ask' } }, 'rules', 'must be a list of rules'],
+    ['a rule not a map', { rules: ['ask'] }, 'rules[0]', 'must be a map (a rule with an action)'],
     [
       'a rule with an unknown key (a rule without its command would match every call)',
       rule({ comand: 'rm *' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].comand',
-          rule: 'unknown key (known: kind, command, title, path, action, reason)',
-        },
-      ],
+      'rules[0].comand',
+      'unknown key (known: kind, command, title, path, action, reason)',
     ],
     [
       'a rule without an action',
       { rules: [{ kind: 'execute' }] },
-      [{ path: 'agent.approvals.rules[0].action', rule: 'is required: "allow", "deny" or "ask"' }],
+      'rules[0].action',
+      'is required: "allow", "deny" or "ask"',
     ],
     [
       'a bad action',
       { rules: [{ action: 'approve' }] },
-      [{ path: 'agent.approvals.rules[0].action', rule: 'must be one of "allow", "deny", "ask"' }],
+      'rules[0].action',
+      'must be one of "allow", "deny", "ask"',
     ],
     [
       'a kind not in the list',
       rule({ kind: 'shell' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].kind[0]',
-          rule: expect.stringMatching(
-            /^must be one of "execute", "edit", .*"switch_mode", "other"$/,
-          ),
-        },
-      ],
+      'rules[0].kind[0]',
+      expect.stringMatching(/^must be one of "execute", "edit", .*"switch_mode", "other"$/),
     ],
     [
       'an empty list of kinds',
       rule({ kind: [] }),
-      [{ path: 'agent.approvals.rules[0].kind', rule: 'must name at least one tool kind' }],
+      'rules[0].kind',
+      'must name at least one tool kind',
     ],
     [
       'a kind of the wrong type',
       rule({ kind: 3 }),
-      [{ path: 'agent.approvals.rules[0].kind', rule: 'must be a tool kind or a list of them' }],
+      'rules[0].kind',
+      'must be a tool kind or a list of them',
     ],
-    [
-      'an empty pattern',
-      rule({ command: '' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].command',
-          rule: 'must be a non-empty pattern (a glob, or /regex/flags)',
-        },
-      ],
-    ],
-    [
-      'a blank pattern',
-      rule({ title: '   ' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].title',
-          rule: 'must be a non-empty pattern (a glob, or /regex/flags)',
-        },
-      ],
-    ],
-    [
-      'a null pattern (`path:` with nothing)',
-      rule({ path: null }),
-      [
-        {
-          path: 'agent.approvals.rules[0].path',
-          rule: 'must be a non-empty pattern (a glob, or /regex/flags)',
-        },
-      ],
-    ],
-    [
-      'a pattern not a string',
-      rule({ command: ['git'] }),
-      [
-        {
-          path: 'agent.approvals.rules[0].command',
-          rule: 'must be a non-empty pattern (a glob, or /regex/flags)',
-        },
-      ],
-    ],
+    ['an empty pattern', rule({ command: '' }), 'rules[0].command', PATTERN],
+    ['a blank pattern', rule({ title: '   ' }), 'rules[0].title', PATTERN],
+    ['a null pattern (`path:` with nothing)', rule({ path: null }), 'rules[0].path', PATTERN],
+    ['a pattern not a string', rule({ command: ['git'] }), 'rules[0].command', PATTERN],
     [
       'a pattern too long',
       rule({ command: 'a'.repeat(MAX_PATTERN_LENGTH + 1) }),
-      [
-        {
-          path: 'agent.approvals.rules[0].command',
-          rule: `must be at most ${MAX_PATTERN_LENGTH} characters`,
-        },
-      ],
+      'rules[0].command',
+      `must be at most ${MAX_PATTERN_LENGTH} characters`,
     ],
     [
       'an unclosed glob class',
       rule({ path: 'src/[abc' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].path',
-          rule: 'invalid glob: "[" at 5 is not closed (write \\[ for a [): src/[abc',
-        },
-      ],
+      'rules[0].path',
+      'invalid glob: "[" at 5 is not closed (write \\[ for a [): src/[abc',
     ],
     [
       'a backwards glob range',
       rule({ title: '[z-a]*' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].title',
-          rule: 'invalid glob: the range z-a is backwards: [z-a]*',
-        },
-      ],
+      'rules[0].title',
+      'invalid glob: the range z-a is backwards: [z-a]*',
     ],
     [
       'a glob ending in a lone backslash',
       rule({ command: 'echo \\' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].command',
-          rule: 'invalid glob: it ends with a lone \\: echo \\',
-        },
-      ],
+      'rules[0].command',
+      'invalid glob: it ends with a lone \\: echo \\',
     ],
     [
       'an empty regex',
       rule({ command: '//' }),
-      [{ path: 'agent.approvals.rules[0].command', rule: 'invalid regex //: it is empty' }],
+      'rules[0].command',
+      'invalid regex //: it is empty',
     ],
     [
       'a regex with the g flag (test would keep state)',
       rule({ command: '/push/g' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].command',
-          rule: 'invalid regex /push/g: flag g is not supported (use i, m, s, u or v)',
-        },
-      ],
+      'rules[0].command',
+      'invalid regex /push/g: flag g is not supported (use i, m, s, u or v)',
     ],
     [
       'a regex that can take exponential time',
       rule({ command: '/^(a+)+$/' }),
-      [
-        {
-          path: 'agent.approvals.rules[0].command',
-          rule: 'invalid regex /^(a+)+$/: a repeated group holds a repetition, which can take exponential time',
-        },
-      ],
+      'rules[0].command',
+      'invalid regex /^(a+)+$/: a repeated group holds a repetition, which can take exponential time',
     ],
-    [
-      'a reason not a string',
-      rule({ reason: 42 }),
-      [{ path: 'agent.approvals.rules[0].reason', rule: 'must be a string' }],
-    ],
-    [
-      'an empty reason',
-      rule({ reason: ' ' }),
-      [{ path: 'agent.approvals.rules[0].reason', rule: 'must be a non-empty string' }],
-    ],
-    [
-      'approvers not a list',
-      { approvers: 'alice' },
-      [{ path: 'agent.approvals.approvers', rule: 'must be a list of strings' }],
-    ],
+    ['a reason not a string', rule({ reason: 42 }), 'rules[0].reason', 'must be a string'],
+    ['an empty reason', rule({ reason: ' ' }), 'rules[0].reason', 'must be a non-empty string'],
+    ['approvers not a list', { approvers: 'alice' }, 'approvers', 'must be a list of strings'],
     [
       'an approver not a string',
       { approvers: ['alice', 1234] },
-      [
-        {
-          path: 'agent.approvals.approvers[1]',
-          rule: 'must be a string (quote a numeric user id: "1234")',
-        },
-      ],
+      'approvers[1]',
+      'must be a string (quote a numeric user id: "1234")',
     ],
-    [
-      'an empty approver',
-      { approvers: [''] },
-      [{ path: 'agent.approvals.approvers[0]', rule: 'must be a non-empty string' }],
-    ],
+    ['an empty approver', { approvers: [''] }, 'approvers[0]', 'must be a non-empty string'],
     [
       'timeout_ms not positive',
       { timeout_ms: 0 },
-      [
-        {
-          path: 'agent.approvals.timeout_ms',
-          rule: 'must be a positive integer no greater than 2147483647',
-        },
-      ],
+      'timeout_ms',
+      'must be a positive integer no greater than 2147483647',
     ],
-    [
-      'on_timeout ask',
-      { on_timeout: 'ask' },
-      [{ path: 'agent.approvals.on_timeout', rule: 'must be one of "allow", "deny"' }],
-    ],
-    [
-      'steering not a boolean',
-      { steering: 'yes' },
-      [{ path: 'agent.approvals.steering', rule: 'must be true or false' }],
-    ],
+    ['on_timeout ask', { on_timeout: 'ask' }, 'on_timeout', 'must be one of "allow", "deny"'],
+    ['steering not a boolean', { steering: 'yes' }, 'steering', 'must be true or false'],
     [
       'poll_interval_ms under 1000',
       { poll_interval_ms: 999 },
-      [
-        {
-          path: 'agent.approvals.poll_interval_ms',
-          rule: 'must be an integer from 1000 to 2147483647',
-        },
-      ],
+      'poll_interval_ms',
+      'must be an integer from 1000 to 2147483647',
     ],
     [
       'asks_per_minute 0',
       { asks_per_minute: 0 },
-      [{ path: 'agent.approvals.asks_per_minute', rule: 'must be an integer from 1 to 1000' }],
+      'asks_per_minute',
+      'must be an integer from 1 to 1000',
     ],
-  ])('refuses %s, naming the key', (_name, approvals, expected) => {
-    expect(problems(approvals)).toEqual(expected);
+  ])('refuses %s, naming the key', (_name, approvals, key, message) => {
+    const path = key === '' ? 'agent.approvals' : `agent.approvals.${key}`;
+    expect(problems(approvals)).toEqual([{ path, rule: message }]);
   });
 
   it('names the rule whose regex does not compile, with why', () => {

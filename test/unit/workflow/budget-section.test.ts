@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type ConfigProblem, configProblems, parseConfig } from '../../../src/workflow/config.js';
+import { parseConfig } from '../../../src/workflow/config.js';
 import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseWorkflowContent } from '../../../src/workflow/front-matter.js';
+import { problemsOf } from './config-problems.js';
 
 /** WORKFLOW.md text whose front matter has `agent.budget` with these indented lines. */
 function workflowWith(budgetLines: string[]): string {
@@ -17,18 +18,7 @@ function workflowWith(budgetLines: string[]): string {
 
 const load = (text: string) => parseConfig(parseWorkflowContent(text).frontMatter);
 
-function problems(budget: unknown): ConfigProblem[] {
-  try {
-    parseConfig({ agent: { budget } });
-  } catch (error) {
-    if (error instanceof LorenzError) {
-      expect(error.code).toBe('invalid_workflow_config');
-      return configProblems(error);
-    }
-    throw error;
-  }
-  throw new Error('expected parseConfig to fail');
-}
+const problems = (budget: unknown) => problemsOf({ agent: { budget } });
 
 describe('agent.budget', () => {
   it('reads every key from WORKFLOW.md front matter into config.agent.budget', () => {

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type WorkflowConfig, parseConfig } from '../../../src/workflow/config.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { parseWorkflowContent } from '../../../src/workflow/front-matter.js';
+import { failureOfSync } from '../../support/lorenz-errors.js';
 
-function failure(raw: Record<string, unknown>): LorenzError {
-  try {
-    parseConfig(raw);
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected parseConfig to fail');
-}
+const failure = (raw: Record<string, unknown>) => failureOfSync(() => parseConfig(raw));
 
 const DEFAULTS: WorkflowConfig = {
   tracker: {

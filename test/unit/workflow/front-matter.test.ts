@@ -4,17 +4,8 @@ import {
   effectivePromptTemplate,
   parseWorkflowContent,
 } from '../../../src/workflow/front-matter.js';
-import { LorenzError } from '../../../src/workflow/errors.js';
-
-function failure(run: () => unknown): LorenzError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
+import { failureOfSync } from '../../support/lorenz-errors.js';
+import { YAML_BOMB } from '../../support/yaml-bomb.js';
 
 describe('parseWorkflowContent', () => {
   it('splits at the first --- line and the next, trimming the body', () => {
@@ -53,13 +44,13 @@ describe('parseWorkflowContent', () => {
     ['a scalar', '---\njust words\n---\n', /not a string/],
     ['a number', '---\n42\n---\n', /not a number/],
   ])('rejects front matter that is %s', (_name, text, message) => {
-    const error = failure(() => parseWorkflowContent(text));
+    const error = failureOfSync(() => parseWorkflowContent(text));
     expect(error.code).toBe('workflow_front_matter_not_a_map');
     expect(error.message).toMatch(message);
   });
 
   it('reports a YAML error with the line of the file', () => {
-    const error = failure(() =>
+    const error = failureOfSync(() =>
       parseWorkflowContent('---\ntracker:\n  kind: memory\npolling: [1, 2\nagent: {}\n---\nBody'),
     );
     expect(error.code).toBe('workflow_parse_error');
@@ -67,15 +58,7 @@ describe('parseWorkflowContent', () => {
     expect(error.detail).toMatchObject({ line: 5, column: 1 });
   });
 
-  // Each nests nine aliases of the one before: about 10^9 strings if expanded.
-  const bomb = [
-    'a: &a [x, x, x, x, x, x, x, x, x]',
-    ...'bcdefghi'
-      .split('')
-      .map(
-        (name, index) => `${name}: &${name} [${Array(9).fill(`*${'abcdefgh'[index]}`).join(', ')}]`,
-      ),
-  ].join('\n');
+  const bomb = YAML_BOMB;
 
   it.each([
     [
@@ -86,14 +69,14 @@ describe('parseWorkflowContent', () => {
     ['an alias bomb (billion laughs)', bomb, 'aliases expand more than 100 times (an alias bomb?)'],
   ])('reports %s as a YAML error, quickly and without a stack', (_name, yaml, reason) => {
     const started = performance.now();
-    const error = failure(() => parseWorkflowContent(`---\n${yaml}\n---\nBody`));
+    const error = failureOfSync(() => parseWorkflowContent(`---\n${yaml}\n---\nBody`));
     expect(performance.now() - started).toBeLessThan(1000);
     expect(error.code).toBe('workflow_parse_error');
     expect(error.message).toBe(`invalid YAML front matter: ${reason}`);
   });
 
   it('reports duplicate keys as a YAML error', () => {
-    const error = failure(() => parseWorkflowContent('---\na: 1\na: 2\n---\n'));
+    const error = failureOfSync(() => parseWorkflowContent('---\na: 1\na: 2\n---\n'));
     expect(error.code).toBe('workflow_parse_error');
     expect(error.message).toBe(
       'invalid YAML front matter at line 3, column 1: Map keys must be unique',
@@ -126,7 +109,7 @@ describe('parseWorkflowContent', () => {
     const warn = vi.spyOn(process, 'emitWarning');
     const consoleWarn = vi.spyOn(console, 'warn');
     try {
-      const error = failure(() => parseWorkflowContent(text));
+      const error = failureOfSync(() => parseWorkflowContent(text));
       expect(error.code).toBe('workflow_front_matter_not_a_map');
       expect(error.message).toMatch(message);
       expect(warn).not.toHaveBeenCalled();

@@ -2,21 +2,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LorenzError } from '../../../src/workflow/errors.js';
 import { DEFAULT_PROMPT_TEMPLATE } from '../../../src/workflow/front-matter.js';
 import { loadWorkflowFile, loadWorkflowText } from '../../../src/template/load-workflow.js';
+import { failureOf } from '../../support/lorenz-errors.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures/workflows');
 
-async function failure(run: () => Promise<unknown>): Promise<LorenzError> {
-  try {
-    await run();
-  } catch (error) {
-    if (error instanceof LorenzError) return error;
-    throw error;
-  }
-  throw new Error('expected a LorenzError');
-}
+const failure = (run: () => Promise<unknown>) => failureOf(run());
 
 describe('loadWorkflowFile', () => {
   let dir = '';

@@ -8,7 +8,12 @@ import type { AgentStep, AgentStepContext } from '../../../src/workspace/agent-s
 import { parseConfig } from '../../../src/workflow/config.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { makeTempDir, quickLoginEnv, removeTempDir } from '../../support/workspace.js';
+import {
+  FOUR_HOOKS_RAN,
+  makeTempDir,
+  quickLoginEnv,
+  removeTempDir,
+} from '../../support/workspace.js';
 
 const executor = createLocalExecutor();
 let base: string;
@@ -80,14 +85,7 @@ describe('runIssueLifecycle', () => {
     });
     expect(types(events)).toEqual([
       'workspace_prepared',
-      'after_create:started',
-      'after_create:completed',
-      'before_run:started',
-      'before_run:completed',
-      'after_run:started',
-      'after_run:completed',
-      'before_remove:started',
-      'before_remove:completed',
+      ...FOUR_HOOKS_RAN,
       'workspace_removed',
       'run_completed',
     ]);

@@ -12,19 +12,9 @@ import {
 import type { InboxPost } from '../../../../src/controller/inbox/decide.js';
 import type { TrackerComment } from '../../../../src/tracker/types.js';
 import { FakeTrackerWriter } from '../../../support/fakes/code-host.js';
-import { T0, at, issueRun } from '../../../support/fakes/objects.js';
+import { T0, at, issueRun, permissionRequest } from '../../../support/fakes/objects.js';
 
-const request: InboxPending = {
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 't',
-  options: [],
-  askedAt: at(0),
-  deadline: at(60_000),
-};
+const request = permissionRequest();
 const ask: InboxPost = {
   key: 'request:a1-s0-1',
   kind: 'request',

@@ -36,6 +36,7 @@ import {
   startedStatus,
   workflow,
   workflowText,
+  permissionRequest,
 } from '../../../support/fakes/objects.js';
 
 const KEY = `${NS}/${RUN}`;
@@ -81,19 +82,8 @@ class Tracker implements Pick<TrackerWriter, 'listComments' | 'comment'> {
   }
 }
 
-const request = (id = 'a1-s0-1', extra: Partial<InboxRequest> = {}): InboxRequest => ({
-  id,
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'Run git push',
-  command: 'git push',
-  options: [],
-  askedAt: at(0),
-  deadline: at(60_000),
-  ...extra,
-});
+const request = (id = 'a1-s0-1', extra: Partial<InboxRequest> = {}): InboxRequest =>
+  permissionRequest({ id, title: 'Run git push', command: 'git push', ...extra });
 
 function setUp(
   config: ApprovalsConfig | null = approvals(),

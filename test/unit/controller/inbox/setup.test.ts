@@ -4,25 +4,21 @@ import { describe, expect, it } from 'vitest';
 import {
   inboxRequestAnnotation,
   inboxSteeredAnnotation,
-  type InboxPending,
   type IssueRun,
   type IssueRunStatus,
 } from '../../../../src/api/index.js';
 import type { ApprovalsKnown } from '../../../../src/controller/inbox/reconciler.js';
 import { runsToWake, wantsLook } from '../../../../src/controller/inbox/setup.js';
-import { NS, at, finishedStatus, issueRun, startedStatus } from '../../../support/fakes/objects.js';
+import {
+  NS,
+  at,
+  finishedStatus,
+  issueRun,
+  startedStatus,
+  permissionRequest,
+} from '../../../support/fakes/objects.js';
 
-const pending: InboxPending = {
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 't',
-  options: [],
-  askedAt: at(0),
-  deadline: at(1000),
-};
+const pending = permissionRequest({ deadline: at(1000) });
 
 function run(
   status: IssueRunStatus | undefined,

@@ -24,6 +24,26 @@ const { finished } = runConditions;
 const NOTE =
   'ENG-1 moved to Backlog (out of the active states) while the run worked on it; the memory tracker does not say who moved it';
 
+const DONE_NOTE =
+  'ENG-1 moved to Done (a terminal state) while the run worked on it; the memory tracker does not say who moved it';
+/** The run's end as Succeeded IssueCompleted, with this message. */
+const completed = (message: string, more: Parameters<typeof writes>[0] = {}) =>
+  writes({
+    phase: 'Succeeded',
+    reason: Reasons.IssueCompleted,
+    message,
+    conditions: finished(true, 'IssueCompleted'),
+    ...more,
+  });
+/** The run's end as Failed Cancelled, with this message. */
+const cancelledWith = (message: string) =>
+  writes({
+    phase: 'Failed',
+    reason: Reasons.Cancelled,
+    message,
+    conditions: finished(false, 'Cancelled'),
+  });
+
 /** A run whose issue is in `state`; stopped by the dispatcher when `note` is given. */
 function run(
   state: string,
@@ -73,11 +93,7 @@ const rows: RunRow[] = [
     run: { ...run('Done'), spec: { ...run('Done').spec, continueWhileActive: false } },
     pods: [runPod({ phase: 'Succeeded', agent: summary({ turns: 1 }) })],
     steps: runOnce(
-      writes({
-        phase: 'Succeeded',
-        reason: Reasons.IssueCompleted,
-        message: "ENG-1 reached Done (a terminal state) after the run's work: attempt 1 succeeded",
-        conditions: finished(true, 'IssueCompleted'),
+      completed("ENG-1 reached Done (a terminal state) after the run's work: attempt 1 succeeded", {
         completionTime: at(0),
       }),
       { logs: [{ slot: 0, completed: true, turns: 1 }] },
@@ -89,18 +105,14 @@ const rows: RunRow[] = [
     name: 'stopped by the dispatcher for Done after a completed turn: IssueCompleted',
     run: run('Done', {
       cancelled: true,
-      note: 'ENG-1 moved to Done (a terminal state) while the run worked on it; the memory tracker does not say who moved it',
+      note: DONE_NOTE,
     }),
     pods: [cancelledPod()],
     steps: runOnce(
-      writes({
-        phase: 'Succeeded',
-        reason: Reasons.IssueCompleted,
-        message:
-          "ENG-1 reached Done (a terminal state) after the run's work: 1 turn completed in attempt 1",
-        conditions: finished(true, 'IssueCompleted'),
-        slots: [`${podName(0)} Failed/Cancelled`],
-      }),
+      completed(
+        "ENG-1 reached Done (a terminal state) after the run's work: 1 turn completed in attempt 1",
+        { slots: [`${podName(0)} Failed/Cancelled`] },
+      ),
       { logs: [{ slot: 0, completed: true, turns: 1 }] },
     ),
   },
@@ -109,12 +121,7 @@ const rows: RunRow[] = [
     run: run('Done', { cancelled: true, attempt: 2 }),
     pods: [runPod({ phase: 'Succeeded', agent: summary({ turns: 1 }) }), cancelledPod(2)],
     steps: runOnce(
-      writes({
-        phase: 'Succeeded',
-        reason: Reasons.IssueCompleted,
-        message: "ENG-1 reached Done (a terminal state) after the run's work: attempt 1 succeeded",
-        conditions: finished(true, 'IssueCompleted'),
-      }),
+      completed("ENG-1 reached Done (a terminal state) after the run's work: attempt 1 succeeded"),
       { logs: [{ slot: 0, attempt: 2, completed: true }] },
     ),
   },
@@ -122,15 +129,9 @@ const rows: RunRow[] = [
     name: 'a person moved the issue to Backlog while an attempt ran: Cancelled, saying so',
     run: run('Backlog', { cancelled: true, note: NOTE }),
     pods: [cancelledPod()],
-    steps: runOnce(
-      writes({
-        phase: 'Failed',
-        reason: Reasons.Cancelled,
-        message: `cancelled: ${NOTE}`,
-        conditions: finished(false, 'Cancelled'),
-      }),
-      { logs: [{ slot: 0, completed: true, turns: 1 }] },
-    ),
+    steps: runOnce(cancelledWith(`cancelled: ${NOTE}`), {
+      logs: [{ slot: 0, completed: true, turns: 1 }],
+    }),
   },
   {
     // Decided: with no turn completed the run did nothing that could have finished the
@@ -138,17 +139,13 @@ const rows: RunRow[] = [
     name: 'the issue closed before the run completed any turn: Cancelled, saying so',
     run: run('Done', {
       cancelled: true,
-      note: 'ENG-1 moved to Done (a terminal state) while the run worked on it; the memory tracker does not say who moved it',
+      note: DONE_NOTE,
     }),
     pods: [cancelledPod()],
     steps: runOnce(
-      writes({
-        phase: 'Failed',
-        reason: Reasons.Cancelled,
-        message:
-          'cancelled: ENG-1 moved to Done (a terminal state) while the run worked on it; the memory tracker does not say who moved it; the run had completed no turn, so it did not finish the issue',
-        conditions: finished(false, 'Cancelled'),
-      }),
+      cancelledWith(
+        `cancelled: ${DONE_NOTE}; the run had completed no turn, so it did not finish the issue`,
+      ),
       { logs: [{ slot: 0, completed: true }] },
     ),
   },

@@ -23,6 +23,7 @@ import {
   runActions,
   runConditions,
   runWrites,
+  withoutVolume,
   type RunRow,
 } from '../../../support/fakes/tables.js';
 
@@ -226,13 +227,7 @@ const rows: RunRow[] = [
             [CREATE_INPUTS]: {
               data: { 'run.json': expect.not.stringContaining('branch') as unknown },
             },
-            [CREATE_POD(0)]: {
-              spec: {
-                volumes: expect.not.arrayContaining([
-                  expect.objectContaining({ name: 'lorenz-git-credentials' }),
-                ]) as unknown,
-              },
-            },
+            [CREATE_POD(0)]: withoutVolume('lorenz-git-credentials'),
           },
         },
       },

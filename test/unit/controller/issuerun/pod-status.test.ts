@@ -58,6 +58,14 @@ const summary = (errorCode: SlotErrorCode, error: string) =>
     records: 2,
   });
 
+/** A Pod no node can take (the scheduler's condition). */
+const unschedulable = pod({
+  phase: 'Pending',
+  conditions: [
+    { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' },
+  ],
+});
+
 describe('pod status mapping', () => {
   it.each<[string, V1Pod, number, string, string, RegExp]>([
     ['created', pod({ phase: 'Pending' }), 0, 'Pending', 'Pending', /starting/],
@@ -95,27 +103,10 @@ describe('pod status mapping', () => {
       'CreateContainerConfigError',
       /secret "keys" not found/,
     ],
-    [
-      'unschedulable within timeout',
-      pod({
-        phase: 'Pending',
-        conditions: [
-          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' },
-        ],
-      }),
-      1000,
-      'Pending',
-      'Pending',
-      /0\/1 nodes/,
-    ],
+    ['unschedulable within timeout', unschedulable, 1000, 'Pending', 'Pending', /0\/1 nodes/],
     [
       'unschedulable after timeout',
-      pod({
-        phase: 'Pending',
-        conditions: [
-          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes' },
-        ],
-      }),
+      unschedulable,
       300_000,
       'Failed',
       'Unschedulable',

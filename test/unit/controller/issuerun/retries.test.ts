@@ -29,6 +29,7 @@ import {
   runConditions,
   runWrites,
   type RunRow,
+  type RunStep,
 } from '../../../support/fakes/tables.js';
 
 const { finished, progressing } = runConditions;
@@ -196,6 +197,20 @@ const failed = (attempt: number) =>
   });
 const retrying = issueRun({ spec: { retries: 1 }, status: startedStatus(1, 'Running') });
 const attempt2Pod = `POST pods/${podName(0, 2)}`;
+/** Attempt 1 ended: attempt 2 is scheduled `reason`, in `ms`. */
+const scheduled = (reason: string, ms: number) =>
+  runWrites(
+    { phase: 'Pending', reason, slots: [`${podName(0)} Pending/${reason}`] },
+    { requeueAfter: ms },
+  );
+/** `ms` later: attempt 2's inputs and Pod are made. */
+const attempt2After = (ms: number): RunStep => ({
+  advanceMs: ms,
+  want: {
+    actions: [`POST configmaps/${RUN}-inputs-2`, attempt2Pod, runActions.status],
+    status: { slots: [`${podName(0, 2)} Pending/Pending`] },
+  },
+});
 
 const succeeded = (attempt: number) =>
   runPod({ phase: 'Succeeded', attempt, agent: summary({ succeeded: true }) });
@@ -216,22 +231,9 @@ const rows: RunRow[] = [
     steps: [
       {
         logs: [{ slot: 0, completed: true }],
-        want: runWrites(
-          {
-            phase: 'Pending',
-            reason: Reasons.ContinuationScheduled,
-            slots: [`${podName(0)} Pending/ContinuationScheduled`],
-          },
-          { requeueAfter: 1000 },
-        ),
+        want: scheduled(Reasons.ContinuationScheduled, 1000),
       },
-      {
-        advanceMs: 1000,
-        want: {
-          actions: [`POST configmaps/${RUN}-inputs-2`, attempt2Pod, runActions.status],
-          status: { slots: [`${podName(0, 2)} Pending/Pending`] },
-        },
-      },
+      attempt2After(1000),
     ],
   },
   {
@@ -307,22 +309,9 @@ const rows: RunRow[] = [
     pods: [],
     steps: [
       {
-        want: runWrites(
-          {
-            phase: 'Pending',
-            reason: Reasons.RetryScheduled,
-            slots: [`${podName(0)} Pending/RetryScheduled`],
-          },
-          { requeueAfter: 10_000 },
-        ),
+        want: scheduled(Reasons.RetryScheduled, 10_000),
       },
-      {
-        advanceMs: 10_000,
-        want: {
-          actions: [`POST configmaps/${RUN}-inputs-2`, attempt2Pod, runActions.status],
-          status: { slots: [`${podName(0, 2)} Pending/Pending`] },
-        },
-      },
+      attempt2After(10_000),
     ],
   },
   {
@@ -339,14 +328,7 @@ const rows: RunRow[] = [
       },
       {
         advanceMs: 14_000,
-        want: runWrites(
-          {
-            phase: 'Pending',
-            reason: Reasons.RetryScheduled,
-            slots: [`${podName(0)} Pending/RetryScheduled`],
-          },
-          { requeueAfter: 10_000 },
-        ),
+        want: scheduled(Reasons.RetryScheduled, 10_000),
       },
     ],
   },

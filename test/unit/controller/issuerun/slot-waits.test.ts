@@ -4,20 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { InboxPending, SlotStatus } from '../../../../src/api/index.js';
 import { awaitingSlots } from '../../../../src/controller/issuerun/slot-waits.js';
 import { runStatus } from '../../../../src/controller/issuerun/status.js';
-import { T0, at } from '../../../support/fakes/objects.js';
+import { T0, permissionRequest } from '../../../support/fakes/objects.js';
 
-const pending = (extra: Partial<InboxPending> = {}): InboxPending => ({
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'Run git push',
-  options: [],
-  askedAt: at(0),
-  deadline: at(60_000),
-  ...extra,
-});
+const pending = (extra: Partial<InboxPending> = {}) =>
+  permissionRequest({ title: 'Run git push', ...extra });
 
 const running: SlotStatus = {
   slot: 0,
@@ -74,9 +64,10 @@ describe('slots awaiting a person', () => {
     expect(awaitingSlots([slot], requests)[0]).toMatchObject(expected);
   });
 
-  it('the run status built by the IssueRun reconciler shows it', () => {
-    const status = runStatus({
-      current: { inbox: { pending: [pending()] } },
+  /** The status of a run whose one slot runs, with these requests waiting in its inbox. */
+  const runningStatus = (requests: ReturnType<typeof pending>[]) =>
+    runStatus({
+      current: { inbox: { pending: requests } },
       generation: 1,
       attempt: 1,
       slots: [
@@ -96,6 +87,9 @@ describe('slots awaiting a person', () => {
       state: { kind: 'progressing', phase: 'Running', reason: 'Running', message: 'running' },
       now: T0,
     });
+
+  it('the run status built by the IssueRun reconciler shows it', () => {
+    const status = runningStatus([pending()]);
     expect(status.slots?.[0]).toMatchObject({
       reason: 'AwaitingApproval',
       message: 'Run git push (request a1-s0-1)',
@@ -110,27 +104,7 @@ describe('slots awaiting a person', () => {
   });
 
   it("the run reason stays the state's when nothing waits", () => {
-    const status = runStatus({
-      current: { inbox: { pending: [] } },
-      generation: 1,
-      attempt: 1,
-      slots: [
-        {
-          slot: 0,
-          attempt: 1,
-          podName: 'eng-1-0-1',
-          outcome: {
-            phase: 'Running',
-            reason: 'Running',
-            message: 'running',
-            finished: false,
-            summary: null,
-          },
-        },
-      ],
-      state: { kind: 'progressing', phase: 'Running', reason: 'Running', message: 'running' },
-      now: T0,
-    });
+    const status = runningStatus([]);
     expect(status).toMatchObject({ reason: 'Running', message: 'running' });
   });
 });

@@ -25,7 +25,17 @@ import {
   workflow,
   workflowText,
 } from '../../../support/fakes/objects.js';
-import { playRun, runActions, runConditions, type RunRow } from '../../../support/fakes/tables.js';
+import {
+  playRun,
+  runActions,
+  runConditions,
+  runOnce,
+  withoutVolume,
+  type RunRow,
+  type RunStep,
+  type RunSummary,
+  type Want,
+} from '../../../support/fakes/tables.js';
 import { planSsh } from '../../../../src/controller/issuerun/ssh-placement.js';
 
 const A = 'w@host-a';
@@ -307,6 +317,53 @@ const failedOn = (host: string, errorCode: 'ssh_connect' | 'hook_failed') => ({
   ],
 });
 
+/** A run whose slot `attempt` has its host stored and no Pod yet. */
+const hostStored = (
+  host: string,
+  { attempt = 1, spec }: { attempt?: number; spec?: Partial<IssueRun['spec']> } = {},
+): IssueRun =>
+  issueRun({
+    ...(spec ? { spec } : {}),
+    status: {
+      ...(attempt === 1 ? { phase: 'Pending' } : startedStatus(1, 'Pending')),
+      slots: [
+        {
+          slot: 0,
+          attempt,
+          phase: 'Pending',
+          reason: Reasons.SshHostAssigned,
+          podName: podName(0, attempt),
+          host,
+        },
+      ],
+    },
+  });
+/** A single reconcile that finds the key Secret: GET it, then `actions`. */
+const keyFound = (actions: string[], want: Omit<Want<RunSummary>, 'actions'>) =>
+  runOnce({ actions: [GET_KEY, ...actions], ...want }, { answers: [KEY] });
+/** The first reconcile of an SSH run, the key Secret found: the host is stored, then the Pod. */
+const placedOnce = (want: Omit<Want<RunSummary>, 'actions'>, pods = [0]) =>
+  keyFound([STATUS, CREATE_INPUTS, ...pods.map(CREATE_POD), STATUS], want);
+/** A failed attempt's reconcile: a retry is scheduled. */
+const retryScheduled = (status: Partial<RunSummary>): RunStep => ({
+  logs: [{ slot: 0, completed: true }],
+  want: {
+    actions: [STATUS],
+    status: { reason: Reasons.RetryScheduled, ...status },
+    result: { requeueAfter: 10_000 },
+  },
+});
+const RETRY_POD = `POST pods/${podName(0, 2)}`;
+/** The second attempt's reconcile after the backoff: the host is stored, then its Pod. */
+const retryPlaced = (want: Omit<Want<RunSummary>, 'actions'>): RunStep => ({
+  advanceMs: 10_000,
+  answers: [KEY],
+  want: {
+    actions: [GET_KEY, STATUS, `POST configmaps/${RUN}-inputs-2`, RETRY_POD, STATUS],
+    ...want,
+  },
+});
+
 const rows: RunRow[] = [
   {
     name: 'ssh_hosts without spec.worker.sshKeySecretRef: no Pod, the run says what is missing',
@@ -354,59 +411,53 @@ const rows: RunRow[] = [
     run: issueRun(),
     snapshot: sshWorkflow(null),
     workflow: withKey(),
-    steps: [
-      {
-        answers: [KEY],
-        want: {
-          actions: [GET_KEY, STATUS, CREATE_INPUTS, CREATE_POD(0), STATUS],
-          status: {
-            inputsConfigMap: `${RUN}-inputs`,
-            slots: [`${podName(0)} Pending/Pending`],
-            hosts: [A],
-          },
-          bodies: {
-            // The first write: the host, before the inputs or the Pod exist.
-            [STATUS]: [
-              {
-                op: 'add',
-                path: '/status',
-                value: {
-                  phase: 'Pending',
-                  slots: [
-                    {
-                      slot: 0,
-                      attempt: 1,
-                      host: A,
-                      reason: Reasons.SshHostAssigned,
-                      podName: podName(0),
-                    },
-                  ],
+    steps: placedOnce({
+      status: {
+        inputsConfigMap: `${RUN}-inputs`,
+        slots: [`${podName(0)} Pending/Pending`],
+        hosts: [A],
+      },
+      bodies: {
+        // The first write: the host, before the inputs or the Pod exist.
+        [STATUS]: [
+          {
+            op: 'add',
+            path: '/status',
+            value: {
+              phase: 'Pending',
+              slots: [
+                {
+                  slot: 0,
+                  attempt: 1,
+                  host: A,
+                  reason: Reasons.SshHostAssigned,
+                  podName: podName(0),
                 },
-              },
-            ],
-            [CREATE_POD(0)]: {
-              spec: {
-                containers: [
-                  {
-                    command: expect.arrayContaining([
-                      '--ssh-key',
-                      '/lorenz/ssh/ssh-privatekey',
-                      '--known-hosts',
-                      '/lorenz/ssh/known_hosts',
-                      '--ssh-host',
-                      A,
-                    ]) as unknown,
-                  },
-                ],
-                volumes: expect.arrayContaining([
-                  { name: 'lorenz-ssh', secret: { secretName: 'worker-ssh', defaultMode: 0o440 } },
+              ],
+            },
+          },
+        ],
+        [CREATE_POD(0)]: {
+          spec: {
+            containers: [
+              {
+                command: expect.arrayContaining([
+                  '--ssh-key',
+                  '/lorenz/ssh/ssh-privatekey',
+                  '--known-hosts',
+                  '/lorenz/ssh/known_hosts',
+                  '--ssh-host',
+                  A,
                 ]) as unknown,
               },
-            },
+            ],
+            volumes: expect.arrayContaining([
+              { name: 'lorenz-ssh', secret: { secretName: 'worker-ssh', defaultMode: 0o440 } },
+            ]) as unknown,
           },
         },
       },
-    ],
+    }),
   },
   {
     name: 'without ssh_hosts: no key, no host, even with spec.worker',
@@ -418,13 +469,7 @@ const rows: RunRow[] = [
           actions: [CREATE_INPUTS, CREATE_POD(0), STATUS],
           status: { hosts: [null] },
           bodies: {
-            [CREATE_POD(0)]: {
-              spec: {
-                volumes: expect.not.arrayContaining([
-                  expect.objectContaining({ name: 'lorenz-ssh' }),
-                ]) as unknown,
-              },
-            },
+            [CREATE_POD(0)]: withoutVolume('lorenz-ssh'),
           },
         },
       },
@@ -436,32 +481,20 @@ const rows: RunRow[] = [
     otherRuns: [busyRun('other', A)],
     snapshot: sshWorkflow(null),
     workflow: withKey(),
-    steps: [
-      {
-        answers: [KEY],
-        want: {
-          actions: [GET_KEY, STATUS, CREATE_INPUTS, CREATE_POD(0), STATUS],
-          status: { hosts: [B] },
-          bodies: { [CREATE_POD(0)]: onHost(B) },
-        },
-      },
-    ],
+    steps: placedOnce({ status: { hosts: [B] }, bodies: { [CREATE_POD(0)]: onHost(B) } }),
   },
   {
     name: 'an ensemble: its slots spread over the hosts',
     run: issueRun(),
     snapshot: sshWorkflow(null, { ensembleSize: 2 }),
     workflow: withKey(),
-    steps: [
+    steps: placedOnce(
       {
-        answers: [KEY],
-        want: {
-          actions: [GET_KEY, STATUS, CREATE_INPUTS, CREATE_POD(0), CREATE_POD(1), STATUS],
-          status: { hosts: [A, B] },
-          bodies: { [CREATE_POD(0)]: onHost(A), [CREATE_POD(1)]: onHost(B) },
-        },
+        status: { hosts: [A, B] },
+        bodies: { [CREATE_POD(0)]: onHost(A), [CREATE_POD(1)]: onHost(B) },
       },
-    ],
+      [0, 1],
+    ),
   },
   {
     name: 'every host at max_concurrent_agents_per_host: no Pod, Pending SshHostsBusy, a requeue',
@@ -469,52 +502,26 @@ const rows: RunRow[] = [
     otherRuns: [busyRun('other-a', A), busyRun('other-b', B)],
     snapshot: sshWorkflow(1),
     workflow: withKey(),
-    steps: [
-      {
-        answers: [KEY],
-        want: {
-          actions: [GET_KEY, STATUS],
-          status: {
-            phase: 'Pending',
-            reason: Reasons.SshHostsBusy,
-            message: expect.stringContaining('w@host-a 1/1, w@host-b 1/1') as unknown as string,
-            conditions: runConditions.progressing(Reasons.SshHostsBusy),
-            slots: [],
-          },
-          result: { requeueAfter: 5000 },
-        },
+    steps: keyFound([STATUS], {
+      status: {
+        phase: 'Pending',
+        reason: Reasons.SshHostsBusy,
+        message: expect.stringContaining('w@host-a 1/1, w@host-b 1/1') as unknown as string,
+        conditions: runConditions.progressing(Reasons.SshHostsBusy),
+        slots: [],
       },
-    ],
+      result: { requeueAfter: 5000 },
+    }),
   },
   {
     name: 'a restart after the host was stored: the Pod goes to that host, not chosen again',
-    run: issueRun({
-      status: {
-        phase: 'Pending',
-        slots: [
-          {
-            slot: 0,
-            attempt: 1,
-            phase: 'Pending',
-            reason: Reasons.SshHostAssigned,
-            podName: podName(0),
-            host: B,
-          },
-        ],
-      },
-    }),
+    run: hostStored(B),
     snapshot: sshWorkflow(null),
     workflow: withKey(),
-    steps: [
-      {
-        answers: [KEY],
-        want: {
-          actions: [GET_KEY, CREATE_INPUTS, CREATE_POD(0), STATUS],
-          status: { hosts: [B], slots: [`${podName(0)} Pending/Pending`] },
-          bodies: { [CREATE_POD(0)]: onHost(B) },
-        },
-      },
-    ],
+    steps: keyFound([CREATE_INPUTS, CREATE_POD(0), STATUS], {
+      status: { hosts: [B], slots: [`${podName(0)} Pending/Pending`] },
+      bodies: { [CREATE_POD(0)]: onHost(B) },
+    }),
   },
   {
     name: 'a retry after ssh_connect: the next attempt goes to another host, stored first',
@@ -522,38 +529,20 @@ const rows: RunRow[] = [
     snapshot: sshWorkflow(null),
     workflow: withKey(),
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: {
-          actions: [STATUS],
-          status: { reason: Reasons.RetryScheduled, hosts: [A] },
-          result: { requeueAfter: 10_000 },
-        },
-      },
-      {
-        advanceMs: 10_000,
-        answers: [KEY],
-        want: {
-          actions: [
-            GET_KEY,
-            STATUS,
-            `POST configmaps/${RUN}-inputs-2`,
-            `POST pods/${podName(0, 2)}`,
-            STATUS,
-          ],
-          status: { hosts: [B], slots: [`${podName(0, 2)} Pending/Pending`] },
-          bodies: {
-            [STATUS]: [
-              {
-                value: {
-                  slots: [{ slot: 0, attempt: 2, host: B, reason: Reasons.SshHostAssigned }],
-                },
+      retryScheduled({ hosts: [A] }),
+      retryPlaced({
+        status: { hosts: [B], slots: [`${podName(0, 2)} Pending/Pending`] },
+        bodies: {
+          [STATUS]: [
+            {
+              value: {
+                slots: [{ slot: 0, attempt: 2, host: B, reason: Reasons.SshHostAssigned }],
               },
-            ],
-            [`POST pods/${podName(0, 2)}`]: onHost(B),
-          },
+            },
+          ],
+          [RETRY_POD]: onHost(B),
         },
-      },
+      }),
     ],
   },
   {
@@ -562,88 +551,26 @@ const rows: RunRow[] = [
     snapshot: sshWorkflow(null),
     workflow: withKey(),
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: {
-          actions: [STATUS],
-          status: { reason: Reasons.RetryScheduled },
-          result: { requeueAfter: 10_000 },
-        },
-      },
-      {
-        advanceMs: 10_000,
-        answers: [KEY],
-        want: {
-          actions: [
-            GET_KEY,
-            STATUS,
-            `POST configmaps/${RUN}-inputs-2`,
-            `POST pods/${podName(0, 2)}`,
-            STATUS,
-          ],
-          status: { hosts: [A] },
-          bodies: { [`POST pods/${podName(0, 2)}`]: onHost(A) },
-        },
-      },
+      retryScheduled({}),
+      retryPlaced({ status: { hosts: [A] }, bodies: { [RETRY_POD]: onHost(A) } }),
     ],
   },
   {
     name: "a restart between a retry's stored host and its Pod: the Pod is made on that host, not counted deleted",
-    run: issueRun({
-      spec: { retries: 1 },
-      status: {
-        ...startedStatus(1, 'Pending'),
-        slots: [
-          {
-            slot: 0,
-            attempt: 2,
-            phase: 'Pending',
-            reason: Reasons.SshHostAssigned,
-            podName: podName(0, 2),
-            host: B,
-          },
-        ],
-      },
-    }),
+    run: hostStored(B, { attempt: 2, spec: { retries: 1 } }),
     pods: [
       runPod({ phase: 'Failed', agent: summary({ succeeded: false, errorCode: 'ssh_connect' }) }),
     ],
     snapshot: sshWorkflow(null),
     workflow: withKey(),
-    steps: [
-      {
-        answers: [KEY],
-        want: {
-          actions: [
-            GET_KEY,
-            `POST configmaps/${RUN}-inputs-2`,
-            `POST pods/${podName(0, 2)}`,
-            STATUS,
-          ],
-          status: { hosts: [B], slots: [`${podName(0, 2)} Pending/Pending`] },
-          bodies: { [`POST pods/${podName(0, 2)}`]: onHost(B) },
-        },
-      },
-    ],
+    steps: keyFound([`POST configmaps/${RUN}-inputs-2`, RETRY_POD, STATUS], {
+      status: { hosts: [B], slots: [`${podName(0, 2)} Pending/Pending`] },
+      bodies: { [RETRY_POD]: onHost(B) },
+    }),
   },
   {
     name: 'cancelled with a host recorded and no Pod yet: the slot ends Cancelled with the run',
-    run: issueRun({
-      spec: { cancelRequested: true },
-      status: {
-        phase: 'Pending',
-        slots: [
-          {
-            slot: 0,
-            attempt: 1,
-            phase: 'Pending',
-            reason: Reasons.SshHostAssigned,
-            podName: podName(0),
-            host: A,
-          },
-        ],
-      },
-    }),
+    run: hostStored(A, { spec: { cancelRequested: true } }),
     snapshot: sshWorkflow(null),
     workflow: withKey(),
     steps: [
@@ -662,37 +589,17 @@ const rows: RunRow[] = [
   },
   {
     name: 'a run that ends before its Pod (a template error) ends the slots it had placed',
-    run: issueRun({
-      status: {
-        phase: 'Pending',
-        slots: [
-          {
-            slot: 0,
-            attempt: 1,
-            phase: 'Pending',
-            reason: Reasons.SshHostAssigned,
-            podName: podName(0),
-            host: A,
-          },
-        ],
-      },
-    }),
+    run: hostStored(A),
     snapshot: sshWorkflow(null).replace('Work on', '{{ issue.nothing }} Work on'),
     workflow: withKey(),
-    steps: [
-      {
-        answers: [KEY],
-        want: {
-          actions: [GET_KEY, STATUS],
-          status: {
-            phase: 'Failed',
-            reason: Reasons.TemplateError,
-            slots: [`${podName(0)} Failed/TemplateError`],
-            hosts: [A],
-          },
-        },
+    steps: keyFound([STATUS], {
+      status: {
+        phase: 'Failed',
+        reason: Reasons.TemplateError,
+        slots: [`${podName(0)} Failed/TemplateError`],
+        hosts: [A],
       },
-    ],
+    }),
   },
 ];
 

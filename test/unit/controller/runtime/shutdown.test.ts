@@ -34,18 +34,25 @@ const until = async (ok: () => boolean, timeoutMs = 5_000) => {
 // installed, Node does not take its default action.
 const SIGNAL = 'SIGUSR2';
 
+/** handleShutdownSignals on SIGNAL, logging to lines and exiting into exits; a stop that never ends. */
+function handled(options: Partial<Parameters<typeof handleShutdownSignals>[0]>) {
+  const { logger, lines } = recordingLogger();
+  const exits: number[] = [];
+  const handle = handleShutdownSignals({
+    logger,
+    stop: () => new Promise<void>(() => {}),
+    waitsFor: 'a stop that never ends',
+    deadlineMs: 60_000,
+    exit: (code) => void exits.push(code),
+    signals: [SIGNAL],
+    ...options,
+  });
+  return { handle, lines, exits };
+}
+
 describe('handleShutdownSignals', () => {
   it('exits with 1 at the deadline when the stop hangs, naming what is still open', async () => {
-    const { logger, lines } = recordingLogger();
-    const exits: number[] = [];
-    const handle = handleShutdownSignals({
-      logger,
-      stop: () => new Promise<void>(() => {}),
-      waitsFor: 'a stop that never ends',
-      deadlineMs: 50,
-      exit: (code) => void exits.push(code),
-      signals: [SIGNAL],
-    });
+    const { handle, lines, exits } = handled({ deadlineMs: 50 });
     try {
       process.kill(process.pid, SIGNAL);
       await until(() => exits.length > 0);
@@ -62,16 +69,7 @@ describe('handleShutdownSignals', () => {
   });
 
   it('exits at once on a second signal, with 128 + its number', async () => {
-    const { logger, lines } = recordingLogger();
-    const exits: number[] = [];
-    const handle = handleShutdownSignals({
-      logger,
-      stop: () => new Promise<void>(() => {}),
-      waitsFor: 'a stop that never ends',
-      deadlineMs: 60_000,
-      exit: (code) => void exits.push(code),
-      signals: [SIGNAL],
-    });
+    const { handle, lines, exits } = handled({});
     try {
       process.kill(process.pid, SIGNAL);
       await until(() => lines.some((line) => line.msg === 'shutting down'));
@@ -87,17 +85,12 @@ describe('handleShutdownSignals', () => {
   });
 
   it('after a stop that left a handle open: logs it and exits 0 after the linger', async () => {
-    const { logger, lines } = recordingLogger();
-    const exits: number[] = [];
     const leaked = setInterval(() => {}, 1_000);
-    const handle = handleShutdownSignals({
-      logger,
+    const { handle, lines, exits } = handled({
       stop: async () => {},
       waitsFor: 'nothing',
       deadlineMs: 200,
       lingerMs: 50,
-      exit: (code) => void exits.push(code),
-      signals: [SIGNAL],
     });
     try {
       process.kill(process.pid, SIGNAL);

@@ -113,44 +113,26 @@ describe('tokenGrowth', () => {
     expect(tokenGrowth(back.counted, usage('0.75')).delta.cost).toBe(0.5);
   });
 
-  it.each([
-    [
-      'first report',
-      { input: 0, output: 0 },
-      [10, 5],
-      { input: 10, output: 5, cost: 0 },
-      { input: 10, output: 5, cost: 0 },
-    ],
-    [
-      'grown',
-      { input: 10, output: 5 },
-      [17, 8],
-      { input: 7, output: 3, cost: 0 },
-      { input: 17, output: 8, cost: 0 },
-    ],
-    [
-      're-read from the start (an early turn again)',
-      { input: 17, output: 8 },
-      [10, 5],
-      { input: 0, output: 0, cost: 0 },
-      { input: 17, output: 8, cost: 0 },
-    ],
-    [
-      'past what was counted again',
-      { input: 17, output: 8 },
-      [20, 8],
-      { input: 3, output: 0, cost: 0 },
-      { input: 20, output: 8, cost: 0 },
-    ],
-  ] as const)('%s', (_name, counted, [inputTokens, outputTokens], delta, after) => {
+  // [case, counted before as [input, output], the report, the growth, counted after]
+  it.each<[string, Pair, Pair, Pair, Pair]>([
+    ['first report', [0, 0], [10, 5], [10, 5], [10, 5]],
+    ['grown', [10, 5], [17, 8], [7, 3], [17, 8]],
+    ['re-read from the start (an early turn again)', [17, 8], [10, 5], [0, 0], [17, 8]],
+    ['past what was counted again', [17, 8], [20, 8], [3, 0], [20, 8]],
+  ])('%s', (_name, [input, output], [inputTokens, outputTokens], delta, after) => {
     expect(
-      tokenGrowth(counted, { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens }),
+      tokenGrowth(
+        { input, output },
+        { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+      ),
     ).toEqual({
-      delta,
-      counted: after,
+      delta: { input: delta[0], output: delta[1], cost: 0 },
+      counted: { input: after[0], output: after[1], cost: 0 },
     });
   });
 });
+
+type Pair = [number, number];
 
 describe('runningCounts', () => {
   it('counts runs in phase Running per namespace and Workflow, idle Workflows at 0', () => {

@@ -18,6 +18,19 @@ afterAll(async () => {
   await sshd?.stop();
 });
 
+/** Runs `body` with a fresh executor and a fresh process marker; shuts the executor down after. */
+async function withExecutor(
+  body: (executor: Awaited<ReturnType<typeof sshExecutor>>, mark: string) => Promise<void>,
+): Promise<void> {
+  const executor = await sshExecutor(sshd);
+  const mark = marker();
+  try {
+    await body(executor, mark);
+  } finally {
+    await executor.shutdown();
+  }
+}
+
 async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
   try {
     await promise;
@@ -87,9 +100,7 @@ describe('SSH executor: commands', () => {
   });
 
   it('times out a hook that ignores SIGTERM and forks: nothing of it is left on the host', async () => {
-    const executor = await sshExecutor(sshd);
-    const mark = marker();
-    try {
+    await withExecutor(async (executor, mark) => {
       const started = Date.now();
       const result = await executor.runCommand(
         `trap '' TERM; (trap '' TERM; sleep ${mark}) & (sleep ${mark}) & sleep ${mark}`,
@@ -98,15 +109,11 @@ describe('SSH executor: commands', () => {
       expect(result).toMatchObject({ timedOut: true, exitCode: null, cancelled: false });
       expect(Date.now() - started).toBeLessThan(5000);
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-    } finally {
-      await executor.shutdown();
-    }
+    });
   });
 
   it('a cancellation kills the remote group like a timeout', async () => {
-    const executor = await sshExecutor(sshd);
-    const mark = marker();
-    try {
+    await withExecutor(async (executor, mark) => {
       const abort = new AbortController();
       setTimeout(() => abort.abort(), 300);
       const result = await executor.runCommand(`sleep ${mark} & sleep ${mark}`, {
@@ -116,9 +123,7 @@ describe('SSH executor: commands', () => {
       });
       expect(result).toMatchObject({ cancelled: true, timedOut: false });
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-    } finally {
-      await executor.shutdown();
-    }
+    });
   });
 
   it('shutdown ends the daemons hooks left behind', async () => {
@@ -138,9 +143,7 @@ describe('SSH executor: commands', () => {
   });
 
   it('spawn pipes stdio over the channel and kill() ends the remote group', async () => {
-    const executor = await sshExecutor(sshd);
-    const mark = marker();
-    try {
+    await withExecutor(async (executor, mark) => {
       const child = executor.spawn(`sleep ${mark} & cat`, { cwd: sshd.home });
       const chunks: string[] = [];
       child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk.toString()));
@@ -148,15 +151,11 @@ describe('SSH executor: commands', () => {
       expect(await eventually(async () => chunks.join('') === 'hello over ssh\n')).toBe(true);
       await child.kill(300);
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-    } finally {
-      await executor.shutdown();
-    }
+    });
   });
 
   it('long-lived channels (bridges) never starve short ones of the connection', async () => {
-    const executor = await sshExecutor(sshd);
-    const mark = marker();
-    try {
+    await withExecutor(async (executor, mark) => {
       const bridges = Array.from({ length: 8 }, () =>
         executor.spawn(`sleep ${mark} & cat`, { cwd: sshd.home }),
       );
@@ -171,9 +170,7 @@ describe('SSH executor: commands', () => {
       expect(result.output).toBe('still');
       await Promise.all(bridges.map((bridge) => bridge.kill(300)));
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-    } finally {
-      await executor.shutdown();
-    }
+    });
   });
 
   it('a command whose cwd is missing fails to start, as locally', async () => {
@@ -441,9 +438,7 @@ describe('SSH executor: connection failures', () => {
   });
 
   it('a connection cut mid-command: a clear failure, and the group ended on reconnection', async () => {
-    const executor = await sshExecutor(sshd);
-    const mark = marker();
-    try {
+    await withExecutor(async (executor, mark) => {
       const running = executor.runCommand(`trap '' TERM HUP PIPE; sleep ${mark}`, {
         cwd: sshd.home,
         timeoutMs: 60_000,
@@ -461,8 +456,6 @@ describe('SSH executor: connection failures', () => {
       const next = await executor.runCommand('echo back', { cwd: sshd.home, timeoutMs: 10_000 });
       expect(next.output).toBe('back');
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-    } finally {
-      await executor.shutdown();
-    }
+    });
   });
 });

@@ -320,6 +320,23 @@ describe('lorenz run with worker.ssh_hosts', () => {
     });
     return { code: result.status, stdout: result.stdout, stderr: result.stderr };
   };
+  /** `lorenz run --no-agent` of the files, with this SSH key. */
+  const runFiles = (paths: Awaited<ReturnType<typeof files>>, keyFile = sshd.keyFile) =>
+    lorenz(
+      [
+        'run',
+        '--workflow',
+        paths.workflow,
+        '--issue',
+        paths.issue,
+        '--no-agent',
+        '--ssh-key',
+        keyFile,
+        '--known-hosts',
+        paths.knownHosts,
+      ],
+      paths.dir,
+    );
 
   it('runs the lifecycle on the first host that connects', async () => {
     const name = `cli-${marker()}`;
@@ -330,21 +347,7 @@ describe('lorenz run with worker.ssh_hosts', () => {
       `  before_run: "hostname > ~/${name}.where; echo \\"$PWD\\" >> ~/${name}.where"\n`,
     );
     try {
-      const result = lorenz(
-        [
-          'run',
-          '--workflow',
-          paths.workflow,
-          '--issue',
-          paths.issue,
-          '--no-agent',
-          '--ssh-key',
-          sshd.keyFile,
-          '--known-hosts',
-          paths.knownHosts,
-        ],
-        paths.dir,
-      );
+      const result = runFiles(paths);
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       const lines = result.stdout
@@ -377,21 +380,7 @@ describe('lorenz run with worker.ssh_hosts', () => {
         `  before_run: "( setsid sh -c 'sleep ${doubleForked} &' >/dev/null 2>&1 & )"\n`,
     );
     try {
-      const result = lorenz(
-        [
-          'run',
-          '--workflow',
-          paths.workflow,
-          '--issue',
-          paths.issue,
-          '--no-agent',
-          '--ssh-key',
-          sshd.keyFile,
-          '--known-hosts',
-          paths.knownHosts,
-        ],
-        paths.dir,
-      );
+      const result = runFiles(paths);
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
       expect(await pidsOf(sshd, `sleep ${detached}`)).toEqual([]);
@@ -406,21 +395,7 @@ describe('lorenz run with worker.ssh_hosts', () => {
   it('fails ssh_connect (exit 1) when no host can be reached', async () => {
     const name = `cli-${marker()}`;
     const paths = await files(name, [`${sshd.user}@127.0.0.1:1`], '  before_run: "true"\n');
-    const result = lorenz(
-      [
-        'run',
-        '--workflow',
-        paths.workflow,
-        '--issue',
-        paths.issue,
-        '--no-agent',
-        '--ssh-key',
-        sshd.wrongKeyFile,
-        '--known-hosts',
-        paths.knownHosts,
-      ],
-      paths.dir,
-    );
+    const result = runFiles(paths, sshd.wrongKeyFile);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('lorenz: ssh_connect: no SSH worker could be reached');
     expect(result.stderr.split('ssh_connect')).toHaveLength(2);

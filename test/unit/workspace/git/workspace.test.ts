@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../../../src/executor/local.js';
@@ -13,7 +13,11 @@ import type {
   RunSummary,
 } from '../../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../../src/workflow/issue.js';
-import { startGitServer, type GitServer } from '../../../support/fakes/git-server.js';
+import {
+  credentialsFolder,
+  startGitServer,
+  type GitServer,
+} from '../../../support/fakes/git-server.js';
 import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
 
 /**
@@ -33,9 +37,7 @@ beforeAll(async () => {
     users: { alice: TOKEN },
   });
   base = await makeTempDir('lorenz-gitws-');
-  credentials = join(base, 'credentials');
-  await mkdir(credentials);
-  await writeFile(join(credentials, '127.0.0.1'), `alice:${TOKEN}\n`);
+  credentials = await credentialsFolder(base, 'alice', TOKEN);
 });
 afterAll(async () => {
   await server.close();
