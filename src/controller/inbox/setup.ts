@@ -48,8 +48,7 @@ export function wantsLook(run: IssueRun, old: IssueRun | undefined, known: Known
   const inbox = run.status?.inbox;
   if (requestAnnotations(run).length > 0 || (inbox?.pending ?? []).length > 0) return true;
   const decisions = run.spec.decisions ?? [];
-  if (decisions.length > 0 && !jsonEqual(decisions, old?.spec.decisions ?? []))
-    return true;
+  if (decisions.length > 0 && !jsonEqual(decisions, old?.spec.decisions ?? [])) return true;
   if (mayBeSteered(run, known)) return true;
   const ended = runFinished(run) && (old === undefined || !runFinished(old));
   return ended && (inbox?.steers ?? []).some((steer) => steer.seq > steeredMark(run));
