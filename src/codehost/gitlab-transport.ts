@@ -1,8 +1,10 @@
-import { EtagCache } from '../tracker/github/cache.js';
+import { EtagCache, conditionalGet, rememberAnswer } from '../tracker/github/cache.js';
 import {
-  type FailureOf,
+  type HttpService,
+  httpService,
   epochMs,
   isJsonMap,
+  jsonRequest,
   parseJson,
   rateLimitDetail,
   retryAfterTime,
@@ -90,16 +92,11 @@ function baseHeaders(transport: GitlabTransport): Record<string, string> {
   };
 }
 
-function exchange(
-  transport: GitlabTransport,
-  url: string,
-  init: RequestInit,
-  callerSignal: AbortSignal | undefined,
-): Promise<{ response: Response; text: string }> {
-  const service = { name: 'GitLab', fetch: transport.fetch, timeoutMs: transport.timeoutMs };
-  const fail: FailureOf = (message, detail) =>
-    gitlabFailure(transport, 'codehost_request', message, detail);
-  return timedExchange(service, url, init, callerSignal, fail);
+/** GitLab as timedExchange reaches it. */
+function service(transport: GitlabTransport): HttpService {
+  return httpService('GitLab', transport, (message, detail) =>
+    gitlabFailure(transport, 'codehost_request', message, detail),
+  );
 }
 
 /** The path of a URL without its query: what an error may name (never a query value). */
@@ -185,18 +182,12 @@ export async function gitlabGet(
   options: GetOptions = {},
 ): Promise<GitlabAnswer> {
   const asText = options.as === 'text';
-  const cached = transport.cache.get(transport.token, url);
-  const { response, text } = await exchange(
-    transport,
+  const { response, text, cached } = await conditionalGet(
+    service(transport),
+    transport.cache,
+    transport.token,
     url,
-    {
-      method: 'GET',
-      headers: {
-        ...baseHeaders(transport),
-        ...(asText ? { accept: 'text/plain' } : {}),
-        ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
-      },
-    },
+    { ...baseHeaders(transport), ...(asText ? { accept: 'text/plain' } : {}) },
     options.signal,
   );
   if (response.status === 304 && cached !== undefined) {
@@ -223,9 +214,7 @@ export async function gitlabGet(
     throw notJson(transport, url, response.status);
   }
   const link = linkOf(url, response.headers);
-  const etag = response.headers.get('etag');
-  if (etag !== null && etag !== '')
-    transport.cache.set(transport.token, url, { etag, body: text, link });
+  rememberAnswer(transport.cache, transport.token, url, { headers: response.headers, text, link });
   return { status: response.status, body, headers: response.headers, link, notModified: false };
 }
 
@@ -240,14 +229,10 @@ export async function gitlabSend(
   payload: Record<string, unknown>,
   options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
 ): Promise<{ status: number; body: unknown }> {
-  const { response, text } = await exchange(
-    transport,
+  const { response, text } = await timedExchange(
+    service(transport),
     url,
-    {
-      method,
-      headers: { ...baseHeaders(transport), 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    },
+    jsonRequest(method, baseHeaders(transport), payload),
     options.signal,
   );
   const parsed = parseJson(text);

@@ -61,11 +61,53 @@ export function rateLimitDetail(
 /** Builds the transport's own error for a message and its detail. */
 export type FailureOf = (message: string, detail?: Record<string, unknown>) => LorenzError;
 
-/** Who answers (for messages, e.g. `GitHub`) and how to reach it. */
+/**
+ * Who answers (for messages, e.g. `GitHub`), how to reach it, and how the transport words a
+ * request that got no answer (its `*_request` code, its origin, its scrubbing).
+ */
 export interface HttpService {
   name: string;
   fetch: FetchLike;
   timeoutMs: number;
+  requestFailure: FailureOf;
+}
+
+/** A request that sends `payload` as JSON, with the transport's own headers. */
+export function jsonRequest(
+  method: string,
+  headers: Record<string, string>,
+  payload: Record<string, unknown>,
+): RequestInit {
+  return {
+    method,
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+  };
+}
+
+/** The service a transport's fetch and timeout reach, its no-answer errors built by `fail`. */
+export function httpService(
+  name: string,
+  transport: { fetch: FetchLike; timeoutMs: number },
+  fail: FailureOf,
+): HttpService {
+  return { name, fetch: transport.fetch, timeoutMs: transport.timeoutMs, requestFailure: fail };
+}
+
+/**
+ * The rate-limit error of a service that names no status in its message: with the time to
+ * retry at when the answer gave one.
+ */
+export function rateLimitFailure(
+  name: string,
+  status: number,
+  at: number | null,
+  now: number,
+  fail: FailureOf,
+): LorenzError {
+  if (at === null) return fail(`${name} rate-limited the request`, { status });
+  const detail = rateLimitDetail(status, at, now);
+  return fail(`${name} rate-limited the request; retry after ${detail.retryAt}`, detail);
 }
 
 /** The error for a request that got no answer: timed out, aborted, or failed on the socket. */
@@ -90,14 +132,13 @@ export function requestFailure(
 
 /**
  * One request and its whole body, under the service's timeout and the caller's signal. No
- * answer at all throws the error `fail` builds (the transport's `*_request` code).
+ * answer at all throws the service's request failure.
  */
 export async function timedExchange(
   service: HttpService,
   url: string,
   init: RequestInit,
   callerSignal: AbortSignal | undefined,
-  fail: FailureOf,
 ): Promise<{ response: Response; text: string }> {
   const timeout = AbortSignal.timeout(service.timeoutMs);
   const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
@@ -105,6 +146,6 @@ export async function timedExchange(
     const response = await service.fetch(url, { ...init, signal });
     return { response, text: await response.text() };
   } catch (error) {
-    throw requestFailure(service, error, signal, fail);
+    throw requestFailure(service, error, signal, service.requestFailure);
   }
 }

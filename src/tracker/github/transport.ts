@@ -1,8 +1,10 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
 import {
-  type FailureOf,
+  type HttpService,
+  httpService,
   epochMs,
   isJsonMap,
+  jsonRequest,
   numberHeader,
   parseJson,
   rateLimitDetail,
@@ -11,7 +13,7 @@ import {
   timedExchange,
 } from '../http.js';
 import type { FetchLike } from '../types.js';
-import type { EtagCache } from './cache.js';
+import { type EtagCache, conditionalGet, rememberAnswer } from './cache.js';
 import { GITHUB_API_VERSION } from './settings.js';
 
 /** How long one request may take, the answer's body included. */
@@ -128,17 +130,11 @@ function baseHeaders(transport: GithubTransport): Record<string, string> {
   };
 }
 
-/** One request and its whole body, under the transport's timeout and the caller's signal. */
-function exchange(
-  transport: GithubTransport,
-  url: string,
-  init: RequestInit,
-  callerSignal: AbortSignal | undefined,
-): Promise<{ response: Response; text: string }> {
-  const service = { name: 'GitHub', fetch: transport.fetch, timeoutMs: transport.timeoutMs };
-  const fail: FailureOf = (message, detail) =>
-    githubFailure(transport, 'tracker_request', message, detail);
-  return timedExchange(service, url, init, callerSignal, fail);
+/** GitHub as timedExchange reaches it. */
+function service(transport: GithubTransport): HttpService {
+  return httpService('GitHub', transport, (message, detail) =>
+    githubFailure(transport, 'tracker_request', message, detail),
+  );
 }
 
 /** Throws for a rate limit or a status outside 2xx that the caller does not handle itself. */
@@ -180,17 +176,12 @@ export async function githubGet(
   url: string,
   options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
 ): Promise<GithubAnswer> {
-  const cached = transport.cache.get(transport.token, url);
-  const { response, text } = await exchange(
-    transport,
+  const { response, text, cached } = await conditionalGet(
+    service(transport),
+    transport.cache,
+    transport.token,
     url,
-    {
-      method: 'GET',
-      headers: {
-        ...baseHeaders(transport),
-        ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
-      },
-    },
+    baseHeaders(transport),
     options.signal,
   );
   if (response.status === 304 && cached !== undefined) {
@@ -208,9 +199,7 @@ export async function githubGet(
   }
   if (!parsed.ok) throw notJson(transport, response.status);
   const link = response.headers.get('link');
-  const etag = response.headers.get('etag');
-  if (etag !== null && etag !== '')
-    transport.cache.set(transport.token, url, { etag, body: text, link });
+  rememberAnswer(transport.cache, transport.token, url, { headers: response.headers, text, link });
   return { status: response.status, body, link, notModified: false };
 }
 
@@ -226,14 +215,10 @@ export async function githubSend(
   payload: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<{ status: number; body: unknown }> {
-  const { response, text } = await exchange(
-    transport,
+  const { response, text } = await timedExchange(
+    service(transport),
     url,
-    {
-      method,
-      headers: { ...baseHeaders(transport), 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    },
+    jsonRequest(method, baseHeaders(transport), payload),
     signal,
   );
   const parsed = parseJson(text);

@@ -1,8 +1,9 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
 import {
-  type FailureOf,
+  httpService,
   isJsonMap,
-  rateLimitDetail,
+  jsonRequest,
+  rateLimitFailure,
   retryAfterTime,
   scrubbedQuote,
   timedExchange,
@@ -73,17 +74,8 @@ export function jiraRetryTime(headers: Headers, now: number): number | null {
 function rateLimited(transport: JiraTransport, response: Response): LorenzError {
   const now = transport.now();
   const at = jiraRetryTime(response.headers, now);
-  if (at === null) {
-    return failure(transport, 'tracker_rate_limited', 'Jira rate-limited the request', {
-      status: response.status,
-    });
-  }
-  const detail = rateLimitDetail(response.status, at, now);
-  return failure(
-    transport,
-    'tracker_rate_limited',
-    `Jira rate-limited the request; retry after ${detail.retryAt}`,
-    detail,
+  return rateLimitFailure('Jira', response.status, at, now, (message, detail) =>
+    failure(transport, 'tracker_rate_limited', message, detail),
   );
 }
 
@@ -103,24 +95,16 @@ export async function jiraSend(
   callerSignal: AbortSignal | undefined,
   allow: readonly number[] = [],
 ): Promise<{ status: number; body: unknown }> {
-  const service = { name: 'Jira', fetch: transport.fetch, timeoutMs: transport.timeoutMs };
-  const fail: FailureOf = (message, detail) =>
-    failure(transport, 'tracker_request', message, detail);
+  const service = httpService('Jira', transport, (message, detail) =>
+    failure(transport, 'tracker_request', message, detail),
+  );
   const headers = { accept: 'application/json', authorization: basicAuth(transport) };
-  const init: RequestInit =
-    body === null
-      ? { method, headers }
-      : {
-          method,
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        };
+  const init = body === null ? { method, headers } : jsonRequest(method, headers, body);
   const { response, text } = await timedExchange(
     service,
     `${transport.site}${path}`,
     init,
     callerSignal,
-    fail,
   );
   let parsed: unknown;
   try {

@@ -1,10 +1,10 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
 import {
-  type FailureOf,
   epochMs,
+  httpService,
   isJsonMap,
   numberHeader,
-  rateLimitDetail,
+  rateLimitFailure,
   retryAfterTime,
   scrubbedQuote,
   timedExchange,
@@ -79,17 +79,8 @@ export function retryTime(headers: Headers, now: number): number | null {
 function rateLimited(transport: LinearTransport, response: Response): LorenzError {
   const now = transport.now();
   const at = retryTime(response.headers, now);
-  if (at === null) {
-    return failure(transport, 'tracker_rate_limited', 'Linear rate-limited the request', {
-      status: response.status,
-    });
-  }
-  const detail = rateLimitDetail(response.status, at, now);
-  return failure(
-    transport,
-    'tracker_rate_limited',
-    `Linear rate-limited the request; retry after ${detail.retryAt}`,
-    detail,
+  return rateLimitFailure('Linear', response.status, at, now, (message, detail) =>
+    failure(transport, 'tracker_rate_limited', message, detail),
   );
 }
 
@@ -105,9 +96,9 @@ export async function linearRequest(
   variables: JsonMap,
   callerSignal?: AbortSignal,
 ): Promise<JsonMap> {
-  const service = { name: 'Linear', fetch: transport.fetch, timeoutMs: transport.timeoutMs };
-  const fail: FailureOf = (message, detail) =>
-    failure(transport, 'tracker_request', message, detail);
+  const service = httpService('Linear', transport, (message, detail) =>
+    failure(transport, 'tracker_request', message, detail),
+  );
   const init: RequestInit = {
     method: 'POST',
     headers: {
@@ -118,13 +109,7 @@ export async function linearRequest(
     },
     body: JSON.stringify({ query, variables }),
   };
-  const { response, text } = await timedExchange(
-    service,
-    transport.endpoint,
-    init,
-    callerSignal,
-    fail,
-  );
+  const { response, text } = await timedExchange(service, transport.endpoint, init, callerSignal);
 
   let body: unknown;
   let parsed = true;

@@ -59,11 +59,10 @@ describe('requestFailure', () => {
   it('is what timedExchange throws when fetch gets no answer', async () => {
     const refused = () => Promise.reject(new Error('ECONNRESET'));
     const exchange = timedExchange(
-      { ...service, fetch: refused },
+      { ...service, fetch: refused, requestFailure: fail },
       'http://jira.test/x',
       {},
       undefined,
-      fail,
     );
     await expect(exchange).rejects.toThrow('the request to Jira failed: ECONNRESET');
   });
