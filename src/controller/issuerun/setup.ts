@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import type { IssueRun, Workflow } from '../../api/index.js';
-import { createEventRecorder, createLifecycleEventWriter } from '../events/recorder.js';
-import { errorMessage } from '../../workflow/errors.js';
+import {
+  createEventRecorder,
+  createLifecycleEventWriter,
+  warnRefusedEvent,
+} from '../events/recorder.js';
 import type { KubeClient } from '../runtime/client.js';
 import { PODS } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
@@ -141,8 +144,7 @@ export function setupIssueRunController(
   const lifecycleEvents = createLifecycleEventWriter({
     client,
     reportingInstance: options.identity,
-    onRefused: (event, error) =>
-      logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event'),
+    onRefused: warnRefusedEvent(logger),
   });
   // One store for the run statuses of this process: the review controller writes through it
   // too, so neither wipes the other's writes.

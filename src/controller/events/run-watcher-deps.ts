@@ -1,0 +1,56 @@
+// The inbox and review controllers both act on IssueRuns beside the IssueRun controller: they
+// read the same informers, write through its status store, look up configs and trackers the
+// same way, and record Events with the same writer. Built here once for both.
+import type { Logger } from 'pino';
+import type { IssueRun, Workflow } from '../../api/index.js';
+import type { KubeClient } from '../runtime/client.js';
+import type { Informer } from '../runtime/informer.js';
+import type { Manager } from '../runtime/manager.js';
+import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
+import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
+import type { TrackerCache } from '../shared/trackers.js';
+import type { TrackerWriter } from '../../tracker/types.js';
+import type { WorkflowConfig } from '../../workflow/config.js';
+import {
+  type LifecycleEventWriter,
+  createLifecycleEventWriter,
+  warnRefusedEvent,
+} from './recorder.js';
+
+export interface RunWatcherDeps<Store> {
+  issueRuns: Informer<IssueRun>;
+  workflows: Informer<Workflow>;
+  store: Store;
+  loadWorkflowConfig: ReturnType<typeof createWorkflowConfigCache>;
+  trackerWriter: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerWriter | undefined>;
+  events: LifecycleEventWriter;
+  now: () => Date;
+  logger: Logger;
+}
+
+export function runWatcherDeps<Store>(
+  manager: Manager,
+  options: {
+    client: KubeClient;
+    identity: string;
+    logger: Logger;
+    store: Store;
+    trackers: TrackerCache;
+  },
+): RunWatcherDeps<Store> {
+  return {
+    issueRuns: manager.informer<IssueRun>(ISSUERUNS),
+    workflows: manager.informer<Workflow>(WORKFLOWS),
+    store: options.store,
+    loadWorkflowConfig: createWorkflowConfigCache(options.client),
+    trackerWriter: async (workflow, config) =>
+      (await options.trackers.get(workflow, config)).writer,
+    events: createLifecycleEventWriter({
+      client: options.client,
+      reportingInstance: options.identity,
+      onRefused: warnRefusedEvent(options.logger),
+    }),
+    now: () => new Date(),
+    logger: options.logger,
+  };
+}
