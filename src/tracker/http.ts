@@ -72,6 +72,25 @@ export interface HttpService {
   requestFailure: FailureOf;
 }
 
+/** What an adapter's options may set of its transport's reach; each falls back to a default. */
+export interface TransportOptions {
+  fetch?: FetchLike | undefined;
+  timeoutMs?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+/** The fetch, the timeout and the clock of a transport: the options', else the defaults. */
+export function transportReach(
+  options: TransportOptions,
+  defaultTimeoutMs: number,
+): { fetch: FetchLike; timeoutMs: number; now: () => number } {
+  return {
+    fetch: options.fetch ?? globalThis.fetch,
+    timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
+    now: options.now ?? Date.now,
+  };
+}
+
 /** A request that sends `payload` as JSON, with the transport's own headers. */
 export function jsonRequest(
   method: string,
