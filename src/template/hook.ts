@@ -1,12 +1,10 @@
-import { Liquid, type Template } from 'liquidjs';
 import { LorenzError, isLorenzError } from '../workflow/errors.js';
 import type { HookName } from '../workflow/events.js';
 import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import { shellEscape } from './shell-escape.js';
-import { TEMPLATE_LIMITS } from './limits.js';
-import { DEFERRED_LOCALE, deferLocale } from './locale.js';
+import { cachedParser, strictEngine } from './engine.js';
 
 export { shellEscape } from './shell-escape.js';
 
@@ -40,21 +38,10 @@ function quoteValue(value: unknown): string {
  * way out. `| raw` opts out; `| shell_escape` quotes explicitly and is marked raw so that
  * liquidjs does not quote its result a second time.
  */
-const hookEngine = deferLocale(
-  new Liquid({
-    strictVariables: true,
-    strictFilters: true,
-    globals: {},
-    ownPropertyOnly: true,
-    templates: {},
-    outputEscape: quoteValue,
-    ...TEMPLATE_LIMITS,
-    ...DEFERRED_LOCALE,
-  }),
-);
+const hookEngine = strictEngine({ outputEscape: quoteValue });
 hookEngine.registerFilter('shell_escape', { handler: quoteValue, raw: true });
 
-const parsedHooks = new Map<string, Template[]>();
+const parseHook = cachedParser(hookEngine);
 
 /** True when the text of one `{{ … }}` or `{% … %}` tag mentions `issue.` or `issue[`. */
 const ISSUE_REFERENCE = /(?<![\w$])issue[.[]/;
@@ -69,19 +56,6 @@ export function hookNeedsTemplating(command: string): boolean {
     if (ISSUE_REFERENCE.test(match[1] ?? match[2] ?? '')) return true;
   }
   return false;
-}
-
-function parseHook(command: string): Template[] {
-  const cached = parsedHooks.get(command);
-  if (cached) return cached;
-  let parsed: Template[];
-  try {
-    parsed = hookEngine.parse(command);
-  } catch (error) {
-    throw templateError('template_parse_error', error, command);
-  }
-  parsedHooks.set(command, parsed);
-  return parsed;
 }
 
 /**

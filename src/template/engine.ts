@@ -1,0 +1,44 @@
+import { Liquid, type LiquidOptions, type Template } from 'liquidjs';
+import { templateError } from './liquid-errors.js';
+import { TEMPLATE_LIMITS } from './limits.js';
+import { DEFERRED_LOCALE, deferLocale } from './locale.js';
+
+/**
+ * A strict liquidjs engine, as the prompt and the hooks render with: an unknown variable or
+ * filter is an error, only own properties are read, no partials, and the template limits.
+ * `extra` adds what one engine does differently (the hooks' shell quoting).
+ */
+export function strictEngine(extra: LiquidOptions = {}): Liquid {
+  return deferLocale(
+    new Liquid({
+      strictVariables: true,
+      strictFilters: true,
+      globals: {},
+      ownPropertyOnly: true,
+      templates: {},
+      ...extra,
+      ...TEMPLATE_LIMITS,
+      ...DEFERRED_LOCALE,
+    }),
+  );
+}
+
+/**
+ * The parse of a template text by `engine`, cached by the text: re-rendering across polls
+ * reuses it. A syntax error throws `template_parse_error` (not cached, so it is said again).
+ */
+export function cachedParser(engine: Liquid): (text: string) => Template[] {
+  const parsed = new Map<string, Template[]>();
+  return (text) => {
+    const cached = parsed.get(text);
+    if (cached) return cached;
+    let templates: Template[];
+    try {
+      templates = engine.parse(text);
+    } catch (error) {
+      throw templateError('template_parse_error', error, text);
+    }
+    parsed.set(text, templates);
+    return templates;
+  };
+}
