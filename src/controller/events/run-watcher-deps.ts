@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { IssueRun, Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
-import type { Informer } from '../runtime/informer.js';
+import { type Informer, splitKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
@@ -53,4 +53,18 @@ export function runWatcherDeps<Store>(
     now: () => new Date(),
     logger: options.logger,
   };
+}
+
+/**
+ * The run a watcher's key names, as the status store last wrote it; undefined when it is gone
+ * or being deleted, for the watcher to forget what it kept of it.
+ */
+export function currentRun(
+  deps: { issueRuns: Informer<IssueRun>; store: { fresh(key: string, run: IssueRun): IssueRun } },
+  key: string,
+): IssueRun | undefined {
+  const { namespace = '', name } = splitKey(key);
+  const cached = deps.issueRuns.get(namespace, name);
+  if (!cached || cached.metadata.deletionTimestamp) return undefined;
+  return deps.store.fresh(key, cached);
 }

@@ -13,7 +13,7 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { currentRun } from '../events/run-watcher-deps.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { ANNOTATION_ISSUE_ID, ANNOTATION_STOP_NOTE } from '../shared/constants.js';
 import { postAll, recordPosts } from './act.js';
@@ -182,14 +182,12 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
-    const { namespace = '', name } = splitKey(key);
-    const cached = deps.issueRuns.get(namespace, name);
-    if (!cached || cached.metadata.deletionTimestamp) {
+    const run = currentRun(deps, key);
+    if (!run) {
       failures.delete(key);
       woken.delete(key);
       return;
     }
-    const run = deps.store.fresh(key, cached);
     try {
       return await look(key, run);
     } catch (error) {

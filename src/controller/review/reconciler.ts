@@ -19,7 +19,7 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { currentRun } from '../events/run-watcher-deps.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { awaitingReview, reviewConfigOf } from '../shared/review-config.js';
 import { reviewContextConfigMap } from '../shared/review-context.js';
@@ -125,14 +125,12 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
-    const { namespace = '', name } = splitKey(key);
-    const cached = deps.issueRuns.get(namespace, name);
-    if (!cached || cached.metadata.deletionTimestamp) {
+    const run = currentRun(deps, key);
+    if (!run) {
       failures.delete(key);
       woken.delete(key);
       return;
     }
-    const run = deps.store.fresh(key, cached);
     if (!awaitingReview(run)) return;
     // A round asked for is the IssueRun reconciler's to start: feedback waits for it.
     const review = run.status?.review;
