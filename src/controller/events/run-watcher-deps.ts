@@ -2,7 +2,7 @@
 // read the same informers, write through its status store, look up configs and trackers the
 // same way, and record Events with the same writer. Built here once for both.
 import type { Logger } from 'pino';
-import type { IssueRun, Workflow } from '../../api/index.js';
+import type { IssueRun, IssueRunStatus, Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { type Informer, splitKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
@@ -16,6 +16,16 @@ import {
   createLifecycleEventWriter,
   warnRefusedEvent,
 } from './recorder.js';
+
+/** What a run watcher writes the run's status with: the store it shares (status-store.ts). */
+export interface RunWatcherStore {
+  update(
+    key: string,
+    run: IssueRun,
+    mutate: (status: IssueRunStatus) => IssueRunStatus | null,
+  ): Promise<IssueRun>;
+  fresh(key: string, run: IssueRun): IssueRun;
+}
 
 export interface RunWatcherDeps<Store> {
   issueRuns: Informer<IssueRun>;
@@ -60,7 +70,7 @@ export function runWatcherDeps<Store>(
  * or being deleted, for the watcher to forget what it kept of it.
  */
 export function currentRun(
-  deps: { issueRuns: Informer<IssueRun>; store: { fresh(key: string, run: IssueRun): IssueRun } },
+  deps: { issueRuns: Informer<IssueRun>; store: Pick<RunWatcherStore, 'fresh'> },
   key: string,
 ): IssueRun | undefined {
   const { namespace = '', name } = splitKey(key);
