@@ -1,25 +1,11 @@
-import { LorenzError, type LorenzErrorCode } from '../workflow/errors.js';
+import { type AgentErrorCode, LorenzError } from '../workflow/errors.js';
 import type { BridgeExit } from './bridge.js';
 
 /**
  * Why an agent step failed, as a stable code the runner and the controller branch on. The
  * message is for people: it names the bridge command and quotes what the bridge said.
  */
-export type AgentFailureCode = Extract<
-  LorenzErrorCode,
-  | 'agent_bridge_missing'
-  | 'agent_bridge_exited'
-  | 'agent_protocol_error'
-  | 'agent_response_timeout'
-  | 'acp_turn_failed'
-  | 'turn_timeout'
-  | 'turn_stalled'
-  | 'turn_cancelled'
-  | 'turn_input_required'
-  | 'approval_required'
-  | 'issue_state_unavailable'
-  | 'budget_exceeded'
->;
+export type AgentFailureCode = AgentErrorCode;
 
 /** A LorenzError whose code is one of the agent's: the type says which codes can occur. */
 export class AgentFailure extends LorenzError {

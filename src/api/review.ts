@@ -98,18 +98,19 @@ export const reviewStatusSchema = z
   })
   .describe('Where the review loop of the run stands (docs/review-loop.md).');
 
+/** A reference to one key of a Secret in the Workflow's namespace; `keyDescription` says its default. */
+export function secretKeyRefSchema(keyDescription: string) {
+  return z.object({
+    name: z.string().min(1).max(253).describe('A Secret in this namespace.'),
+    key: z.string().min(1).max(253).optional().describe(keyDescription),
+  });
+}
+
 export const workflowReviewSchema = z
   .object({
-    credentialsSecretRef: z
-      .object({
-        name: z.string().min(1).max(253).describe('A Secret in this namespace.'),
-        key: z
-          .string()
-          .min(1)
-          .max(253)
-          .optional()
-          .describe('The key holding the code host token; default `token`.'),
-      })
+    credentialsSecretRef: secretKeyRefSchema(
+      'The key holding the code host token; default `token`.',
+    )
       .optional()
       .describe(
         "The code host token of the review loop, read by the controller only (never put in a run Pod). Without it, the git credentials Secret's entry for the host is used.",

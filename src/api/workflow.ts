@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
-import { workflowReviewSchema } from './review.js';
+import { secretKeyRefSchema, workflowReviewSchema } from './review.js';
 import { workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
 import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
 import {
@@ -247,16 +247,7 @@ export const workflowSpecSchema = z
       .describe(
         'For `tracker.kind: local`: the board is the files of this ConfigMap (`BOARD-1.md`: …), so a GitOps repo can hold it; read-only.',
       ),
-    trackerSecretRef: z
-      .object({
-        name: z.string().min(1).max(253).describe('A Secret in this namespace.'),
-        key: z
-          .string()
-          .min(1)
-          .max(253)
-          .optional()
-          .describe('The key holding the tracker API key; default `api_key`.'),
-      })
+    trackerSecretRef: secretKeyRefSchema('The key holding the tracker API key; default `api_key`.')
       .optional()
       .describe(
         "The tracker's API key, read by the controller only (never put in a run Pod, an Event, a log or a status).",

@@ -72,15 +72,8 @@ export function decodeContinue(token: string): PageKey {
   }
 }
 
-/** A RunQuery checked and with its defaults applied. */
-export interface NormalizedRunQuery {
-  namespaces?: readonly string[];
-  workflow?: string;
-  issue?: string;
-  phase?: string;
-  reason?: string;
-  since?: string;
-  until?: string;
+/** A RunQuery checked and with its defaults applied; its `continue` token decoded. */
+export interface NormalizedRunQuery extends Omit<RunQuery, 'includeLive' | 'limit' | 'continue'> {
   includeLive: boolean;
   limit: number;
   after?: PageKey;

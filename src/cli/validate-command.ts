@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 import { DEFAULT_POD_TEMPLATE_POLICY } from '../controller/shared/pod-template-check.js';
-import { LorenzError, isLorenzError } from '../workflow/errors.js';
+import { LorenzError } from '../workflow/errors.js';
 import { workflowLayout } from '../workflow/front-matter.js';
-import { displayPath, isMissingFile, readTextFile } from '../workflow/text-file.js';
+import { readWorkflowFile } from '../template/load-workflow.js';
+import { displayPath } from '../workflow/text-file.js';
 import { checkManifests, hasKubernetesObjects, type StreamReport } from './manifest-check.js';
 import { UsageError } from './usage.js';
 import { checkWorkflowText, type Finding } from './workflow-md-check.js';
@@ -24,18 +25,7 @@ async function readInput(path: string): Promise<string> {
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks).toString('utf8');
   }
-  try {
-    return await readTextFile(path, 'workflow file');
-  } catch (error) {
-    if (isLorenzError(error) && isMissingFile(error)) {
-      throw new LorenzError(
-        'missing_workflow_file',
-        `workflow file not found: ${displayPath(path)}`,
-        { path },
-      );
-    }
-    throw error;
-  }
+  return readWorkflowFile(path);
 }
 
 const at = (file: string, line: number | null) => (line === null ? file : `${file}:${line}`);

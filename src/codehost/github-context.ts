@@ -1,5 +1,6 @@
 // The settings of one GitHub code host checked and turned into what every request needs: the
 // transport (in its codehost role), the repository's API URL and GraphQL's.
+import { transportReach } from '../tracker/http.js';
 import { EtagCache, SHARED_ETAG_CACHE } from '../tracker/github/cache.js';
 import { parseRepository } from '../tracker/github/settings.js';
 import {
@@ -78,10 +79,8 @@ export function contextOf(options: GithubCodeHostOptions): Context {
   return {
     transport: {
       token: options.token.trim(),
-      fetch: options.fetch ?? globalThis.fetch,
-      timeoutMs: options.timeoutMs ?? GITHUB_REQUEST_TIMEOUT_MS,
+      ...transportReach(options, GITHUB_REQUEST_TIMEOUT_MS),
       cache: options.cache ?? SHARED_ETAG_CACHE,
-      now: options.now ?? Date.now,
       role: 'codehost',
     },
     apiUrl: root,

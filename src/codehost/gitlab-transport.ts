@@ -1,4 +1,16 @@
-import { EtagCache } from '../tracker/github/cache.js';
+import { EtagCache, conditionalGet, rememberAnswer } from '../tracker/github/cache.js';
+import {
+  type HttpService,
+  httpService,
+  epochMs,
+  isJsonMap,
+  jsonRequest,
+  parseJson,
+  rateLimitDetail,
+  retryAfterTime,
+  scrubbedQuote,
+  timedExchange,
+} from '../tracker/http.js';
 import type { FetchLike } from '../tracker/types.js';
 import { LorenzError, type LorenzErrorCode } from '../workflow/errors.js';
 
@@ -34,12 +46,7 @@ export interface GitlabAnswer {
   notModified: boolean;
 }
 
-// Messages quote the server; a long body would drown a status condition.
-const MAX_QUOTED = 300;
-
-export function isJsonMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isJsonMap };
 
 /** Every error leaves through here, so the token cannot reach a message even if echoed back. */
 export function gitlabFailure(
@@ -48,18 +55,8 @@ export function gitlabFailure(
   message: string,
   detail: Record<string, unknown> = {},
 ): LorenzError {
-  const scrubbed =
-    transport.token === '' ? message : message.split(transport.token).join('[redacted]');
-  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  const quoted = scrubbedQuote(message, transport.token === '' ? [] : [transport.token]);
   return new LorenzError(code, quoted, { codehost: 'gitlab', ...detail });
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
 }
 
 /** GitLab's error bodies carry `message` (a string or a map of field errors) or `error`. */
@@ -76,35 +73,11 @@ function messageOf(body: unknown): string | null {
  * seconds, as GitLab sends it), else a minute from now.
  */
 export function retryAt(headers: Headers, now: number): number {
-  const retryAfter = headers.get('retry-after')?.trim() ?? '';
-  if (retryAfter !== '') {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return date;
-  }
+  const retryAfter = retryAfterTime(headers, now);
+  if (retryAfter !== null) return retryAfter;
   const reset = Number(headers.get('ratelimit-reset') ?? '');
-  if (Number.isFinite(reset) && reset > 0) return reset < 1e12 ? reset * 1000 : reset;
+  if (Number.isFinite(reset) && reset > 0) return epochMs(reset);
   return now + GITLAB_DEFAULT_WAIT_MS;
-}
-
-function requestFailure(transport: GitlabTransport, error: unknown, signal: AbortSignal) {
-  const reason: unknown = signal.reason;
-  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
-    return gitlabFailure(
-      transport,
-      'codehost_request',
-      `GitLab did not answer within ${transport.timeoutMs} ms`,
-      { timeoutMs: transport.timeoutMs },
-    );
-  }
-  if (signal.aborted) {
-    return gitlabFailure(transport, 'codehost_request', 'the request to GitLab was aborted');
-  }
-  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const text = cause instanceof Error ? cause.message : String(cause);
-  return gitlabFailure(transport, 'codehost_request', `the request to GitLab failed: ${text}`);
 }
 
 /**
@@ -119,20 +92,11 @@ function baseHeaders(transport: GitlabTransport): Record<string, string> {
   };
 }
 
-async function exchange(
-  transport: GitlabTransport,
-  url: string,
-  init: RequestInit,
-  callerSignal: AbortSignal | undefined,
-): Promise<{ response: Response; text: string }> {
-  const timeout = AbortSignal.timeout(transport.timeoutMs);
-  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
-  try {
-    const response = await transport.fetch(url, { ...init, signal });
-    return { response, text: await response.text() };
-  } catch (error) {
-    throw requestFailure(transport, error, signal);
-  }
+/** GitLab as timedExchange reaches it. */
+function service(transport: GitlabTransport): HttpService {
+  return httpService('GitLab', transport, (message, detail) =>
+    gitlabFailure(transport, 'codehost_request', message, detail),
+  );
 }
 
 /** The path of a URL without its query: what an error may name (never a query value). */
@@ -150,17 +114,16 @@ function checkStatus(
   const path = pathOf(url);
   if (response.status === 429) {
     const now = transport.now();
-    const at = retryAt(response.headers, now);
+    const { retryAt: when, retryAfterMs } = rateLimitDetail(
+      429,
+      retryAt(response.headers, now),
+      now,
+    );
     throw gitlabFailure(
       transport,
       'codehost_rate_limited',
-      `GitLab rate-limited the request to ${path}; retry after ${new Date(at).toISOString()}`,
-      {
-        status: 429,
-        path,
-        retryAt: new Date(at).toISOString(),
-        retryAfterMs: Math.max(0, at - now),
-      },
+      `GitLab rate-limited the request to ${path}; retry after ${when}`,
+      { status: 429, path, retryAt: when, retryAfterMs },
     );
   }
   if (allow?.includes(response.status) === true) return;
@@ -173,6 +136,16 @@ function checkStatus(
       { status: response.status, path },
     );
   }
+}
+
+function notJson(transport: GitlabTransport, url: string, status: number): LorenzError {
+  const path = pathOf(url);
+  return gitlabFailure(
+    transport,
+    'codehost_response',
+    `GitLab answered ${path} with a body that is not JSON`,
+    { status, path },
+  );
 }
 
 /**
@@ -209,18 +182,12 @@ export async function gitlabGet(
   options: GetOptions = {},
 ): Promise<GitlabAnswer> {
   const asText = options.as === 'text';
-  const cached = transport.cache.get(transport.token, url);
-  const { response, text } = await exchange(
-    transport,
+  const { response, text, cached } = await conditionalGet(
+    service(transport),
+    transport.cache,
+    transport.token,
     url,
-    {
-      method: 'GET',
-      headers: {
-        ...baseHeaders(transport),
-        ...(asText ? { accept: 'text/plain' } : {}),
-        ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
-      },
-    },
+    { ...baseHeaders(transport), ...(asText ? { accept: 'text/plain' } : {}) },
     options.signal,
   );
   if (response.status === 304 && cached !== undefined) {
@@ -244,17 +211,10 @@ export async function gitlabGet(
     };
   }
   if (!parsed.ok) {
-    throw gitlabFailure(
-      transport,
-      'codehost_response',
-      `GitLab answered ${pathOf(url)} with a body that is not JSON`,
-      { status: response.status, path: pathOf(url) },
-    );
+    throw notJson(transport, url, response.status);
   }
   const link = linkOf(url, response.headers);
-  const etag = response.headers.get('etag');
-  if (etag !== null && etag !== '')
-    transport.cache.set(transport.token, url, { etag, body: text, link });
+  rememberAnswer(transport.cache, transport.token, url, { headers: response.headers, text, link });
   return { status: response.status, body, headers: response.headers, link, notModified: false };
 }
 
@@ -269,14 +229,10 @@ export async function gitlabSend(
   payload: Record<string, unknown>,
   options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
 ): Promise<{ status: number; body: unknown }> {
-  const { response, text } = await exchange(
-    transport,
+  const { response, text } = await timedExchange(
+    service(transport),
     url,
-    {
-      method,
-      headers: { ...baseHeaders(transport), 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    },
+    jsonRequest(method, baseHeaders(transport), payload),
     options.signal,
   );
   const parsed = parseJson(text);
@@ -284,12 +240,7 @@ export async function gitlabSend(
   checkStatus(transport, url, response, body, options.allow);
   if (options.allow?.includes(response.status) === true) return { status: response.status, body };
   if (!parsed.ok) {
-    throw gitlabFailure(
-      transport,
-      'codehost_response',
-      `GitLab answered ${pathOf(url)} with a body that is not JSON`,
-      { status: response.status, path: pathOf(url) },
-    );
+    throw notJson(transport, url, response.status);
   }
   return { status: response.status, body };
 }

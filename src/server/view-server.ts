@@ -16,6 +16,7 @@ import { usage, whoami, workflows } from './routes/overview.js';
 import { getRun, listRuns } from './routes/runs.js';
 import { hooks, transcript } from './routes/transcript.js';
 import { watch } from './routes/watch.js';
+import { listening } from '../tools/listen.js';
 
 /**
  * `lorenz server`: the web view's files and its API (view-api.ts) over one watch cache of the
@@ -173,13 +174,7 @@ export async function startViewServer(
   const server = http.createServer(handler);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.bind.port, options.bind.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listening(server, options.bind.port, options.bind.host);
   const info = server.address() as AddressInfo;
   return {
     address: { host: info.address, port: info.port },

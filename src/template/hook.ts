@@ -1,4 +1,3 @@
-import { Liquid, type Template } from 'liquidjs';
 import { createBoundedCache, memoized } from '../workflow/bounded-cache.js';
 import { LorenzError, isLorenzError } from '../workflow/errors.js';
 import type { HookName } from '../workflow/events.js';
@@ -6,8 +5,7 @@ import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import { shellEscape } from './shell-escape.js';
-import { TEMPLATE_LIMITS } from './limits.js';
-import { DEFERRED_LOCALE, deferLocale } from './locale.js';
+import { cachedParser, strictEngine } from './engine.js';
 
 export { shellEscape } from './shell-escape.js';
 
@@ -41,22 +39,11 @@ function quoteValue(value: unknown): string {
  * way out. `| raw` opts out; `| shell_escape` quotes explicitly and is marked raw so that
  * liquidjs does not quote its result a second time.
  */
-const hookEngine = deferLocale(
-  new Liquid({
-    strictVariables: true,
-    strictFilters: true,
-    globals: {},
-    ownPropertyOnly: true,
-    templates: {},
-    outputEscape: quoteValue,
-    ...TEMPLATE_LIMITS,
-    ...DEFERRED_LOCALE,
-  }),
-);
+const hookEngine = strictEngine({ outputEscape: quoteValue });
 hookEngine.registerFilter('shell_escape', { handler: quoteValue, raw: true });
 
 /** Parsed hook commands: the same few per Workflow, parsed once for all its runs. */
-const parsedHooks = createBoundedCache<string, Template[]>(256);
+const parseHook = cachedParser(hookEngine);
 /** Whether a command is a template: asked for every hook of every run. */
 const templated = createBoundedCache<string, boolean>(256);
 
@@ -74,16 +61,6 @@ export function hookNeedsTemplating(command: string): boolean {
       if (ISSUE_REFERENCE.test(match[1] ?? match[2] ?? '')) return true;
     }
     return false;
-  });
-}
-
-function parseHook(command: string): Template[] {
-  return memoized(parsedHooks, command, () => {
-    try {
-      return hookEngine.parse(command);
-    } catch (error) {
-      throw templateError('template_parse_error', error, command);
-    }
   });
 }
 

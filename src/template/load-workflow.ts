@@ -43,9 +43,13 @@ export function loadWorkflowText(text: string, source: string): LoadedWorkflow {
  * loop, no permission) is `file_unreadable`, naming the file and the reason.
  */
 export async function loadWorkflowFile(path: string): Promise<LoadedWorkflow> {
-  let text: string;
+  return loadWorkflowText(await readWorkflowFile(path), path);
+}
+
+/** The text of a WORKFLOW.md file; a missing one is `missing_workflow_file`. */
+export async function readWorkflowFile(path: string): Promise<string> {
   try {
-    text = await readTextFile(path, 'workflow file');
+    return await readTextFile(path, 'workflow file');
   } catch (error) {
     if (isLorenzError(error) && isMissingFile(error)) {
       throw new LorenzError(
@@ -56,5 +60,4 @@ export async function loadWorkflowFile(path: string): Promise<LoadedWorkflow> {
     }
     throw error;
   }
-  return loadWorkflowText(text, path);
 }

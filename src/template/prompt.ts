@@ -1,10 +1,9 @@
-import { Liquid, type Template } from 'liquidjs';
+import type { Template } from 'liquidjs';
 import type { Issue } from '../workflow/issue.js';
 import { issueTemplateView } from './issue-view.js';
 import { templateError } from './liquid-errors.js';
 import type { EnsembleContext } from './ensemble.js';
-import { TEMPLATE_LIMITS } from './limits.js';
-import { DEFERRED_LOCALE, deferLocale } from './locale.js';
+import { cachedParser, strictEngine } from './engine.js';
 
 export { continuationPrompt } from './continuation.js';
 export { steeringBlock, STEERING_BEGIN, STEERING_END, type SteerText } from './steering.js';
@@ -22,34 +21,10 @@ export interface PromptContext {
  * error rather than an empty string. `templates: {}` gives it an empty file system, so
  * `{% include %}` and `{% render %}` cannot read files off the machine that renders.
  */
-const promptEngine = deferLocale(
-  new Liquid({
-    strictVariables: true,
-    strictFilters: true,
-    globals: {},
-    ownPropertyOnly: true,
-    templates: {},
-    ...TEMPLATE_LIMITS,
-    ...DEFERRED_LOCALE,
-  }),
-);
-
-/** Parsed prompts keyed by template text: re-rendering across polls reuses the parse. */
-const parsedPrompts = new Map<string, Template[]>();
+const promptEngine = strictEngine();
 
 /** Parse (or fetch the cached parse of) a prompt template; throws `template_parse_error`. */
-export function parsePromptTemplate(template: string): Template[] {
-  const cached = parsedPrompts.get(template);
-  if (cached) return cached;
-  let parsed: Template[];
-  try {
-    parsed = promptEngine.parse(template);
-  } catch (error) {
-    throw templateError('template_parse_error', error, template);
-  }
-  parsedPrompts.set(template, parsed);
-  return parsed;
-}
+export const parsePromptTemplate: (template: string) => Template[] = cachedParser(promptEngine);
 
 /**
  * Render a template with the prompt engine over `scope` (the caller builds it from plain

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ToolsGateway } from './gateway.js';
+import { listening } from './listen.js';
 
 export interface ToolsServerOptions {
   /** `host:port`, `:port` (all interfaces) or a bare port; port 0 picks a free one. */
@@ -58,13 +59,7 @@ export async function startToolsServer(options: ToolsServerOptions): Promise<Too
   server.requestTimeout = 60_000;
   server.headersTimeout = 15_000;
   server.timeout = 0;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listening(server, port, host);
   return {
     port: (server.address() as AddressInfo).port,
     inFlight: () => inFlight,

@@ -1,3 +1,18 @@
+/** The codes an agent step fails with (src/agent/failures.ts's AgentFailure). */
+export type AgentErrorCode =
+  | 'agent_bridge_missing'
+  | 'agent_bridge_exited'
+  | 'agent_protocol_error'
+  | 'agent_response_timeout'
+  | 'acp_turn_failed'
+  | 'turn_timeout'
+  | 'turn_stalled'
+  | 'turn_cancelled'
+  | 'turn_input_required'
+  | 'approval_required'
+  | 'issue_state_unavailable'
+  | 'budget_exceeded';
+
 /**
  * Every failure the engine reports carries a stable code, so callers (the CLI, the runner,
  * the controller's status reasons) branch on the code and never on message text.
@@ -38,18 +53,7 @@ export type LorenzErrorCode =
   | 'hook_timed_out'
   | 'hook_killed'
   // agent
-  | 'agent_bridge_missing'
-  | 'agent_bridge_exited'
-  | 'agent_protocol_error'
-  | 'agent_response_timeout'
-  | 'acp_turn_failed'
-  | 'turn_timeout'
-  | 'turn_stalled'
-  | 'turn_cancelled'
-  | 'turn_input_required'
-  | 'approval_required'
-  | 'issue_state_unavailable'
-  | 'budget_exceeded'
+  | AgentErrorCode
   // trackers (later)
   | 'unsupported_tracker_kind'
   | 'invalid_tracker_config'

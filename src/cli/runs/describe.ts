@@ -5,8 +5,8 @@ import { reportingFailures } from './errors.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { humanDuration, shortMs, spanMs } from './duration.js';
 import { escapeCell } from './escape.js';
-import { findArchive } from './find-archive.js';
-import type { RunCommandDeps } from './get-runs.js';
+import { findRunArchive } from './find-archive.js';
+import { type RunCommandDeps, type RunId, archivedRunId } from './get-runs.js';
 import { num, str, isRecord, records } from '../../server/json.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { agentState, eventsOf, getIssueRun, podLog, runPods } from './live.js';
@@ -53,13 +53,7 @@ export interface EventView {
   lastTime?: string;
 }
 
-export interface RunView {
-  source: 'live' | 'archived';
-  namespace: string;
-  name: string;
-  uid: string;
-  workflow: string;
-  issue: string;
+export interface RunView extends RunId {
   issueTitle: string;
   issueState?: string;
   phase: string;
@@ -142,12 +136,7 @@ export async function archivedView(reader: ArchiveReader, found: ArchivedRun): P
     for (const line of entry.piece.data.split('\n')) if (isToolCall(line)) toolCalls += 1;
   }
   return {
-    source: 'archived',
-    namespace: run.namespace,
-    name: run.name,
-    uid: run.uid,
-    workflow: run.workflow,
-    issue: run.issueIdentifier,
+    ...archivedRunId(run),
     issueTitle: run.issueTitle,
     ...(run.issueState ? { issueState: run.issueState } : {}),
     phase: run.phase,
@@ -402,14 +391,7 @@ export async function describeRunCommand(
         out(formatRunView(await liveView(cluster, live), now));
         return 0;
       }
-      const reader = await findArchive({
-        dsn: values['archive-dsn'],
-        url: values['archive-url'],
-        cluster,
-        err,
-        ...(deps.openStore ? { openStore: deps.openStore } : {}),
-        ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
-      });
+      const reader = await findRunArchive({ values, cluster, err, deps });
       try {
         const found = await reader?.getRun(namespace, name);
         if (!reader || !found) {

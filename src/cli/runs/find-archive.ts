@@ -99,3 +99,24 @@ export async function findArchive(options: FindArchiveOptions): Promise<ArchiveR
   );
   return undefined;
 }
+
+/** The flags and test seams of a run command that findArchive reads. */
+export interface RunArchiveSource {
+  values: { 'archive-dsn'?: string | undefined; 'archive-url'?: string | undefined };
+  cluster: UserCluster;
+  err: (text: string) => void;
+  deps: { openStore?: FindArchiveOptions['openStore']; defaultArchivePath?: string };
+}
+
+/** findArchive as `get runs`, `describe run` and `logs` call it: from their flags. */
+export function findRunArchive(source: RunArchiveSource): Promise<ArchiveReader | undefined> {
+  const { values, cluster, err, deps } = source;
+  return findArchive({
+    dsn: values['archive-dsn'],
+    url: values['archive-url'],
+    cluster,
+    err,
+    ...(deps.openStore ? { openStore: deps.openStore } : {}),
+    ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
+  });
+}

@@ -4,21 +4,37 @@ import type { RunRecord } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
 import { UsageError } from '../usage.js';
 import { humanDuration, spanMs } from './duration.js';
-import { findArchive, type FindArchiveOptions } from './find-archive.js';
+import { findRunArchive, type FindArchiveOptions } from './find-archive.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { listIssueRuns } from './live.js';
 import { formatTable } from './table.js';
 
 type Output = (text: string) => void;
 
-/** One row of `lorenz get runs`: a live IssueRun or an archived one. */
-export interface RunRow {
+/** What names a run in `get runs` and `describe run`: where it was read, and whose it is. */
+export interface RunId {
   source: 'live' | 'archived';
   namespace: string;
   name: string;
   uid: string;
   workflow: string;
   issue: string;
+}
+
+/** The RunId of an archived run. */
+export function archivedRunId(run: RunRecord): RunId {
+  return {
+    source: 'archived',
+    namespace: run.namespace,
+    name: run.name,
+    uid: run.uid,
+    workflow: run.workflow,
+    issue: run.issueIdentifier,
+  };
+}
+
+/** One row of `lorenz get runs`: a live IssueRun or an archived one. */
+export interface RunRow extends RunId {
   phase: string;
   reason: string;
   attempt: number;
@@ -62,12 +78,7 @@ export function liveRow(run: IssueRun): RunRow {
 export function archivedRow(run: RunRecord): RunRow {
   const span = spanMs(run.startedAt, run.finishedAt);
   return {
-    source: 'archived',
-    namespace: run.namespace,
-    name: run.name,
-    uid: run.uid,
-    workflow: run.workflow,
-    issue: run.issueIdentifier,
+    ...archivedRunId(run),
     phase: run.phase,
     reason: run.reason ?? '',
     attempt: run.attempts,
@@ -195,14 +206,7 @@ export async function getRunsCommand(
       const live = (await listIssueRuns(cluster.client, namespace)).map(liveRow).filter(keep);
       let archived: RunRow[] = [];
       if (values.all) {
-        const reader = await findArchive({
-          dsn: values['archive-dsn'],
-          url: values['archive-url'],
-          cluster,
-          err,
-          ...(deps.openStore ? { openStore: deps.openStore } : {}),
-          ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
-        });
+        const reader = await findRunArchive({ values, cluster, err, deps });
         if (reader) {
           try {
             let next: string | undefined;

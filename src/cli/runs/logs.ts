@@ -5,7 +5,7 @@ import { statusOf } from '../../controller/runtime/client.js';
 import { reportingFailures } from './errors.js';
 import { integerOption, UsageError } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
-import { findArchive } from './find-archive.js';
+import { findRunArchive } from './find-archive.js';
 import type { RunCommandDeps } from './get-runs.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { get, str } from '../../server/json.js';
@@ -244,14 +244,7 @@ export async function logsCommand(
         }
         return 0;
       }
-      const reader = await findArchive({
-        dsn: values['archive-dsn'],
-        url: values['archive-url'],
-        cluster,
-        err,
-        ...(deps.openStore ? { openStore: deps.openStore } : {}),
-        ...(deps.defaultArchivePath ? { defaultPath: deps.defaultArchivePath } : {}),
-      });
+      const reader = await findRunArchive({ values, cluster, err, deps });
       if (!reader) {
         err(
           `lorenz: run ${namespace}/${name} has no Pod in the cluster and no archive was found\n`,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { IssueRun, Workflow } from '../../api/index.js';
 import { DEFAULT_LOG_CAP_BYTES, type ArchiveStore } from '../../archive/types.js';
 import { errorMessage } from '../../workflow/errors.js';
-import { createLifecycleEventWriter } from '../events/recorder.js';
+import { createLifecycleEventWriter, warnRefusedEvent } from '../events/recorder.js';
 import { exponentialDelay, sleep } from '../runtime/backoff.js';
 import { PODS, type KubeClient } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
@@ -91,8 +91,7 @@ export function setupArchiver(manager: Manager, options: ArchiverOptions): Archi
     events: createLifecycleEventWriter({
       client,
       reportingInstance: options.identity,
-      onRefused: (event, error) =>
-        logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event'),
+      onRefused: warnRefusedEvent(logger),
     }),
     metrics,
     logger,

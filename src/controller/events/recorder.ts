@@ -7,6 +7,7 @@ import { gitEventName, hookEventName } from '../shared/object-names.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import { gitEvent, hookEventNote, hookEventReason } from './records.js';
 import type { LifecycleEvent } from './lifecycle.js';
+import { errorMessage } from '../../workflow/errors.js';
 
 export const REPORTING_CONTROLLER = 'lorenz.dev/controller';
 
@@ -71,6 +72,36 @@ const retryable = (error: unknown): boolean => {
   return status === undefined || status === 429 || status >= 500;
 };
 
+/** The events.k8s.io/v1 Event both writers below create, stamped `now`. */
+function eventObject(
+  event: Omit<LifecycleEvent, 'reason'> & { reason: string },
+  reportingInstance: string,
+  now: Date,
+) {
+  return {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: event.name, namespace: event.namespace },
+    eventTime: microTime(now),
+    reportingController: REPORTING_CONTROLLER,
+    reportingInstance,
+    action: event.action,
+    reason: event.reason,
+    type: event.type,
+    note: event.note,
+    regarding: event.regarding,
+    ...(event.related ? { related: event.related } : {}),
+  };
+}
+
+function postEvent(client: KubeClient, namespace: string, body: unknown): Promise<unknown> {
+  return client.request({
+    method: 'POST',
+    path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+    body,
+  });
+}
+
 /**
  * hook_execution and git_workspace records become events.k8s.io/v1 Events on the IssueRun.
  * Each has a name derived from the run (name and uid), slot, attempt and record number, so
@@ -85,34 +116,30 @@ export function createEventRecorder(options: {
 }): EventRecorder {
   async function create(event: EventBody): Promise<boolean> {
     const { run } = event;
-    const body = {
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
-      metadata: { name: event.name, namespace: run.namespace },
-      eventTime: microTime(event.now),
-      reportingController: REPORTING_CONTROLLER,
-      reportingInstance: options.reportingInstance,
-      action: event.action,
-      reason: event.reason,
-      type: event.type,
-      note: event.note,
-      regarding: {
-        apiVersion: API_VERSION,
-        kind: ISSUERUN_KIND,
-        name: run.name,
+    const body = eventObject(
+      {
+        name: event.name,
         namespace: run.namespace,
-        uid: run.uid,
+        action: event.action,
+        reason: event.reason,
+        type: event.type,
+        note: event.note,
+        regarding: {
+          apiVersion: API_VERSION,
+          kind: ISSUERUN_KIND,
+          name: run.name,
+          namespace: run.namespace,
+          uid: run.uid,
+        },
+        related: { apiVersion: 'v1', kind: 'Pod', name: event.podName, namespace: run.namespace },
       },
-      related: { apiVersion: 'v1', kind: 'Pod', name: event.podName, namespace: run.namespace },
-    };
+      options.reportingInstance,
+      event.now,
+    );
     const deadline = Date.now() + (options.retry ?? EVENT_RETRY).deadlineMs;
     for (let failures = 0; ; failures++) {
       try {
-        await options.client.request({
-          method: 'POST',
-          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(run.namespace)}/events`,
-          body,
-        });
+        await postEvent(options.client, run.namespace, body);
         return true;
       } catch (error) {
         if (isConflict(error)) return false;
@@ -169,26 +196,9 @@ export function createLifecycleEventWriter(options: {
 }): LifecycleEventWriter {
   return async (events) => {
     for (const event of events) {
-      const body = {
-        apiVersion: 'events.k8s.io/v1',
-        kind: 'Event',
-        metadata: { name: event.name, namespace: event.namespace },
-        eventTime: microTime(options.now?.() ?? new Date()),
-        reportingController: REPORTING_CONTROLLER,
-        reportingInstance: options.reportingInstance,
-        action: event.action,
-        reason: event.reason,
-        type: event.type,
-        note: event.note,
-        regarding: event.regarding,
-        ...(event.related ? { related: event.related } : {}),
-      };
+      const body = eventObject(event, options.reportingInstance, options.now?.() ?? new Date());
       try {
-        await options.client.request({
-          method: 'POST',
-          path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(event.namespace)}/events`,
-          body,
-        });
+        await postEvent(options.client, event.namespace, body);
       } catch (error) {
         if (isConflict(error)) continue;
         if (retryable(error)) throw error;
@@ -196,4 +206,12 @@ export function createLifecycleEventWriter(options: {
       }
     }
   };
+}
+
+/** The onRefused of a lifecycle Event writer in a controller: a warning, and on. */
+export function warnRefusedEvent(logger: {
+  warn: (fields: Record<string, unknown>, message: string) => void;
+}): (event: LifecycleEvent, error: unknown) => void {
+  return (event, error) =>
+    logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event');
 }

@@ -1,10 +1,5 @@
 import type { Logger } from 'pino';
-import {
-  type InboxStatus,
-  type IssueRun,
-  type IssueRunStatus,
-  type Workflow,
-} from '../../api/index.js';
+import { type InboxStatus, type IssueRun, type Workflow } from '../../api/index.js';
 import type { TrackerComment, TrackerWriter } from '../../tracker/types.js';
 import type { ApprovalsConfig } from '../../workflow/approvals-config.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
@@ -13,7 +8,7 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { type RunWatcherStore, currentRun } from '../events/run-watcher-deps.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { ANNOTATION_ISSUE_ID, ANNOTATION_STOP_NOTE } from '../shared/constants.js';
 import { postAll, recordPosts } from './act.js';
@@ -22,14 +17,7 @@ import { requestAnnotations, runFinished, timeOf } from './requests.js';
 import { authorKey } from './self-authors.js';
 
 /** What the inbox controller writes the run's status with: the store it shares (status-store.ts). */
-export interface InboxStatusStore {
-  update(
-    key: string,
-    run: IssueRun,
-    mutate: (status: IssueRunStatus) => IssueRunStatus | null,
-  ): Promise<IssueRun>;
-  fresh(key: string, run: IssueRun): IssueRun;
-}
+export type InboxStatusStore = RunWatcherStore;
 
 export interface InboxReconcilerDeps {
   issueRuns: Informer<IssueRun>;
@@ -182,14 +170,12 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
-    const { namespace = '', name } = splitKey(key);
-    const cached = deps.issueRuns.get(namespace, name);
-    if (!cached || cached.metadata.deletionTimestamp) {
+    const run = currentRun(deps, key);
+    if (!run) {
       failures.delete(key);
       woken.delete(key);
       return;
     }
-    const run = deps.store.fresh(key, cached);
     try {
       return await look(key, run);
     } catch (error) {

@@ -1,13 +1,11 @@
 import type { Logger } from 'pino';
-import type { IssueRun, Workflow } from '../../api/index.js';
-import { errorMessage } from '../../workflow/errors.js';
-import { createLifecycleEventWriter } from '../events/recorder.js';
+import type { IssueRun } from '../../api/index.js';
+import { runWatcherDeps } from '../events/run-watcher-deps.js';
+import { ISSUERUNS } from '../shared/resources.js';
 import type { KubeClient } from '../runtime/client.js';
 import { resourcePath } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
-import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
-import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import { jsonEqual } from '../shared/status-writer.js';
 import type { TrackerCache } from '../shared/trackers.js';
 import type { WakeBoard, WakeTarget } from '../shared/wake.js';
@@ -75,15 +73,10 @@ export function runsToWake(runs: readonly IssueRun[], target: WakeTarget, known:
  */
 export function setupInboxController(manager: Manager, options: InboxControllerOptions): void {
   const { client } = options;
-  const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
-  const workflows = manager.informer<Workflow>(WORKFLOWS);
+  const deps = runWatcherDeps(manager, options);
+  const { issueRuns, workflows } = deps;
   const inbox = createInboxReconciler({
-    issueRuns,
-    workflows,
-    store: options.store,
-    loadWorkflowConfig: createWorkflowConfigCache(client),
-    trackerWriter: async (workflow, config) =>
-      (await options.trackers.get(workflow, config)).writer,
+    ...deps,
     patchRun: async (namespace, name, patch) => {
       await client.request({
         method: 'PATCH',
@@ -92,17 +85,6 @@ export function setupInboxController(manager: Manager, options: InboxControllerO
         patchType: 'merge',
       });
     },
-    events: createLifecycleEventWriter({
-      client,
-      reportingInstance: options.identity,
-      onRefused: (event, error) =>
-        options.logger.warn(
-          { event: event.name, err: errorMessage(error) },
-          'cannot record an Event',
-        ),
-    }),
-    now: () => new Date(),
-    logger: options.logger,
   });
   const controller = manager.controller({
     name: 'inbox',

@@ -157,6 +157,29 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
   }
 }
 
+/**
+ * A Pod stuck `age` ms: Failed for `reason` once past `graceMs` (or at once, for a cause no
+ * wait can mend), else Pending until then.
+ */
+function failedPastGrace(
+  graceMs: number,
+  age: number,
+  reason: PodReason,
+  message: string,
+  atOnce = false,
+): PodOutcome {
+  if (atOnce || age >= graceMs)
+    return { phase: 'Failed', reason, message, finished: true, summary: null };
+  return {
+    phase: 'Pending',
+    reason: 'Pending',
+    message,
+    finished: false,
+    summary: null,
+    recheckAfterMs: graceMs - age,
+  };
+}
+
 function waitingVerdict(pod: V1Pod, options: PodStatusOptions): PodOutcome | null {
   const age =
     options.now.getTime() - new Date(pod.metadata?.creationTimestamp ?? options.now).getTime();
@@ -168,32 +191,12 @@ function waitingVerdict(pod: V1Pod, options: PodStatusOptions): PodOutcome | nul
     const reason: PodReason = imagePull ? 'ImagePullFailed' : 'CreateContainerConfigError';
     const message = `container ${status.name}: ${waiting.reason}: ${waiting.message ?? ''}`.trim();
     const immediate = waiting.reason === 'InvalidImageName';
-    if (immediate || age >= options.imagePullGraceMs) {
-      return { phase: 'Failed', reason, message, finished: true, summary: null };
-    }
-    return {
-      phase: 'Pending',
-      reason: 'Pending',
-      message,
-      finished: false,
-      summary: null,
-      recheckAfterMs: options.imagePullGraceMs - age,
-    };
+    return failedPastGrace(options.imagePullGraceMs, age, reason, message, immediate);
   }
   const scheduled = pod.status?.conditions?.find((condition) => condition.type === 'PodScheduled');
   if (scheduled?.status === 'False') {
     const message = scheduled.message ?? scheduled.reason ?? 'the Pod cannot be scheduled';
-    if (age >= options.pendingTimeoutMs) {
-      return { phase: 'Failed', reason: 'Unschedulable', message, finished: true, summary: null };
-    }
-    return {
-      phase: 'Pending',
-      reason: 'Pending',
-      message,
-      finished: false,
-      summary: null,
-      recheckAfterMs: options.pendingTimeoutMs - age,
-    };
+    return failedPastGrace(options.pendingTimeoutMs, age, 'Unschedulable', message);
   }
   return null;
 }

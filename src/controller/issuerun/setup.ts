@@ -1,7 +1,10 @@
 import type { Logger } from 'pino';
 import type { IssueRun, Workflow } from '../../api/index.js';
-import { createEventRecorder, createLifecycleEventWriter } from '../events/recorder.js';
-import { errorMessage } from '../../workflow/errors.js';
+import {
+  createEventRecorder,
+  createLifecycleEventWriter,
+  warnRefusedEvent,
+} from '../events/recorder.js';
 import type { KubeClient } from '../runtime/client.js';
 import { PODS } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
@@ -54,6 +57,11 @@ function ownerRunKey(pod: PodObject): string | undefined {
   return owner ? `${pod.metadata?.namespace}/${owner.name}` : undefined;
 }
 
+/** Where a Pod's log record stands, as its Event names it: Pod, slot, attempt and record. */
+function recordPlace(state: { podName: string; slot: number; attempt: number }, seq: number) {
+  return { podName: state.podName, slot: state.slot, attempt: state.attempt, seq, now: new Date() };
+}
+
 /**
  * The IssueRun controller with what it watches (kubebuilder's SetupWithManager): its runs,
  * the Pods they own (only Lorenz's, by label), and Workflows, whose changes wake the runs
@@ -99,13 +107,9 @@ export function setupIssueRunController(
       if (!run) return;
       const created = await events.recordHook({
         run,
-        podName: state.podName,
-        slot: state.slot,
-        attempt: state.attempt,
-        seq: record.seq,
+        ...recordPlace(state, record.seq),
         message: record.message,
         ...(record.recovered ? { recovered: true } : {}),
-        now: new Date(),
       });
       // Once per record: a log replayed after a restart meets its Event (created false).
       const workflow = runOf(state)?.spec.workflowRef.name;
@@ -114,15 +118,7 @@ export function setupIssueRunController(
     onGit: async (state, record) => {
       const run = ownRun(state);
       if (!run) return;
-      await events.recordGit({
-        run,
-        podName: state.podName,
-        slot: state.slot,
-        attempt: state.attempt,
-        seq: record.seq,
-        message: record.message,
-        now: new Date(),
-      });
+      await events.recordGit({ run, ...recordPlace(state, record.seq), message: record.message });
     },
     onProgress: (state) => enqueue(state.runKey),
     // What the run's status holds for the Pod was counted by an earlier controller: read
@@ -141,8 +137,7 @@ export function setupIssueRunController(
   const lifecycleEvents = createLifecycleEventWriter({
     client,
     reportingInstance: options.identity,
-    onRefused: (event, error) =>
-      logger.warn({ event: event.name, err: errorMessage(error) }, 'cannot record an Event'),
+    onRefused: warnRefusedEvent(logger),
   });
   // One store for the run statuses of this process: the review controller writes through it
   // too, so neither wipes the other's writes.

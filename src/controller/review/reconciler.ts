@@ -1,11 +1,6 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import {
-  ReviewReasons,
-  type IssueRun,
-  type IssueRunStatus,
-  type Workflow,
-} from '../../api/index.js';
+import { ReviewReasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { CodeHost } from '../../codehost/types.js';
 import type { PullRequestTextContext } from '../../template/review-context.js';
 import type { TrackerWriter } from '../../tracker/types.js';
@@ -19,21 +14,14 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { type RunWatcherStore, currentRun } from '../events/run-watcher-deps.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { awaitingReview, reviewConfigOf } from '../shared/review-config.js';
 import { reviewContextConfigMap } from '../shared/review-context.js';
 import { followLook, openLook, TrackerStepError, withReview, type LookInputs } from './act.js';
 
 /** What the review controller writes the run's status with: the store it shares (status-store.ts). */
-export interface ReviewStatusStore {
-  update(
-    key: string,
-    run: IssueRun,
-    mutate: (status: IssueRunStatus) => IssueRunStatus | null,
-  ): Promise<IssueRun>;
-  fresh(key: string, run: IssueRun): IssueRun;
-}
+export type ReviewStatusStore = RunWatcherStore;
 
 export interface ReviewReconcilerDeps {
   issueRuns: Informer<IssueRun>;
@@ -125,14 +113,12 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
-    const { namespace = '', name } = splitKey(key);
-    const cached = deps.issueRuns.get(namespace, name);
-    if (!cached || cached.metadata.deletionTimestamp) {
+    const run = currentRun(deps, key);
+    if (!run) {
       failures.delete(key);
       woken.delete(key);
       return;
     }
-    const run = deps.store.fresh(key, cached);
     if (!awaitingReview(run)) return;
     // A round asked for is the IssueRun reconciler's to start: feedback waits for it.
     const review = run.status?.review;

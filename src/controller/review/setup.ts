@@ -1,13 +1,10 @@
 import type { Logger } from 'pino';
-import type { IssueRun, Workflow } from '../../api/index.js';
-import { errorMessage } from '../../workflow/errors.js';
-import { createLifecycleEventWriter } from '../events/recorder.js';
+import type { IssueRun } from '../../api/index.js';
+import { runWatcherDeps } from '../events/run-watcher-deps.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, isAlreadyExists, resourcePath } from '../runtime/client.js';
 import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
-import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
-import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import { awaitingReview } from '../shared/review-config.js';
 import { renderPullRequestText } from '../../template/review.js';
 import type { TrackerCache } from '../shared/trackers.js';
@@ -41,16 +38,11 @@ const CONCURRENCY = 4;
  */
 export function setupReviewController(manager: Manager, options: ReviewControllerOptions): void {
   const { client } = options;
-  const issueRuns = manager.informer<IssueRun>(ISSUERUNS);
-  const workflows = manager.informer<Workflow>(WORKFLOWS);
+  const deps = runWatcherDeps(manager, options);
+  const { issueRuns } = deps;
   const reviewer = createReviewReconciler({
-    issueRuns,
-    workflows,
-    store: options.store,
-    loadWorkflowConfig: createWorkflowConfigCache(client),
+    ...deps,
     codeHost: options.codeHost,
-    trackerWriter: async (workflow, config) =>
-      (await options.trackers.get(workflow, config)).writer,
     pullRequestText: (review, issue, context) =>
       renderPullRequestText(review, { issue, ...context }),
     createConfigMap: async (namespace, body) => {
@@ -65,17 +57,6 @@ export function setupReviewController(manager: Manager, options: ReviewControlle
         if (!isAlreadyExists(error)) throw error;
       }
     },
-    events: createLifecycleEventWriter({
-      client,
-      reportingInstance: options.identity,
-      onRefused: (event, error) =>
-        options.logger.warn(
-          { event: event.name, err: errorMessage(error) },
-          'cannot record an Event',
-        ),
-    }),
-    now: () => new Date(),
-    logger: options.logger,
   });
   const controller = manager.controller({
     name: 'review',

@@ -4,7 +4,7 @@ import { errorMessage } from '../../workflow/errors.js';
 import { createKubeClient, type KubeClient, type ResourceRef } from './client.js';
 import { createController, type Controller, type ControllerOptions } from './controller.js';
 import { createInformer, type Informer, type KubeObject } from './informer.js';
-import { createLeaderElector, type LeaderElector } from './leader.js';
+import { createLeaderElector, type LeaderElectionOptions, type LeaderElector } from './leader.js';
 import { silentLogger } from './logger.js';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.js';
 import { startHealthServer, startMetricsServer, type BoundServer, type Check } from './servers.js';
@@ -15,13 +15,10 @@ export interface ManagerOptions {
   /** Limit informers to one namespace; all namespaces when unset. */
   namespace?: string;
   /** Run controllers only while holding this Lease. */
-  leaderElection?: {
-    namespace: string;
-    name: string;
-    identity: string;
-    leaseDurationMs?: number;
-    renewDeadlineMs?: number;
-    retryPeriodMs?: number;
+  leaderElection?: Pick<
+    LeaderElectionOptions,
+    'namespace' | 'name' | 'identity' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'
+  > & {
     /** Release the lease on stop so a successor starts at once; default true. */
     releaseOnCancel?: boolean;
   };

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listening } from '../../tools/listen.js';
 
 export interface BoundServer {
   /** The address actually bound (port 0 picks a free port). */
@@ -38,13 +39,7 @@ export async function listenHttp(
   const server = http.createServer(handler);
   server.keepAliveTimeout = 5_000;
   if (timeouts.headersTimeoutMs !== undefined) server.headersTimeout = timeouts.headersTimeoutMs;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(bind.port, bind.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listening(server, bind.port, bind.host);
   const info = server.address() as AddressInfo;
   return {
     address: { host: info.address, port: info.port },

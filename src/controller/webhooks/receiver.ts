@@ -16,6 +16,7 @@ import {
 } from './limits.js';
 import type { SecretSource } from './secrets.js';
 import { isWebhookHost, verifyDelivery, type WebhookHost } from './verify.js';
+import { listening } from '../../tools/listen.js';
 
 /** Largest delivery read; GitHub caps its payloads at 25 MB, but what we read is a few fields. */
 export const MAX_WEBHOOK_BODY = 1024 * 1024;
@@ -220,13 +221,7 @@ export async function startWebhookReceiver(
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
   const { host, port } = parseBindAddress(options.bindAddress);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listening(server, port, host);
   return {
     port: (server.address() as AddressInfo).port,
     async stop() {

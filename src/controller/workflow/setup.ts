@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { errorMessage } from '../../workflow/errors.js';
-import { createLifecycleEventWriter } from '../events/recorder.js';
+import { createLifecycleEventWriter, warnRefusedEvent } from '../events/recorder.js';
 import type { IssueRun, Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS } from '../runtime/client.js';
@@ -66,11 +65,7 @@ export function setupWorkflowController(manager: Manager, options: WorkflowContr
     lifecycleEvents: createLifecycleEventWriter({
       client: options.client,
       reportingInstance: options.identity ?? hostname(),
-      onRefused: (event, error) =>
-        options.logger.warn(
-          { event: event.name, err: errorMessage(error) },
-          'cannot record an Event',
-        ),
+      onRefused: warnRefusedEvent(options.logger),
     }),
   });
   const controller = manager.controller({ name: 'workflow', concurrency: CONCURRENCY, reconcile });

@@ -1,5 +1,6 @@
 import type { Issue } from '../../workflow/issue.js';
 import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import { transportReach } from '../http.js';
 import { EtagCache, SHARED_ETAG_CACHE } from './cache.js';
 import { type StateContext, normalizeGithubIssue } from './normalize.js';
 import { GITHUB_MAX_PAGES, GITHUB_PAGE_SIZE, fetchAllPages } from './pages.js';
@@ -48,10 +49,8 @@ export function createGithubTracker(options: GithubTrackerOptions): TrackerAdapt
   });
   const transport: GithubTransport = {
     token: settings.token,
-    fetch: options.fetch ?? globalThis.fetch,
-    timeoutMs: options.timeoutMs ?? GITHUB_REQUEST_TIMEOUT_MS,
+    ...transportReach(options, GITHUB_REQUEST_TIMEOUT_MS),
     cache: options.cache ?? SHARED_ETAG_CACHE,
-    now: options.now ?? Date.now,
   };
   const maxPages = options.maxPages ?? GITHUB_MAX_PAGES;
   const context: StateContext = {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { type HttpService, timedExchange } from '../http.js';
 
 /** What a 304 stands for: the body and the Link header of the answer that carried the ETag. */
 export interface CachedAnswer {
@@ -76,3 +77,40 @@ export class EtagCache {
 
 /** The cache adapters share unless they are given their own (tests do). */
 export const SHARED_ETAG_CACHE = new EtagCache();
+
+/**
+ * A GET that sends the remembered ETag as If-None-Match. The remembered answer comes back
+ * beside the fresh one, for the caller to serve when the server says 304.
+ */
+export async function conditionalGet(
+  service: HttpService,
+  cache: EtagCache,
+  token: string,
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal | undefined,
+): Promise<{ response: Response; text: string; cached: CachedAnswer | undefined }> {
+  const cached = cache.get(token, url);
+  const { response, text } = await timedExchange(
+    service,
+    url,
+    {
+      method: 'GET',
+      headers: { ...headers, ...(cached === undefined ? {} : { 'if-none-match': cached.etag }) },
+    },
+    signal,
+  );
+  return { response, text, cached };
+}
+
+/** Remembers an answer for the next conditionalGet, if it carries an ETag. */
+export function rememberAnswer(
+  cache: EtagCache,
+  token: string,
+  url: string,
+  answer: { headers: Headers; text: string; link: string | null },
+): void {
+  const etag = answer.headers.get('etag');
+  if (etag !== null && etag !== '')
+    cache.set(token, url, { etag, body: answer.text, link: answer.link });
+}

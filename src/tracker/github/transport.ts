@@ -1,6 +1,19 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
+import {
+  type HttpService,
+  httpService,
+  epochMs,
+  isJsonMap,
+  jsonRequest,
+  numberHeader,
+  parseJson,
+  rateLimitDetail,
+  retryAfterTime,
+  scrubbedQuote,
+  timedExchange,
+} from '../http.js';
 import type { FetchLike } from '../types.js';
-import type { EtagCache } from './cache.js';
+import { type EtagCache, conditionalGet, rememberAnswer } from './cache.js';
 import { GITHUB_API_VERSION } from './settings.js';
 
 /** How long one request may take, the answer's body included. */
@@ -36,12 +49,7 @@ export interface GithubAnswer {
   notModified: boolean;
 }
 
-// Messages quote the server; a long body would drown a status condition.
-const MAX_QUOTED = 300;
-
-export function isJsonMap(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isJsonMap };
 
 type TrackerCode = Extract<LorenzErrorCode, `tracker_${string}`>;
 
@@ -67,34 +75,13 @@ export function githubFailure(
   message: string,
   detail: Record<string, unknown> = {},
 ): LorenzError {
-  const scrubbed = message.split(transport.token).join('[redacted]');
-  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  const quoted = scrubbedQuote(message, [transport.token]);
   const origin = transport.role === 'codehost' ? { codehost: 'github' } : { tracker: 'github' };
   return new LorenzError(codeForRole(transport.role, code), quoted, { ...origin, ...detail });
 }
 
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
-
 function messageOf(body: unknown): string | null {
   return isJsonMap(body) && typeof body.message === 'string' ? body.message : null;
-}
-
-/** Reset headers are epoch seconds on GitHub; a value that is clearly milliseconds is kept. */
-function epochMs(value: number): number {
-  return value < 1e12 ? value * 1000 : value;
-}
-
-function numberHeader(headers: Headers, name: string): number | null {
-  const raw = headers.get(name);
-  if (raw === null || raw.trim() === '') return null;
-  const value = Number(raw);
-  return Number.isFinite(value) ? value : null;
 }
 
 /**
@@ -109,15 +96,11 @@ export function rateLimitRetryAt(
   now: number,
 ): number | null {
   if (status !== 403 && status !== 429) return null;
-  const retryAfter = headers.get('retry-after')?.trim() ?? '';
-  if (retryAfter !== '') {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return date;
-  }
+  const retryAfter = retryAfterTime(headers, now);
+  if (retryAfter !== null) return retryAfter;
   const remaining = numberHeader(headers, 'x-ratelimit-remaining');
   const reset = numberHeader(headers, 'x-ratelimit-reset');
+  // Reset headers are epoch seconds on GitHub; a value that is clearly milliseconds is kept.
   if (remaining !== null && remaining <= 0) {
     return reset !== null ? epochMs(reset) : now + GITHUB_SECONDARY_WAIT_MS;
   }
@@ -128,33 +111,13 @@ export function rateLimitRetryAt(
 }
 
 function rateLimited(transport: GithubTransport, status: number, at: number): LorenzError {
-  const now = transport.now();
-  const retryAt = new Date(at).toISOString();
+  const detail = rateLimitDetail(status, at, transport.now());
   return githubFailure(
     transport,
     'tracker_rate_limited',
-    `GitHub rate-limited the request (HTTP ${status}); retry after ${retryAt}`,
-    { status, retryAt, retryAfterMs: Math.max(0, at - now) },
+    `GitHub rate-limited the request (HTTP ${status}); retry after ${detail.retryAt}`,
+    detail,
   );
-}
-
-function requestFailure(transport: GithubTransport, error: unknown, signal: AbortSignal) {
-  const reason: unknown = signal.reason;
-  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
-    return githubFailure(
-      transport,
-      'tracker_request',
-      `GitHub did not answer within ${transport.timeoutMs} ms`,
-      { timeoutMs: transport.timeoutMs },
-    );
-  }
-  if (signal.aborted) {
-    return githubFailure(transport, 'tracker_request', 'the request to GitHub was aborted');
-  }
-  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const text = cause instanceof Error ? cause.message : String(cause);
-  return githubFailure(transport, 'tracker_request', `the request to GitHub failed: ${text}`);
 }
 
 /** The headers every request carries; GitHub refuses requests without a User-Agent. */
@@ -167,21 +130,11 @@ function baseHeaders(transport: GithubTransport): Record<string, string> {
   };
 }
 
-/** One request and its whole body, under the transport's timeout and the caller's signal. */
-async function exchange(
-  transport: GithubTransport,
-  url: string,
-  init: RequestInit,
-  callerSignal: AbortSignal | undefined,
-): Promise<{ response: Response; text: string }> {
-  const timeout = AbortSignal.timeout(transport.timeoutMs);
-  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
-  try {
-    const response = await transport.fetch(url, { ...init, signal });
-    return { response, text: await response.text() };
-  } catch (error) {
-    throw requestFailure(transport, error, signal);
-  }
+/** GitHub as timedExchange reaches it. */
+function service(transport: GithubTransport): HttpService {
+  return httpService('GitHub', transport, (message, detail) =>
+    githubFailure(transport, 'tracker_request', message, detail),
+  );
 }
 
 /** Throws for a rate limit or a status outside 2xx that the caller does not handle itself. */
@@ -223,17 +176,12 @@ export async function githubGet(
   url: string,
   options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
 ): Promise<GithubAnswer> {
-  const cached = transport.cache.get(transport.token, url);
-  const { response, text } = await exchange(
-    transport,
+  const { response, text, cached } = await conditionalGet(
+    service(transport),
+    transport.cache,
+    transport.token,
     url,
-    {
-      method: 'GET',
-      headers: {
-        ...baseHeaders(transport),
-        ...(cached === undefined ? {} : { 'if-none-match': cached.etag }),
-      },
-    },
+    baseHeaders(transport),
     options.signal,
   );
   if (response.status === 304 && cached !== undefined) {
@@ -251,9 +199,7 @@ export async function githubGet(
   }
   if (!parsed.ok) throw notJson(transport, response.status);
   const link = response.headers.get('link');
-  const etag = response.headers.get('etag');
-  if (etag !== null && etag !== '')
-    transport.cache.set(transport.token, url, { etag, body: text, link });
+  rememberAnswer(transport.cache, transport.token, url, { headers: response.headers, text, link });
   return { status: response.status, body, link, notModified: false };
 }
 
@@ -269,14 +215,10 @@ export async function githubSend(
   payload: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<{ status: number; body: unknown }> {
-  const { response, text } = await exchange(
-    transport,
+  const { response, text } = await timedExchange(
+    service(transport),
     url,
-    {
-      method,
-      headers: { ...baseHeaders(transport), 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    },
+    jsonRequest(method, baseHeaders(transport), payload),
     signal,
   );
   const parsed = parseJson(text);

@@ -1,5 +1,7 @@
 import type { Issue } from '../../workflow/issue.js';
 import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import { transportReach } from '../http.js';
+import { chunksOf, normalizedOnce } from '../issue-list.js';
 import { statesJql } from './jql.js';
 import { JIRA_FIELDS, normalizeJiraIssue } from './normalize.js';
 import { type JiraTrackerConfig, jiraSettings } from './settings.js';
@@ -56,25 +58,14 @@ export function createJiraTracker(options: JiraTrackerOptions): TrackerAdapter {
     site: settings.site,
     email: settings.email,
     token: settings.token,
-    fetch: options.fetch ?? globalThis.fetch,
-    timeoutMs: options.timeoutMs ?? JIRA_REQUEST_TIMEOUT_MS,
-    now: options.now ?? Date.now,
+    ...transportReach(options, JIRA_REQUEST_TIMEOUT_MS),
   };
   const maxPages = options.maxPages ?? JIRA_MAX_PAGES;
   const siteStatuses = statusCache(transport);
 
   /** Normalized issues, each once: an issue edited mid-poll can show up on two pages. */
-  function normalized(beans: readonly unknown[]): Issue[] {
-    const seen = new Set<string>();
-    const issues: Issue[] = [];
-    for (const bean of beans) {
-      const issue = normalizeJiraIssue(bean, settings.site);
-      if (issue === null || issue.id === null || seen.has(issue.id)) continue;
-      seen.add(issue.id);
-      issues.push(issue);
-    }
-    return issues;
-  }
+  const normalized = (beans: readonly unknown[]): Issue[] =>
+    normalizedOnce(beans, (bean) => normalizeJiraIssue(bean, settings.site));
 
   async function inStates(states: readonly string[], fetchOptions: FetchOptions = {}) {
     const wanted = new Set(states.map(stateKey).filter((state) => state !== ''));
@@ -104,8 +95,7 @@ export function createJiraTracker(options: JiraTrackerOptions): TrackerAdapter {
       const unique = [...new Set(ids.map((id) => id.trim()).filter((id) => id !== ''))];
       const beans: unknown[] = [];
       // No project scope here: a running issue moved to another project must still be seen.
-      for (let start = 0; start < unique.length; start += JIRA_BULK_FETCH_SIZE) {
-        const chunk = unique.slice(start, start + JIRA_BULK_FETCH_SIZE);
+      for (const chunk of chunksOf(unique, JIRA_BULK_FETCH_SIZE)) {
         beans.push(...(await bulkFetch(transport, chunk, fetchOptions.signal)));
       }
       return normalized(beans);

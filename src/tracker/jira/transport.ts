@@ -1,4 +1,13 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
+import {
+  httpService,
+  isJsonMap,
+  jsonRequest,
+  rateLimitFailure,
+  retryAfterTime,
+  scrubbedQuote,
+  timedExchange,
+} from '../http.js';
 import type { FetchLike } from '../types.js';
 
 /** How long one request may take, the answer's body included. */
@@ -16,12 +25,7 @@ export interface JiraTransport {
 
 type JsonMap = Record<string, unknown>;
 
-// Messages quote the server; a long body would drown a status condition.
-const MAX_QUOTED = 300;
-
-export function isJsonMap(value: unknown): value is JsonMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isJsonMap };
 
 /** The Basic credentials: `email:token`, base64. */
 export function basicAuth(transport: Pick<JiraTransport, 'email' | 'token'>): string {
@@ -39,8 +43,7 @@ function failure(
   detail: JsonMap = {},
 ): LorenzError {
   const secrets = [basicAuth(transport).slice('Basic '.length), transport.token];
-  const scrubbed = secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), message);
-  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  const quoted = scrubbedQuote(message, secrets);
   return new LorenzError(code, quoted, { tracker: 'jira', ...detail });
 }
 
@@ -62,13 +65,8 @@ function jiraErrorText(body: unknown): string | null {
  * else X-RateLimit-Reset, which Jira gives as an ISO-8601 time.
  */
 export function jiraRetryTime(headers: Headers, now: number): number | null {
-  const retryAfter = headers.get('retry-after')?.trim() ?? '';
-  if (retryAfter !== '') {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return date;
-  }
+  const retryAfter = retryAfterTime(headers, now);
+  if (retryAfter !== null) return retryAfter;
   const reset = Date.parse(headers.get('x-ratelimit-reset') ?? '');
   return Number.isNaN(reset) ? null : reset;
 }
@@ -76,36 +74,9 @@ export function jiraRetryTime(headers: Headers, now: number): number | null {
 function rateLimited(transport: JiraTransport, response: Response): LorenzError {
   const now = transport.now();
   const at = jiraRetryTime(response.headers, now);
-  if (at === null) {
-    return failure(transport, 'tracker_rate_limited', 'Jira rate-limited the request', {
-      status: response.status,
-    });
-  }
-  const retryAt = new Date(at).toISOString();
-  return failure(
-    transport,
-    'tracker_rate_limited',
-    `Jira rate-limited the request; retry after ${retryAt}`,
-    { status: response.status, retryAt, retryAfterMs: Math.max(0, at - now) },
+  return rateLimitFailure('Jira', response.status, at, now, (message, detail) =>
+    failure(transport, 'tracker_rate_limited', message, detail),
   );
-}
-
-function requestFailure(transport: JiraTransport, error: unknown, signal: AbortSignal) {
-  const reason: unknown = signal.reason;
-  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
-    return failure(
-      transport,
-      'tracker_request',
-      `Jira did not answer within ${transport.timeoutMs} ms`,
-      { timeoutMs: transport.timeoutMs },
-    );
-  }
-  if (signal.aborted)
-    return failure(transport, 'tracker_request', 'the request to Jira was aborted');
-  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const text = cause instanceof Error ? cause.message : String(cause);
-  return failure(transport, 'tracker_request', `the request to Jira failed: ${text}`);
 }
 
 export type JiraMethod = 'GET' | 'POST' | 'PUT';
@@ -124,26 +95,17 @@ export async function jiraSend(
   callerSignal: AbortSignal | undefined,
   allow: readonly number[] = [],
 ): Promise<{ status: number; body: unknown }> {
-  const timeout = AbortSignal.timeout(transport.timeoutMs);
-  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
-  let response: Response;
-  let text: string;
-  try {
-    const headers = { accept: 'application/json', authorization: basicAuth(transport) };
-    response = await transport.fetch(`${transport.site}${path}`, {
-      method,
-      ...(body === null
-        ? { headers }
-        : {
-            headers: { ...headers, 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          }),
-      signal,
-    });
-    text = await response.text();
-  } catch (error) {
-    throw requestFailure(transport, error, signal);
-  }
+  const service = httpService('Jira', transport, (message, detail) =>
+    failure(transport, 'tracker_request', message, detail),
+  );
+  const headers = { accept: 'application/json', authorization: basicAuth(transport) };
+  const init = body === null ? { method, headers } : jsonRequest(method, headers, body);
+  const { response, text } = await timedExchange(
+    service,
+    `${transport.site}${path}`,
+    init,
+    callerSignal,
+  );
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

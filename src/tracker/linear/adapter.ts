@@ -1,5 +1,7 @@
 import type { Issue } from '../../workflow/issue.js';
 import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import { transportReach } from '../http.js';
+import { chunksOf, normalizedOnce } from '../issue-list.js';
 import { normalizeLinearIssue } from './normalize.js';
 import {
   ISSUES_QUERY,
@@ -54,9 +56,7 @@ export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapt
   const transport: LinearTransport = {
     endpoint: settings.endpoint,
     apiKey: settings.apiKey,
-    fetch: options.fetch ?? globalThis.fetch,
-    timeoutMs: options.timeoutMs ?? LINEAR_REQUEST_TIMEOUT_MS,
-    now: options.now ?? Date.now,
+    ...transportReach(options, LINEAR_REQUEST_TIMEOUT_MS),
   };
   const maxPages = options.maxPages ?? LINEAR_MAX_PAGES;
   const viewer = viewerCache(transport);
@@ -72,16 +72,7 @@ export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapt
     signal: AbortSignal | undefined,
   ): Promise<Issue[]> {
     const nodes = await fetchAllPages(transport, filter, maxPages, signal);
-    const issues: Issue[] = [];
-    const seen = new Set<string>();
-    for (const node of nodes) {
-      const issue = normalizeLinearIssue(node, assignee);
-      // An issue edited mid-poll can move to a later page and come back twice.
-      if (issue === null || issue.id === null || seen.has(issue.id)) continue;
-      seen.add(issue.id);
-      issues.push(issue);
-    }
-    return issues;
+    return normalizedOnce(nodes, (node) => normalizeLinearIssue(node, assignee));
   }
 
   async function inStates(states: readonly string[], options: FetchOptions = {}) {
@@ -101,8 +92,7 @@ export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapt
     const assignee = await assigneeId(options.signal);
     const issues: Issue[] = [];
     // No scope here: a running issue moved out of it must still be seen, to stop its run.
-    for (let start = 0; start < unique.length; start += LINEAR_PAGE_SIZE) {
-      const chunk = unique.slice(start, start + LINEAR_PAGE_SIZE);
+    for (const chunk of chunksOf(unique, LINEAR_PAGE_SIZE)) {
       issues.push(...(await issuesWhere(idsFilter(chunk), assignee, options.signal)));
     }
     return issues;

@@ -1,4 +1,14 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
+import {
+  epochMs,
+  httpService,
+  isJsonMap,
+  numberHeader,
+  rateLimitFailure,
+  retryAfterTime,
+  scrubbedQuote,
+  timedExchange,
+} from '../http.js';
 import type { FetchLike } from '../types.js';
 
 /** How long one GraphQL request may take, the answer's body included. */
@@ -20,12 +30,7 @@ interface GraphQLErrorShape {
   code: string | null;
 }
 
-// Messages quote the server; a long body would drown a status condition.
-const MAX_QUOTED = 300;
-
-export function isJsonMap(value: unknown): value is JsonMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export { isJsonMap };
 
 /**
  * Every error leaves through here, so the key can never reach a message even if a server or
@@ -37,8 +42,7 @@ function failure(
   message: string,
   detail: Record<string, unknown> = {},
 ): LorenzError {
-  const scrubbed = message.split(transport.apiKey).join('[redacted]');
-  const quoted = scrubbed.length > MAX_QUOTED ? `${scrubbed.slice(0, MAX_QUOTED)}…` : scrubbed;
+  const quoted = scrubbedQuote(message, [transport.apiKey]);
   return new LorenzError(code, quoted, { tracker: 'linear', ...detail });
 }
 
@@ -53,37 +57,21 @@ function graphQLErrors(body: unknown): GraphQLErrorShape[] {
   });
 }
 
-function numberHeader(headers: Headers, name: string): number | null {
-  const raw = headers.get(name);
-  if (raw === null || raw.trim() === '') return null;
-  const value = Number(raw);
-  return Number.isFinite(value) ? value : null;
-}
-
-/** Linear's reset headers are epoch milliseconds; a value in seconds is taken as seconds. */
-function epochMs(value: number): number {
-  return value < 1e12 ? value * 1000 : value;
-}
-
 /**
  * When the request may be retried, if the answer says: Retry-After (seconds or an HTTP
  * date) first; else the latest reset among Linear's budgets (requests, complexity) that are
  * spent, or among all of them when none says it is spent.
  */
 export function retryTime(headers: Headers, now: number): number | null {
-  const retryAfter = headers.get('retry-after');
-  if (retryAfter !== null && retryAfter.trim() !== '') {
-    const seconds = Number(retryAfter);
-    if (Number.isFinite(seconds) && seconds >= 0) return now + seconds * 1000;
-    const date = Date.parse(retryAfter);
-    if (!Number.isNaN(date)) return date;
-  }
+  const retryAfter = retryAfterTime(headers, now);
+  if (retryAfter !== null) return retryAfter;
   const budgets = ['requests', 'complexity', 'endpoint-requests'].map((budget) => ({
     remaining: numberHeader(headers, `x-ratelimit-${budget}-remaining`),
     reset: numberHeader(headers, `x-ratelimit-${budget}-reset`),
   }));
   const withReset = budgets.filter((budget) => budget.reset !== null);
   const spent = withReset.filter((budget) => budget.remaining !== null && budget.remaining <= 0);
+  // Linear's reset headers are epoch milliseconds; a value in seconds is taken as seconds.
   const resets = (spent.length > 0 ? spent : withReset).map((budget) => epochMs(budget.reset ?? 0));
   return resets.length > 0 ? Math.max(...resets) : null;
 }
@@ -91,37 +79,9 @@ export function retryTime(headers: Headers, now: number): number | null {
 function rateLimited(transport: LinearTransport, response: Response): LorenzError {
   const now = transport.now();
   const at = retryTime(response.headers, now);
-  if (at === null) {
-    return failure(transport, 'tracker_rate_limited', 'Linear rate-limited the request', {
-      status: response.status,
-    });
-  }
-  const retryAt = new Date(at).toISOString();
-  return failure(
-    transport,
-    'tracker_rate_limited',
-    `Linear rate-limited the request; retry after ${retryAt}`,
-    { status: response.status, retryAt, retryAfterMs: Math.max(0, at - now) },
+  return rateLimitFailure('Linear', response.status, at, now, (message, detail) =>
+    failure(transport, 'tracker_rate_limited', message, detail),
   );
-}
-
-function requestFailure(transport: LinearTransport, error: unknown, signal: AbortSignal) {
-  const reason: unknown = signal.reason;
-  if (signal.aborted && reason instanceof DOMException && reason.name === 'TimeoutError') {
-    return failure(
-      transport,
-      'tracker_request',
-      `Linear did not answer within ${transport.timeoutMs} ms`,
-      { timeoutMs: transport.timeoutMs },
-    );
-  }
-  if (signal.aborted) {
-    return failure(transport, 'tracker_request', 'the request to Linear was aborted');
-  }
-  // fetch wraps the socket error in `cause`; that says more than "fetch failed".
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const text = cause instanceof Error ? cause.message : String(cause);
-  return failure(transport, 'tracker_request', `the request to Linear failed: ${text}`);
 }
 
 /**
@@ -136,26 +96,20 @@ export async function linearRequest(
   variables: JsonMap,
   callerSignal?: AbortSignal,
 ): Promise<JsonMap> {
-  const timeout = AbortSignal.timeout(transport.timeoutMs);
-  const signal = callerSignal === undefined ? timeout : AbortSignal.any([timeout, callerSignal]);
-  let response: Response;
-  let text: string;
-  try {
-    response = await transport.fetch(transport.endpoint, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json',
-        // Personal API keys go bare; only OAuth tokens take a `Bearer` prefix.
-        authorization: transport.apiKey,
-      },
-      body: JSON.stringify({ query, variables }),
-      signal,
-    });
-    text = await response.text();
-  } catch (error) {
-    throw requestFailure(transport, error, signal);
-  }
+  const service = httpService('Linear', transport, (message, detail) =>
+    failure(transport, 'tracker_request', message, detail),
+  );
+  const init: RequestInit = {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      // Personal API keys go bare; only OAuth tokens take a `Bearer` prefix.
+      authorization: transport.apiKey,
+    },
+    body: JSON.stringify({ query, variables }),
+  };
+  const { response, text } = await timedExchange(service, transport.endpoint, init, callerSignal);
 
   let body: unknown;
   let parsed = true;
