@@ -269,13 +269,18 @@ describe('permission requests asked of a person', () => {
   });
 
   it('a run cancelled while it waits ends as cancelled', async () => {
-    const inbox = scriptedInbox(config, (_input, signal) =>
-      waitOrAbort(60_000, signal, { verdict: 'approve' as const, via: 'comment' as const }),
-    );
+    // Cancelled once the inbox is waiting, not after a fixed time: on a loaded machine the
+    // agent's start alone could take longer, and the run ended before its first turn.
+    let waiting: () => void = () => {};
+    const asked = new Promise<void>((resolve) => (waiting = resolve));
+    const inbox = scriptedInbox(config, (_input, signal) => {
+      waiting();
+      return waitOrAbort(60_000, signal, { verdict: 'approve' as const, via: 'comment' as const });
+    });
     const { result } = await run({
       prompt: '@permission',
       inbox,
-      during: (harness) => setTimeout(() => harness.abort.abort(), 500),
+      during: (harness) => void asked.then(() => harness.abort.abort()),
     });
     expect(result).toMatchObject({ ok: false, code: 'turn_cancelled', turns: 1 });
   });
