@@ -77,6 +77,25 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
     : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/** kubectl's copy of the object as last applied: a second spec, read only by kubectl. */
+export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * Drops, in place, what the controllers never read of a cached object and what is often most
+ * of it, as controller-runtime's cache transforms do: `metadata.managedFields`, and kubectl's
+ * last-applied annotation (an object kept in Git and applied carries its whole spec twice).
+ */
+export function trimForCache(object: KubeObject): void {
+  const metadata = object.metadata;
+  if (!metadata) return;
+  delete metadata.managedFields;
+  const annotations = metadata.annotations as Record<string, string> | undefined;
+  if (annotations && LAST_APPLIED_ANNOTATION in annotations) {
+    const { [LAST_APPLIED_ANNOTATION]: _dropped, ...kept } = annotations;
+    metadata.annotations = kept;
+  }
+}
+
 /** Up to this much is added to each retry delay, so informers do not retry in step. */
 const RETRY_JITTER_MS = 1000;
 
@@ -97,8 +116,7 @@ const WATCH_TIMEOUT_SECONDS = () => 300 + Math.floor(Math.random() * 300);
  * resourceVersion) relists and reconciles the cache with the new list (emitting adds,
  * updates and deletes for what changed in between), and a watchdog restarts a watch that
  * has been silent longer than `watchdogMs` even though bookmarks were requested.
- * `metadata.managedFields` is dropped from cached objects: the controller never reads it and
- * it is often the larger half of an object.
+ * What the controller never reads is dropped from cached objects (trimForCache).
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createInformer<T extends KubeObject>(options: InformerOptions): Informer<T> {
@@ -129,7 +147,7 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
   }
 
   function store(object: T): void {
-    if (object.metadata) delete object.metadata.managedFields;
+    trimForCache(object);
     const key = objectKey(object);
     const previous = cache.get(key);
     if (previous) owners.remove(key, previous);
@@ -146,7 +164,7 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
     const previous = cache.get(key);
     if (previous) owners.remove(key, previous);
     cache.delete(key);
-    if (object.metadata) delete object.metadata.managedFields;
+    trimForCache(object);
     emit(deleteHandlers, previous ?? object);
   }
 
