@@ -27,7 +27,6 @@ export function delegatingArchive(
     putAttempt: async (attempt) => store().putAttempt(attempt),
     putEvents: async (events) => store().putEvents(events),
     appendLog: async (piece) => store().appendLog(piece),
-    markDeleted: async (uid, at) => store().markDeleted(uid, at),
     listRuns: async (query) => store().listRuns(query),
     getRun: async (ref) => store().getRun(ref),
     readLog: (runUid, filter): AsyncIterable<LogEntry> => ({

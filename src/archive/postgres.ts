@@ -11,7 +11,7 @@ import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-c
 import { runListSql, runPageOf } from './run-page.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { archiveErrorOf } from './postgres-errors.js';
-import { canonicalTime, normalizeRunQuery, normalizeUsageQuery } from './query.js';
+import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
 import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
 import {
   ArchiveError,
@@ -293,15 +293,6 @@ class PostgresArchive implements ArchiveStore {
         [piece.podUid, state.keptBytes, state.droppedEnd],
       );
     });
-  }
-
-  async markDeleted(uid: string, at: string): Promise<void> {
-    const deletedAt = canonicalTime(at, `run ${uid} deletion time`, 'archive_record_invalid');
-    await this.query(
-      `marking run ${uid} deleted`,
-      'UPDATE runs SET deleted_at = $2 WHERE uid = $1',
-      [uid, deletedAt],
-    );
   }
 
   async listRuns(query: RunQuery): Promise<RunPage> {

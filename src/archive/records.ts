@@ -70,7 +70,7 @@ export function runColumns(run: RunRecord): RunColumns {
   };
 }
 
-/** A run back from its row: the deletion time is the column's (markDeleted writes only it). */
+/** A run back from its row: the deletion time is the column's (a later write without one keeps it). */
 export function runFromRow(record: string, deletedAt: string | null): RunRecord {
   const run = JSON.parse(record) as RunRecord;
   if (deletedAt !== null) run.deletedAt = deletedAt;

@@ -13,7 +13,7 @@ import { UPSERT_ATTEMPT, UPSERT_EVENT, UPSERT_RUN } from './sqlite-upserts.js';
 import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-cap.js';
 import { runListSql, runPageOf } from './run-page.js';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
-import { canonicalTime, normalizeRunQuery, normalizeUsageQuery } from './query.js';
+import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
 import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
 import {
   ArchiveError,
@@ -255,13 +255,6 @@ class SqliteArchive implements ArchiveStore {
              dropped_end = excluded.dropped_end`,
         ).run(piece.podUid, piece.runUid, state.keptBytes, state.droppedEnd);
       };
-    });
-  }
-
-  markDeleted(uid: string, at: string): Promise<void> {
-    return this.write(() => {
-      const deletedAt = canonicalTime(at, `run ${uid} deletion time`, 'archive_record_invalid');
-      return () => this.stmt('UPDATE runs SET deleted_at = ? WHERE uid = ?').run(deletedAt, uid);
     });
   }
 

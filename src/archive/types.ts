@@ -204,7 +204,6 @@ export interface ArchiveStore {
   putAttempt(attempt: AttemptRecord): Promise<void>;
   putEvents(events: readonly EventRecord[]): Promise<void>;
   appendLog(piece: LogAppend): Promise<void>;
-  markDeleted(uid: string, at: string): Promise<void>;
   listRuns(query: RunQuery): Promise<RunPage>;
   getRun(ref: RunRef): Promise<ArchivedRun | undefined>;
   /** The run's log entries in order (by slot, attempt, offset), streamed. */

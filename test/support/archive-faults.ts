@@ -20,10 +20,7 @@ export interface FaultyArchive extends ArchiveStore {
   fail: ArchiveError | undefined;
   readonly inner: ArchiveStore;
   /** How many times each write was called (whether it failed or not). */
-  readonly calls: Record<
-    'putRun' | 'putAttempt' | 'putEvents' | 'appendLog' | 'markDeleted',
-    number
-  >;
+  readonly calls: Record<'putRun' | 'putAttempt' | 'putEvents' | 'appendLog', number>;
   /** appendLog calls at a (pod, offset) asked for before: a writer that repeats itself. */
   readonly repeatedPieces: number;
 }
@@ -35,7 +32,7 @@ export function faultyArchive(inner: ArchiveStore): FaultyArchive {
       if (faulty.fail) throw faulty.fail;
       return call(...args);
     };
-  const calls = { putRun: 0, putAttempt: 0, putEvents: 0, appendLog: 0, markDeleted: 0 };
+  const calls = { putRun: 0, putAttempt: 0, putEvents: 0, appendLog: 0 };
   const offered = new Set<string>();
   let repeatedPieces = 0;
   const counted =
@@ -74,10 +71,6 @@ export function faultyArchive(inner: ArchiveStore): FaultyArchive {
         offered.add(key);
         return inner.appendLog(piece);
       }),
-    ),
-    markDeleted: counted(
-      'markDeleted',
-      guard((uid, at) => inner.markDeleted(uid, at)),
     ),
     listRuns: guard((query) => inner.listRuns(query)),
     getRun: guard((ref) => inner.getRun(ref)),
