@@ -21,8 +21,9 @@ build: deps ## Compile and bundle the lorenz CLI and the in-pod runner into dist
 lint: deps ## eslint, prettier, tsc --noEmit
 	$(NPM) run lint
 
-tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm: cached, else built from the Go proxy
+tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm, kueue: cached, else built from the Go proxy
 	hack/tools.sh > /dev/null
+	hack/tools.sh path kueue > /dev/null
 
 test: build lint tools ## Every test tier that runs on this machine (unit + integration + containers)
 	hack/ensure-sshd.sh

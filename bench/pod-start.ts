@@ -7,8 +7,12 @@
 // create (client side, polled every 50 ms) to: its Pod exists; the Pod leaves Pending
 // (Running, or already ended); the after_create hook's HookStarted Event.
 //
+// `npm run bench:kueue` (BENCH_NODES=kueue): the same run on the process node with and
+// without `spec.queueName`, Kueue (hack/cluster/kueue.ts) admitting it from a queue with room
+// to spare: what Kueue's webhook, its Workload and the lifted gate add to a start.
+//
 //   BENCH_SAMPLES  runs per node (5)
-//   BENCH_NODES    real,process (both)
+//   BENCH_NODES    real,process (both), or kueue
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +22,7 @@ import { createKubeClient } from '../src/controller/runtime/client.js';
 import { realpathSync } from 'node:fs';
 import { startControlPlane } from '../hack/cluster/control-plane.js';
 import { startProcessNode } from '../hack/process-node/index.js';
+import { startKueue } from '../hack/cluster/kueue.js';
 import {
   DEFAULT_OPERATOR_IMAGE,
   OPERATOR_IMAGE_BUNDLE_PATH,
@@ -162,13 +167,38 @@ Work on {{ issue.identifier }}.
 @write done.txt ok
 `;
 
+/** What each run Pod asks for: what Kueue counts against the queue's quota. */
+const AGENT_RESOURCES = { requests: { cpu: '100m' } };
+
+/** A queue with room for every sample: Kueue admits at once, nothing waits for quota. */
+const kueueObjects = `apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: { name: default-flavor }
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: { name: bench }
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors: [{ name: default-flavor, resources: [{ name: cpu, nominalQuota: '100' }] }]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: { name: bench, namespace: bench }
+spec: { clusterQueue: bench }
+`;
+
 /** The controller in-process against `cp`, one Workflow `name` on `agentImage`, timed. */
 async function timeOnCluster(
   cp: Parameters<typeof installOperator>[0],
   name: string,
   images: { operator: string; agent: string },
   prepare: (namespace: string) => Promise<void>,
-): Promise<Sample[]> {
+  /** A second Workflow timed after the first, the same but for its spec (`spec.queueName`). */
+  variant?: { name: string; spec: object },
+): Promise<Sample[][]> {
   const namespace = 'bench';
   const admin = createKubeClient(cp.kubeConfig);
   try {
@@ -178,20 +208,27 @@ async function timeOnCluster(
       operatorImage: images.operator,
     });
     try {
-      await admin.request({
-        method: 'POST',
-        path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/workflows`,
-        body: {
-          apiVersion: 'lorenz.dev/v1alpha1',
-          kind: 'Workflow',
-          metadata: { name },
-          spec: {
-            workflow: WORKFLOW,
-            podTemplate: { spec: { containers: [{ name: 'agent', image: images.agent }] } },
+      const agent = { name: 'agent', image: images.agent, resources: AGENT_RESOURCES };
+      const workflows = [{ name, spec: {} }, ...(variant ? [variant] : [])];
+      const timed: Sample[][] = [];
+      for (const workflow of workflows) {
+        await admin.request({
+          method: 'POST',
+          path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/workflows`,
+          body: {
+            apiVersion: 'lorenz.dev/v1alpha1',
+            kind: 'Workflow',
+            metadata: { name: workflow.name },
+            spec: {
+              workflow: WORKFLOW,
+              podTemplate: { spec: { containers: [agent] } },
+              ...workflow.spec,
+            },
           },
-        },
-      });
-      return await timeRuns(admin, namespace, name);
+        });
+        timed.push(await timeRuns(admin, namespace, workflow.name));
+      }
+      return timed;
     } finally {
       await controller.stop();
     }
@@ -216,9 +253,10 @@ async function realNode(): Promise<Sample[]> {
     repoRoot: root,
   });
   try {
-    return await timeOnCluster(node.cp, 'real', built, (namespace) =>
+    const [timed = []] = await timeOnCluster(node.cp, 'real', built, (namespace) =>
       node.createRestrictedNamespace(namespace),
     );
+    return timed;
   } finally {
     await node.stop();
   }
@@ -229,12 +267,12 @@ async function realNode(): Promise<Sample[]> {
  * this checkout's dist/ (`npm run build`: bundle, launcher, startup snapshot, scripted agent),
  * the agent image is the host with the project's node at /usr/bin/node.
  */
-async function processNode(): Promise<Sample[]> {
-  say('starting a control plane and the process node…');
+const PROCESS_AGENT_IMAGE = 'lorenz-bench/agent:1';
+
+function startBenchProcessNode(cp: Parameters<typeof installOperator>[0]) {
   const dist = (file: string) => join(root, 'dist', file);
-  const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
-  const agentImage = 'lorenz-bench/agent:1';
-  const node = await startProcessNode({
+  const agentImage = PROCESS_AGENT_IMAGE;
+  return startProcessNode({
     controlPlane: cp,
     imageMap: {
       [DEFAULT_OPERATOR_IMAGE]: {
@@ -251,30 +289,74 @@ async function processNode(): Promise<Sample[]> {
       [agentImage]: { '/usr/bin/node': realpathSync(join(root, 'node_modules', '.bin', 'node')) },
     },
   });
+}
+
+/** kubectl against `cp` (`input` on its stdin); throws with its stderr when it fails. */
+function kubectlOn(cp: Parameters<typeof installOperator>[0], args: string[], input = ''): void {
+  const done = spawnSync(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], {
+    encoding: 'utf8',
+    input,
+  });
+  if (done.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${done.stderr}`);
+}
+
+/** The namespace, and its default ServiceAccount (no serviceaccount controller runs here). */
+const processNamespace = (cp: Parameters<typeof installOperator>[0]) => (namespace: string) => {
+  kubectlOn(cp, ['create', 'namespace', namespace]);
+  kubectlOn(cp, ['-n', namespace, 'create', 'serviceaccount', 'default']);
+  return Promise.resolve();
+};
+
+async function processNode(): Promise<Sample[]> {
+  say('starting a control plane and the process node…');
+  const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
+  const node = await startBenchProcessNode(cp);
   try {
-    return await timeOnCluster(
+    const [timed = []] = await timeOnCluster(
       cp,
       'process',
-      { operator: DEFAULT_OPERATOR_IMAGE, agent: agentImage },
-      async (namespace) => {
-        const kubectl = (...args: string[]) =>
-          spawnSync(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args], {
-            encoding: 'utf8',
-          });
-        kubectl('create', 'namespace', namespace);
-        // No serviceaccount controller here: ServiceAccount admission needs the default one.
-        const made = kubectl('-n', namespace, 'create', 'serviceaccount', 'default');
-        if (made.status !== 0)
-          throw new Error(`creating the default ServiceAccount: ${made.stderr}`);
-      },
+      { operator: DEFAULT_OPERATOR_IMAGE, agent: PROCESS_AGENT_IMAGE },
+      processNamespace(cp),
     );
+    return timed;
   } finally {
     await node.stop();
     await cp.stop();
   }
 }
 
+/** The process node with Kueue: one Workflow without a queue, then the same with one. */
+async function processNodeWithKueue(): Promise<[Sample[], Sample[]]> {
+  say('starting a control plane, the process node and Kueue…');
+  const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
+  const node = await startBenchProcessNode(cp);
+  const kueue = await startKueue(cp);
+  try {
+    const [plain = [], queued = []] = await timeOnCluster(
+      cp,
+      'plain',
+      { operator: DEFAULT_OPERATOR_IMAGE, agent: PROCESS_AGENT_IMAGE },
+      async (namespace) => {
+        await processNamespace(cp)(namespace);
+        kubectlOn(cp, ['apply', '-f', '-'], kueueObjects);
+      },
+      { name: 'queued', spec: { queueName: 'bench' } },
+    );
+    return [plain, queued];
+  } finally {
+    await kueue.stop();
+    await node.stop();
+    await cp.stop();
+  }
+}
+
 const rows: [string, Sample[]][] = [];
+let kueueRatios: [Sample[], Sample[]] | undefined;
+if (nodes.has('kueue')) {
+  kueueRatios = await processNodeWithKueue();
+  rows.push(['process node, no queueName', kueueRatios[0]]);
+  rows.push(['process node, queueName (Kueue admits at once)', kueueRatios[1]]);
+}
 if (nodes.has('real')) rows.push(['real node (kubelet, containerd, runc)', await realNode()]);
 if (nodes.has('process'))
   rows.push(['process node (as `make dev` maps the images)', await processNode()]);
@@ -284,3 +366,13 @@ console.log(
 console.log('| node | runs | Pod exists | Pod not Pending | after_create started (Event) |');
 console.log('|---|---|---|---|---|');
 for (const [label, results] of rows) report(label, results);
+if (kueueRatios) {
+  const [plain, queued] = kueueRatios;
+  const ratio = (key: keyof Sample) =>
+    (
+      median(queued.map((sample) => sample[key])) / median(plain.map((sample) => sample[key]))
+    ).toFixed(2);
+  console.log(
+    `\nwith Kueue / without: Pod exists ×${ratio('podCreated')}, Pod not Pending ×${ratio('podStarted')}, after_create started ×${ratio('firstHook')}`,
+  );
+}

@@ -30,6 +30,10 @@ TOOLS=(kube-apiserver etcd kubectl kube-controller-manager helm)
 # name (`hack/tools.sh path kubelet`), never by --print-env, so the tiers that do not run a
 # real node never pay for them.
 NODE_TOOLS=(kubelet kube-proxy kube-scheduler)
+# Kueue's manager, for the queueing tests (docs/queues.md), also built only when asked for by
+# name. Its build keeps, beside the binary, the manifests of the same release the tests install:
+# <cache>/kueue-<version>.manifests/{crds/*.yaml,webhook.yaml}.
+EXTRA_TOOLS=(kueue)
 
 log() { echo "[tools] $*" >&2; }
 die() {
@@ -42,7 +46,8 @@ version_of() {
     kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler) echo "$KUBERNETES_VERSION" ;;
     etcd) echo "$ETCD_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
-    *) die "unknown tool '$1' (known: ${TOOLS[*]} ${NODE_TOOLS[*]})" ;;
+    kueue) echo "$KUEUE_VERSION" ;;
+    *) die "unknown tool '$1' (known: ${TOOLS[*]} ${NODE_TOOLS[*]} ${EXTRA_TOOLS[*]})" ;;
   esac
 }
 
@@ -134,6 +139,19 @@ kube_version_ldflags() {
   done
 }
 
+# The CRDs and the webhook configurations of a Kueue release, from its module's config/.
+copy_kueue_manifests() {
+  local module_dir="$1" dest="$2"
+  [[ -d "$module_dir/config/components/crd/bases" ]] || die "no Kueue CRDs under $module_dir"
+  rm -rf "$dest.partial"
+  mkdir -p "$dest.partial/crds"
+  cp "$module_dir"/config/components/crd/bases/*.yaml "$dest.partial/crds/"
+  cp "$module_dir/config/components/webhook/manifests.yaml" "$dest.partial/webhook.yaml"
+  chmod -R u+w "$dest.partial"
+  rm -rf "$dest"
+  mv "$dest.partial" "$dest"
+}
+
 # The steps of one build (run in the background by build_tool, which reports on them).
 build_steps() {
   local tool="$1" version="$2" out="$3" work="$4"
@@ -154,6 +172,12 @@ build_steps() {
       prepare_wrapper_module helm.sh/helm/v3 "$version" "$work"
       cd "$work"
       go_build "$out" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$version"
+      ;;
+    kueue)
+      prepare_wrapper_module sigs.k8s.io/kueue "$version" "$work"
+      cd "$work"
+      copy_kueue_manifests "$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)" "$out.manifests"
+      go_build "$out" sigs.k8s.io/kueue/cmd/kueue ""
       ;;
   esac
 }
@@ -245,7 +269,7 @@ print_env() {
 case "${1:---print-env}" in
   --print-env) print_env ;;
   path)
-    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]})"
+    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]} ${EXTRA_TOOLS[*]})"
     resolve_tool "$2"
     ;;
   -h | --help) sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' ;;

@@ -68,10 +68,16 @@ export async function bindUntilDone(
   }
 }
 
+/**
+ * A Pod the scheduler would bind here. One with scheduling gates (Kueue's admission gate) is
+ * not: a scheduler leaves it alone until the last gate is removed (the Pod's update then
+ * brings it back through the watch).
+ */
 function wantsBinding(pod: V1Pod): boolean {
   const scheduler = pod.spec?.schedulerName ?? 'default-scheduler';
   return (
     !pod.spec?.nodeName &&
+    (pod.spec?.schedulingGates ?? []).length === 0 &&
     !pod.metadata?.deletionTimestamp &&
     scheduler === 'default-scheduler' &&
     !isTerminal(pod)

@@ -1,7 +1,12 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api } from '@kubernetes/client-node';
 import { describeError, httpStatus, sleep, type LogFn } from './types.js';
 
-const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/**
+ * A strategic merge patch, as the kubelet sends: conditions merge by type, so a condition
+ * another controller set (Kueue's TerminationTarget, a DisruptionTarget) stays; a JSON merge
+ * patch would replace the list with the node's own. Container statuses are replaced whole.
+ */
+const statusPatch = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
 export interface StatusReporter {
   /** Records the latest status; it is sent soon, once, whatever came before it. */
@@ -31,7 +36,7 @@ export function statusReporter(
       try {
         await core.patchNamespacedPodStatus(
           { namespace, name, body: { status: JSON.parse(body) as object } },
-          mergePatch,
+          statusPatch,
         );
         sent = body;
       } catch (err) {

@@ -87,6 +87,10 @@ export const Reasons = {
   IssueCompleted: 'IssueCompleted',
   ImagePullFailed: 'ImagePullFailed',
   Unschedulable: 'Unschedulable',
+  /** Kueue holds the attempt's Pods (spec.queueName): they wait for the LocalQueue's quota. */
+  Queued: 'Queued',
+  /** Kueue preempted the attempt (its quota was reclaimed): a failed attempt, retried by policy. */
+  Preempted: 'Preempted',
   PodEvicted: 'PodEvicted',
   OOMKilled: 'OOMKilled',
   Cancelled: 'Cancelled',
@@ -109,6 +113,10 @@ export const Reasons = {
   GitCredentialsNotFound: 'GitCredentialsNotFound',
   /** The StorageClass the workspace claim template names does not exist (yet): no Pod is made. */
   StorageClassNotFound: 'StorageClassNotFound',
+  /** spec.queueName is set but Kueue's API (kueue.x-k8s.io) is not served here: no Pod is made. */
+  KueueNotInstalled: 'KueueNotInstalled',
+  /** The LocalQueue spec.queueName names does not exist (yet) in the run's namespace: no Pod. */
+  LocalQueueNotFound: 'LocalQueueNotFound',
   /** An SSH worker could not be reached or dropped the connection (ssh_connect). */
   SshConnectFailed: 'SshConnectFailed',
   /** worker.ssh_hosts is set but the Workflow names no spec.worker.sshKeySecretRef: no Pod. */

@@ -9,3 +9,4 @@ export * from './inbox.js';
 export * from './crd.js';
 export { toStructuralSchema, type JSONSchemaProps } from './structural.js';
 export * from './budget.js';
+export * from './queue.js';

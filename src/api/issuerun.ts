@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HOOK_NAMES, type HookName } from '../workflow/events.js';
 import { conditionListSchema } from './conditions.js';
+import { kueueQueueNameSchema } from './queue.js';
 import { objectMetaSchema, usageSchema } from './meta.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
@@ -154,6 +155,12 @@ export const issueRunSpecSchema = z
         'Set to true to cancel: the run Pod is stopped with a grace period in which after_run still runs.',
       ),
     decisions: specDecisionListSchema.optional(),
+    queueName: immutable(
+      kueueQueueNameSchema.describe(
+        "A Kueue LocalQueue in this namespace for this run's Pods, in place of its Workflow's spec.queueName.",
+      ),
+      'spec.queueName',
+    ).optional(),
   })
   .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
   .describe(

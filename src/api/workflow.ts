@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
+import { kueueQueueNameSchema } from './queue.js';
 import { secretKeyRefSchema, workflowReviewSchema } from './review.js';
 import { workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
 import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
@@ -239,6 +240,11 @@ export const workflowSpecSchema = z
         'Delete a finished IssueRun (and its Pods) this many seconds after it finished; kept when unset.',
       ),
     suspend: z.boolean().optional().describe('Stop starting new runs; running ones go on.'),
+    queueName: kueueQueueNameSchema
+      .optional()
+      .describe(
+        "A Kueue LocalQueue in this namespace: its run Pods wait for Kueue's admission (Kueue's plain-Pod integration; an ensemble is one Pod group, admitted whole). Unset: Kueue is not asked.",
+      ),
     trackerBoardRef: z
       .object({
         name: z.string().min(1).max(253).describe('A ConfigMap in this namespace.'),

@@ -14,6 +14,7 @@ import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, PODS, PVCS, SECRETS, resourcePath } from '../runtime/client.js';
 import { ANNOTATION_INPUTS_DIGEST } from '../shared/constants.js';
 import { inputsConfigMapName, runPodName, toolsTokenSecretName } from '../shared/object-names.js';
+import { attemptQueue } from './kueue.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { CreateRefused, createOwned, type CreateFailure, type CreateTarget } from './create.js';
@@ -160,6 +161,7 @@ export async function ensureRunObjects(options: {
     ? workflow.spec.git?.credentialsSecretRef?.name
     : undefined;
   const budget = missing.length > 0 ? await options.budget?.(config) : undefined;
+  const queue = attemptQueue(run, workflow, identity, attempt, slots);
   let pods: V1Pod[];
   try {
     pods = missing.map((entry) =>
@@ -182,6 +184,7 @@ export async function ensureRunObjects(options: {
         gitCredentialsSecret,
         ssh: sshOf(options.ssh, entry.slot),
         budget,
+        queue,
       }),
     );
   } catch (error) {

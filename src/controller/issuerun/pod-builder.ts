@@ -38,6 +38,7 @@ import {
   OPERATOR_IMAGE_SNAPSHOT_PATHS,
 } from '../shared/constants.js';
 import { labelValue, runPodName, workspaceClaimName } from '../shared/object-names.js';
+import { kueueMetadata, type RunPodQueue } from './kueue.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { agentEnv, agentEnvFrom } from './agent-env.js';
@@ -94,6 +95,8 @@ export interface RunPodOptions {
   ssh?: RunPodSsh | undefined;
   /** The attempt's budget (shared/run-budget.ts), in RUN_BUDGET_ENV; absent: no limits, no prices. */
   budget?: RunBudget | undefined;
+  /** The Kueue LocalQueue (and Pod group) the Pod waits in (kueue.ts); absent: not queued. */
+  queue?: RunPodQueue | undefined;
 }
 
 export interface RunPodSsh {
@@ -225,8 +228,10 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
   ) as V1Container;
   const podSecurity = templateSpec?.securityContext;
   const runAsUser = agentTemplate.securityContext?.runAsUser ?? podSecurity?.runAsUser;
+  const kueue = kueueMetadata(options.queue);
   const labels: Record<string, string> = {
     ...options.podTemplate?.metadata?.labels,
+    ...kueue.labels,
     [LABEL_ISSUERUN]: labelValue(options.run.name),
     [LABEL_WORKFLOW]: labelValue(options.workflowName),
     [LABEL_SLOT]: String(options.slot),
@@ -235,6 +240,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
   };
   const annotations: Record<string, string> = {
     ...options.podTemplate?.metadata?.annotations,
+    ...kueue.annotations,
     [ANNOTATION_ISSUE_STATE]: options.issueState ?? '',
     [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
   };

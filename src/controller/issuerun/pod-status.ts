@@ -2,6 +2,7 @@ import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { parseTerminationSummary, type TerminationSummary } from '../../runner/summary.js';
 import type { SlotErrorCode } from '../../workflow/errors.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
+import { admittedAt, kueueStop, podQueueName, queuedByKueue, queuedMessage } from './kueue.js';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
 
@@ -11,6 +12,8 @@ export type PodReason =
   | 'Succeeded'
   | 'ImagePullFailed'
   | 'Unschedulable'
+  | 'Queued'
+  | 'Preempted'
   | 'OOMKilled'
   | 'PodEvicted'
   | 'CreateContainerConfigError'
@@ -181,8 +184,11 @@ function failedPastGrace(
 }
 
 function waitingVerdict(pod: V1Pod, options: PodStatusOptions): PodOutcome | null {
-  const age =
-    options.now.getTime() - new Date(pod.metadata?.creationTimestamp ?? options.now).getTime();
+  const queue = podQueueName(pod);
+  // Held by Kueue: no grace runs out while the queue waits (docs/queues.md).
+  if (queue !== undefined && queuedByKueue(pod)) return queuedOutcome(queue);
+  const since = admittedAt(pod) ?? options.now.getTime();
+  const age = options.now.getTime() - since;
   for (const status of allContainerStatuses(pod)) {
     const waiting = status.state?.waiting;
     if (!waiting?.reason) continue;
@@ -274,6 +280,35 @@ function strandedVerdict(pod: V1Pod, now: Date): PodOutcome | null {
   };
 }
 
+/** A slot whose Pod Kueue holds: Pending, for as long as the queue takes. */
+export const queuedOutcome = (queue: string, kueueSays?: string): PodOutcome => ({
+  phase: 'Pending',
+  reason: 'Queued',
+  message: queuedMessage(queue, kueueSays),
+  finished: false,
+  summary: null,
+});
+
+/**
+ * Kueue stopped the Pod (preempted, or evicted otherwise): the attempt failed for that, not
+ * for the signal its containers died of; finished once the Pod has stopped.
+ */
+function kueueStoppedVerdict(pod: V1Pod, summary: TerminationSummary | null): PodOutcome | null {
+  const stop = kueueStop(pod);
+  if (!stop) return null;
+  // An attempt that had ended well before Kueue's word arrived keeps its success.
+  if (summary?.succeeded && !summary.cancelled) return null;
+  const phase = pod.status?.phase;
+  const stopped = phase === 'Succeeded' || phase === 'Failed';
+  return {
+    phase: stopped ? 'Failed' : 'Running',
+    reason: stop.preempted ? 'Preempted' : 'PodEvicted',
+    message: stop.message,
+    finished: stopped,
+    summary,
+  };
+}
+
 /**
  * What a slot says of a Pod that exists and has no status yet, and of one the controller has
  * just created before its cache has it: the same words, so the Pod's arrival in the cache
@@ -300,7 +335,7 @@ export function mapPodStatus(pod: V1Pod, options: PodStatusOptions): PodOutcome 
   const stranded = strandedVerdict(pod, options.now);
   if (stranded) return stranded;
   const recheck = strandedInMs(pod, options.now);
-  const outcome = mapLivePodStatus(pod, options, summary);
+  const outcome = kueueStoppedVerdict(pod, summary) ?? mapLivePodStatus(pod, options, summary);
   return recheck === undefined || outcome.finished
     ? outcome
     : { ...outcome, recheckAfterMs: Math.min(outcome.recheckAfterMs ?? Infinity, recheck) };

@@ -46,6 +46,8 @@ import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from
 import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
 import { endedState, stoppedState, type IssueStates } from './endings.js';
 import { attemptBudget, type BudgetFor } from './attempt-budget.js';
+import { newlyPreempted } from './kueue.js';
+import { withKueueWords } from './kueue-queues.js';
 
 export { CREATE_RETRY_BASE_MS, CREATE_RETRY_MAX_MS } from './attempts.js';
 
@@ -344,7 +346,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       const after = Math.min(result?.requeueAfter ?? Infinity, wake - deps.now().getTime());
       return Number.isFinite(after) ? { requeueAfter: Math.max(after, 0) } : result;
     }
-    const views = observed;
+    // Kueue's reason for a queued slot is read from its Workload (kueue-queues.ts).
+    const views = await withKueueWords(deps.client, run.metadata.namespace ?? '', observed, pods);
     const state = runStateFromSlots(views);
     if (state.kind === 'finished') {
       // Every record of every Pod must be in before the verdict: wait for the log reads.
@@ -362,7 +365,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     // A Pod status that changes with time asks to be seen again.
     const next = statusOf(run, views, state);
     const nowRunning = next.phase === 'Running' && run.status?.phase !== 'Running';
-    const result = await patchStatus(key, run, next, nowRunning);
+    // Kueue deletes a Pod it preempts: the slot must say so before the Pod is gone.
+    const result = await patchStatus(key, run, next, nowRunning || newlyPreempted(run, views));
     const recheck = views
       .map((view) => view.outcome?.recheckAfterMs)
       .filter((ms): ms is number => ms !== undefined);

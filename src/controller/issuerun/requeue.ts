@@ -16,6 +16,10 @@ export const REQUEUE_MS = {
   secretMissing: 10_000,
   /** The workspace claim's StorageClass does not exist yet (not watched either). */
   storageClassMissing: 10_000,
+  /** Kueue or the LocalQueue spec.queueName names is missing (neither is watched). */
+  localQueueMissing: 10_000,
+  /** Kueue holds an attempt: its words on why are read again this often. */
+  queued: 15_000,
   /** Events of records already read are still being written (the apiserver was away). */
   eventsPending: 1000,
 } as const;

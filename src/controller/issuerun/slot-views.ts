@@ -110,13 +110,17 @@ export function deletedSlots(
       const podName = slot.podName ?? '';
       const log = logs.find((state) => state.podName === podName);
       const ended = slot.phase === 'Succeeded' || slot.phase === 'Failed';
-      const outcome = ended
-        ? goneOutcome(
-            slot.phase === 'Succeeded' ? 'Succeeded' : 'Failed',
-            (slot.reason ?? 'PodFailed') as PodOutcome['reason'],
-            slot.message ?? '',
-          )
-        : goneOutcome('Failed', 'PodDeleted', DELETED_MESSAGE);
+      // Kueue deletes the Pods it preempts: the last word seen of the Pod said so.
+      const preempted = !ended && slot.reason === Reasons.Preempted;
+      const outcome = preempted
+        ? goneOutcome('Failed', 'Preempted', slot.message ?? '')
+        : ended
+          ? goneOutcome(
+              slot.phase === 'Succeeded' ? 'Succeeded' : 'Failed',
+              (slot.reason ?? 'PodFailed') as PodOutcome['reason'],
+              slot.message ?? '',
+            )
+          : goneOutcome('Failed', 'PodDeleted', DELETED_MESSAGE);
       const view: SlotView = {
         slot: slot.slot,
         attempt: slotAttempt(run, slot.slot),

@@ -8,11 +8,12 @@ import { REQUEUE_MS } from './requeue.js';
 import { firstAttemptSlots, planSsh, type SshPlan } from './ssh-placement.js';
 import { runState, type RunState } from './status.js';
 import { missingStorageClass } from './storage-class.js';
+import { missingLocalQueue } from './kueue-queues.js';
 
 /**
  * What may keep a run from starting, in the order they are asked: the Workflow exists, is
  * not suspended and has a good configuration; Pods created a moment ago are in the cache;
- * the branch can be named; the git credentials and the StorageClass exist; the SSH hosts
+ * the branch can be named; the git credentials, the StorageClass and the LocalQueue exist; the SSH hosts
  * have the key and room. The first that fails is the verdict; the reconciler writes it.
  */
 export type StartVerdict =
@@ -104,6 +105,10 @@ export async function checkStart(
       const reason = Reasons.StorageClassNotFound;
       return refuse('stalled', reason, missing, REQUEUE_MS.storageClassMissing);
     }
+  }
+  const queue = pods.length === 0 ? await missingLocalQueue(deps.client, run, workflow) : null;
+  if (queue !== null) {
+    return refuse('stalled', queue.reason, queue.message, REQUEUE_MS.localQueueMissing);
   }
   const ssh = await planSsh({
     client: deps.client,

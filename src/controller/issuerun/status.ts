@@ -119,7 +119,8 @@ export function runStateFromSlots(slots: readonly SlotView[]): RunState {
         reason:
           waiting?.outcome?.reason === 'RetryScheduled' ||
           waiting?.outcome?.reason === 'ContinuationScheduled' ||
-          waiting?.outcome?.reason === 'AwaitingReview'
+          waiting?.outcome?.reason === 'AwaitingReview' ||
+          waiting?.outcome?.reason === 'Queued'
             ? waiting.outcome.reason
             : Reasons.Pending,
         message: waiting

@@ -52,6 +52,10 @@ export const NAMESPACED_CONTROLLER_RULES: readonly PolicyRule[] = [
   // get: the one a Workflow's workspace claim template names, before its first claim is
   // made (a claim of a missing class stays Pending with nothing on the IssueRun to say why).
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
+  // Kueue (docs/queues.md), read only: get the LocalQueue spec.queueName names before the
+  // first Pod is made; list Workloads, to say why Kueue holds a queued attempt.
+  { apiGroups: ['kueue.x-k8s.io'], resources: ['localqueues'], verbs: ['get'] },
+  { apiGroups: ['kueue.x-k8s.io'], resources: ['workloads'], verbs: ['list'] },
 ];
 
 /**

@@ -83,3 +83,15 @@ export function dispatchedRunName(workflow: string, identifier: string): string 
 
 /** Label values are limited to 63 characters: long names are shortened the same way. */
 export const labelValue = (name: string): string => boundedName(name, '');
+
+/**
+ * The Kueue Pod group of the Pods an attempt starts together (an ensemble's slots):
+ * `<run>-<uid8>-<attempt>-<first slot>`. The uid fragment keeps a run made again under the
+ * same name out of a group its predecessor's Workload may still hold; slots started apart at
+ * one attempt (retries) are disjoint, so their first slots tell their groups apart.
+ */
+export const podGroupName = (
+  run: { name: string; uid: string },
+  attempt: number,
+  firstSlot: number,
+): string => boundedName(run.name, `-${uidFragment(run.uid)}-${attempt}-${firstSlot}`);

@@ -98,7 +98,8 @@ export interface Action {
 }
 
 /** What the fake apiserver answers: an error status, or a body. */
-export type Answer = { status: number; reason?: string } | { body: unknown };
+/** An error status (with the Status's `details`, as the apiserver names a missing object), or a body. */
+export type Answer = { status: number; reason?: string; details?: object } | { body: unknown };
 
 export interface AnswerRule {
   /** Matched against Action.summary; `*` matches any run of characters. */
@@ -171,7 +172,12 @@ export class FakeKubeClient implements KubeClient {
       .reverse()
       .find((entry) => globToRegExp(entry.match).test(action.summary))?.answer;
     if (answer && 'status' in answer) {
-      const body = { kind: 'Status', reason: answer.reason, message: `fake ${answer.status}` };
+      const body = {
+        kind: 'Status',
+        reason: answer.reason,
+        message: `fake ${answer.status}`,
+        ...(answer.details ? { details: answer.details } : {}),
+      };
       throw new KubeApiError(answer.status, body, action.method, action.path);
     }
     if (answer) return answer.body as T;
