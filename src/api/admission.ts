@@ -94,6 +94,17 @@ const hasType = (value: unknown, type: string | undefined) =>
 
 type Path = (string | number)[];
 
+const patterns = new Map<string, RegExp>();
+/** A schema's `pattern`, compiled once: the same few patterns are asked of every object. */
+function patternOf(source: string): RegExp {
+  let compiled = patterns.get(source);
+  if (!compiled) {
+    compiled = new RegExp(source, 'u');
+    patterns.set(source, compiled);
+  }
+  return compiled;
+}
+
 /** The bounds of one value of the right type. */
 function boundProblems(schema: JSONSchemaProps, value: unknown): string[] {
   const problems: string[] = [];
@@ -113,6 +124,10 @@ function boundProblems(schema: JSONSchemaProps, value: unknown): string[] {
     }
     if (min !== undefined && length < min) {
       problems.push(min === 1 ? 'must not be empty' : `must be at least ${min} characters`);
+    }
+    // The CRDs' patterns are plain (anchors, classes, groups): RE2 and JavaScript agree on them.
+    if (typeof schema.pattern === 'string' && !patternOf(schema.pattern).test(value)) {
+      problems.push(`should match '${schema.pattern}' (it is ${JSON.stringify(value)})`);
     }
   }
   if (typeof value === 'number') {

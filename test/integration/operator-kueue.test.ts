@@ -2,15 +2,18 @@
 // its webhooks on loopback): two teams in two namespaces whose ClusterQueues share a cohort.
 // The quota is never exceeded, the team borrowing is preempted when the other needs its
 // share (a failed attempt, Preempted, retried), queued attempts start when quota frees, an
-// ensemble is admitted whole, and a Workflow without queueName is not queued at all.
+// ensemble is admitted whole, a Workflow without queueName is not queued at all, and a
+// LocalQueue that does not exist holds a run back, with no Pod, until it does.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { startKueue } from '../../hack/cluster/kueue.js';
 import type { IssueRun } from '../../src/api/index.js';
 import {
+  issueRunManifest,
   podTemplate,
   startTestController,
   until,
@@ -23,57 +26,47 @@ const QUEUE_LABEL = 'kueue.x-k8s.io/queue-name';
 /** Each run Pod's agent asks for this much cpu: the quotas below are counted in it. */
 const POD_CPU = '100m';
 
-const kueueObjects = `
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: { name: default-flavor }
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: { name: cq-a }
-spec:
-  cohortName: agents
-  namespaceSelector: {}
-  preemption: { reclaimWithinCohort: Any, withinClusterQueue: Never }
-  resourceGroups:
-    - coveredResources: [cpu]
-      flavors: [{ name: default-flavor, resources: [{ name: cpu, nominalQuota: 200m }] }]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: { name: cq-b }
-spec:
-  cohortName: agents
-  namespaceSelector: {}
-  preemption: { reclaimWithinCohort: Any, withinClusterQueue: Never }
-  resourceGroups:
-    - coveredResources: [cpu]
-      flavors: [{ name: default-flavor, resources: [{ name: cpu, nominalQuota: 200m }] }]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: { name: cq-ensemble }
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-    - coveredResources: [cpu]
-      flavors: [{ name: default-flavor, resources: [{ name: cpu, nominalQuota: 200m }] }]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: { name: lq-a, namespace: team-a }
-spec: { clusterQueue: cq-a }
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: { name: lq-b, namespace: team-b }
-spec: { clusterQueue: cq-b }
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: { name: lq-ensemble, namespace: team-b }
-spec: { clusterQueue: cq-ensemble }
-`;
+/** A ClusterQueue of `cpu` (one flavor), in `cohort` when given, taking lent quota back. */
+const clusterQueue = (name: string, cpu: string, cohort?: string) => ({
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'ClusterQueue',
+  metadata: { name },
+  spec: {
+    ...(cohort ? { cohortName: cohort } : {}),
+    namespaceSelector: {},
+    preemption: { reclaimWithinCohort: 'Any', withinClusterQueue: 'Never' },
+    resourceGroups: [
+      {
+        coveredResources: ['cpu'],
+        flavors: [{ name: 'default-flavor', resources: [{ name: 'cpu', nominalQuota: cpu }] }],
+      },
+    ],
+  },
+});
+
+const localQueue = (name: string, namespace: string, clusterQueueName: string) => ({
+  apiVersion: 'kueue.x-k8s.io/v1beta2',
+  kind: 'LocalQueue',
+  metadata: { name, namespace },
+  spec: { clusterQueue: clusterQueueName },
+});
+
+/** Two teams sharing the cohort `agents` (200m each), and a queue of its own for ensembles. */
+const kueueObjects = [
+  {
+    apiVersion: 'kueue.x-k8s.io/v1beta2',
+    kind: 'ResourceFlavor',
+    metadata: { name: 'default-flavor' },
+  },
+  clusterQueue('cq-a', '200m', 'agents'),
+  clusterQueue('cq-b', '200m', 'agents'),
+  clusterQueue('cq-ensemble', '200m'),
+  localQueue('lq-a', 'team-a', 'cq-a'),
+  localQueue('lq-b', 'team-b', 'cq-b'),
+  localQueue('lq-ensemble', 'team-b', 'cq-ensemble'),
+]
+  .map((object) => stringify(object))
+  .join('---\n');
 
 const cpuPodTemplate = {
   spec: {
@@ -116,16 +109,12 @@ async function createRunIn(
   await env.admin.request({
     method: 'POST',
     path: api(namespace, 'issueruns'),
-    body: {
-      apiVersion: 'lorenz.dev/v1alpha1',
-      kind: 'IssueRun',
-      metadata: { name },
-      spec: {
-        workflowRef: { name: workflow },
-        issue: { id: name, identifier: name.toUpperCase(), title: name, state: 'Todo' },
-        ...spec,
-      },
-    },
+    body: issueRunManifest(
+      name,
+      workflow,
+      { id: name, identifier: name.toUpperCase(), title: name },
+      spec,
+    ),
   });
 }
 
@@ -363,6 +352,41 @@ describe('operator: run Pods admitted by Kueue', () => {
         'Succeeded',
         'Succeeded',
       ]);
+    },
+  );
+  it(
+    'makes no Pod for a LocalQueue that does not exist, and starts once it does',
+    { timeout: 120_000 },
+    async () => {
+      await createWorkflowIn(env, 'team-b', 'wf-lost', env.workflowText(), 'lq-later');
+      await createRunIn(env, 'team-b', 'lost-1', 'wf-lost');
+      const stalled = await until(
+        'the run to stall on the missing LocalQueue',
+        async () => {
+          const run = await getRunIn(env, 'team-b', 'lost-1');
+          return run.status?.reason === 'LocalQueueNotFound' ? run : undefined;
+        },
+        60_000,
+      );
+      expect(stalled.status?.message).toBe(
+        'waiting for LocalQueue lq-later in namespace team-b (spec.queueName of Workflow wf-lost): not found; no Pod is made until it exists',
+      );
+      expect(stalled.status?.conditions?.find((c) => c.type === 'Stalled')?.status).toBe('True');
+      const pods = (await podsIn(env, 'team-b')).filter(
+        (pod) => pod.metadata?.labels?.['lorenz.dev/issuerun'] === 'lost-1',
+      );
+      expect(pods).toEqual([]);
+      const file = join(objectsDir, 'later.yaml');
+      await writeFile(file, stringify(localQueue('lq-later', 'team-b', 'cq-b')));
+      await env.kubectl('apply', '-f', file);
+      await until(
+        'the run to succeed once its LocalQueue exists',
+        async () => {
+          const run = await getRunIn(env, 'team-b', 'lost-1');
+          return finishedOk(run) ? run : undefined;
+        },
+        90_000,
+      );
     },
   );
 });

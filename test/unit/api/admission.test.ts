@@ -137,3 +137,25 @@ describe('admission offline', () => {
     expect(admissionProblems(kind, object)).not.toEqual([]);
   });
 });
+
+describe('admission offline: string patterns', () => {
+  it.each([
+    ['Team_Q', [`should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' (it is "Team_Q")`]],
+    ['-q', [`should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' (it is "-q")`]],
+    ['team-q', []],
+  ])('spec.queueName %j: %j', (queueName, messages) => {
+    const workflow = {
+      apiVersion: 'lorenz.dev/v1alpha1',
+      kind: 'Workflow',
+      metadata: { name: 'queued' },
+      spec: {
+        workflow: '---\ntracker:\n  kind: memory\n---\nWork.',
+        podTemplate: { spec: { containers: [{ name: 'agent', image: 'x' }] } },
+        queueName,
+      },
+    };
+    const problems = admissionProblems('Workflow', workflow);
+    expect(problems.map((problem) => problem.message)).toEqual(messages);
+    for (const problem of problems) expect(problem.path).toEqual(['spec', 'queueName']);
+  });
+});

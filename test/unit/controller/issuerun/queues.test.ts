@@ -286,23 +286,15 @@ describe('slots of Pods Kueue holds or stops', () => {
     const pod = gatedPod(0);
     const created = new Date(pod.metadata?.creationTimestamp ?? 0).getTime();
     const admitted = created + 3_600_000;
+    // Admitted an hour after its creation; then its image cannot be pulled.
+    const unpulled = runPod({ phase: 'Pending', waitingReason: 'ErrImagePull' });
     const waiting: V1Pod = {
       ...pod,
       spec: { containers: [] },
       status: {
-        phase: 'Pending',
+        ...unpulled.status,
         conditions: [
           { type: 'PodScheduled', status: 'True', lastTransitionTime: new Date(admitted) },
-        ],
-        containerStatuses: [
-          {
-            name: 'agent',
-            image: 'x',
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { waiting: { reason: 'ErrImagePull', message: 'no such image' } },
-          },
         ],
       },
     };
