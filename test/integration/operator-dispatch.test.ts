@@ -183,11 +183,19 @@ describe('the tracker drives the work', () => {
     await until('the first IssueRun', async () => ((await ofRst()).length >= 1 ? true : undefined));
     await env.controller?.stop();
     await env.startController();
+    // Where each run stands, said when a wait times out (a probe's last error is in its message).
+    const standing = (runs: IssueRun[]) =>
+      runs
+        .map((run) => {
+          const slot = run.status?.slots?.[0];
+          return `${run.metadata.name}: ${run.status?.reason ?? 'no status'}, attempt ${slot?.attempt ?? '-'} (${slot?.reason ?? '-'}: ${slot?.message ?? ''})`;
+        })
+        .join('; ');
     const waiting = await until('every run waiting to retry', async () => {
       const runs = await ofRst();
-      return runs.length === 3 && runs.every((run) => run.status?.reason === 'RetryScheduled')
-        ? runs
-        : undefined;
+      if (runs.length === 3 && runs.every((run) => run.status?.reason === 'RetryScheduled'))
+        return runs;
+      throw new Error(`${runs.length} runs: ${standing(runs)}`);
     });
     const planned = new Map(
       waiting.map((run) => [run.metadata.name, run.status?.slots?.[0]?.nextAttemptTime ?? '']),
@@ -197,7 +205,8 @@ describe('the tracker drives the work', () => {
     await env.startController();
     const retried = await until('every run on attempt 2', async () => {
       const runs = await ofRst();
-      return runs.every((run) => (run.status?.slots?.[0]?.attempt ?? 0) >= 2) ? runs : undefined;
+      if (runs.every((run) => (run.status?.slots?.[0]?.attempt ?? 0) >= 2)) return runs;
+      throw new Error(standing(runs));
     });
     expect(retried.map((run) => run.metadata.name).sort()).toEqual([
       'rst-rst-1',
