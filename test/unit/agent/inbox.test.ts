@@ -1,24 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentInbox } from '../../../src/agent/inbox.js';
 import { createAcpAgentStep } from '../../../src/agent/step.js';
 import { createLocalExecutor } from '../../../src/executor/local.js';
-import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
 import {
   agentConfig,
   stepContext,
   type StepHarness,
+  scriptedAgentCommandPerSuite,
 } from '../../fixtures/scripted-agent/harness.js';
 import { approvals, rule, scriptedInbox, waitOrAbort } from './inbox-support.js';
 
 // The session with an inbox (agent.approvals), against the real scripted ACP agent.
-let agentCommand: string;
+const agentCommand = scriptedAgentCommandPerSuite();
 const executor = createLocalExecutor();
-
-beforeAll(async () => {
-  agentCommand = `${process.execPath} ${await buildScriptedAgent()}`;
-}, 60_000);
 
 async function run(options: {
   prompt: string;
@@ -29,7 +25,7 @@ async function run(options: {
 }) {
   const harness = await stepContext();
   const step = createAcpAgentStep({
-    config: agentConfig(agentCommand, options.config),
+    config: agentConfig(agentCommand(), options.config),
     renderPrompt: () => options.prompt,
     isIssueActive: options.isIssueActive ?? (async () => true),
     env: process.env,
