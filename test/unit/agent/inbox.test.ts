@@ -2,19 +2,17 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentInbox } from '../../../src/agent/inbox.js';
-import { createAcpAgentStep } from '../../../src/agent/step.js';
-import { createLocalExecutor } from '../../../src/executor/local.js';
 import {
   agentConfig,
   stepContext,
   type StepHarness,
+  quickAgentStep,
   scriptedAgentCommandPerSuite,
 } from '../../fixtures/scripted-agent/harness.js';
 import { approvals, rule, scriptedInbox, waitOrAbort } from './inbox-support.js';
 
 // The session with an inbox (agent.approvals), against the real scripted ACP agent.
 const agentCommand = scriptedAgentCommandPerSuite();
-const executor = createLocalExecutor();
 
 async function run(options: {
   prompt: string;
@@ -24,14 +22,10 @@ async function run(options: {
   during?: (harness: StepHarness) => void;
 }) {
   const harness = await stepContext();
-  const step = createAcpAgentStep({
+  const step = quickAgentStep({
     config: agentConfig(agentCommand(), options.config),
     renderPrompt: () => options.prompt,
-    isIssueActive: options.isIssueActive ?? (async () => true),
-    env: process.env,
-    executor,
-    cancelGraceMs: 300,
-    killGraceMs: 1000,
+    ...(options.isIssueActive ? { isIssueActive: options.isIssueActive } : {}),
     ...(options.inbox ? { inbox: options.inbox } : {}),
   });
   const pending = step(harness.context);

@@ -10,6 +10,7 @@ import {
   liveGroupMembers,
   stepContext,
   type StepHarness,
+  quickAgentStep,
   scriptedAgentCommandPerSuite,
 } from '../../fixtures/scripted-agent/harness.js';
 
@@ -32,15 +33,13 @@ interface RunOptions {
 async function run(options: RunOptions) {
   const harness = await stepContext();
   const command = options.command ?? `${agentCommand()} ${options.flags ?? ''}`;
-  const step = createAcpAgentStep({
+  const step = quickAgentStep({
     config: agentConfig(command, options.config),
     renderPrompt: () => options.prompt,
-    isIssueActive: options.isIssueActive ?? (async () => true),
-    env: options.env ?? process.env,
+    ...(options.isIssueActive ? { isIssueActive: options.isIssueActive } : {}),
+    ...(options.env ? { env: options.env } : {}),
     executor,
     controllerOnlyEnv: options.controllerOnlyEnv ?? [],
-    cancelGraceMs: 300,
-    killGraceMs: 1000,
   });
   const started = performance.now();
   const pending = step(harness.context);
