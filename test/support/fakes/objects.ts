@@ -79,6 +79,19 @@ export function workflow(
   };
 }
 
+/** A Workflow spec's workspace section: a 1Gi ReadWriteOnce claim of this StorageClass per slot. */
+export const claimedWorkspace = (storageClassName: string): Partial<Workflow['spec']> => ({
+  workspace: {
+    volumeClaimTemplate: {
+      spec: {
+        storageClassName,
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
+  },
+});
+
 /** An IssueRun in the cache (resourceVersion older than anything the fake client returns). */
 export function issueRun(
   options: {
