@@ -5,6 +5,7 @@ import type { V1ContainerState } from '@kubernetes/client-node';
 import type {
   Condition,
   InboxPending,
+  InboxRequest,
   IssueRun,
   IssueRunStatus,
   SlotStatus,
@@ -78,6 +79,19 @@ export function workflow(
     ...(status ? { status } : {}),
   };
 }
+
+/** A Workflow spec's workspace section: a 1Gi ReadWriteOnce claim of this StorageClass per slot. */
+export const claimedWorkspace = (storageClassName: string): Partial<Workflow['spec']> => ({
+  workspace: {
+    volumeClaimTemplate: {
+      spec: {
+        storageClassName,
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1Gi' } },
+      },
+    },
+  },
+});
 
 /** An IssueRun in the cache (resourceVersion older than anything the fake client returns). */
 export function issueRun(
@@ -311,5 +325,23 @@ export const permissionRequest = (fields: Partial<InboxPending> = {}): InboxPend
   options: [],
   askedAt: at(0),
   deadline: at(60_000),
+  ...fields,
+});
+
+/**
+ * A permission request as the runner posts it to the tools gateway (a1-s0-1: slot 0, attempt
+ * 1, turn 1, "Run the tests"), asked 2026-12-02T10:00Z with an hour to wait; `fields` replace
+ * any of it.
+ */
+export const inboxRequest = (fields: Partial<InboxRequest> = {}): InboxRequest => ({
+  id: 'a1-s0-1',
+  kind: 'permission',
+  slot: 0,
+  attempt: 1,
+  turn: 1,
+  title: 'Run the tests',
+  options: [],
+  askedAt: '2026-12-02T10:00:00Z',
+  deadline: '2026-12-02T11:00:00Z',
   ...fields,
 });

@@ -1,20 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { createAcpAgentStep } from '../../../src/agent/step.js';
-import { createLocalExecutor } from '../../../src/executor/local.js';
+import { describe, expect, it } from 'vitest';
 import type { BudgetLimits, RunBudget } from '../../../src/workflow/budget.js';
-import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
-import { agentConfig, stepContext } from '../../fixtures/scripted-agent/harness.js';
+import {
+  agentConfig,
+  stepContext,
+  quickAgentStep,
+  scriptedAgentCommandPerSuite,
+} from '../../fixtures/scripted-agent/harness.js';
 
 // The runner's side of budgets against the real scripted ACP agent: limits stop the agent,
 // warnings reach its next prompt, usage is priced, an agent that reports nothing is said to.
-let agentCommand: string;
-const executor = createLocalExecutor();
-
-beforeAll(async () => {
-  agentCommand = `${process.execPath} ${await buildScriptedAgent()}`;
-}, 60_000);
+const agentCommand = scriptedAgentCommandPerSuite();
 
 const zero = { tokens: 0 };
 function budget(limits: Partial<BudgetLimits>, more: Partial<RunBudget> = {}): RunBudget {
@@ -34,16 +31,11 @@ async function run(options: {
 }) {
   const harness = await stepContext();
   const promptLog = join(harness.context.workspace, 'prompts.jsonl');
-  const step = createAcpAgentStep({
-    config: agentConfig(`${agentCommand} --prompt-log ${promptLog} ${options.flags ?? ''}`, {
+  const step = quickAgentStep({
+    config: agentConfig(`${agentCommand()} --prompt-log ${promptLog} ${options.flags ?? ''}`, {
       maxTurns: options.maxTurns ?? 1,
     }),
     renderPrompt: () => options.prompt,
-    isIssueActive: async () => true,
-    env: process.env,
-    executor,
-    cancelGraceMs: 300,
-    killGraceMs: 1000,
     budget: options.budget,
   });
   const started = performance.now();

@@ -1,24 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentInbox } from '../../../src/agent/inbox.js';
-import { createAcpAgentStep } from '../../../src/agent/step.js';
-import { createLocalExecutor } from '../../../src/executor/local.js';
-import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
 import {
   agentConfig,
   stepContext,
   type StepHarness,
+  quickAgentStep,
+  scriptedAgentCommandPerSuite,
 } from '../../fixtures/scripted-agent/harness.js';
 import { approvals, rule, scriptedInbox, waitOrAbort } from './inbox-support.js';
 
 // The session with an inbox (agent.approvals), against the real scripted ACP agent.
-let agentCommand: string;
-const executor = createLocalExecutor();
-
-beforeAll(async () => {
-  agentCommand = `${process.execPath} ${await buildScriptedAgent()}`;
-}, 60_000);
+const agentCommand = scriptedAgentCommandPerSuite();
 
 async function run(options: {
   prompt: string;
@@ -28,14 +22,10 @@ async function run(options: {
   during?: (harness: StepHarness) => void;
 }) {
   const harness = await stepContext();
-  const step = createAcpAgentStep({
-    config: agentConfig(agentCommand, options.config),
+  const step = quickAgentStep({
+    config: agentConfig(agentCommand(), options.config),
     renderPrompt: () => options.prompt,
-    isIssueActive: options.isIssueActive ?? (async () => true),
-    env: process.env,
-    executor,
-    cancelGraceMs: 300,
-    killGraceMs: 1000,
+    ...(options.isIssueActive ? { isIssueActive: options.isIssueActive } : {}),
     ...(options.inbox ? { inbox: options.inbox } : {}),
   });
   const pending = step(harness.context);

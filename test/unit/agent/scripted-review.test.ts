@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAcpAgentStep } from '../../../src/agent/step.js';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import { soloEnsemble } from '../../../src/template/prompt.js';
@@ -9,9 +9,12 @@ import { renderReviewPrompt } from '../../../src/template/review.js';
 import type { ReviewPromptContext } from '../../../src/template/review-context.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
 import { feedbackLines, parseScript } from '../../fixtures/scripted-agent/directives.js';
-import { agentConfig, stepContext } from '../../fixtures/scripted-agent/harness.js';
+import {
+  agentConfig,
+  stepContext,
+  scriptedAgentCommandPerSuite,
+} from '../../fixtures/scripted-agent/harness.js';
 
 // The scripted agent "addresses review feedback" with `@append-review FILE`: the feedback
 // blocks of the default review prompt are copied as text, and nothing a reviewer wrote runs.
@@ -83,15 +86,12 @@ describe('the scripted agent and review feedback', () => {
   });
 
   describe('run as a bridge', () => {
-    let agentCommand: string;
-    beforeAll(async () => {
-      agentCommand = `${process.execPath} ${await buildScriptedAgent()}`;
-    }, 60_000);
+    const agentCommand = scriptedAgentCommandPerSuite();
 
     async function run(text: string) {
       const harness = await stepContext();
       const step = createAcpAgentStep({
-        config: agentConfig(agentCommand),
+        config: agentConfig(agentCommand()),
         renderPrompt: () => text,
         isIssueActive: async () => true,
         env: process.env,

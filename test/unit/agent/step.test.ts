@@ -1,9 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAcpAgentStep, type AcpAgentStepOptions } from '../../../src/agent/step.js';
 import { createLocalExecutor } from '../../../src/executor/local.js';
-import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
 import {
   agentConfig,
   bridgePid,
@@ -11,15 +10,13 @@ import {
   liveGroupMembers,
   stepContext,
   type StepHarness,
+  quickAgentStep,
+  scriptedAgentCommandPerSuite,
 } from '../../fixtures/scripted-agent/harness.js';
 
 // Every case runs the real scripted ACP agent as a `bash -lc` bridge over real stdio.
-let agentCommand: string;
+const agentCommand = scriptedAgentCommandPerSuite();
 const executor = createLocalExecutor();
-
-beforeAll(async () => {
-  agentCommand = `${process.execPath} ${await buildScriptedAgent()}`;
-}, 60_000);
 
 interface RunOptions {
   prompt: string;
@@ -35,16 +32,14 @@ interface RunOptions {
 
 async function run(options: RunOptions) {
   const harness = await stepContext();
-  const command = options.command ?? `${agentCommand} ${options.flags ?? ''}`;
-  const step = createAcpAgentStep({
+  const command = options.command ?? `${agentCommand()} ${options.flags ?? ''}`;
+  const step = quickAgentStep({
     config: agentConfig(command, options.config),
     renderPrompt: () => options.prompt,
-    isIssueActive: options.isIssueActive ?? (async () => true),
-    env: options.env ?? process.env,
+    ...(options.isIssueActive ? { isIssueActive: options.isIssueActive } : {}),
+    ...(options.env ? { env: options.env } : {}),
     executor,
     controllerOnlyEnv: options.controllerOnlyEnv ?? [],
-    cancelGraceMs: 300,
-    killGraceMs: 1000,
   });
   const started = performance.now();
   const pending = step(harness.context);
@@ -106,7 +101,7 @@ describe('agent step against the scripted ACP agent', () => {
     const state = join(harness.context.workspace, 'state');
     await writeFile(state, 'In Progress');
     const step = createAcpAgentStep({
-      config: agentConfig(`${agentCommand} --prompt-log ${log}`, { maxTurns: 10 }),
+      config: agentConfig(`${agentCommand()} --prompt-log ${log}`, { maxTurns: 10 }),
       renderPrompt: () => 'Work.\n@turn 3: @write state Done',
       isIssueActive: async () => (await readFile(state, 'utf8')) !== 'Done',
       executor,
@@ -220,7 +215,7 @@ describe('agent step against the scripted ACP agent', () => {
     const harness = await stepContext();
     const pidFile = join(harness.context.workspace, 'pids');
     const step = createAcpAgentStep({
-      config: agentConfig(`${agentCommand} --pid-file ${pidFile}`, { turnTimeoutMs: 400 }),
+      config: agentConfig(`${agentCommand()} --pid-file ${pidFile}`, { turnTimeoutMs: 400 }),
       renderPrompt: () => '@hang',
       isIssueActive: async () => true,
       executor,
@@ -314,7 +309,7 @@ describe('agent step against the scripted ACP agent', () => {
       const harness = await stepContext();
       const pidFile = join(harness.context.workspace, 'pids');
       const step = createAcpAgentStep({
-        config: agentConfig(`${agentCommand} --hang ${method} --pid-file ${pidFile}`, {
+        config: agentConfig(`${agentCommand()} --hang ${method} --pid-file ${pidFile}`, {
           responseTimeoutMs: timeoutMs,
         }),
         renderPrompt: () => 'anything',

@@ -1,11 +1,14 @@
 // The agent's transcript in the run log: every kind of ACP session update the scripted agent
 // sends reaches the log as a session_notification record, whole, and one over 1 MiB is cut.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { boundText, boundValue, MAX_UPDATE_CHARS } from '../../../src/agent/bounded.js';
 import { createAcpAgentStep } from '../../../src/agent/step.js';
 import { createLocalExecutor } from '../../../src/executor/local.js';
-import { buildScriptedAgent } from '../../fixtures/scripted-agent/build.js';
-import { agentConfig, stepContext } from '../../fixtures/scripted-agent/harness.js';
+import {
+  agentConfig,
+  stepContext,
+  scriptedAgentCommandPerSuite,
+} from '../../fixtures/scripted-agent/harness.js';
 
 describe('boundValue', () => {
   it.each<[string, unknown, number, (value: unknown) => void]>([
@@ -50,16 +53,13 @@ describe('boundValue', () => {
   });
 });
 
-let agentCommand: string;
-beforeAll(async () => {
-  agentCommand = `${process.execPath} ${await buildScriptedAgent()}`;
-}, 60_000);
+const agentCommand = scriptedAgentCommandPerSuite();
 
 describe('the agent transcript in the log', () => {
   it('carries thoughts, messages, plans, tool calls with their results and usage; a huge result is cut', async () => {
     const harness = await stepContext();
     const step = createAcpAgentStep({
-      config: agentConfig(agentCommand),
+      config: agentConfig(agentCommand()),
       renderPrompt: () =>
         [
           'Work.',

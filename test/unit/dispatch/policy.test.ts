@@ -8,7 +8,8 @@ import {
   type DispatchSettings,
   type HeldIssue,
 } from '../../../src/dispatch/policy.js';
-import { normalizeIssue, type Issue, type IssueInput } from '../../../src/workflow/issue.js';
+import { type Issue } from '../../../src/workflow/issue.js';
+import { todoIssue } from '../../support/fakes/issues.js';
 
 const settings: DispatchSettings = {
   activeStates: ['Todo', 'In Progress'],
@@ -18,14 +19,7 @@ const settings: DispatchSettings = {
   ensembleSize: 1,
 };
 
-const issue = (identifier: string, fields: Partial<IssueInput> = {}): Issue =>
-  normalizeIssue({
-    id: `id-${identifier}`,
-    identifier,
-    title: identifier,
-    state: 'Todo',
-    ...fields,
-  });
+const issue = todoIssue;
 
 const plan = (
   candidates: Issue[],

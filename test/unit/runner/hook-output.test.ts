@@ -2,10 +2,9 @@
 // redacted record by record, in bounded memory (the real bundle in a child process), and
 // through the SSH executor against a real sshd.
 import { spawn } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRecordParser } from '../../../src/controller/events/records.js';
 import { runHook } from '../../../src/workspace/hooks.js';
 import type { HookExecutionMessage, LorenzEvent } from '../../../src/workflow/events.js';
@@ -13,14 +12,9 @@ import { normalizeIssue } from '../../../src/workflow/issue.js';
 import { startSshd } from '../../support/fakes/sshd.js';
 import { sshExecutor } from '../executor/ssh/support.js';
 import { runInPod, writeRunInputs } from './run-inputs.js';
+import { tempDirPerTest } from '../../support/temp-dir.js';
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lorenz-runner-output-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDirPerTest('lorenz-runner-output-');
 
 const workflow = (afterCreate: string) => `---
 hooks:
@@ -30,8 +24,8 @@ hooks:
 Work on {{ issue.identifier }}`;
 
 async function writeInputs(text: string): Promise<string> {
-  const inputsDir = await writeRunInputs(join(dir, 'inputs'), text, { title: 'out' });
-  await mkdir(join(dir, 'ws'), { recursive: true });
+  const inputsDir = await writeRunInputs(join(dir(), 'inputs'), text, { title: 'out' });
+  await mkdir(join(dir(), 'ws'), { recursive: true });
   return inputsDir;
 }
 
@@ -49,7 +43,7 @@ describe.runIf(process.platform === 'linux')('the runner streams hook output', (
       `printf 'pw=${SECRET.slice(0, 6)}'; sleep 0.5; printf %s '${SECRET.slice(6)}'`,
     ],
   ])('redacts a secret a hook prints %s, in every record', async (_case, hook) => {
-    const { code, lines, events } = await runInPod(dir, {
+    const { code, lines, events } = await runInPod(dir(), {
       inputsDir: await writeInputs(workflow(hook)),
       noAgent: true,
       env: { ...process.env, LORENZ_REDACT_0: SECRET },
@@ -83,11 +77,11 @@ describe.runIf(process.platform === 'linux')('the runner streams hook output', (
           '--inputs',
           inputsDir,
           '--workspace',
-          join(dir, 'ws'),
+          join(dir(), 'ws'),
           '--issue-state-file',
-          join(dir, 'state'),
+          join(dir(), 'state'),
           '--termination-log',
-          join(dir, 'termination-log'),
+          join(dir(), 'termination-log'),
           '--no-agent',
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },

@@ -1,7 +1,6 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inputDigest } from '../../../src/api/run-pod.js';
 import type { RunnerOptions } from '../../../src/runner/main.js';
 import { readVerifiedInputs } from '../../../src/runner/inputs.js';
@@ -10,14 +9,9 @@ import { parseTerminationSummary } from '../../../src/runner/summary.js';
 import type { AgentStep } from '../../../src/workspace/agent-step.js';
 import { runInPod, writeRunInputs } from './run-inputs.js';
 import { FOUR_HOOKS_RAN } from '../../support/workspace.js';
+import { tempDirPerTest } from '../../support/temp-dir.js';
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lorenz-runner-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = tempDirPerTest('lorenz-runner-');
 
 const workflow = (hooks: string) => `---
 hooks:
@@ -32,16 +26,16 @@ const FOUR_HOOKS = `  after_create: echo created {{ issue.title }} > created.txt
   before_remove: echo removing`;
 
 const writeInputs = (text: string, title = 'Fix "it" $(whoami)') =>
-  writeRunInputs(join(dir, 'inputs'), text, { title });
+  writeRunInputs(join(dir(), 'inputs'), text, { title });
 
 async function run(inputsDir: string, extra: Partial<Omit<RunnerOptions, 'write'>> = {}) {
-  const { code, events } = await runInPod(dir, {
+  const { code, events } = await runInPod(dir(), {
     inputsDir,
     noAgent: false,
-    env: { ...process.env, LOG: join(dir, 'log.txt') },
+    env: { ...process.env, LOG: join(dir(), 'log.txt') },
     ...extra,
   });
-  const summary = parseTerminationSummary(await readFile(join(dir, 'termination-log'), 'utf8'));
+  const summary = parseTerminationSummary(await readFile(join(dir(), 'termination-log'), 'utf8'));
   return { code, events, summary };
 }
 
@@ -120,7 +114,7 @@ describe('lorenz runner', () => {
     const inputsDir = await writeInputs(workflow(FOUR_HOOKS));
     const own = inputDigest(await readFile(join(inputsDir, 'manifest.json'), 'utf8'));
     const other = inputDigest('another manifest');
-    const digestFile = join(dir, 'inputs-digest');
+    const digestFile = join(dir(), 'inputs-digest');
     if (kind !== 'missing') {
       await writeFile(digestFile, { own, other, empty: '' }[kind] ?? '');
     }
@@ -154,7 +148,7 @@ describe('lorenz runner', () => {
     });
     expect(code).toBe(1);
     expect(summary?.cancelled).toBe(true);
-    expect(await readFile(join(dir, 'log.txt'), 'utf8')).toBe('after-run\n');
+    expect(await readFile(join(dir(), 'log.txt'), 'utf8')).toBe('after-run\n');
   });
 
   it.each([
@@ -163,7 +157,7 @@ describe('lorenz runner', () => {
     ['Done', false],
     ['', false],
   ])('reads the projected issue state %j as active=%s', async (state, active) => {
-    const stateFile = join(dir, 'issue-state');
+    const stateFile = join(dir(), 'issue-state');
     await writeFile(stateFile, state);
     const check = createIssueStateCheck({
       stateFile,
@@ -192,6 +186,6 @@ describe('lorenz runner', () => {
     expect(outputs).toContain('[redacted]');
     expect(JSON.stringify(events)).not.toContain(secret);
     expect(JSON.stringify(summary)).not.toContain(secret);
-    expect(await readFile(join(dir, 'termination-log'), 'utf8')).not.toContain(secret);
+    expect(await readFile(join(dir(), 'termination-log'), 'utf8')).not.toContain(secret);
   });
 });

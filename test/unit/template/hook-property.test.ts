@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderHookCommand } from '../../../src/template/hook.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
+import { tempDirPerSuite } from '../../support/temp-dir.js';
 
 /**
  * Hostile issue text must reach a hook as data: for many random strings, rendered hook
@@ -87,13 +87,7 @@ const TITLE_COMMAND = 'word {{ issue.title }}';
 const DESCRIPTION_COMMAND = 'word {{ issue.description | shell_escape }}';
 
 describe('hook rendering with hostile issue text', () => {
-  let dir = '';
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lorenz-hook-property-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirPerSuite('lorenz-hook-property-');
 
   it(`prints ${CASES} random titles and descriptions byte for byte and runs nothing`, async () => {
     const samples = fc.sample(fc.tuple(hostileText, hostileText), { numRuns: CASES, seed: SEED });
@@ -112,13 +106,13 @@ describe('hook rendering with hostile issue text', () => {
         ].join('\n');
       }),
     ].join('\n');
-    const scriptPath = join(dir, 'cases.sh');
+    const scriptPath = join(dir(), 'cases.sh');
     await writeFile(scriptPath, script);
 
     // One bash -c process sources the whole batch (too large to pass as one argument).
     const result = spawnSync('bash', ['-c', 'source "$1"', 'bash', scriptPath], {
-      cwd: dir,
-      env: { PATH: process.env.PATH, HOME: dir, LC_ALL: 'C' },
+      cwd: dir(),
+      env: { PATH: process.env.PATH, HOME: dir(), LC_ALL: 'C' },
       maxBuffer: 64 * 1024 * 1024,
     });
     expect(result.status, `seed ${SEED}`).toBe(0);
@@ -146,6 +140,6 @@ describe('hook rendering with hostile issue text', () => {
     ).toBeNull();
 
     // Nothing ran: no `touch pwned`, no `>out` redirection left a file behind.
-    expect(await readdir(dir)).toEqual(['cases.sh']);
+    expect(await readdir(dir())).toEqual(['cases.sh']);
   });
 });

@@ -20,6 +20,7 @@ import type {
   VerifiedRun,
 } from '../../../src/tools/index.js';
 import { start, useToolsHarness, type Harness } from '../../support/fakes/tools-gateway.js';
+import { inboxRequest } from '../../support/fakes/objects.js';
 
 useToolsHarness();
 
@@ -70,20 +71,13 @@ class FakeInboxStore implements InboxStore {
   }
 }
 
-const request = (over: Partial<InboxRequest> = {}): InboxRequest => ({
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'Run the tests',
-  toolKind: 'execute',
-  command: 'npm test',
-  options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
-  askedAt: '2026-12-02T10:00:00Z',
-  deadline: '2026-12-02T11:00:00Z',
-  ...over,
-});
+const request = (over: Partial<InboxRequest> = {}): InboxRequest =>
+  inboxRequest({
+    toolKind: 'execute',
+    command: 'npm test',
+    options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
+    ...over,
+  });
 const decision = (requestId = 'a1-s0-1'): InboxDecision => ({
   requestId,
   verdict: 'approve',

@@ -2,8 +2,6 @@
 // author (name or login), author_id and author_email, so every writer must fill in what its
 // tracker gives, over the tracker's real wire format (the stand-ins).
 import { promises as fs } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLinearTracker } from '../../../src/tracker/linear/index.js';
@@ -17,6 +15,7 @@ import { startJiraStandIn } from '../../support/fakes/jira-server.js';
 import { fixtureData } from '../../support/fakes/linear-data.js';
 import { startLinearStandIn } from '../../support/fakes/linear-server.js';
 import { jiraTrackerOf } from '../../support/fakes/jira-per-file.js';
+import { tempDirPerSuite } from '../../support/temp-dir.js';
 
 const writerOf = (writer: TrackerWriter | undefined): TrackerWriter => {
   if (writer === undefined) throw new Error('tracker without a writer');
@@ -126,11 +125,10 @@ describe('comment authors: jira', () => {
 });
 
 describe('comment authors: local board', () => {
-  let root: string;
+  const root = tempDirPerSuite('local-authors-');
   beforeAll(async () => {
-    root = await mkdtemp(join(tmpdir(), 'local-authors-'));
     await fs.writeFile(
-      join(root, 'BOARD-1.md'),
+      join(root(), 'BOARD-1.md'),
       [
         '---',
         'status: Todo',
@@ -147,8 +145,7 @@ describe('comment authors: local board', () => {
       ].join('\n'),
     );
   });
-  afterAll(() => rm(root, { recursive: true, force: true }));
-  const writer = () => writerOf(createLocalTracker({ directory: root }).writer);
+  const writer = () => writerOf(createLocalTracker({ directory: root() }).writer);
 
   it("a line names its author; an email is also the author's email", async () => {
     const listed = await writer().listComments('BOARD-1');

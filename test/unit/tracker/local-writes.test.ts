@@ -1,32 +1,21 @@
 // The `local` board's writer (the agent tools' side): real files in a temp directory, each
 // write checked through a second adapter that reads the directory afresh.
 import { promises as fs } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLocalTracker } from '../../../src/tracker/local/index.js';
 import type { TrackerWriter } from '../../../src/tracker/types.js';
 import { failureOf } from '../../support/lorenz-errors.js';
-
-let root: string;
-let board: string;
-
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), 'local-writes-'));
-  board = join(root, 'board');
-  await fs.mkdir(board);
-  await fs.writeFile(join(board, 'BOARD-1.md'), ISSUE);
-});
-afterEach(() => rm(root, { recursive: true, force: true }));
+import { localBoardPerTest } from './local-board.js';
 
 const ISSUE = '---\nstatus: Todo # triaged\nlabels: [a]\n---\n# Fix it\n\nThe body.\n';
+const { board } = localBoardPerTest('local-writes-', { 'BOARD-1.md': ISSUE });
 const T0 = Date.parse('2026-02-01T00:00:00.000Z');
 
 function writer(): TrackerWriter {
   let tick = 0;
   const tracker = createLocalTracker({
-    directory: board,
+    directory: board(),
     now: () => new Date(T0 + 1000 * ++tick),
   });
   if (tracker.writer === undefined) throw new Error('local tracker without a writer');
@@ -39,8 +28,8 @@ function creator(w: TrackerWriter): NonNullable<TrackerWriter['createIssue']> {
 }
 
 /** A second adapter over the same directory: what the next poll would see. */
-const fresh = () => createLocalTracker({ directory: board });
-const fileText = () => fs.readFile(join(board, 'BOARD-1.md'), 'utf8');
+const fresh = () => createLocalTracker({ directory: board() });
+const fileText = () => fs.readFile(join(board(), 'BOARD-1.md'), 'utf8');
 
 describe('local board writes', () => {
   it('comments, and a new adapter lists the comments in order with ids 1, 2', async () => {
@@ -102,7 +91,7 @@ describe('local board writes', () => {
   ])('%s through a dot-file temp, leaving none behind', async (_name, call) => {
     const w = writer();
     await w.comment('BOARD-1', 'seed');
-    const before = await fs.stat(join(board, 'BOARD-1.md'));
+    const before = await fs.stat(join(board(), 'BOARD-1.md'));
     const renames: string[] = [];
     const rename = fs.rename.bind(fs);
     const spy = vi.spyOn(fs, 'rename').mockImplementation(async (from, to) => {
@@ -116,8 +105,8 @@ describe('local board writes', () => {
     }
     expect(renames).toHaveLength(1);
     expect(renames[0]).toMatch(/\/\.BOARD-1\.md\.[0-9a-f-]+\.tmp$/);
-    expect(await fs.readdir(board)).toEqual(['BOARD-1.md']);
-    expect((await fs.stat(join(board, 'BOARD-1.md'))).ino).not.toBe(before.ino);
+    expect(await fs.readdir(board())).toEqual(['BOARD-1.md']);
+    expect((await fs.stat(join(board(), 'BOARD-1.md'))).ino).not.toBe(before.ino);
   });
 
   it.each([
@@ -143,7 +132,7 @@ describe('local board writes', () => {
   });
 
   it('creates issues with the next free numbers, visible to a new adapter', async () => {
-    await fs.writeFile(join(board, 'BOARD-7.md'), '# Seven\n');
+    await fs.writeFile(join(board(), 'BOARD-7.md'), '# Seven\n');
     const create = creator(writer());
     const created = await Promise.all([
       create({ title: 'Follow-up', description: 'Found in BOARD-1.', state: 'todo' }),
@@ -159,7 +148,7 @@ describe('local board writes', () => {
     expect(created[1]?.state).toBe('Backlog');
     const candidates = await fresh().fetchCandidates();
     expect(candidates.map((issue) => issue.identifier)).toEqual(['BOARD-1', 'BOARD-8']);
-    expect((await fs.readdir(board)).sort()).toEqual([
+    expect((await fs.readdir(board())).sort()).toEqual([
       'BOARD-1.md',
       'BOARD-7.md',
       'BOARD-8.md',

@@ -1,10 +1,8 @@
 // The `local` tracker: a board of Markdown issue files, read from real files in a temp
 // directory (and from a ConfigMap-style map), and written through a temp file and a rename.
 import { promises as fs } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   appendLocalIssueComment,
   createLocalTracker,
@@ -14,18 +12,11 @@ import {
 } from '../../../src/tracker/local/index.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import { failureOf } from '../../support/lorenz-errors.js';
+import { localBoardPerTest } from './local-board.js';
 
-let root: string;
-let board: string;
+const { root, board } = localBoardPerTest('local-board-');
 
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), 'local-board-'));
-  board = join(root, 'board');
-  await fs.mkdir(board);
-});
-afterEach(() => rm(root, { recursive: true, force: true }));
-
-const write = (name: string, text: string) => fs.writeFile(join(board, name), text);
+const write = (name: string, text: string) => fs.writeFile(join(board(), name), text);
 const ids = (issues: readonly { identifier: string }[]) => issues.map((issue) => issue.identifier);
 
 const TODO = `---
@@ -44,7 +35,7 @@ Second paragraph.
 describe('reading a board directory', () => {
   it('reads an issue file: front matter, title, description', async () => {
     await write('BOARD-1.md', TODO);
-    const [issue] = await createLocalTracker({ directory: board }).fetchCandidates();
+    const [issue] = await createLocalTracker({ directory: board() }).fetchCandidates();
     expect(issue).toEqual({
       id: 'BOARD-1',
       identifier: 'BOARD-1',
@@ -67,8 +58,8 @@ describe('reading a board directory', () => {
   it('uses the file mtime when the front matter has no times', async () => {
     await write('BOARD-2.md', '---\nstatus: todo\n---\n# T\n');
     const when = new Date('2025-05-05T05:05:05.000Z');
-    await fs.utimes(join(board, 'BOARD-2.md'), when, when);
-    const [issue] = await createLocalTracker({ directory: board }).fetchCandidates();
+    await fs.utimes(join(board(), 'BOARD-2.md'), when, when);
+    const [issue] = await createLocalTracker({ directory: board() }).fetchCandidates();
     expect(issue?.created_at).toBe(when.toISOString());
     expect(issue?.updated_at).toBe(when.toISOString());
     // The configured spelling of the state, whatever the file's case.
@@ -77,7 +68,7 @@ describe('reading a board directory', () => {
 
   it('takes the id as the title when there is no # heading', async () => {
     await write('BOARD-3.md', '---\nstatus: Todo\n---\nJust a description.\n');
-    const [issue] = await createLocalTracker({ directory: board }).fetchCandidates();
+    const [issue] = await createLocalTracker({ directory: board() }).fetchCandidates();
     expect(issue?.title).toBe('BOARD-3');
     expect(issue?.description).toBe('Just a description.');
   });
@@ -89,16 +80,16 @@ describe('reading a board directory', () => {
     await write('BOARD-4.txt', TODO);
     await write('board-5.md', TODO);
     await write('.BOARD-1.md.1234.tmp', TODO);
-    await fs.mkdir(join(board, 'BOARD-6.md'));
-    await fs.symlink(join(board, 'BOARD-1.md'), join(board, 'BOARD-7.md'));
+    await fs.mkdir(join(board(), 'BOARD-6.md'));
+    await fs.symlink(join(board(), 'BOARD-1.md'), join(board(), 'BOARD-7.md'));
     const warn = vi.fn();
-    const tracker = createLocalTracker({ directory: board, onWarning: warn });
+    const tracker = createLocalTracker({ directory: board(), onWarning: warn });
     expect(ids(await tracker.fetchCandidates())).toEqual(['BOARD-1']);
     expect(warn).not.toHaveBeenCalled();
   });
 
   it('reads a missing directory as an empty board', async () => {
-    const tracker = createLocalTracker({ directory: join(root, 'nope') });
+    const tracker = createLocalTracker({ directory: join(root(), 'nope') });
     expect(await tracker.fetchCandidates()).toEqual([]);
     expect(await tracker.fetchByIds(['BOARD-1'])).toEqual([]);
   });
@@ -106,7 +97,7 @@ describe('reading a board directory', () => {
   it('refuses a path that is a file', async () => {
     await write('BOARD-1.md', TODO);
     const error = await failureOf(
-      createLocalTracker({ directory: join(board, 'BOARD-1.md') }).fetchCandidates(),
+      createLocalTracker({ directory: join(board(), 'BOARD-1.md') }).fetchCandidates(),
     );
     expect(error.code).toBe('invalid_tracker_config');
   });
@@ -115,7 +106,7 @@ describe('reading a board directory', () => {
     await write('BOARD-1.md', '---\nstatus: Someday\n---\n# A\n');
     await write('BOARD-2.md', '# No front matter at all\n');
     await write('BOARD-3.md', '---\nstatus: In Progress\n---\n# C\n');
-    const tracker = createLocalTracker({ directory: board });
+    const tracker = createLocalTracker({ directory: board() });
     expect(ids(await tracker.fetchCandidates())).toEqual(['BOARD-3']);
     const backlog = await tracker.fetchByStates(['backlog']);
     expect(backlog.map((issue) => [issue.identifier, issue.state, issue.state_type])).toEqual([
@@ -136,7 +127,7 @@ describe('reading a board directory', () => {
     );
     await write('BOARD-7.md', '---\nstatus: Todo\ncreated_at: yesterday\n---\n# Bad time\n');
     const warnings: string[] = [];
-    const tracker = createLocalTracker({ directory: board, onWarning: (m) => warnings.push(m) });
+    const tracker = createLocalTracker({ directory: board(), onWarning: (m) => warnings.push(m) });
     expect(ids(await tracker.fetchCandidates())).toEqual(['BOARD-1']);
     expect(warnings).toHaveLength(6);
     expect(warnings.join('\n')).toMatch(/BOARD-2\.md: skipped, front matter line \d+/);
@@ -153,7 +144,7 @@ describe('reading a board directory', () => {
     );
     await write('BOARD-2.md', '---\nstatus: done\n---\n# B\n');
     await write('BOARD-3.md', '---\nstatus: later\n---\n# C\n');
-    const [issue] = await createLocalTracker({ directory: board }).fetchByIds(['BOARD-1']);
+    const [issue] = await createLocalTracker({ directory: board() }).fetchByIds(['BOARD-1']);
     expect(issue?.blocked_by).toEqual([
       { id: 'BOARD-2', identifier: 'BOARD-2', state: 'Done', state_type: null },
       { id: 'BOARD-3', identifier: 'BOARD-3', state: 'Backlog', state_type: 'backlog' },
@@ -164,7 +155,7 @@ describe('reading a board directory', () => {
   it('fetches by ids and by states, in id order', async () => {
     for (const n of [10, 2, 1]) await write(`BOARD-${n}.md`, TODO);
     await write('BOARD-3.md', '---\nstatus: Done\n---\n# Done\n');
-    const tracker = createLocalTracker({ directory: board });
+    const tracker = createLocalTracker({ directory: board() });
     expect(ids(await tracker.fetchCandidates())).toEqual(['BOARD-1', 'BOARD-2', 'BOARD-10']);
     expect(ids(await tracker.fetchByIds(['BOARD-10', 'BOARD-3', 'BOARD-99']))).toEqual([
       'BOARD-3',
@@ -200,12 +191,14 @@ describe('reading a board directory', () => {
 describe('settings', () => {
   it('uses tracker.path with ~ and $VAR expanded, relative to the working directory', async () => {
     const config = parseConfig({ tracker: { kind: 'local' } }).config.tracker;
-    expect(localBoardDirectory(config, { cwd: root, env: {} })).toBe(join(root, '.lorenz/local'));
-    expect(localBoardDirectory({ path: '~/b' }, { env: { HOME: root } })).toBe(join(root, 'b'));
-    expect(localBoardDirectory({ path: '$BOARD' }, { env: { BOARD: board } })).toBe(board);
-    await fs.mkdir(join(root, '.lorenz/local'), { recursive: true });
-    await fs.writeFile(join(root, '.lorenz/local/BOARD-1.md'), TODO);
-    const tracker = createLocalTracker({ config, cwd: root, env: {} });
+    expect(localBoardDirectory(config, { cwd: root(), env: {} })).toBe(
+      join(root(), '.lorenz/local'),
+    );
+    expect(localBoardDirectory({ path: '~/b' }, { env: { HOME: root() } })).toBe(join(root(), 'b'));
+    expect(localBoardDirectory({ path: '$BOARD' }, { env: { BOARD: board() } })).toBe(board());
+    await fs.mkdir(join(root(), '.lorenz/local'), { recursive: true });
+    await fs.writeFile(join(root(), '.lorenz/local/BOARD-1.md'), TODO);
+    const tracker = createLocalTracker({ config, cwd: root(), env: {} });
     expect(ids(await tracker.fetchCandidates())).toEqual(['BOARD-1']);
   });
 
@@ -216,7 +209,7 @@ describe('settings', () => {
   });
 
   it.each(['', '-X', 'a/b', '../', 'A B', 'A.'])('refuses the id prefix %j', (prefix) => {
-    expect(() => createLocalTracker({ directory: board, config: { idPrefix: prefix } })).toThrow(
+    expect(() => createLocalTracker({ directory: board(), config: { idPrefix: prefix } })).toThrow(
       expect.objectContaining({ code: 'invalid_tracker_config' }),
     );
   });
@@ -224,7 +217,7 @@ describe('settings', () => {
   it('reads files with another prefix', async () => {
     await write('ENG_7.md', TODO);
     await write('BOARD-1.md', TODO);
-    const tracker = createLocalTracker({ directory: board, config: { idPrefix: 'ENG_' } });
+    const tracker = createLocalTracker({ directory: board(), config: { idPrefix: 'ENG_' } });
     expect(ids(await tracker.fetchCandidates())).toEqual(['ENG_7']);
   });
 });
@@ -250,26 +243,26 @@ describe('a board from a ConfigMap-style map', () => {
 });
 
 describe('writes', () => {
-  const location = () => ({ directory: board, idPrefix: 'BOARD-' });
+  const location = () => ({ directory: board(), idPrefix: 'BOARD-' });
 
   it('sets the status, keeping the other keys, comments and the body', async () => {
     const text =
       '---\n# why: triaged\nstatus: Todo # was Backlog\nlabels: [a]\n---\n# T\n\nBody.\n';
     await write('BOARD-1.md', text);
     await setLocalIssueStatus(location(), 'BOARD-1', 'In Progress');
-    const after = await fs.readFile(join(board, 'BOARD-1.md'), 'utf8');
+    const after = await fs.readFile(join(board(), 'BOARD-1.md'), 'utf8');
     expect(after).toContain('# why: triaged');
     expect(after).toContain('labels: [ a ]');
     expect(after).toContain('status: In Progress');
     expect(after.endsWith('---\n# T\n\nBody.\n')).toBe(true);
-    const [issue] = await createLocalTracker({ directory: board }).fetchByIds(['BOARD-1']);
+    const [issue] = await createLocalTracker({ directory: board() }).fetchByIds(['BOARD-1']);
     expect(issue?.state).toBe('In Progress');
   });
 
   it('adds front matter to a file without it', async () => {
     await write('BOARD-1.md', '# T\n');
     await setLocalIssueStatus(location(), 'BOARD-1', 'Done');
-    expect(await fs.readFile(join(board, 'BOARD-1.md'), 'utf8')).toBe(
+    expect(await fs.readFile(join(board(), 'BOARD-1.md'), 'utf8')).toBe(
       '---\nstatus: Done\n---\n# T\n',
     );
   });
@@ -280,7 +273,7 @@ describe('writes', () => {
     const now = () => new Date((clock += 1000));
     await appendLocalIssueComment(location(), 'BOARD-1', 'Started.', now);
     await appendLocalIssueComment(location(), 'BOARD-1', '  Two\nlines  ', now);
-    const after = await fs.readFile(join(board, 'BOARD-1.md'), 'utf8');
+    const after = await fs.readFile(join(board(), 'BOARD-1.md'), 'utf8');
     expect(after).toBe(
       `${TODO}\n<!-- lorenz:comments -->\n## Comments\n\n` +
         '- 2026-02-01T00:00:01.000Z agent: Started.\n' +
@@ -295,7 +288,7 @@ describe('writes', () => {
 
   it('writes through a temp file and a rename, leaving no temp file behind', async () => {
     await write('BOARD-1.md', TODO);
-    const before = await fs.stat(join(board, 'BOARD-1.md'));
+    const before = await fs.stat(join(board(), 'BOARD-1.md'));
     const renames: [string, string][] = [];
     const rename = fs.rename.bind(fs);
     const spy = vi.spyOn(fs, 'rename').mockImplementation(async (from, to) => {
@@ -309,11 +302,11 @@ describe('writes', () => {
     }
     expect(renames).toHaveLength(1);
     const [from, to] = renames[0] ?? ['', ''];
-    expect(to).toBe(join(board, 'BOARD-1.md'));
+    expect(to).toBe(join(board(), 'BOARD-1.md'));
     expect(from).toMatch(/\/\.BOARD-1\.md\.[0-9a-f-]+\.tmp$/);
-    expect(await fs.readdir(board)).toEqual(['BOARD-1.md']);
+    expect(await fs.readdir(board())).toEqual(['BOARD-1.md']);
     // A rename replaces the file: a new inode, the old one never half-written.
-    expect((await fs.stat(join(board, 'BOARD-1.md'))).ino).not.toBe(before.ino);
+    expect((await fs.stat(join(board(), 'BOARD-1.md'))).ino).not.toBe(before.ino);
   });
 
   it('cleans up the temp file when the rename fails', async () => {
@@ -327,8 +320,8 @@ describe('writes', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(await fs.readdir(board)).toEqual(['BOARD-1.md']);
-    expect(await fs.readFile(join(board, 'BOARD-1.md'), 'utf8')).toBe(TODO);
+    expect(await fs.readdir(board())).toEqual(['BOARD-1.md']);
+    expect(await fs.readFile(join(board(), 'BOARD-1.md'), 'utf8')).toBe(TODO);
   });
 
   it('refuses unknown ids, path-like ids and malformed files', async () => {
@@ -342,6 +335,6 @@ describe('writes', () => {
     expect((await failureOf(appendLocalIssueComment(location(), 'BOARD-2', 'x'))).code).toBe(
       'tracker_response',
     );
-    expect(await fs.readFile(join(board, 'BOARD-2.md'), 'utf8')).toBe('---\nstatus: [\n---\n');
+    expect(await fs.readFile(join(board(), 'BOARD-2.md'), 'utf8')).toBe('---\nstatus: [\n---\n');
   });
 });

@@ -1,23 +1,17 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROMPT_TEMPLATE } from '../../../src/workflow/front-matter.js';
 import { loadWorkflowFile, loadWorkflowText } from '../../../src/template/load-workflow.js';
 import { failureOf } from '../../support/lorenz-errors.js';
+import { tempDirPerSuite } from '../../support/temp-dir.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures/workflows');
 
 const failure = (run: () => Promise<unknown>) => failureOf(run());
 
 describe('loadWorkflowFile', () => {
-  let dir = '';
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'lorenz-workflow-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirPerSuite('lorenz-workflow-');
 
   it('loads a file that sets every section', async () => {
     const path = join(fixtures, 'full.md');
@@ -83,14 +77,14 @@ describe('loadWorkflowFile', () => {
   });
 
   it('names the path of a missing file', async () => {
-    const path = join(dir, 'nope', 'WORKFLOW.md');
+    const path = join(dir(), 'nope', 'WORKFLOW.md');
     const error = await failure(() => loadWorkflowFile(path));
     expect(error.code).toBe('missing_workflow_file');
     expect(error.message).toContain(path);
   });
 
   it('carries unknown-key warnings through', async () => {
-    const path = join(dir, 'WORKFLOW.md');
+    const path = join(dir(), 'WORKFLOW.md');
     await writeFile(path, '---\ntracker:\n  kinds: memory\n---\nHi {{ issue.title }}\n');
     const loaded = await loadWorkflowFile(path);
     expect(loaded.warnings).toEqual(['unknown key tracker.kinds']);

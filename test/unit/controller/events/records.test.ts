@@ -10,7 +10,10 @@ import {
   type GitRecord,
   type HookRecord,
 } from '../../../../src/controller/events/records.js';
-import { createEventRecorder } from '../../../../src/controller/events/recorder.js';
+import {
+  createEventRecorder,
+  type GitEventInput,
+} from '../../../../src/controller/events/recorder.js';
 import type {
   GitWorkspaceMessage,
   HookExecutionMessage,
@@ -109,6 +112,17 @@ describe('git_workspace records', () => {
     slot: 0,
   };
 
+  /** Record `seq` of attempt 1 of slot 0 of the run eng-1, as the log reader hands it over. */
+  const gitInput = (seq: number, message: GitWorkspaceMessage): GitEventInput => ({
+    run: { name: 'eng-1', namespace: 'ns', uid: '3f2b9c1e-5d4a' },
+    podName: 'eng-1-0-1',
+    slot: 0,
+    attempt: 1,
+    seq,
+    message,
+    now: new Date('2026-03-01T10:00:00Z'),
+  });
+
   it('are numbered on their own count, apart from hook records', () => {
     const gits: GitRecord[] = [];
     const hooks: HookRecord[] = [];
@@ -176,15 +190,7 @@ describe('git_workspace records', () => {
   it('become Events with a deterministic name, written once', async () => {
     const client = new FakeKubeClient();
     const recorder = createEventRecorder({ client, reportingInstance: 'r1' });
-    const input = {
-      run: { name: 'eng-1', namespace: 'ns', uid: '3f2b9c1e-5d4a' },
-      podName: 'eng-1-0-1',
-      slot: 0,
-      attempt: 1,
-      seq: 2,
-      message: { ...clone, status: 'warning' as const, detail: 'merge undone' },
-      now: new Date('2026-03-01T10:00:00Z'),
-    };
+    const input = gitInput(2, { ...clone, status: 'warning', detail: 'merge undone' });
     expect(await recorder.recordGit(input)).toBe(true);
     expect(client.actions[0]?.body).toMatchObject({
       metadata: { name: 'eng-1.3f2b9c1e.0-1-git-2', namespace: 'ns' },
@@ -202,15 +208,7 @@ describe('git_workspace records', () => {
   // The apiserver restarting (or etcd away) under a Pod's log must not cost its Events: the
   // chaos suite's restarts scenario lost two before writes were tried again.
   describe('an Event write the apiserver cannot take yet', () => {
-    const input = {
-      run: { name: 'eng-1', namespace: 'ns', uid: '3f2b9c1e-5d4a' },
-      podName: 'eng-1-0-1',
-      slot: 0,
-      attempt: 1,
-      seq: 0,
-      message: clone,
-      now: new Date('2026-03-01T10:00:00Z'),
-    };
+    const input = gitInput(0, clone);
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), {
       code: 'ECONNREFUSED',
     });

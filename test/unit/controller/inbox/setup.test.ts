@@ -48,6 +48,12 @@ const pendingStatus: IssueRunStatus = {
   inbox: { pending: [pending] },
 };
 const running = startedStatus(1, 'Running');
+/** A run that has just ended with steer 2 on it, slot 0 having taken the steers up to `seq`. */
+const endedSteered = (seq: string): IssueRun =>
+  run(
+    { ...finishedStatus(0), inbox: { steers: [{ seq: 2, text: 't', at: at(0) }] } },
+    { annotations: { [inboxSteeredAnnotation(0)]: seq } },
+  );
 
 describe('which run changes the inbox looks at', () => {
   it.each<[string, IssueRun, IssueRun | undefined, () => ApprovalsKnown | undefined, boolean]>([
@@ -75,24 +81,12 @@ describe('which run changes the inbox looks at', () => {
     ['a run being deleted', run(pendingStatus, { deleting: true }), undefined, steers, false],
     [
       'a run that just ended with a steer no slot took',
-      run(
-        { ...finishedStatus(0), inbox: { steers: [{ seq: 2, text: 't', at: at(0) }] } },
-        { annotations: { [inboxSteeredAnnotation(0)]: '1' } },
-      ),
+      endedSteered('1'),
       run(running),
       quiet,
       true,
     ],
-    [
-      'a run that ended with every steer taken',
-      run(
-        { ...finishedStatus(0), inbox: { steers: [{ seq: 2, text: 't', at: at(0) }] } },
-        { annotations: { [inboxSteeredAnnotation(0)]: '2' } },
-      ),
-      run(running),
-      quiet,
-      false,
-    ],
+    ['a run that ended with every steer taken', endedSteered('2'), run(running), quiet, false],
   ])('%s: %s', (_name, current, old, known, expected) => {
     expect(wantsLook(current, old, known)).toBe(expected);
   });

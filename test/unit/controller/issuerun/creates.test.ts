@@ -23,6 +23,22 @@ const squatter = {
   answer: { body: { metadata: { name: `${RUN}-0-1`, ownerReferences: [] } } },
 };
 
+/**
+ * A create the apiserver refuses as invalid (422): retrying cannot help, so the run's Pod is
+ * deleted and the run ends with `reason`.
+ */
+const refusedAsInvalid = (name: string, refused: string, reason: string): RunRow => ({
+  name,
+  run: issueRun(),
+  steps: once(
+    {
+      actions: [CREATE_INPUTS, CREATE_POD(0), `DELETE pods/${RUN}-0-1`, STATUS],
+      status: { phase: 'Failed', conditions: finished(false, reason) },
+    },
+    { answers: [failWith(refused, 422, 'Invalid')] },
+  ),
+});
+
 /** The inputs ConfigMap as an earlier IssueRun of the same name left it. */
 const predecessorInputs = {
   match: GET_INPUTS,
@@ -101,28 +117,16 @@ const rows: RunRow[] = [
       },
     ],
   },
-  {
-    name: 'a Pod the apiserver calls invalid: the run ends PodInvalid',
-    run: issueRun(),
-    steps: once(
-      {
-        actions: [CREATE_INPUTS, CREATE_POD(0), `DELETE pods/${RUN}-0-1`, STATUS],
-        status: { phase: 'Failed', conditions: finished(false, 'PodInvalid') },
-      },
-      { answers: [failWith('POST pods/*', 422, 'Invalid')] },
-    ),
-  },
-  {
-    name: 'inputs refused as invalid beside a created Pod: the Pod is deleted, the run ends',
-    run: issueRun(),
-    steps: once(
-      {
-        actions: [CREATE_INPUTS, CREATE_POD(0), `DELETE pods/${RUN}-0-1`, STATUS],
-        status: { phase: 'Failed', conditions: finished(false, 'InputsInvalid') },
-      },
-      { answers: [failWith('POST configmaps/*', 422, 'Invalid')] },
-    ),
-  },
+  refusedAsInvalid(
+    'a Pod the apiserver calls invalid: the run ends PodInvalid',
+    'POST pods/*',
+    'PodInvalid',
+  ),
+  refusedAsInvalid(
+    'inputs refused as invalid beside a created Pod: the Pod is deleted, the run ends',
+    'POST configmaps/*',
+    'InputsInvalid',
+  ),
   {
     name: 'inputs too large for a ConfigMap: InputsTooLarge, nothing created',
     // Each prompt within the parse limit (262 144 characters), five of them past 1 MB.

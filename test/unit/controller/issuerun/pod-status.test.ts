@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { mapPodStatus } from '../../../../src/controller/issuerun/pod-status.js';
 import { encodeTerminationSummary } from '../../../../src/runner/summary.js';
 import type { SlotErrorCode } from '../../../../src/workflow/errors.js';
@@ -16,34 +16,26 @@ const pod = (status: V1Pod['status']): V1Pod => ({
   status,
 });
 
+/** The agent container's status in this state; the other fields are what the mapping ignores. */
+const agentStatus = (state: V1ContainerState): V1ContainerStatus => ({
+  name: 'agent',
+  image: 'x',
+  imageID: '',
+  ready: false,
+  restartCount: 0,
+  state,
+});
+
 const waiting = (reason: string, message = 'detail') =>
   pod({
     phase: 'Pending',
-    containerStatuses: [
-      {
-        name: 'agent',
-        image: 'x',
-        imageID: '',
-        ready: false,
-        restartCount: 0,
-        state: { waiting: { reason, message } },
-      },
-    ],
+    containerStatuses: [agentStatus({ waiting: { reason, message } })],
   });
 
 const terminatedAgent = (exitCode: number, message?: string, reason = 'Error') =>
   pod({
     phase: exitCode === 0 ? 'Succeeded' : 'Failed',
-    containerStatuses: [
-      {
-        name: 'agent',
-        image: 'x',
-        imageID: '',
-        ready: false,
-        restartCount: 0,
-        state: { terminated: { exitCode, reason, message } },
-      },
-    ],
+    containerStatuses: [agentStatus({ terminated: { exitCode, reason, message } })],
   });
 
 const summary = (errorCode: SlotErrorCode, error: string) =>

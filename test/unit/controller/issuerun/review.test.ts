@@ -12,15 +12,12 @@ import type {
 import { promptInputFile } from '../../../../src/api/run-pod.js';
 import { createIssueRunReconciler } from '../../../../src/controller/issuerun/reconciler.js';
 import { PODS } from '../../../../src/controller/runtime/client.js';
-import type { RunnableWorkflow } from '../../../../src/controller/shared/config-snapshot.js';
 import {
   ISSUERUNS,
   WORKFLOWS,
   type PodObject,
 } from '../../../../src/controller/shared/resources.js';
 import { reviewContextConfigMap } from '../../../../src/controller/shared/review-context.js';
-import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
-import type { ReviewConfig } from '../../../../src/workflow/review-config.js';
 import {
   FakeClock,
   FakeInformer,
@@ -39,37 +36,18 @@ import {
   startedStatus,
   summary,
   workflow,
-  workflowText,
   writtenStatus,
 } from '../../../support/fakes/objects.js';
 import { RUN_OPTIONS } from '../../../support/fakes/tables.js';
+import { reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
 
 const KEY = `${NS}/${RUN}`;
 const BRANCH = 'lorenz/eng-1';
-const review: ReviewConfig = {
-  host: 'github',
-  apiUrl: null,
-  prTitle: '{{ issue.identifier }}',
-  prBody: '',
-  draft: false,
-  maxRounds: 2,
+const review = reviewConfig({
   onApproved: null,
-  onMerged: 'Done',
-  requiredChecks: [],
   continuationPrompt:
     'Round {{ review.round }} on {{ issue.identifier }}:{% for c in review.comments %} {{ c.author }} said "{{ c.body }}"{% endfor %}',
-  pollIntervalMs: 60_000,
-};
-
-function runnable(withReview: boolean): RunnableWorkflow {
-  const text = workflowText().replace(
-    'hooks:\n',
-    'workspace:\n  git:\n    repo: https://git.example.com/acme/app.git\nhooks:\n',
-  );
-  const loaded = loadWorkflowText(text, 'test');
-  const config = { ...loaded.config, review: withReview ? review : null };
-  return { text, digest: 'd', loaded: { ...loaded, config } };
-}
+});
 
 function setUp(reviewStatus: ReviewStatus | undefined, withReview = true) {
   const clock = new FakeClock(T0);
@@ -102,7 +80,7 @@ function setUp(reviewStatus: ReviewStatus | undefined, withReview = true) {
     workflows,
     pods,
     followers,
-    loadWorkflowConfig: async () => runnable(withReview),
+    loadWorkflowConfig: async () => runnableWithReview(withReview ? review : null),
     now: clock.now,
   });
   return { client, reconcile, run };

@@ -15,6 +15,7 @@ import {
 } from '../../../support/fakes/controller.js';
 import {
   SNAPSHOT,
+  claimedWorkspace,
   issueRun,
   runPod,
   startedStatus,
@@ -35,17 +36,6 @@ const SSH = (cap: number, ensembleSize = 1) =>
 const found = (match: string): AnswerRule => ({
   match,
   answer: { body: { metadata: { name: match.split('/').pop() } } },
-});
-const claimOf = (storageClassName: string): Partial<Workflow['spec']> => ({
-  workspace: {
-    volumeClaimTemplate: {
-      spec: {
-        storageClassName,
-        accessModes: ['ReadWriteOnce'],
-        resources: { requests: { storage: '1Gi' } },
-      },
-    },
-  },
 });
 const sshKey = { worker: { sshKeySecretRef: { name: 'worker-ssh' } } };
 
@@ -130,7 +120,7 @@ const rows: Row[] = [
   },
   {
     name: 'the StorageClass is missing: stalled, looked for again in 10 s',
-    workflow: workflow(claimOf('fast-ssd')),
+    workflow: workflow(claimedWorkspace('fast-ssd')),
     want: {
       start: false,
       hold: 'stalled',

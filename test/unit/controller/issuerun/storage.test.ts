@@ -4,24 +4,19 @@
 import { describe, it } from 'vitest';
 import { Reasons } from '../../../../src/api/index.js';
 import { failWith } from '../../../support/fakes/controller.js';
-import { RUN, issueRun, podName, workflow } from '../../../support/fakes/objects.js';
+import {
+  RUN,
+  claimedWorkspace,
+  issueRun,
+  podName,
+  workflow,
+} from '../../../support/fakes/objects.js';
 import { playRun, runActions, runConditions, type RunRow } from '../../../support/fakes/tables.js';
 
 const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 const GET_CLASS = 'GET storageclasses/fast-ssd';
 const CREATE_CLAIM = `POST persistentvolumeclaims/${RUN}-0-workspace`;
-const claimed = (storageClassName: string) =>
-  workflow({
-    workspace: {
-      volumeClaimTemplate: {
-        spec: {
-          storageClassName,
-          accessModes: ['ReadWriteOnce'],
-          resources: { requests: { storage: '1Gi' } },
-        },
-      },
-    },
-  });
+const claimed = (storageClassName: string) => workflow(claimedWorkspace(storageClassName));
 
 const created = {
   actions: [CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],

@@ -15,21 +15,9 @@ import {
   idAfter,
   type ReviewInputs,
 } from '../../../../src/controller/review/decide.js';
-import type { ReviewConfig } from '../../../../src/workflow/review-config.js';
+import { reviewConfig } from '../../../support/fakes/review.js';
 
-const config: ReviewConfig = {
-  host: 'github',
-  apiUrl: null,
-  prTitle: '{{ issue.identifier }}',
-  prBody: '',
-  draft: false,
-  maxRounds: 2,
-  onApproved: 'Approved',
-  onMerged: 'Done',
-  requiredChecks: [],
-  continuationPrompt: '',
-  pollIntervalMs: 60_000,
-};
+const config = reviewConfig();
 const pull: PullRequest = {
   number: 7,
   url: 'https://github.example/o/r/pull/7',

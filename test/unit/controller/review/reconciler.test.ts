@@ -14,38 +14,19 @@ import {
 import { ISSUERUNS, WORKFLOWS } from '../../../../src/controller/shared/resources.js';
 import { parseReviewContext } from '../../../../src/controller/shared/review-context.js';
 import { renderPullRequestText } from '../../../../src/template/review.js';
-import type { RunnableWorkflow } from '../../../../src/controller/shared/config-snapshot.js';
-import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
 import type { ReviewConfig } from '../../../../src/workflow/review-config.js';
 import { FakeCodeHost, FakeTrackerWriter } from '../../../support/fakes/code-host.js';
 import { FakeInformer, FakeKubeClient } from '../../../support/fakes/controller.js';
-import { NS, RUN, T0, issueRun, workflow, workflowText } from '../../../support/fakes/objects.js';
+import { NS, RUN, T0, issueRun, workflow } from '../../../support/fakes/objects.js';
+import { reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
 
 const KEY = `${NS}/${RUN}`;
 const BRANCH = 'lorenz/eng-1';
-const settings: ReviewConfig = {
-  host: 'github',
-  apiUrl: null,
+const settings = reviewConfig({
   prTitle: '{{ issue.identifier }}: {{ issue.title }}',
   prBody: 'Closes {{ issue.identifier }} ({{ branch }} into {{ base }})',
-  draft: false,
-  maxRounds: 2,
-  onApproved: 'Approved',
-  onMerged: 'Done',
-  requiredChecks: [],
   continuationPrompt: 'Fix: {% for c in review.comments %}{{ c.body }}{% endfor %}',
-  pollIntervalMs: 60_000,
-};
-
-function runnable(review: ReviewConfig | null): RunnableWorkflow {
-  const text = workflowText().replace(
-    'hooks:\n',
-    'workspace:\n  git:\n    repo: https://git.example.com/acme/app.git\nhooks:\n',
-  );
-  const loaded = loadWorkflowText(text, 'test');
-  const config = { ...loaded.config, review };
-  return { text, digest: 'd', loaded: { ...loaded, config } };
-}
+});
 
 const awaiting = (extra: IssueRunStatus = {}): IssueRunStatus => ({
   phase: 'Pending',
@@ -73,7 +54,7 @@ function setUp(initial: IssueRunStatus = awaiting(), review: ReviewConfig | null
       issueRuns,
       workflows,
       store,
-      loadWorkflowConfig: async () => runnable(review),
+      loadWorkflowConfig: async () => runnableWithReview(review),
       codeHost: async () => host,
       trackerWriter: async () => tracker,
       pullRequestText: (templates, issue, context) =>

@@ -9,7 +9,6 @@ import {
   inboxRequestAnnotation,
   inboxSteeredAnnotation,
   type InboxDecision,
-  type InboxRequest,
   type InboxStatus,
   type IssueRun,
 } from '../../../../src/api/index.js';
@@ -18,6 +17,7 @@ import { runEventWriter, type RunEvent } from '../../../../src/controller/tools/
 import { ISSUERUNS } from '../../../../src/controller/shared/resources.js';
 import type { VerifiedRun } from '../../../../src/tools/index.js';
 import { FakeInformer, FakeKubeClient, failWith } from '../../../support/fakes/controller.js';
+import { inboxRequest } from '../../../support/fakes/objects.js';
 
 /** An informer whose updates reach the handlers, as a watch event would. */
 class UpdatingInformer extends FakeInformer<IssueRun> {
@@ -52,17 +52,7 @@ const verified = {
   resolved: { uid: 'uid-1' },
 } as VerifiedRun;
 
-const request: InboxRequest = {
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'Run the tests',
-  options: [],
-  askedAt: '2026-12-02T10:00:00Z',
-  deadline: '2026-12-02T11:00:00Z',
-};
+const request = inboxRequest();
 const decision: InboxDecision = {
   requestId: 'a1-s0-1',
   verdict: 'deny',

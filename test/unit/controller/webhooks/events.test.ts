@@ -6,96 +6,64 @@ const route = { namespace: 'team', workflow: 'wf' };
 const poll = { kind: 'poll', ...route };
 const review = (branch?: string) => ({ kind: 'review', ...route, ...(branch ? { branch } : {}) });
 
+/** One delivery and the wakes it should give. */
+interface Case {
+  host: WebhookHost;
+  headers?: Record<string, string>;
+  body?: unknown;
+  expected: unknown[];
+}
+/** A delivery of a code host that names its event in a header (GitHub's, GitLab's). */
+const delivery =
+  (host: 'github' | 'gitlab', header: string) =>
+  (event: string, expected: unknown[], body?: unknown): Case => ({
+    host,
+    headers: { [header]: event },
+    ...(body === undefined ? {} : { body }),
+    expected,
+  });
+const github = delivery('github', 'x-github-event');
+const gitlab = delivery('gitlab', 'x-gitlab-event');
+/** A GitHub pull request event's body, naming its head branch. */
+const pullHead = (ref: unknown) => ({ pull_request: { head: { ref } } });
+
 describe('wakesOf', () => {
-  const cases: {
-    host: WebhookHost;
-    headers?: Record<string, string>;
-    body?: unknown;
-    expected: unknown[];
-  }[] = [
-    { host: 'github', headers: { 'x-github-event': 'issues' }, expected: [poll] },
-    { host: 'github', headers: { 'x-github-event': 'issue_comment' }, expected: [poll] },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'pull_request' },
-      body: { pull_request: { head: { ref: 'lorenz/eng-42' } } },
-      expected: [review('lorenz/eng-42')],
-    },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'pull_request_review' },
-      body: { pull_request: { head: { ref: 'lorenz/eng-42' } } },
-      expected: [review('lorenz/eng-42')],
-    },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'pull_request_review_comment' },
-      body: { pull_request: { head: { ref: 'refs/heads/lorenz/eng-7' } } },
-      expected: [review('lorenz/eng-7')],
-    },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'check_run' },
-      body: { check_run: { check_suite: { head_branch: 'lorenz/eng-1' } } },
-      expected: [review('lorenz/eng-1')],
-    },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'check_suite' },
-      body: { check_suite: { head_branch: 'lorenz/eng-2' } },
-      expected: [review('lorenz/eng-2')],
-    },
-    { host: 'github', headers: { 'x-github-event': 'status' }, body: {}, expected: [review()] },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'pull_request' },
-      body: { pull_request: { head: { ref: 'bad branch; rm -rf /' } } },
-      expected: [review()],
-    },
-    {
-      host: 'github',
-      headers: { 'x-github-event': 'pull_request' },
-      body: { pull_request: { head: { ref: 42 } } },
-      expected: [review()],
-    },
-    { host: 'github', headers: { 'x-github-event': 'ping' }, expected: [] },
-    { host: 'github', headers: { 'x-github-event': 'push' }, expected: [] },
+  const cases: Case[] = [
+    github('issues', [poll]),
+    github('issue_comment', [poll]),
+    github('pull_request', [review('lorenz/eng-42')], pullHead('lorenz/eng-42')),
+    github('pull_request_review', [review('lorenz/eng-42')], pullHead('lorenz/eng-42')),
+    github(
+      'pull_request_review_comment',
+      [review('lorenz/eng-7')],
+      pullHead('refs/heads/lorenz/eng-7'),
+    ),
+    github('check_run', [review('lorenz/eng-1')], {
+      check_run: { check_suite: { head_branch: 'lorenz/eng-1' } },
+    }),
+    github('check_suite', [review('lorenz/eng-2')], {
+      check_suite: { head_branch: 'lorenz/eng-2' },
+    }),
+    github('status', [review()], {}),
+    github('pull_request', [review()], pullHead('bad branch; rm -rf /')),
+    github('pull_request', [review()], pullHead(42)),
+    github('ping', []),
+    github('push', []),
     { host: 'github', expected: [] },
-    { host: 'gitlab', headers: { 'x-gitlab-event': 'Issue Hook' }, expected: [poll] },
-    {
-      host: 'gitlab',
-      headers: { 'x-gitlab-event': 'Merge Request Hook' },
-      body: { object_attributes: { source_branch: 'lorenz/eng-3' } },
-      expected: [review('lorenz/eng-3')],
-    },
-    {
-      host: 'gitlab',
-      headers: { 'x-gitlab-event': 'Note Hook' },
-      body: {
-        object_attributes: { noteable_type: 'MergeRequest' },
-        merge_request: { source_branch: 'lorenz/eng-4' },
-      },
-      expected: [review('lorenz/eng-4')],
-    },
-    {
-      host: 'gitlab',
-      headers: { 'x-gitlab-event': 'Note Hook' },
-      body: { object_attributes: { noteable_type: 'Issue' } },
-      expected: [poll],
-    },
-    {
-      host: 'gitlab',
-      headers: { 'x-gitlab-event': 'Pipeline Hook' },
-      body: { object_attributes: { ref: 'lorenz/eng-5' } },
-      expected: [review('lorenz/eng-5')],
-    },
-    {
-      host: 'gitlab',
-      headers: { 'x-gitlab-event': 'Job Hook' },
-      body: { ref: 'lorenz/eng-6' },
-      expected: [review('lorenz/eng-6')],
-    },
-    { host: 'gitlab', headers: { 'x-gitlab-event': 'Push Hook' }, expected: [] },
+    gitlab('Issue Hook', [poll]),
+    gitlab('Merge Request Hook', [review('lorenz/eng-3')], {
+      object_attributes: { source_branch: 'lorenz/eng-3' },
+    }),
+    gitlab('Note Hook', [review('lorenz/eng-4')], {
+      object_attributes: { noteable_type: 'MergeRequest' },
+      merge_request: { source_branch: 'lorenz/eng-4' },
+    }),
+    gitlab('Note Hook', [poll], { object_attributes: { noteable_type: 'Issue' } }),
+    gitlab('Pipeline Hook', [review('lorenz/eng-5')], {
+      object_attributes: { ref: 'lorenz/eng-5' },
+    }),
+    gitlab('Job Hook', [review('lorenz/eng-6')], { ref: 'lorenz/eng-6' }),
+    gitlab('Push Hook', []),
     { host: 'linear', body: { type: 'Issue', action: 'update' }, expected: [poll] },
     { host: 'linear', body: { type: 'Comment', action: 'create' }, expected: [poll] },
     { host: 'linear', body: { type: 'Project' }, expected: [] },

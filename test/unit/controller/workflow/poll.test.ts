@@ -9,7 +9,6 @@ import { createMemoryTracker } from '../../../../src/tracker/memory.js';
 import type { TrackerAdapter } from '../../../../src/tracker/types.js';
 import { parseConfig } from '../../../../src/workflow/config.js';
 import { LorenzError } from '../../../../src/workflow/errors.js';
-import { normalizeIssue, type IssueInput } from '../../../../src/workflow/issue.js';
 import {
   FakeClock,
   FakeInformer,
@@ -19,20 +18,14 @@ import {
   type AnswerRule,
 } from '../../../support/fakes/controller.js';
 import { T0, finishedStatus, startedStatus, workflow } from '../../../support/fakes/objects.js';
+import { todoIssue } from '../../../support/fakes/issues.js';
 
 const config = parseConfig({
   tracker: { kind: 'memory' },
   agent: { max_concurrent_agents: 2 },
   polling: { interval_ms: 5000 },
 }).config;
-const issue = (identifier: string, fields: Partial<IssueInput> = {}) =>
-  normalizeIssue({
-    id: `id-${identifier}`,
-    identifier,
-    title: identifier,
-    state: 'Todo',
-    ...fields,
-  });
+const issue = todoIssue;
 const owner = workflow();
 
 /** A run the Workflow dispatched for the issue, with a status. */
