@@ -6,15 +6,17 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAcpAgentStep } from '../../../../src/agent/step.js';
-import type { Executor } from '../../../../src/executor/types.js';
-import type { AgentStep } from '../../../../src/workspace/agent-step.js';
 import { agentConfig } from '../../../fixtures/scripted-agent/harness.js';
-import { runIssueLifecycle } from '../../../../src/workspace/lifecycle.js';
-import { parseConfig } from '../../../../src/workflow/config.js';
 import type { LorenzEvent } from '../../../../src/workflow/events.js';
-import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import { startSshd, type Sshd } from '../../../support/fakes/sshd.js';
-import { eventually, marker, pidsOf, sshExecutor, workerReadableAgent } from './support.js';
+import {
+  eventually,
+  marker,
+  pidsOf,
+  runLifecycle,
+  sshExecutor,
+  workerReadableAgent,
+} from './support.js';
 import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
 
 let sshd: Sshd;
@@ -28,31 +30,6 @@ afterAll(async () => {
   if (local) await removeTempDir(local);
 });
 
-const env = (): NodeJS.ProcessEnv => {
-  const copy = { ...process.env };
-  delete copy.LORENZ_WORKSPACE_ROOT;
-  return copy;
-};
-
-async function run(
-  executor: Executor,
-  front: Record<string, unknown>,
-  extra: { cleanup?: boolean; workflowDirectory?: string; agent?: AgentStep } = {},
-) {
-  const events: LorenzEvent[] = [];
-  const { config } = parseConfig(front);
-  const summary = await runIssueLifecycle({
-    config,
-    issue: normalizeIssue({ identifier: 'ENG/9', title: 'Nine' }),
-    executor,
-    emit: (event) => events.push(event),
-    attempt: null,
-    env: env(),
-    ...extra,
-  });
-  return { summary, events };
-}
-
 const exists = async (path: string) =>
   (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
 
@@ -63,7 +40,7 @@ describe('the lifecycle on an SSH worker', () => {
     const log = `${sshd.home}/${name}.log`;
     const logging = (hook: string) => `echo "${hook} $PWD $(id -un)" >> ${log}`;
     try {
-      const { summary, events } = await run(executor, {
+      const { summary, events } = await runLifecycle(executor, {
         workspace: { root: `~/${name}` },
         hooks: {
           after_create: logging('after_create'),
@@ -99,14 +76,14 @@ describe('the lifecycle on an SSH worker', () => {
         `mkdir -p ${base}/real ${base}/outside ${base}/root2 ${base}/root3 && ` +
           `ln -s ${base}/real ${base}/linked && ln -s ${base}/outside ${base}/root2/ENG_9`,
       );
-      const linkedRoot = await run(executor, { workspace: { root: `${base}/linked` } });
+      const linkedRoot = await runLifecycle(executor, { workspace: { root: `${base}/linked` } });
       expect(linkedRoot.summary.slots[0]).toMatchObject({
         succeeded: false,
         errorCode: 'workspace_unsafe_symlink',
         error: `unsafe symlink in workspace path: ${base}/linked`,
       });
 
-      const linkedParent = await run(executor, {
+      const linkedParent = await runLifecycle(executor, {
         workspace: { root: `${base}/root2` },
         agent: { ensemble_size: 2 },
       });
@@ -117,7 +94,7 @@ describe('the lifecycle on an SSH worker', () => {
       expect(await sshd.asWorker(`ls -A ${base}/outside`)).toBe('');
 
       // after_create swaps its own workspace for a symlink leading out of the root.
-      const swapped = await run(executor, {
+      const swapped = await runLifecycle(executor, {
         workspace: { root: `${base}/root3` },
         hooks: {
           after_create: `cd .. && mv ENG_9 moved && ln -s ${base}/outside ENG_9`,
@@ -157,7 +134,7 @@ describe('the lifecycle on an SSH worker', () => {
     }
     await writeFile(join(big, 'model.bin'), Buffer.concat(parts));
     try {
-      const { summary, events } = await run(
+      const { summary, events } = await runLifecycle(
         executor,
         { workspace: { root: `~/${name}` }, agent: { skills: [skill, big] } },
         { cleanup: false },
@@ -189,7 +166,7 @@ describe('the lifecycle on an SSH worker', () => {
     const name = `cut-${marker()}`;
     const mark = marker();
     try {
-      const running = run(executor, {
+      const running = runLifecycle(executor, {
         workspace: { root: `~/${name}` },
         hooks: {
           before_run: `trap '' TERM HUP PIPE; sleep ${mark}`,
@@ -235,7 +212,7 @@ describe('the lifecycle on an SSH worker', () => {
       killGraceMs: 1000,
     });
     try {
-      const { summary } = await run(
+      const { summary } = await runLifecycle(
         executor,
         { workspace: { root: `~/${name}` } },
         { cleanup: false, agent },
@@ -261,7 +238,7 @@ describe('the lifecycle on an SSH worker', () => {
           `git init -q -b main; echo hello > README.md; git add README.md; ` +
           `git -c user.name=t -c user.email=t@e commit -qm first; git push -q ${repo} main; rm -rf "$tmp"`,
       );
-      const { summary, events } = await run(executor, {
+      const { summary, events } = await runLifecycle(executor, {
         workspace: { root: `~/${name}-ws`, git: { repo: `file://${repo}` } },
         hooks: { before_run: 'git branch --show-current > ../branch.txt; cat README.md' },
       });
