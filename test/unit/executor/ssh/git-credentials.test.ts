@@ -12,7 +12,7 @@ import { stageCredentialsOnWorker } from '../../../../src/workspace/git/worker-c
 import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import { startGitServer, type GitServer } from '../../../support/fakes/git-server.js';
 import { startSshd, type Sshd } from '../../../support/fakes/sshd.js';
-import { marker, runLifecycle, sshExecutor } from './support.js';
+import { existsOnWorker, marker, runLifecycle, sshExecutor } from './support.js';
 import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
 
 const TOKEN = 'lorenz-worker-token-5c1e8d';
@@ -45,9 +45,6 @@ afterAll(async () => {
   await server?.close();
   if (local) await removeTempDir(local);
 });
-
-const exists = async (path: string) =>
-  (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
 
 describe('git credentials on an SSH worker', () => {
   it('clone and push a private repository with a per-run private copy, gone after the run', async () => {
@@ -90,7 +87,7 @@ describe('git credentials on an SSH worker', () => {
         `600 ${sshd.user}`,
       ]);
       // Gone with the run; nowhere in the workspace, the events, or the other host's requests.
-      expect(await exists(staged)).toBe(false);
+      expect(await existsOnWorker(sshd, staged)).toBe(false);
       expect(await sshd.asWorker(`grep -rl ${TOKEN} ~/${name} || true`)).toBe('');
       expect(JSON.stringify(events)).not.toContain(TOKEN);
       const toOther = server.requests.filter((request) => request.address === '127.0.0.2');

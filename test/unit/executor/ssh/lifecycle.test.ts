@@ -11,6 +11,7 @@ import type { LorenzEvent } from '../../../../src/workflow/events.js';
 import { startSshd, type Sshd } from '../../../support/fakes/sshd.js';
 import {
   eventually,
+  existsOnWorker,
   marker,
   pidsOf,
   runLifecycle,
@@ -29,9 +30,6 @@ afterAll(async () => {
   await sshd?.stop();
   if (local) await removeTempDir(local);
 });
-
-const exists = async (path: string) =>
-  (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
 
 describe('the lifecycle on an SSH worker', () => {
   it("creates the workspace under the worker's ~ root, runs all four hooks there, removes it", async () => {
@@ -60,7 +58,7 @@ describe('the lifecycle on an SSH worker', () => {
           (hook) => `${hook} ${workspace} ${sshd.user}`,
         ),
       );
-      expect(await exists(workspace)).toBe(false);
+      expect(await existsOnWorker(sshd, workspace)).toBe(false);
       expect(events.filter((event) => event.type === 'workspace_removed')).toHaveLength(1);
     } finally {
       await sshd.asWorker(`rm -rf ~/${name} ${log}`);
@@ -187,7 +185,7 @@ describe('the lifecycle on an SSH worker', () => {
       expect(failed?.type === 'hook_execution' && failed.message.hookName).toBe('before_run');
       expect(await sshd.asWorker(`cat ~/${name}.log`)).toBe('after_run\n');
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-      expect(await exists(`${sshd.home}/${name}/ENG_9`)).toBe(false);
+      expect(await existsOnWorker(sshd, `${sshd.home}/${name}/ENG_9`)).toBe(false);
     } finally {
       await sshd.asWorker(`rm -rf ~/${name} ~/${name}.log`);
       await executor.shutdown();
@@ -335,7 +333,7 @@ describe('lorenz run with worker.ssh_hosts', () => {
       expect((await sshd.asWorker(`cat ~/${name}.where`)).trim().split('\n')[1]).toBe(
         `${sshd.home}/${name}/ENG-7`,
       );
-      expect(await exists(`${sshd.home}/${name}/ENG-7`)).toBe(false);
+      expect(await existsOnWorker(sshd, `${sshd.home}/${name}/ENG-7`)).toBe(false);
     } finally {
       await sshd.asWorker(`rm -rf ~/${name} ~/${name}.where`);
     }

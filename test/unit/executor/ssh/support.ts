@@ -64,6 +64,11 @@ export async function runLifecycle(
   return { summary, events };
 }
 
+/** Whether `path` exists as the worker user sees it. */
+export async function existsOnWorker(sshd: Sshd, path: string): Promise<boolean> {
+  return (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
+}
+
 /** A number no other test uses, to find a test's own processes on the shared worker user. */
 export function marker(): string {
   return String(900_000 + Math.floor(Math.random() * 99_999));
