@@ -1,6 +1,7 @@
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 
 /** A fresh real directory under the system tmp dir (canonical, so symlinked /tmp is fine). */
 export async function makeTempDir(prefix = 'lorenz-ws-'): Promise<string> {
@@ -9,6 +10,57 @@ export async function makeTempDir(prefix = 'lorenz-ws-'): Promise<string> {
 
 export async function removeTempDir(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
+}
+
+/**
+ * A temp dir made before the file's tests (`'file'`) or before each test (`'test'`) and removed
+ * after them. `ready` gets the new dir, to keep its path and lay out what the tests need in it.
+ */
+export function useTempDir(
+  prefix: string,
+  lifetime: 'file' | 'test',
+  ready: (dir: string) => void | Promise<void>,
+): void {
+  let made: string | undefined;
+  const [before, after] = lifetime === 'file' ? [beforeAll, afterAll] : [beforeEach, afterEach];
+  before(async () => {
+    made = await makeTempDir(prefix);
+    await ready(made);
+  });
+  after(async () => {
+    if (made !== undefined) await removeTempDir(made);
+    made = undefined;
+  });
+}
+
+/** Where an issue's hooks run in a test: `<base>/root/<identifier>`, made; `base` is their HOME. */
+export interface IssueWorkspace {
+  base: string;
+  root: string;
+  workspace: string;
+}
+
+export async function makeIssueWorkspace(
+  base: string,
+  identifier: string,
+): Promise<IssueWorkspace> {
+  const root = join(base, 'root');
+  const workspace = join(root, identifier);
+  await mkdir(workspace, { recursive: true });
+  return { base, root, workspace };
+}
+
+/** An IssueWorkspace in a temp dir of `useTempDir`: its fields are set once the tests run. */
+export function useIssueWorkspace(
+  prefix: string,
+  identifier: string,
+  lifetime: 'file' | 'test' = 'file',
+): Readonly<IssueWorkspace> {
+  const place: IssueWorkspace = { base: '', root: '', workspace: '' };
+  useTempDir(prefix, lifetime, async (dir) => {
+    Object.assign(place, await makeIssueWorkspace(dir, identifier));
+  });
+  return place;
 }
 
 /** A process counts as alive unless it is gone or a zombie (PID 1 here may never reap it). */

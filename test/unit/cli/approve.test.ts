@@ -2,7 +2,6 @@
 // resourceVersion it read, the list bounded), a 409 read again, and every refusal as one
 // line with a code: nothing waiting, a request not waiting, a verdict that does not fit, the
 // apiserver's 403.
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { INBOX_LIMITS, type InboxPending } from '../../../src/api/inbox.js';
 import { approveCommand, verdictOf } from '../../../src/cli/approve.js';
@@ -12,21 +11,20 @@ import {
   type KubeClient,
   type RequestOptions,
 } from '../../../src/controller/runtime/client.js';
+import { permissionRequest } from '../../support/fakes/objects.js';
+import { userCluster } from './user-cluster.js';
 
-const request = (id: string, askedAt: string, extra: Partial<InboxPending> = {}): InboxPending => ({
-  id,
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'git push',
-  toolKind: 'execute',
-  command: 'git push --force origin main',
-  options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
-  askedAt,
-  deadline: '2026-12-02T18:00:00Z',
-  ...extra,
-});
+const request = (id: string, askedAt: string, extra: Partial<InboxPending> = {}): InboxPending =>
+  permissionRequest({
+    id,
+    title: 'git push',
+    toolKind: 'execute',
+    command: 'git push --force origin main',
+    options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
+    askedAt,
+    deadline: '2026-12-02T18:00:00Z',
+    ...extra,
+  });
 
 function issueRun(pending: InboxPending[], decisions: unknown[] = [], resourceVersion = '7') {
   return {
@@ -61,19 +59,7 @@ function fakeCluster(runs: unknown[], patches: (Error | undefined)[] = []): Fake
     stream: async () => {},
     close() {},
   };
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: 'https://127.0.0.1:6443' }],
-    users: [{ name: 'alice', token: 't' }],
-    contexts: [{ name: 'c', cluster: 'c', user: 'alice', namespace: 'team-a' }],
-    currentContext: 'c',
-  });
-  const cluster: UserCluster = {
-    kubeConfig,
-    client,
-    namespace: 'team-a',
-    token: async () => 't',
-  };
+  const cluster = userCluster(client);
   return { cluster: () => cluster, calls };
 }
 

@@ -1,14 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLI_BINS } from '../../support/cli-bins.js';
-import {
-  credentialsFolder,
-  startGitServer,
-  type GitServer,
-} from '../../support/fakes/git-server.js';
-import { makeTempDir, removeTempDir } from '../../support/workspace.js';
+import type { GitServer } from '../../support/fakes/git-server.js';
+import { gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
 
 /**
  * `lorenz run` on this machine with a git workspace against a real HTTPS git server, the
@@ -25,15 +21,8 @@ let server: GitServer;
 let base: string;
 let credentials: string;
 let runs = 0;
-
-beforeAll(async () => {
-  server = await startGitServer({ users: { alice: TOKEN } });
-  base = await makeTempDir('lorenz-cli-guard-');
-  credentials = await credentialsFolder(base, 'alice', TOKEN);
-});
-afterAll(async () => {
-  await server.close();
-  await removeTempDir(base);
+gitServerPerFile('lorenz-cli-guard-', { users: { alice: TOKEN } }, 'alice', (fixture) => {
+  ({ server, base, credentials } = fixture);
 });
 
 interface Run {

@@ -1,17 +1,14 @@
 // `lorenz poll`: the controller's dispatch decisions, printed for a user debugging a tracker
 // query; with --once, the dispatched issues run here through `lorenz run`'s engine.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { pollCommand } from '../../../src/cli/poll-command.js';
+import { useTempDir } from '../../support/workspace.js';
 
 let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lorenz-poll-test-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+useTempDir('lorenz-poll-test-', 'test', (made) => {
+  dir = made;
 });
 
 const WORKFLOW = (log: string) => `---

@@ -4,6 +4,7 @@ import { GITLAB_MAX_PAGES } from '../../../src/codehost/gitlab-pages.js';
 import type { CodeHostOptions } from '../../../src/codehost/types.js';
 import { LorenzError } from '../../../src/workflow/errors.js';
 import { NOW, gitlabHarnessPerTest } from '../../support/fakes/gitlab-host.js';
+import type { GitlabPagination, GitlabStandIn } from '../../support/fakes/gitlab-server.js';
 import { failureOf } from '../../support/lorenz-errors.js';
 
 const start = gitlabHarnessPerTest();
@@ -161,16 +162,28 @@ describe('the GitLab code host: errors', () => {
   });
 });
 
+/**
+ * A stand-in that pages as told, with a merge request from `feature` holding `notes` discussion
+ * notes (`note 0`, `note 1`...): returns that merge request's number.
+ */
+function pagedNotes(
+  standIn: GitlabStandIn,
+  paging: { pagination: GitlabPagination; maxPerPage?: number },
+  notes: number,
+): number {
+  Object.assign(standIn, paging);
+  const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
+  for (let index = 0; index < notes; index += 1) {
+    standIn.state.addDiscussionNote(mr.iid, { body: `note ${index}`, author: 'alice' });
+  }
+  return mr.iid;
+}
+
 describe('the GitLab code host: pagination and conditional requests', () => {
   it.each(['normal', 'next-page-only'] as const)('reads every page (%s)', async (pagination) => {
     const { host, standIn } = await start();
-    standIn.pagination = pagination;
-    standIn.maxPerPage = 2;
-    const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
-    for (let index = 0; index < 5; index += 1) {
-      standIn.state.addDiscussionNote(mr.iid, { body: `note ${index}`, author: 'alice' });
-    }
-    const feedback = await host.feedback(await host.getPullRequest(mr.iid));
+    const iid = pagedNotes(standIn, { pagination, maxPerPage: 2 }, 5);
+    const feedback = await host.feedback(await host.getPullRequest(iid));
     expect(feedback.comments.map((comment) => comment.body)).toEqual(
       [0, 1, 2, 3, 4].map((n) => `note ${n}`),
     );
@@ -180,13 +193,8 @@ describe('the GitLab code host: pagination and conditional requests', () => {
 
   it('stops at the page bound with a warning and keeps what it read', async () => {
     const { host, standIn, warnings } = await start();
-    standIn.pagination = 'endless';
-    standIn.maxPerPage = 1;
-    const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
-    for (let index = 0; index < 12; index += 1) {
-      standIn.state.addDiscussionNote(mr.iid, { body: `note ${index}`, author: 'alice' });
-    }
-    const feedback = await host.feedback(await host.getPullRequest(mr.iid));
+    const iid = pagedNotes(standIn, { pagination: 'endless', maxPerPage: 1 }, 12);
+    const feedback = await host.feedback(await host.getPullRequest(iid));
     expect(feedback.comments).toHaveLength(GITLAB_MAX_PAGES);
     expect(warnings).toEqual([expect.stringMatching(/more than 10 pages of .*\/discussions/)]);
     const pages = standIn.requests.filter((request) => request.rawPath.endsWith('/discussions'));
@@ -207,13 +215,8 @@ describe('the GitLab code host: pagination and conditional requests', () => {
 
   it('follows pages after 304s too', async () => {
     const { host, standIn, again } = await start();
-    standIn.pagination = 'next-page-only';
-    standIn.maxPerPage = 2;
-    const mr = standIn.state.addMergeRequest({ sourceBranch: 'feature', sourceProjectId: 42 });
-    for (let index = 0; index < 3; index += 1) {
-      standIn.state.addDiscussionNote(mr.iid, { body: `note ${index}`, author: 'alice' });
-    }
-    const pull = await host.getPullRequest(mr.iid);
+    const iid = pagedNotes(standIn, { pagination: 'next-page-only', maxPerPage: 2 }, 3);
+    const pull = await host.getPullRequest(iid);
     await host.feedback(pull);
     const before = standIn.notModified;
     const second = await again().feedback(pull);

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../../src/executor/local.js';
-import { makeTempDir, quickLoginEnv, removeTempDir } from '../../support/workspace.js';
+import { quickLoginEnv, useTempDir } from '../../support/workspace.js';
 
 /**
  * A hook that leaves its process group (`setsid cmd &`) must still not outlive the run: the
@@ -14,12 +14,9 @@ import { makeTempDir, quickLoginEnv, removeTempDir } from '../../support/workspa
 
 let dir: string;
 let env: NodeJS.ProcessEnv;
-beforeAll(async () => {
-  dir = await makeTempDir('lorenz-escape-');
+useTempDir('lorenz-escape-', 'file', (made) => {
+  dir = made;
   env = quickLoginEnv(dir);
-});
-afterAll(async () => {
-  await removeTempDir(dir);
 });
 
 const hasPython = spawnSync('python3', ['-c', '0']).status === 0;

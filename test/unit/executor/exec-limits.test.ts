@@ -1,51 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import {
   MAX_ARGUMENT_BYTES,
   describeSpawnFailure,
   oversizedArgument,
 } from '../../../src/executor/exec-limits.js';
-import { runHook, type HookRequest } from '../../../src/workspace/hooks.js';
-import type { HookName, LorenzEvent } from '../../../src/workflow/events.js';
+import { runHook } from '../../../src/workspace/hooks.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { makeTempDir, quickLoginEnv, removeTempDir } from '../../support/workspace.js';
+import { hookMessages, hookRequest } from '../../support/hook-request.js';
+import { useIssueWorkspace } from '../../support/workspace.js';
 
 const executor = createLocalExecutor();
-let base: string;
-let root: string;
-let workspace: string;
-
-beforeAll(async () => {
-  base = await makeTempDir('lorenz-exec-limits-');
-  root = join(base, 'root');
-  workspace = join(root, 'ENG-1');
-  await mkdir(workspace, { recursive: true });
-});
-afterAll(async () => {
-  await removeTempDir(base);
-});
-
-function hookRequest(hookName: HookName, command: string, title = 't') {
-  const events: LorenzEvent[] = [];
-  const request: HookRequest = {
-    executor,
-    emit: (event) => events.push(event),
-    hookName,
-    command,
-    workspace,
-    root,
-    issue: normalizeIssue({ identifier: 'ENG-1', title }),
-    timeoutMs: 10_000,
-    slot: 0,
-    env: quickLoginEnv(base),
-  };
-  return { events, request };
-}
-
-const hookMessages = (events: LorenzEvent[]) =>
-  events.flatMap((event) => (event.type === 'hook_execution' ? [event.message] : []));
+const place = useIssueWorkspace('lorenz-exec-limits-', 'ENG-1');
 
 describe('oversizedArgument', () => {
   const largest = MAX_ARGUMENT_BYTES - 1;
@@ -70,15 +36,24 @@ describe('oversizedArgument', () => {
 
 describe.runIf(process.platform === 'linux')('a hook too large to exec', () => {
   it('runs a command right at the limit', async () => {
-    const { request } = hookRequest('before_run', `: ${'x'.repeat(MAX_ARGUMENT_BYTES - 4)}`);
+    const { request } = hookRequest(
+      executor,
+      place,
+      'before_run',
+      `: ${'x'.repeat(MAX_ARGUMENT_BYTES - 4)}`,
+    );
     expect(await runHook(request)).toMatchObject({ status: 'completed', exitCode: 0 });
   });
 
   it('fails a fail-fast hook whose rendered command is over the limit, saying which limit', async () => {
     const { events, request } = hookRequest(
+      executor,
+      place,
       'before_run',
       'echo {{ issue.title }}',
-      'y'.repeat(200_000),
+      {
+        issue: normalizeIssue({ identifier: 'ENG-1', title: 'y'.repeat(200_000) }),
+      },
     );
     await expect(runHook(request)).rejects.toMatchObject({
       code: 'hook_failed',
@@ -93,7 +68,12 @@ describe.runIf(process.platform === 'linux')('a hook too large to exec', () => {
   });
 
   it('reports a best-effort hook over the limit on stderr and goes on', async () => {
-    const { events, request } = hookRequest('after_run', `echo ${'z'.repeat(150_000)}`);
+    const { events, request } = hookRequest(
+      executor,
+      place,
+      'after_run',
+      `echo ${'z'.repeat(150_000)}`,
+    );
     expect(await runHook(request)).toMatchObject({ status: 'failed' });
     expect(events).toContainEqual(
       expect.objectContaining({
@@ -104,7 +84,7 @@ describe.runIf(process.platform === 'linux')('a hook too large to exec', () => {
   });
 
   it('says ARG_MAX when the environment is what makes the exec too large', async () => {
-    const { request } = hookRequest('before_run', 'true');
+    const { request } = hookRequest(executor, place, 'before_run', 'true');
     const env: NodeJS.ProcessEnv = { ...request.env };
     for (let index = 0; index < 64; index += 1) env[`BIG_${index}`] = 'v'.repeat(100_000);
     await expect(runHook({ ...request, env })).rejects.toMatchObject({

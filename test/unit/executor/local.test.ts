@@ -1,15 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import { writeInput } from '../../support/child-input.js';
-import {
-  isAlive,
-  makeTempDir,
-  printedPids,
-  quickLoginEnv,
-  removeTempDir,
-} from '../../support/workspace.js';
+import { isAlive, printedPids, quickLoginEnv, useTempDir } from '../../support/workspace.js';
 
 // Pids a hook prints are checked from here: they are this machine's only outside the run's
 // PID namespace, whose own behaviour test/unit/executor/escape.test.ts covers.
@@ -17,12 +11,9 @@ const executor = createLocalExecutor({ pidNamespace: false });
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
-beforeAll(async () => {
-  dir = await makeTempDir('lorenz-exec-');
+useTempDir('lorenz-exec-', 'file', (made) => {
+  dir = made;
   env = quickLoginEnv(dir);
-});
-afterAll(async () => {
-  await removeTempDir(dir);
 });
 
 async function expectAllDead(pids: number[]): Promise<void> {

@@ -1,6 +1,4 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import {
   codePoints,
@@ -8,17 +6,10 @@ import {
   withoutFinalNewline,
 } from '../../../src/executor/output-capture.js';
 import { runHook } from '../../../src/workspace/hooks.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { makeTempDir, quickLoginEnv, removeTempDir } from '../../support/workspace.js';
+import { hookRequest } from '../../support/hook-request.js';
+import { useIssueWorkspace } from '../../support/workspace.js';
 
-let dir: string;
-beforeAll(async () => {
-  dir = await makeTempDir('lorenz-output-');
-  await mkdir(join(dir, 'ENG-1'));
-});
-afterAll(async () => {
-  await removeTempDir(dir);
-});
+const place = useIssueWorkspace('lorenz-output-', 'ENG-1');
 
 describe('output capture', () => {
   it.each([
@@ -59,18 +50,15 @@ describe('a hook that prints 200 MB', () => {
     const before = process.memoryUsage().rss;
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
-    const message = await runHook({
-      executor: createLocalExecutor(),
-      emit: () => {},
-      hookName: 'after_run',
-      command: "head -c 200000000 /dev/zero | tr '\\0' x",
-      workspace: join(dir, 'ENG-1'),
-      root: dir,
-      issue: normalizeIssue({ identifier: 'ENG-1', title: 'loud' }),
-      timeoutMs: 60_000,
-      slot: 0,
-      env: quickLoginEnv(dir),
-    }).finally(() => clearInterval(sampler));
+    // Events are dropped, so that the memory measured is the hook's output handling alone.
+    const { request } = hookRequest(
+      createLocalExecutor(),
+      place,
+      'after_run',
+      "head -c 200000000 /dev/zero | tr '\\0' x",
+      { emit: () => {}, timeoutMs: 60_000 },
+    );
+    const message = await runHook(request).finally(() => clearInterval(sampler));
     expect(message).toMatchObject({
       status: 'completed',
       output: `${'x'.repeat(4096)}\n[truncated ${200_000_000 - 4096} chars]`,

@@ -1,15 +1,13 @@
 // hack/check-links.ts, which `npm run lint` runs: every relative link and #anchor in the
 // repository's Markdown resolves, offline. Here on scratch files, then on the repository.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { anchorsOf, checkLinks, slug } from '../../../hack/check-links.js';
+import { repoRoot, scratchDir } from './scratch.js';
 
-const root = join(import.meta.dirname, '../../..');
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-links-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = scratchDir('lorenz-links-');
 
 /** A scratch repository: the given Markdown files plus a target page and a file. */
 function repository(name: string, files: Record<string, string>): string {
@@ -79,7 +77,7 @@ describe('GitHub anchors', () => {
 describe('the repository', () => {
   it('has no broken link (what npm run lint runs)', () => {
     const out = execFileSync('hack/run-ts.sh', ['hack/check-links.ts'], {
-      cwd: root,
+      cwd: repoRoot,
       encoding: 'utf8',
     });
     expect(out).toMatch(/every link resolves/);

@@ -2,18 +2,16 @@
 // must never read "0 failed" for a run that failed, as it did for a unit tier whose tests all
 // passed with an unhandled error, after which the other tiers never ran.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { repoRoot, scratchDir } from './scratch.js';
 
-const root = join(import.meta.dirname, '../../..');
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-ci-summary-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = scratchDir('lorenz-ci-summary-');
 
 type Sample = 'passed-plain' | 'unhandled-error' | 'failed-test' | 'load-error';
 const sample = (name: Sample) =>
-  readFileSync(join(root, 'test/fixtures/vitest-output', `${name}.txt`), 'utf8');
+  readFileSync(join(repoRoot, 'test/fixtures/vitest-output', `${name}.txt`), 'utf8');
 
 /** What `make test` prints around the tiers: npm's banner, then each vitest run. */
 function makeTestLog(tiers: Sample[]): string {
@@ -25,7 +23,7 @@ function makeTestLog(tiers: Sample[]): string {
 function summary(log: string, tiers: number, status: number) {
   const file = join(scratch, `log-${Math.random().toString(36).slice(2)}`);
   writeFileSync(file, log);
-  return spawnSync(join(root, '.ci/vitest-summary'), [file, String(tiers), String(status)], {
+  return spawnSync(join(repoRoot, '.ci/vitest-summary'), [file, String(tiers), String(status)], {
     encoding: 'utf8',
   });
 }
@@ -89,7 +87,7 @@ describe('.ci/vitest-summary', () => {
   });
 
   it('refuses a call without its three arguments, saying how to call it', () => {
-    const result = spawnSync(join(root, '.ci/vitest-summary'), ['log'], { encoding: 'utf8' });
+    const result = spawnSync(join(repoRoot, '.ci/vitest-summary'), ['log'], { encoding: 'utf8' });
     expect(result.status).toBe(2);
     expect(result.stderr).toBe('usage: .ci/vitest-summary <log> <tiers> <status>\n');
   });
@@ -106,7 +104,7 @@ describe('.ci/run', () => {
     writeFileSync(join(bin, 'shellcheck'), '#!/bin/sh\nexit 0\n');
     chmodSync(join(bin, 'make'), 0o755);
     chmodSync(join(bin, 'shellcheck'), 0o755);
-    return spawnSync(join(root, '.ci/run'), [], {
+    return spawnSync(join(repoRoot, '.ci/run'), [], {
       encoding: 'utf8',
       env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` },
     });

@@ -4,15 +4,12 @@
 // node), waits for the run to finish and prints the approval Events; every wait is bounded,
 // and a walk-through that does not get there says where it stopped and returns 0.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { node24, repoRoot, scratchDir } from './scratch.js';
 
-const root = join(import.meta.dirname, '../../..');
-const node24 = join(root, 'node_modules', '.bin', 'node');
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-demo-approvals-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = scratchDir('lorenz-demo-approvals-');
 
 const WORKFLOW_MD = [
   '---',
@@ -40,7 +37,13 @@ const workflowJson = JSON.stringify({
 function boardComment(input: string, issue = 'APPROVE-1') {
   return spawnSync(
     node24,
-    [join(root, 'hack/lib/board-comment.mjs'), issue, 'alice', '/approve', '2026-12-02T17:00:00Z'],
+    [
+      join(repoRoot, 'hack/lib/board-comment.mjs'),
+      issue,
+      'alice',
+      '/approve',
+      '2026-12-02T17:00:00Z',
+    ],
     { input, encoding: 'utf8' },
   );
 }
@@ -94,7 +97,7 @@ function showApprovals(
   if (options.sample !== false) writeFileSync(sample, 'kind: Workflow\n');
   const script = `
     set -euo pipefail
-    ROOT=${JSON.stringify(root)}
+    ROOT=${JSON.stringify(repoRoot)}
     APPROVALS_SAMPLE=${JSON.stringify(sample)}
     source "$ROOT/hack/lib/samples.sh"
     PROGRESS_PREFIX="[demo]"

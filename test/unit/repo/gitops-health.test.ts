@@ -219,14 +219,26 @@ const WORKFLOWS: Array<[string, ReturnType<typeof workflow>, string, string]> = 
   ['suspended', workflow(good, 'wf-config-1', true), 'Current', 'Suspended'],
 ];
 
+/**
+ * A table's objects as kstatus (Flux, kpt) and the chart's Argo CD check (`lua`) judge them:
+ * each row's statuses must be the two it names; the judgements are returned for their messages.
+ */
+async function judgeTable(
+  table: Array<[name: string, object: object, kstatus: string, argo: string]>,
+  lua: string,
+): Promise<{ kstatus: Health[]; argo: Health[] }> {
+  const objects = table.map(([, object]) => object);
+  const kstatus = await judged(['kstatus'], objects);
+  const argo = await judged(['lua', lua], objects);
+  expect(
+    table.map(([name], index) => `${name}: ${kstatus[index]?.status} ${argo[index]?.status}`),
+  ).toEqual(table.map(([name, , k, a]) => `${name}: ${k} ${a}`));
+  return { kstatus, argo };
+}
+
 describe('IssueRun health', () => {
   it('as kstatus (Flux, kpt) and the chart’s Argo CD check judge it', async () => {
-    const objects = RUNS.map(([, object]) => object);
-    const kstatus = await judged(['kstatus'], objects);
-    const argo = await judged(['lua', LUA.IssueRun], objects);
-    expect(
-      RUNS.map(([name], index) => `${name}: ${kstatus[index]?.status} ${argo[index]?.status}`),
-    ).toEqual(RUNS.map(([name, , k, a]) => `${name}: ${k} ${a}`));
+    const { kstatus, argo } = await judgeTable(RUNS, LUA.IssueRun);
     // The failure says why, in both.
     expect(kstatus[4]?.message).toBe('boom');
     expect(argo[4]?.message).toBe('HookFailed: boom');
@@ -246,12 +258,7 @@ describe('IssueRun health', () => {
 
 describe('Workflow health', () => {
   it('as kstatus (Flux, kpt) and the chart’s Argo CD check judge it', async () => {
-    const objects = WORKFLOWS.map(([, object]) => object);
-    const kstatus = await judged(['kstatus'], objects);
-    const argo = await judged(['lua', LUA.Workflow], objects);
-    expect(
-      WORKFLOWS.map(([name], index) => `${name}: ${kstatus[index]?.status} ${argo[index]?.status}`),
-    ).toEqual(WORKFLOWS.map(([name, , k, a]) => `${name}: ${k} ${a}`));
+    const { argo } = await judgeTable(WORKFLOWS, LUA.Workflow);
     expect(argo[2]?.message).toBe(
       'ConfigInvalid: the spec is not applied: workflow_parse_error: line 2',
     );

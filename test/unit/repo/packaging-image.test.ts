@@ -3,17 +3,15 @@
 // and a runner bundle that needs no node_modules at run time (the final stage has none).
 // The images are built and run for real by test/integration/images.test.ts (Docker).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { sshBundleOptions } from '../../../hack/bundle-native.mjs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { node24, repoRoot, scratchDir } from './scratch.js';
 
-const root = join(import.meta.dirname, '../../..');
-const read = (path: string) => readFileSync(join(root, path), 'utf8');
-const node24 = join(root, 'node_modules', '.bin', 'node');
+const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8');
 /** The esbuild options of the image's bundles (hack/bundle.mjs): one ESM file for Node 22+. */
 const BUNDLE = {
   bundle: true,
@@ -320,8 +318,8 @@ describe('the build context', () => {
     expect(copies.length).toBeGreaterThan(3);
     for (const source of copies) {
       const path = source.replace(/\/$/, '');
-      expect(existsSync(join(root, path)), `${path} exists`).toBe(true);
-      const probe = statSync(join(root, path)).isDirectory() ? `${path}/any.ts` : path;
+      expect(existsSync(join(repoRoot, path)), `${path} exists`).toBe(true);
+      const probe = statSync(join(repoRoot, path)).isDirectory() ? `${path}/any.ts` : path;
       expect(inBuildContext(probe, dockerignore), `${probe} is in the build context`).toBe(true);
     }
   });
@@ -340,8 +338,7 @@ describe('the build context', () => {
 });
 
 describe('the runner bundle', () => {
-  const scratch = mkdtempSync(join(tmpdir(), 'lorenz-bundle-'));
-  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  const scratch = scratchDir('lorenz-bundle-');
 
   // Built like hack/bundle.mjs builds dist/lorenz.js, but into a folder with no
   // node_modules above it: what the image's final stage is.
@@ -353,7 +350,7 @@ describe('the runner bundle', () => {
     async (entry, outName, args, exitCode) => {
       const outfile = join(scratch, outName);
       const result = await build({
-        entryPoints: [join(root, entry)],
+        entryPoints: [join(repoRoot, entry)],
         outfile,
         ...BUNDLE,
         metafile: true,
@@ -366,7 +363,7 @@ describe('the runner bundle', () => {
         .flatMap((output) => output.imports)
         .filter((imported) => imported.external && !isBuiltin(imported.path))
         .map((imported) => imported.path)
-        .filter((name) => existsSync(join(root, 'node_modules', name, 'package.json')));
+        .filter((name) => existsSync(join(repoRoot, 'node_modules', name, 'package.json')));
       expect(external).toEqual([]);
       const run = spawnSync(node24, [outfile, ...args], {
         cwd: scratch,
@@ -392,7 +389,7 @@ describe('the runner bundle', () => {
           "try { const store = await openPostgresArchive('postgres://lorenz:s3cret@127.0.0.1:1/lorenz');",
           'await store.close(); } catch (error) { console.log(error.code, error.message); }',
         ].join('\n'),
-        resolveDir: root,
+        resolveDir: repoRoot,
         loader: 'ts',
       },
       outfile,

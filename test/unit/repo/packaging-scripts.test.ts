@@ -4,23 +4,12 @@
 // failures, the assertion logic of the e2e (against a stand-in kubectl), the log formatter,
 // and the make targets.
 import { execFileSync, spawnSync } from 'node:child_process';
-import {
-  chmodSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { node24, repoRoot, scratchDir } from './scratch.js';
 
-const root = join(import.meta.dirname, '../../..');
-const node24 = join(root, 'node_modules', '.bin', 'node');
-const scratch = mkdtempSync(join(tmpdir(), 'lorenz-scripts-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+const scratch = scratchDir('lorenz-scripts-');
 
 const SCRIPTS = [
   'hack/demo.sh',
@@ -47,7 +36,7 @@ const SCRIPTS = [
 
 function run(command: string, args: string[], env: Record<string, string> = {}, timeout = 60_000) {
   const result = spawnSync(command, args, {
-    cwd: root,
+    cwd: repoRoot,
     encoding: 'utf8',
     env: { ...process.env, ...env },
     timeout,
@@ -75,7 +64,7 @@ describe('shell scripts', () => {
     }
     console.warn('shellcheck is not installed (apt-get install -y shellcheck): checked less');
     for (const script of SCRIPTS.filter((path) => !path.includes('/lib/'))) {
-      const text = readFileSync(join(root, script), 'utf8');
+      const text = readFileSync(join(repoRoot, script), 'utf8');
       expect(text.startsWith('#!/usr/bin/env bash\n'), script).toBe(true);
       expect(text, script).toMatch(/^set -euo pipefail$/m);
     }
@@ -258,7 +247,7 @@ describe('the e2e assertions (hack/lib/samples.sh) against a stand-in kubectl', 
   function checkSample(succeeded: string, events: string) {
     const script = `
       set -euo pipefail
-      ROOT=${JSON.stringify(root)}
+      ROOT=${JSON.stringify(repoRoot)}
       source "$ROOT/hack/lib/samples.sh"
       kubectl() {
         case "$*" in
@@ -303,7 +292,7 @@ describe('waiting for the sample (hack/lib/samples.sh) against a stand-in kubect
     writeFileSync(join(dir, 'count'), '0');
     const script = `
       set -euo pipefail
-      ROOT=${JSON.stringify(root)}
+      ROOT=${JSON.stringify(repoRoot)}
       source "$ROOT/hack/lib/samples.sh"
       PROGRESS_PREFIX="[demo]"
       kubectl() {
@@ -376,7 +365,7 @@ describe('stopping the demo controller (stop_within in hack/lib/local-cluster.sh
   ])('a process that %s: the wait ends within the grace (+1 s)', (_, body, grace, killed) => {
     const script = `
       set -euo pipefail
-      ROOT=${JSON.stringify(root)}
+      ROOT=${JSON.stringify(repoRoot)}
       source "$ROOT/hack/lib/local-cluster.sh"
       bash -c ${JSON.stringify(body)} &
       pid=$!
@@ -414,7 +403,7 @@ describe('where make demo runs (hack/demo.sh)', () => {
     ['--kind', ['--kind'], {}, 'kind'],
     ['--local over CLUSTER=kind', ['--local'], { DEMO_CLUSTER: 'kind' }, 'local'],
   ])('%s: %s', (_, args, env, mode) => {
-    const script = `source ${JSON.stringify(join(root, 'hack/demo.sh'))}; choose_mode "$@"; echo "$mode"`;
+    const script = `source ${JSON.stringify(join(repoRoot, 'hack/demo.sh'))}; choose_mode "$@"; echo "$mode"`;
     const result = run('bash', ['-c', script, 'demo', ...args], {
       PATH: `${dockerAnswers}:${process.env.PATH ?? ''}`,
       ...env,
@@ -479,7 +468,7 @@ describe('hack/log-format.mjs', () => {
       }),
     ].join('\n');
     const output = execFileSync(node24, ['hack/log-format.mjs'], {
-      cwd: root,
+      cwd: repoRoot,
       input,
       encoding: 'utf8',
     });

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../../src/executor/local.js';
@@ -7,22 +7,16 @@ import {
   assertWorkspaceRoot,
   createWorkspaceDirectory,
 } from '../../../src/workspace/containment.js';
-import { makeTempDir, removeTempDir } from '../../support/workspace.js';
+import { makeIssueWorkspace, useTempDir } from '../../support/workspace.js';
 
 const executor = createLocalExecutor();
 let base: string;
 let root: string;
 let elsewhere: string;
-
-beforeEach(async () => {
-  base = await makeTempDir('lorenz-contain-');
-  root = join(base, 'root');
+useTempDir('lorenz-contain-', 'test', async (dir) => {
+  ({ base, root } = await makeIssueWorkspace(dir, 'ENG-1'));
   elsewhere = join(base, 'elsewhere');
-  await mkdir(join(root, 'ENG-1'), { recursive: true });
   await mkdir(elsewhere);
-});
-afterEach(async () => {
-  await removeTempDir(base);
 });
 
 async function rejection(

@@ -1,63 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import { runHook, type HookRequest } from '../../../src/workspace/hooks.js';
-import type { HookName, LorenzEvent } from '../../../src/workflow/events.js';
+import type { HookName } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import {
-  isAlive,
-  makeTempDir,
-  printedPids,
-  quickLoginEnv,
-  removeTempDir,
-} from '../../support/workspace.js';
+import { hookMessages, hookRequest } from '../../support/hook-request.js';
+import { isAlive, printedPids, useIssueWorkspace } from '../../support/workspace.js';
 
 // Pids a hook prints are checked from here: they are this machine's only outside the run's
 // PID namespace, whose own behaviour test/unit/executor/escape.test.ts covers.
 const executor = createLocalExecutor({ pidNamespace: false });
 const issue = normalizeIssue({ identifier: 'ENG-7', title: "Fix it's bug", branch_name: 'eng-7' });
-let base: string;
-let root: string;
-let workspace: string;
+const place = useIssueWorkspace('lorenz-hooks-', 'ENG-7');
 
-beforeAll(async () => {
-  base = await makeTempDir('lorenz-hooks-');
-  root = join(base, 'root');
-  workspace = join(root, 'ENG-7');
-  await mkdir(workspace, { recursive: true });
-});
-afterAll(async () => {
-  await removeTempDir(base);
-});
-
-function request(
+const request = (
   hookName: HookName,
   command: string | null,
   overrides: Partial<HookRequest> = {},
-): { events: LorenzEvent[]; request: HookRequest } {
-  const events: LorenzEvent[] = [];
-  return {
-    events,
-    request: {
-      executor,
-      emit: (event) => events.push(event),
-      hookName,
-      command,
-      workspace,
-      root,
-      issue,
-      timeoutMs: 10_000,
-      slot: 0,
-      env: quickLoginEnv(base),
-      ...overrides,
-    },
-  };
-}
-
-function hookMessages(events: LorenzEvent[]) {
-  return events.flatMap((event) => (event.type === 'hook_execution' ? [event.message] : []));
-}
+) => hookRequest(executor, place, hookName, command, { issue, ...overrides });
 
 describe('runHook', () => {
   it('a null hook runs nothing and emits nothing', async () => {
@@ -75,16 +36,16 @@ describe('runHook', () => {
       status: 'started',
       hookName: 'before_run',
       command,
-      cwd: workspace,
+      cwd: place.workspace,
       slot: 0,
     });
     expect(completed).toEqual({
       status: 'completed',
       hookName: 'before_run',
       command,
-      cwd: workspace,
+      cwd: place.workspace,
       exitCode: 0,
-      output: `Fix it's bug in ${workspace}`,
+      output: `Fix it's bug in ${place.workspace}`,
       outputTruncated: false,
       error: null,
       errorTruncated: false,
@@ -256,7 +217,7 @@ describe('runHook', () => {
           status: 'failed',
           hookName: 'before_run',
           command: 'echo {{ issue.nope }}',
-          cwd: workspace,
+          cwd: place.workspace,
           exitCode: null,
           output: '',
           outputTruncated: false,
@@ -282,8 +243,8 @@ describe('runHook', () => {
   });
 
   it('refuses to run in a workspace swapped for a symlink out of the root', async () => {
-    const swapped = join(root, 'ENG-8');
-    const elsewhere = join(base, 'elsewhere');
+    const swapped = join(place.root, 'ENG-8');
+    const elsewhere = join(place.base, 'elsewhere');
     await mkdir(swapped);
     await mkdir(elsewhere);
     await rm(swapped, { recursive: true });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../../src/executor/local.js';
@@ -8,26 +8,18 @@ import type { AgentStep, AgentStepContext } from '../../../src/workspace/agent-s
 import { parseConfig } from '../../../src/workflow/config.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
-import {
-  FOUR_HOOKS_RAN,
-  makeTempDir,
-  quickLoginEnv,
-  removeTempDir,
-} from '../../support/workspace.js';
+import { FOUR_HOOKS_RAN, quickLoginEnv, useTempDir } from '../../support/workspace.js';
 
 const executor = createLocalExecutor();
 let base: string;
 let root: string;
 let log: string;
 
-beforeEach(async () => {
-  base = await makeTempDir('lorenz-life-');
+useTempDir('lorenz-life-', 'test', async (dir) => {
+  base = dir;
   root = join(base, 'root');
   log = join(base, 'hooks.log');
   await writeFile(log, '');
-});
-afterEach(async () => {
-  await removeTempDir(base);
 });
 
 /** Every hook appends `<name> <cwd>` to the log, so order and place are observable. */

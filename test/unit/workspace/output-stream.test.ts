@@ -1,6 +1,4 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseRecordLine } from '../../../src/controller/events/records.js';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import { createRedactor } from '../../../src/runner/redact.js';
@@ -10,17 +8,10 @@ import {
   HOOK_OUTPUT_RECORD_CHARS,
 } from '../../../src/workspace/output-stream.js';
 import type { HookOutputMessage, LorenzEvent } from '../../../src/workflow/events.js';
-import { normalizeIssue } from '../../../src/workflow/issue.js';
-import { makeTempDir, quickLoginEnv, removeTempDir } from '../../support/workspace.js';
+import { hookRequest } from '../../support/hook-request.js';
+import { useIssueWorkspace } from '../../support/workspace.js';
 
-let dir: string;
-beforeAll(async () => {
-  dir = await makeTempDir('lorenz-hook-output-');
-  await mkdir(join(dir, 'ENG-1'));
-});
-afterAll(async () => {
-  await removeTempDir(dir);
-});
+const place = useIssueWorkspace('lorenz-hook-output-', 'ENG-1');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -111,19 +102,12 @@ type Clocked = { at: number; event: LorenzEvent };
 
 async function hookEvents(command: string, extra: { runs?: HookRunCounter } = {}) {
   const events: Clocked[] = [];
-  const message = await runHook({
-    executor: createLocalExecutor(),
+  const { request } = hookRequest(createLocalExecutor(), place, 'after_run', command, {
     emit: (event) => events.push({ at: performance.now(), event }),
-    hookName: 'after_run',
-    command,
-    workspace: join(dir, 'ENG-1'),
-    root: dir,
-    issue: normalizeIssue({ identifier: 'ENG-1', title: 'out' }),
     timeoutMs: 60_000,
-    slot: 0,
-    env: quickLoginEnv(dir),
     ...extra,
   });
+  const message = await runHook(request);
   const outputs = events.filter(
     (entry): entry is { at: number; event: { type: 'hook_output'; message: HookOutputMessage } } =>
       entry.event.type === 'hook_output',

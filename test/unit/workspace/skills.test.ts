@@ -1,17 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import { resolveSkillSources, syncSkills } from '../../../src/workspace/skills.js';
-import { makeTempDir, removeTempDir } from '../../support/workspace.js';
+import { useTempDir } from '../../support/workspace.js';
 
 const executor = createLocalExecutor();
 let base: string;
 let workspace: string;
 let skills: string;
 
-beforeEach(async () => {
-  base = await makeTempDir('lorenz-skills-');
+useTempDir('lorenz-skills-', 'test', async (dir) => {
+  base = dir;
   workspace = join(base, 'ws');
   skills = join(base, 'skills');
   await mkdir(workspace);
@@ -20,9 +20,6 @@ beforeEach(async () => {
   await writeFile(join(skills, 'review', 'refs', 'a.md'), 'a');
   await mkdir(join(skills, 'deploy'));
   await writeFile(join(skills, 'deploy', 'SKILL.md'), 'deploy');
-});
-afterEach(async () => {
-  await removeTempDir(base);
 });
 
 const overlay = (...parts: string[]) => join(workspace, '.lorenz', 'skills', ...parts);

@@ -1,7 +1,6 @@
 // `lorenz logs` of an archived run: the text and JSON lines of every piece, in order, with
 // the cap's marker where the archive dropped some, and written in few large writes rather
 // than one per line (a 32 MiB transcript spent as long in write(2) as in rendering).
-import { KubeConfig } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import type { ArchiveStore } from '../../../../src/archive/types.js';
 import { logsCommand } from '../../../../src/cli/runs/logs.js';
 import type { UserCluster } from '../../../../src/cli/runs/kube.js';
 import { KubeApiError, type KubeClient } from '../../../../src/controller/runtime/client.js';
+import { userCluster } from '../user-cluster.js';
 
 /** A cluster that has no such run: the CLI goes on to the archive, as for a deleted run. */
 function emptyCluster(): UserCluster {
@@ -21,14 +21,7 @@ function emptyCluster(): UserCluster {
     stream: async () => {},
     close() {},
   };
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'c', server: 'https://127.0.0.1:6443' }],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'c', cluster: 'c', user: 'u', namespace: 'team-a' }],
-    currentContext: 'c',
-  });
-  return { kubeConfig, client, namespace: 'team-a', token: async () => 't' };
+  return userCluster(client);
 }
 
 const record = (type: string, message: unknown) => JSON.stringify({ type, message });

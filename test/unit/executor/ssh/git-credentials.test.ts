@@ -9,13 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../../../src/executor/local.js';
 import type { Executor } from '../../../../src/executor/types.js';
 import { stageCredentialsOnWorker } from '../../../../src/workspace/git/worker-credentials.js';
-import { runIssueLifecycle } from '../../../../src/workspace/lifecycle.js';
-import { parseConfig } from '../../../../src/workflow/config.js';
-import type { LorenzEvent } from '../../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import { startGitServer, type GitServer } from '../../../support/fakes/git-server.js';
 import { startSshd, type Sshd } from '../../../support/fakes/sshd.js';
-import { marker, sshExecutor } from './support.js';
+import { existsOnWorker, marker, runLifecycle, sshExecutor } from './support.js';
 import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
 
 const TOKEN = 'lorenz-worker-token-5c1e8d';
@@ -49,39 +46,34 @@ afterAll(async () => {
   if (local) await removeTempDir(local);
 });
 
-const exists = async (path: string) =>
-  (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
-
 describe('git credentials on an SSH worker', () => {
   it('clone and push a private repository with a per-run private copy, gone after the run', async () => {
     await server.createRepo('acme/app', { private: true });
     const executor = await sshExecutor(sshd);
     const name = `gitcred-${marker()}`;
     const other = server.repoUrl('acme/app', '127.0.0.2');
-    const events: LorenzEvent[] = [];
     try {
-      const { config } = parseConfig({
-        workspace: { root: `~/${name}`, git: { repo: server.repoUrl('acme/app') } },
-        hooks: {
-          before_run: [
-            'git config --get-all credential.helper > ../helper.txt',
-            'dir=$(git config --get-all credential.helper | tail -1 | sed "s/.* .\\(.*\\).$/\\1/")',
-            'stat -c "%a %U" "$dir" "$dir/127.0.0.1" > ../modes.txt',
-            'echo work > work.txt && git add work.txt && git commit -qm work && git push -q origin HEAD',
-            `if git ls-remote ${other} >/dev/null 2>&1; then echo other-host-read; fi`,
-          ].join('\n'),
-        },
-      });
-      const summary = await runIssueLifecycle({
-        config,
-        issue: normalizeIssue({ identifier: 'ENG-4', title: 'Four' }),
+      const { summary, events } = await runLifecycle(
         executor,
-        emit: (event) => events.push(event),
-        attempt: null,
-        env: { ...process.env, GIT_SSL_CAINFO: caFile },
-        git: { credentialsDirectory: credentials },
-        cleanup: false,
-      });
+        {
+          workspace: { root: `~/${name}`, git: { repo: server.repoUrl('acme/app') } },
+          hooks: {
+            before_run: [
+              'git config --get-all credential.helper > ../helper.txt',
+              'dir=$(git config --get-all credential.helper | tail -1 | sed "s/.* .\\(.*\\).$/\\1/")',
+              'stat -c "%a %U" "$dir" "$dir/127.0.0.1" > ../modes.txt',
+              'echo work > work.txt && git add work.txt && git commit -qm work && git push -q origin HEAD',
+              `if git ls-remote ${other} >/dev/null 2>&1; then echo other-host-read; fi`,
+            ].join('\n'),
+          },
+        },
+        {
+          issue: normalizeIssue({ identifier: 'ENG-4', title: 'Four' }),
+          env: { ...process.env, GIT_SSL_CAINFO: caFile },
+          git: { credentialsDirectory: credentials },
+          cleanup: false,
+        },
+      );
       expect(summary.slots[0]).toMatchObject({ succeeded: true });
       // The branch the hook pushed is on the server: the token reached git on the worker.
       expect(await server.readFile('acme/app', 'lorenz/eng-4-four', 'work.txt')).toBe('work\n');
@@ -95,7 +87,7 @@ describe('git credentials on an SSH worker', () => {
         `600 ${sshd.user}`,
       ]);
       // Gone with the run; nowhere in the workspace, the events, or the other host's requests.
-      expect(await exists(staged)).toBe(false);
+      expect(await existsOnWorker(sshd, staged)).toBe(false);
       expect(await sshd.asWorker(`grep -rl ${TOKEN} ~/${name} || true`)).toBe('');
       expect(JSON.stringify(events)).not.toContain(TOKEN);
       const toOther = server.requests.filter((request) => request.address === '127.0.0.2');

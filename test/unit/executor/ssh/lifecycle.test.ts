@@ -6,15 +6,18 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAcpAgentStep } from '../../../../src/agent/step.js';
-import type { Executor } from '../../../../src/executor/types.js';
-import type { AgentStep } from '../../../../src/workspace/agent-step.js';
 import { agentConfig } from '../../../fixtures/scripted-agent/harness.js';
-import { runIssueLifecycle } from '../../../../src/workspace/lifecycle.js';
-import { parseConfig } from '../../../../src/workflow/config.js';
 import type { LorenzEvent } from '../../../../src/workflow/events.js';
-import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import { startSshd, type Sshd } from '../../../support/fakes/sshd.js';
-import { eventually, marker, pidsOf, sshExecutor, workerReadableAgent } from './support.js';
+import {
+  eventually,
+  existsOnWorker,
+  marker,
+  pidsOf,
+  runLifecycle,
+  sshExecutor,
+  workerReadableAgent,
+} from './support.js';
 import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
 
 let sshd: Sshd;
@@ -28,34 +31,6 @@ afterAll(async () => {
   if (local) await removeTempDir(local);
 });
 
-const env = (): NodeJS.ProcessEnv => {
-  const copy = { ...process.env };
-  delete copy.LORENZ_WORKSPACE_ROOT;
-  return copy;
-};
-
-async function run(
-  executor: Executor,
-  front: Record<string, unknown>,
-  extra: { cleanup?: boolean; workflowDirectory?: string; agent?: AgentStep } = {},
-) {
-  const events: LorenzEvent[] = [];
-  const { config } = parseConfig(front);
-  const summary = await runIssueLifecycle({
-    config,
-    issue: normalizeIssue({ identifier: 'ENG/9', title: 'Nine' }),
-    executor,
-    emit: (event) => events.push(event),
-    attempt: null,
-    env: env(),
-    ...extra,
-  });
-  return { summary, events };
-}
-
-const exists = async (path: string) =>
-  (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
-
 describe('the lifecycle on an SSH worker', () => {
   it("creates the workspace under the worker's ~ root, runs all four hooks there, removes it", async () => {
     const executor = await sshExecutor(sshd);
@@ -63,7 +38,7 @@ describe('the lifecycle on an SSH worker', () => {
     const log = `${sshd.home}/${name}.log`;
     const logging = (hook: string) => `echo "${hook} $PWD $(id -un)" >> ${log}`;
     try {
-      const { summary, events } = await run(executor, {
+      const { summary, events } = await runLifecycle(executor, {
         workspace: { root: `~/${name}` },
         hooks: {
           after_create: logging('after_create'),
@@ -83,7 +58,7 @@ describe('the lifecycle on an SSH worker', () => {
           (hook) => `${hook} ${workspace} ${sshd.user}`,
         ),
       );
-      expect(await exists(workspace)).toBe(false);
+      expect(await existsOnWorker(sshd, workspace)).toBe(false);
       expect(events.filter((event) => event.type === 'workspace_removed')).toHaveLength(1);
     } finally {
       await sshd.asWorker(`rm -rf ~/${name} ${log}`);
@@ -99,14 +74,14 @@ describe('the lifecycle on an SSH worker', () => {
         `mkdir -p ${base}/real ${base}/outside ${base}/root2 ${base}/root3 && ` +
           `ln -s ${base}/real ${base}/linked && ln -s ${base}/outside ${base}/root2/ENG_9`,
       );
-      const linkedRoot = await run(executor, { workspace: { root: `${base}/linked` } });
+      const linkedRoot = await runLifecycle(executor, { workspace: { root: `${base}/linked` } });
       expect(linkedRoot.summary.slots[0]).toMatchObject({
         succeeded: false,
         errorCode: 'workspace_unsafe_symlink',
         error: `unsafe symlink in workspace path: ${base}/linked`,
       });
 
-      const linkedParent = await run(executor, {
+      const linkedParent = await runLifecycle(executor, {
         workspace: { root: `${base}/root2` },
         agent: { ensemble_size: 2 },
       });
@@ -117,7 +92,7 @@ describe('the lifecycle on an SSH worker', () => {
       expect(await sshd.asWorker(`ls -A ${base}/outside`)).toBe('');
 
       // after_create swaps its own workspace for a symlink leading out of the root.
-      const swapped = await run(executor, {
+      const swapped = await runLifecycle(executor, {
         workspace: { root: `${base}/root3` },
         hooks: {
           after_create: `cd .. && mv ENG_9 moved && ln -s ${base}/outside ENG_9`,
@@ -157,7 +132,7 @@ describe('the lifecycle on an SSH worker', () => {
     }
     await writeFile(join(big, 'model.bin'), Buffer.concat(parts));
     try {
-      const { summary, events } = await run(
+      const { summary, events } = await runLifecycle(
         executor,
         { workspace: { root: `~/${name}` }, agent: { skills: [skill, big] } },
         { cleanup: false },
@@ -189,7 +164,7 @@ describe('the lifecycle on an SSH worker', () => {
     const name = `cut-${marker()}`;
     const mark = marker();
     try {
-      const running = run(executor, {
+      const running = runLifecycle(executor, {
         workspace: { root: `~/${name}` },
         hooks: {
           before_run: `trap '' TERM HUP PIPE; sleep ${mark}`,
@@ -210,7 +185,7 @@ describe('the lifecycle on an SSH worker', () => {
       expect(failed?.type === 'hook_execution' && failed.message.hookName).toBe('before_run');
       expect(await sshd.asWorker(`cat ~/${name}.log`)).toBe('after_run\n');
       expect(await sshd.processes(`sleep ${mark}`)).toEqual([]);
-      expect(await exists(`${sshd.home}/${name}/ENG_9`)).toBe(false);
+      expect(await existsOnWorker(sshd, `${sshd.home}/${name}/ENG_9`)).toBe(false);
     } finally {
       await sshd.asWorker(`rm -rf ~/${name} ~/${name}.log`);
       await executor.shutdown();
@@ -235,7 +210,7 @@ describe('the lifecycle on an SSH worker', () => {
       killGraceMs: 1000,
     });
     try {
-      const { summary } = await run(
+      const { summary } = await runLifecycle(
         executor,
         { workspace: { root: `~/${name}` } },
         { cleanup: false, agent },
@@ -261,7 +236,7 @@ describe('the lifecycle on an SSH worker', () => {
           `git init -q -b main; echo hello > README.md; git add README.md; ` +
           `git -c user.name=t -c user.email=t@e commit -qm first; git push -q ${repo} main; rm -rf "$tmp"`,
       );
-      const { summary, events } = await run(executor, {
+      const { summary, events } = await runLifecycle(executor, {
         workspace: { root: `~/${name}-ws`, git: { repo: `file://${repo}` } },
         hooks: { before_run: 'git branch --show-current > ../branch.txt; cat README.md' },
       });
@@ -358,7 +333,7 @@ describe('lorenz run with worker.ssh_hosts', () => {
       expect((await sshd.asWorker(`cat ~/${name}.where`)).trim().split('\n')[1]).toBe(
         `${sshd.home}/${name}/ENG-7`,
       );
-      expect(await exists(`${sshd.home}/${name}/ENG-7`)).toBe(false);
+      expect(await existsOnWorker(sshd, `${sshd.home}/${name}/ENG-7`)).toBe(false);
     } finally {
       await sshd.asWorker(`rm -rf ~/${name} ~/${name}.where`);
     }

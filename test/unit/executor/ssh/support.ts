@@ -14,6 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createSshExecutor, type SshExecutor } from '../../../../src/executor/ssh/index.js';
+import type { Executor } from '../../../../src/executor/types.js';
+import { runIssueLifecycle, type LifecycleOptions } from '../../../../src/workspace/lifecycle.js';
+import { parseConfig } from '../../../../src/workflow/config.js';
+import type { LorenzEvent } from '../../../../src/workflow/events.js';
+import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import type { Sshd } from '../../../support/fakes/sshd.js';
 
 const run = promisify(execFile);
@@ -31,6 +36,37 @@ export async function sshExecutor(
     },
     timeoutMs: overrides.timeoutMs ?? 10_000,
   });
+}
+
+/**
+ * Runs issue ENG/9 through the lifecycle of the front matter `front` on `executor`, keeping
+ * the events; `overrides` replace any option. LORENZ_WORKSPACE_ROOT is left out of the
+ * environment, so that the root is the front matter's.
+ */
+export async function runLifecycle(
+  executor: Executor,
+  front: Record<string, unknown>,
+  overrides: Partial<LifecycleOptions> = {},
+) {
+  const events: LorenzEvent[] = [];
+  const { config } = parseConfig(front);
+  const env = { ...process.env };
+  delete env.LORENZ_WORKSPACE_ROOT;
+  const summary = await runIssueLifecycle({
+    config,
+    issue: normalizeIssue({ identifier: 'ENG/9', title: 'Nine' }),
+    executor,
+    emit: (event) => events.push(event),
+    attempt: null,
+    env,
+    ...overrides,
+  });
+  return { summary, events };
+}
+
+/** Whether `path` exists as the worker user sees it. */
+export async function existsOnWorker(sshd: Sshd, path: string): Promise<boolean> {
+  return (await sshd.asWorker(`test -e ${path} && echo yes || echo no`)).trim() === 'yes';
 }
 
 /** A number no other test uses, to find a test's own processes on the shared worker user. */

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createLocalExecutor } from '../../../../src/executor/local.js';
 import type { AgentStep } from '../../../../src/workspace/agent-step.js';
 import { runIssueLifecycle, type LifecycleOptions } from '../../../../src/workspace/lifecycle.js';
@@ -13,12 +13,8 @@ import type {
   RunSummary,
 } from '../../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../../src/workflow/issue.js';
-import {
-  credentialsFolder,
-  startGitServer,
-  type GitServer,
-} from '../../../support/fakes/git-server.js';
-import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
+import type { GitServer } from '../../../support/fakes/git-server.js';
+import { gitServerPerFile } from '../../../support/fakes/git-server-per-file.js';
 
 /**
  * Git workspaces end to end with real git against a real HTTPS git server on loopback:
@@ -30,19 +26,14 @@ let server: GitServer;
 let base: string;
 let credentials: string;
 let repoCount = 0;
-
-beforeAll(async () => {
-  server = await startGitServer({
-    addresses: ['127.0.0.1', '127.0.0.2'],
-    users: { alice: TOKEN },
-  });
-  base = await makeTempDir('lorenz-gitws-');
-  credentials = await credentialsFolder(base, 'alice', TOKEN);
-});
-afterAll(async () => {
-  await server.close();
-  await removeTempDir(base);
-});
+gitServerPerFile(
+  'lorenz-gitws-',
+  { addresses: ['127.0.0.1', '127.0.0.2'], users: { alice: TOKEN } },
+  'alice',
+  (fixture) => {
+    ({ server, base, credentials } = fixture);
+  },
+);
 
 interface Shell {
   command: string;
