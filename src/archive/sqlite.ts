@@ -14,7 +14,14 @@ import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-c
 import { runListSql, runPageOf } from './run-page.js';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
-import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
+import {
+  attemptColumns,
+  eventColumns,
+  logAppendBytes,
+  runColumns,
+  runFromRow,
+  runRow,
+} from './records.js';
 import {
   ArchiveError,
   type ArchiveStore,
@@ -170,22 +177,7 @@ class SqliteArchive implements ArchiveStore {
       return () => {
         // A run marked deleted stays deleted when a late write of it (a restart's replay)
         // carries no deletion time.
-        this.stmt(UPSERT_RUN).run(
-          c.uid,
-          c.namespace,
-          c.name,
-          c.workflow,
-          c.issueId,
-          c.issueIdentifier,
-          c.phase,
-          c.reason,
-          c.createdAt,
-          c.deletedAt,
-          c.inputTokens,
-          c.outputTokens,
-          c.totalTokens,
-          c.record,
-        );
+        this.stmt(UPSERT_RUN).run(...runRow(c));
       };
     });
   }
