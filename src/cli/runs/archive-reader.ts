@@ -8,6 +8,7 @@ import type {
   RunRecord,
 } from '../../archive/types.js';
 import { archivedRunNamed } from '../../archive/named-run.js';
+import { CodedError } from '../../workflow/errors.js';
 import { KubeApiError, type KubeClient } from '../../controller/runtime/client.js';
 import { archiveRunPath, runsParamsOf } from '../../server/query.js';
 
@@ -27,12 +28,9 @@ export interface ArchiveReader {
 }
 
 /** The read API answered with an error (its `{ code, message }`), or could not be reached. */
-export class ArchiveReadError extends Error {
-  readonly code: string;
+export class ArchiveReadError extends CodedError<string> {
   constructor(code: string, message: string) {
-    super(message);
-    this.name = 'ArchiveReadError';
-    this.code = code;
+    super('ArchiveReadError', code, message);
   }
 }
 
