@@ -79,11 +79,20 @@ export interface TransportOptions {
   now?: (() => number) | undefined;
 }
 
+/** How a transport reaches its server: the fetch, the per-request timeout and the clock. */
+export interface TransportReach {
+  fetch: FetchLike;
+  /** One request, the answer's body included. */
+  timeoutMs: number;
+  /** The clock for Retry-After and rate-limit reset times (epoch ms); injectable for tests. */
+  now: () => number;
+}
+
 /** The fetch, the timeout and the clock of a transport: the options', else the defaults. */
 export function transportReach(
   options: TransportOptions,
   defaultTimeoutMs: number,
-): { fetch: FetchLike; timeoutMs: number; now: () => number } {
+): TransportReach {
   return {
     fetch: options.fetch ?? globalThis.fetch,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,
