@@ -7,6 +7,11 @@ import type { FetchLike } from './types.js';
 // Messages quote the server; a long body would drown a status condition.
 const MAX_QUOTED = 300;
 
+/** Whether a URL is one a token may be sent to: http or https (no file:, data:, ssh:, …). */
+export function isHttpUrl(url: URL): boolean {
+  return url.protocol === 'https:' || url.protocol === 'http:';
+}
+
 export function isJsonMap(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
