@@ -323,14 +323,8 @@ class SqliteArchive implements ArchiveStore {
   private async *pieces(runUid: string, filter: LogFilter): AsyncGenerator<StoredPiece> {
     const where = ['run_uid = ?'];
     const fixed: SQLInputValue[] = [runUid];
-    if (filter.slot !== undefined) {
-      where.push('slot = ?');
-      fixed.push(filter.slot);
-    }
-    if (filter.attempt !== undefined) {
-      where.push('attempt = ?');
-      fixed.push(filter.attempt);
-    }
+    condition(where, fixed, 'slot = ?', filter.slot);
+    condition(where, fixed, 'attempt = ?', filter.attempt);
     const select = `SELECT pod_uid, slot, attempt, byte_offset, bytes, data FROM log_pieces WHERE ${where.join(' AND ')}`;
     const order = ` ORDER BY slot, attempt, pod_uid, byte_offset LIMIT ${LOG_PAGE}`;
     let after: PieceRow | undefined;
@@ -373,18 +367,9 @@ class SqliteArchive implements ArchiveStore {
         where.push(`namespace IN (${w.namespaces.map(() => '?').join(', ')})`);
         params.push(...w.namespaces);
       }
-      if (w.workflow !== undefined) {
-        where.push('workflow = ?');
-        params.push(w.workflow);
-      }
-      if (w.fromTime !== undefined) {
-        where.push('created_at >= ?');
-        params.push(w.fromTime);
-      }
-      if (w.toTime !== undefined) {
-        where.push('created_at < ?');
-        params.push(w.toTime);
-      }
+      condition(where, params, 'workflow = ?', w.workflow);
+      condition(where, params, 'created_at >= ?', w.fromTime);
+      condition(where, params, 'created_at < ?', w.toTime);
       const sql =
         `SELECT namespace, workflow, substr(created_at, 1, 10) AS day, COUNT(*) AS runs,
            SUM(CASE WHEN phase = 'Failed' THEN 1 ELSE 0 END) AS failed,
@@ -440,4 +425,16 @@ export async function openSqliteArchive(
     throw error;
   }
   return store;
+}
+
+/** Adds a condition (one `?`) and its value to a WHERE clause being built; unset, it is left out. */
+function condition(
+  where: string[],
+  params: SQLInputValue[],
+  sql: string,
+  value: SQLInputValue | undefined,
+): void {
+  if (value === undefined) return;
+  where.push(sql);
+  params.push(value);
 }
