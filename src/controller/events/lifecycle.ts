@@ -169,35 +169,42 @@ export function runLifecycleEvents(
     const pod = slot.podName
       ? { apiVersion: 'v1', kind: 'Pod', name: slot.podName, namespace }
       : undefined;
+    /** An Event of this attempt: about the run, related to the attempt's Pod once it has one. */
+    const attemptEvent = (
+      step: string,
+      what: Pick<LifecycleEvent, 'action' | 'reason' | 'type' | 'note'>,
+    ): LifecycleEvent => ({
+      name: runEventName(run, `${slot.slot}-${attempt}-${step}`),
+      namespace,
+      regarding,
+      ...(pod ? { related: pod } : {}),
+      ...what,
+    });
     if (slot.phase === 'Running' && !(same && before?.phase === 'Running')) {
-      events.push({
-        name: runEventName(run, `${slot.slot}-${attempt}-started`),
-        namespace,
-        regarding,
-        ...(pod ? { related: pod } : {}),
-        action: 'StartAttempt',
-        reason: LifecycleReasons.AttemptStarted,
-        type: 'Normal',
-        note: note(
-          `attempt ${attempt} of slot ${slot.slot} started: Pod ${slot.podName ?? ''} is running`,
-        ),
-      });
+      events.push(
+        attemptEvent('started', {
+          action: 'StartAttempt',
+          reason: LifecycleReasons.AttemptStarted,
+          type: 'Normal',
+          note: note(
+            `attempt ${attempt} of slot ${slot.slot} started: Pod ${slot.podName ?? ''} is running`,
+          ),
+        }),
+      );
     }
     if (
       slot.reason === Reasons.RetryScheduled &&
       !(same && before?.reason === Reasons.RetryScheduled)
     ) {
-      events.push({
-        name: runEventName(run, `${slot.slot}-${attempt}-retry`),
-        namespace,
-        regarding,
-        ...(pod ? { related: pod } : {}),
-        action: 'ScheduleRetry',
-        reason: LifecycleReasons.RetryScheduled,
-        type: 'Warning',
-        // "attempt 1 failed (HookFailed: …); attempt 2 starts at <time>"
-        note: note(`slot ${slot.slot}: ${slot.message ?? `attempt ${attempt} failed`}`),
-      });
+      events.push(
+        attemptEvent('retry', {
+          action: 'ScheduleRetry',
+          reason: LifecycleReasons.RetryScheduled,
+          type: 'Warning',
+          // "attempt 1 failed (HookFailed: …); attempt 2 starts at <time>"
+          note: note(`slot ${slot.slot}: ${slot.message ?? `attempt ${attempt} failed`}`),
+        }),
+      );
     }
   }
   const ended = findCondition(next.conditions, FINISHED)?.status === 'True';
