@@ -1,3 +1,4 @@
+import { CodedError } from '../workflow/errors.js';
 import {
   INBOX_LIMITS,
   inboxPendingSchema,
@@ -29,12 +30,9 @@ export type InboxDecisionErrorCode =
   /** The entry breaks spec.decisions' schema (a reason or answer too long, say). */
   | 'invalid_decision';
 
-export class InboxDecisionError extends Error {
-  readonly code: InboxDecisionErrorCode;
+export class InboxDecisionError extends CodedError<InboxDecisionErrorCode> {
   constructor(code: InboxDecisionErrorCode, message: string) {
-    super(message);
-    this.name = 'InboxDecisionError';
-    this.code = code;
+    super('InboxDecisionError', code, message);
   }
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HOOK_NAMES, type HookName } from '../workflow/events.js';
 import { conditionListSchema } from './conditions.js';
 import { kueueQueueNameSchema } from './queue.js';
-import { objectMetaSchema, usageSchema } from './meta.js';
+import { customResourceSchema, usageSchema } from './meta.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
 import { inboxStatusSchema, specDecisionListSchema } from './inbox.js';
@@ -281,13 +281,7 @@ export const issueRunStatusSchema = z
   })
   .describe('The observed state of an IssueRun.');
 
-export const issueRunSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: objectMetaSchema,
-  spec: issueRunSpecSchema,
-  status: issueRunStatusSchema.optional(),
-});
+export const issueRunSchema = customResourceSchema(issueRunSpecSchema, issueRunStatusSchema);
 
 export type IssueRunIssue = z.infer<typeof issueRunIssueSchema>;
 export type IssueRunSpec = z.infer<typeof issueRunSpecSchema>;

@@ -34,6 +34,20 @@ export const objectMetaSchema = z
   .loose();
 export type ObjectMeta = z.infer<typeof objectMetaSchema>;
 
+/** A custom resource of ours as read from the API: its type meta, metadata, spec and status. */
+export function customResourceSchema<Spec extends z.ZodType, Status extends z.ZodType>(
+  spec: Spec,
+  status: Status,
+) {
+  return z.object({
+    apiVersion: z.string().optional(),
+    kind: z.string().optional(),
+    metadata: objectMetaSchema,
+    spec,
+    status: status.optional(),
+  });
+}
+
 /** Labels and annotations only: what users may set on templates (pods, claims). */
 export const templateMetaSchema = z
   .object({

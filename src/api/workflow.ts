@@ -3,7 +3,7 @@ import { conditionListSchema } from './conditions.js';
 import { kueueQueueNameSchema } from './queue.js';
 import { secretKeyRefSchema, workflowReviewSchema } from './review.js';
 import { workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
-import { objectMetaSchema, templateMetaSchema, upstreamObject } from './meta.js';
+import { customResourceSchema, templateMetaSchema, upstreamObject } from './meta.js';
 import {
   automountTokenSchema,
   containerNameSchema,
@@ -379,13 +379,7 @@ export const workflowStatusSchema = z
   })
   .describe('The observed state of a Workflow.');
 
-export const workflowSchema = z.object({
-  apiVersion: z.string().optional(),
-  kind: z.string().optional(),
-  metadata: objectMetaSchema,
-  spec: workflowSpecSchema,
-  status: workflowStatusSchema.optional(),
-});
+export const workflowSchema = customResourceSchema(workflowSpecSchema, workflowStatusSchema);
 
 export type WorkflowSpec = z.infer<typeof workflowSpecSchema>;
 export type WorkflowStatus = z.infer<typeof workflowStatusSchema>;

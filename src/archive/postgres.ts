@@ -12,7 +12,14 @@ import { runListSql, runPageOf } from './run-page.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { archiveErrorOf } from './postgres-errors.js';
 import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
-import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
+import {
+  attemptColumns,
+  eventColumns,
+  logAppendBytes,
+  runColumns,
+  runFromRow,
+  runRow,
+} from './records.js';
 import {
   ArchiveError,
   type ArchiveStore,
@@ -182,22 +189,7 @@ class PostgresArchive implements ArchiveStore {
          deleted_at = COALESCE(EXCLUDED.deleted_at, runs.deleted_at),
          input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
          total_tokens = EXCLUDED.total_tokens, record = EXCLUDED.record`,
-      [
-        c.uid,
-        text(c.namespace),
-        text(c.name),
-        text(c.workflow),
-        text(c.issueId),
-        text(c.issueIdentifier),
-        text(c.phase),
-        c.reason === null ? null : text(c.reason),
-        c.createdAt,
-        c.deletedAt,
-        c.inputTokens,
-        c.outputTokens,
-        c.totalTokens,
-        c.record,
-      ],
+      runRow(c, text),
     );
   }
 

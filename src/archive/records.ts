@@ -10,6 +10,7 @@ import {
   type EventRecord,
   type LogAppend,
   type RunRecord,
+  type TokenCounts,
 } from './types.js';
 
 function invalid(what: string, why: string): ArchiveError {
@@ -28,20 +29,23 @@ function requireCount(value: unknown, what: string): number {
   return value;
 }
 
-export interface RunColumns {
-  uid: string;
-  namespace: string;
-  name: string;
-  workflow: string;
-  issueId: string;
-  issueIdentifier: string;
-  phase: string;
+/** The columns copy the record's own fields, with its usage flattened into three counts. */
+export interface RunColumns
+  extends
+    Pick<
+      RunRecord,
+      | 'uid'
+      | 'namespace'
+      | 'name'
+      | 'workflow'
+      | 'issueId'
+      | 'issueIdentifier'
+      | 'phase'
+      | 'createdAt'
+    >,
+    TokenCounts {
   reason: string | null;
-  createdAt: string;
   deletedAt: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
   record: string;
 }
 
@@ -68,6 +72,33 @@ export function runColumns(run: RunRecord): RunColumns {
     totalTokens: requireCount(run.usage?.totalTokens ?? 0, `${what} usage.totalTokens`),
     record: JSON.stringify(rest),
   };
+}
+
+/**
+ * A run's row for an upsert, in the order both stores' INSERTs list the columns. `clean` passes
+ * over the free-text columns copied from the spec (PostgreSQL's text cannot hold a NUL; SQLite
+ * keeps them as they are).
+ */
+export function runRow(
+  c: RunColumns,
+  clean: (value: string) => string = (value) => value,
+): Array<string | number | null> {
+  return [
+    c.uid,
+    clean(c.namespace),
+    clean(c.name),
+    clean(c.workflow),
+    clean(c.issueId),
+    clean(c.issueIdentifier),
+    clean(c.phase),
+    c.reason === null ? null : clean(c.reason),
+    c.createdAt,
+    c.deletedAt,
+    c.inputTokens,
+    c.outputTokens,
+    c.totalTokens,
+    c.record,
+  ];
 }
 
 /** A run back from its row: the deletion time is the column's (a later write without one keeps it). */

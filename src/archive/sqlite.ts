@@ -14,7 +14,14 @@ import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-c
 import { runListSql, runPageOf } from './run-page.js';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
-import { attemptColumns, eventColumns, logAppendBytes, runColumns, runFromRow } from './records.js';
+import {
+  attemptColumns,
+  eventColumns,
+  logAppendBytes,
+  runColumns,
+  runFromRow,
+  runRow,
+} from './records.js';
 import {
   ArchiveError,
   type ArchiveStore,
@@ -170,22 +177,7 @@ class SqliteArchive implements ArchiveStore {
       return () => {
         // A run marked deleted stays deleted when a late write of it (a restart's replay)
         // carries no deletion time.
-        this.stmt(UPSERT_RUN).run(
-          c.uid,
-          c.namespace,
-          c.name,
-          c.workflow,
-          c.issueId,
-          c.issueIdentifier,
-          c.phase,
-          c.reason,
-          c.createdAt,
-          c.deletedAt,
-          c.inputTokens,
-          c.outputTokens,
-          c.totalTokens,
-          c.record,
-        );
+        this.stmt(UPSERT_RUN).run(...runRow(c));
       };
     });
   }
@@ -331,14 +323,8 @@ class SqliteArchive implements ArchiveStore {
   private async *pieces(runUid: string, filter: LogFilter): AsyncGenerator<StoredPiece> {
     const where = ['run_uid = ?'];
     const fixed: SQLInputValue[] = [runUid];
-    if (filter.slot !== undefined) {
-      where.push('slot = ?');
-      fixed.push(filter.slot);
-    }
-    if (filter.attempt !== undefined) {
-      where.push('attempt = ?');
-      fixed.push(filter.attempt);
-    }
+    condition(where, fixed, 'slot = ?', filter.slot);
+    condition(where, fixed, 'attempt = ?', filter.attempt);
     const select = `SELECT pod_uid, slot, attempt, byte_offset, bytes, data FROM log_pieces WHERE ${where.join(' AND ')}`;
     const order = ` ORDER BY slot, attempt, pod_uid, byte_offset LIMIT ${LOG_PAGE}`;
     let after: PieceRow | undefined;
@@ -381,18 +367,9 @@ class SqliteArchive implements ArchiveStore {
         where.push(`namespace IN (${w.namespaces.map(() => '?').join(', ')})`);
         params.push(...w.namespaces);
       }
-      if (w.workflow !== undefined) {
-        where.push('workflow = ?');
-        params.push(w.workflow);
-      }
-      if (w.fromTime !== undefined) {
-        where.push('created_at >= ?');
-        params.push(w.fromTime);
-      }
-      if (w.toTime !== undefined) {
-        where.push('created_at < ?');
-        params.push(w.toTime);
-      }
+      condition(where, params, 'workflow = ?', w.workflow);
+      condition(where, params, 'created_at >= ?', w.fromTime);
+      condition(where, params, 'created_at < ?', w.toTime);
       const sql =
         `SELECT namespace, workflow, substr(created_at, 1, 10) AS day, COUNT(*) AS runs,
            SUM(CASE WHEN phase = 'Failed' THEN 1 ELSE 0 END) AS failed,
@@ -448,4 +425,16 @@ export async function openSqliteArchive(
     throw error;
   }
   return store;
+}
+
+/** Adds a condition (one `?`) and its value to a WHERE clause being built; unset, it is left out. */
+function condition(
+  where: string[],
+  params: SQLInputValue[],
+  sql: string,
+  value: SQLInputValue | undefined,
+): void {
+  if (value === undefined) return;
+  where.push(sql);
+  params.push(value);
 }

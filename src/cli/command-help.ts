@@ -39,6 +39,12 @@ const KUBE_FLAGS: readonly FlagHelp[] = [
     text: "read the run archive from the controller's read API",
   },
 ];
+/** The servers' --kubeconfig: they run in a cluster too, where its service account is the default. */
+const IN_CLUSTER_KUBECONFIG: FlagHelp = {
+  name: 'kubeconfig',
+  value: 'FILE',
+  text: 'the kubeconfig (when unset: in-cluster or ~/.kube/config)',
+};
 const NAMESPACE: FlagHelp = {
   name: 'namespace',
   short: 'n',
@@ -182,11 +188,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     usage: 'controller [--kubeconfig FILE] [--namespace NS] [--leader-elect] [FLAGS]',
     summary: 'Runs the operator: reconciles Workflows and IssueRuns, one Pod per run.',
     flags: [
-      {
-        name: 'kubeconfig',
-        value: 'FILE',
-        text: 'the kubeconfig (when unset: in-cluster or ~/.kube/config)',
-      },
+      IN_CLUSTER_KUBECONFIG,
       { name: 'namespace', value: 'NS', text: 'watch only this namespace (when unset: all)' },
       { name: 'leader-elect', text: 'hold a Lease so that one replica reconciles' },
       { name: 'leader-election-namespace', value: 'NS', text: "the Lease's namespace" },
@@ -247,11 +249,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     summary:
       "Serves the web view and its read API: on a laptop as the kubeconfig's user on loopback, in a cluster checking each caller's bearer token (docs/web-view.md).",
     flags: [
-      {
-        name: 'kubeconfig',
-        value: 'FILE',
-        text: 'the kubeconfig (when unset: in-cluster or ~/.kube/config)',
-      },
+      IN_CLUSTER_KUBECONFIG,
       {
         name: 'bind-address',
         value: 'ADDR',

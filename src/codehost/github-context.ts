@@ -1,6 +1,6 @@
 // The settings of one GitHub code host checked and turned into what every request needs: the
 // transport (in its codehost role), the repository's API URL and GraphQL's.
-import { transportReach } from '../tracker/http.js';
+import { isHttpUrl, transportReach } from '../tracker/http.js';
 import { EtagCache, SHARED_ETAG_CACHE } from '../tracker/github/cache.js';
 import { parseRepository } from '../tracker/github/settings.js';
 import {
@@ -40,13 +40,9 @@ function invalid(message: string): LorenzError {
 
 /** The API root without a trailing slash; http(s) only, since the token goes with it. */
 function apiRoot(apiUrl: string): URL {
-  let url: URL;
-  try {
-    url = new URL(apiUrl.trim());
-  } catch {
-    throw invalid('github code host: the API URL is not a URL');
-  }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '') {
+  const url = URL.parse(apiUrl.trim());
+  if (url === null) throw invalid('github code host: the API URL is not a URL');
+  if (!isHttpUrl(url) || url.search !== '') {
     throw invalid('github code host: the API URL must be http(s) without a query');
   }
   url.pathname = url.pathname.replace(/\/+$/, '');

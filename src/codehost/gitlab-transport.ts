@@ -11,7 +11,7 @@ import {
   scrubbedQuote,
   timedExchange,
 } from '../tracker/http.js';
-import type { FetchLike } from '../tracker/types.js';
+import type { TransportReach } from '../tracker/http.js';
 import { LorenzError, type LorenzErrorCode } from '../workflow/errors.js';
 
 /** How long one request may take, the answer's body included. */
@@ -25,15 +25,11 @@ export const GITLAB_DEFAULT_WAIT_MS = 60_000;
  */
 export const SHARED_GITLAB_ETAG_CACHE = new EtagCache();
 
-export interface GitlabTransport {
+export interface GitlabTransport extends TransportReach {
   /** The API root without a trailing slash, e.g. https://gitlab.example/api/v4. */
   apiUrl: string;
   token: string;
-  fetch: FetchLike;
-  timeoutMs: number;
   cache: EtagCache;
-  /** The clock for Retry-After / RateLimit-Reset (epoch ms); injectable for tests. */
-  now: () => number;
 }
 
 export interface GitlabAnswer {

@@ -10,6 +10,7 @@
 // - every GET is conditional where GitLab gave an ETag (one cache per process, keyed by
 //   token and URL), lists are read at most GITLAB_MAX_PAGES pages.
 import type { EtagCache } from '../tracker/github/cache.js';
+import { isHttpUrl } from '../tracker/http.js';
 import { LorenzError } from '../workflow/errors.js';
 import type { CodeHost, CodeHostOptions } from './types.js';
 import { gitlabChecks } from './gitlab-checks.js';
@@ -43,13 +44,9 @@ function invalid(message: string): LorenzError {
 }
 
 function apiRoot(apiUrl: string): string {
-  let url: URL;
-  try {
-    url = new URL(apiUrl);
-  } catch {
-    throw invalid('the GitLab API root is not a URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+  const url = URL.parse(apiUrl);
+  if (url === null) throw invalid('the GitLab API root is not a URL');
+  if (!isHttpUrl(url)) {
     throw invalid('the GitLab API root must be an http(s) URL');
   }
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {

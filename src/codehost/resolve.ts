@@ -1,6 +1,7 @@
 // Which code host a Workflow's review loop talks to, worked out from its `review:` settings
 // and the repository's clone address, and the token out of the git credentials it already
 // has. Nothing here makes a request; a wrong setting fails before the first one.
+import { isHttpUrl } from '../tracker/http.js';
 import { parseStoreLine, secretToken } from '../workspace/git/index.js';
 import { LorenzError } from '../workflow/errors.js';
 import type { ReviewConfig } from '../workflow/review-config.js';
@@ -86,13 +87,9 @@ function repositoryOf(kind: CodeHostKind, path: string): string {
 }
 
 function apiUrlOf(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    throw invalid('review.api_url: must be an http(s) URL', ['review.api_url']);
-  }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '') {
+  const url = URL.parse(value.trim());
+  if (url === null) throw invalid('review.api_url: must be an http(s) URL', ['review.api_url']);
+  if (!isHttpUrl(url) || url.search !== '') {
     throw invalid('review.api_url: must be an http(s) URL without a query', ['review.api_url']);
   }
   return url.toString().replace(/\/+$/, '');

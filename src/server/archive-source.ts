@@ -8,7 +8,9 @@ import type {
   UsageQuery,
   UsageRow,
 } from '../archive/types.js';
+import { archivedRunNamed } from '../archive/named-run.js';
 import { ApiError } from './errors.js';
+import { archiveRunPath, runsParamsOf } from './query.js';
 
 /**
  * Where the view server reads history: the archive's store itself (`--archive-dsn`: the
@@ -38,22 +40,12 @@ export function storeSource(store: ArchiveStore): ArchiveSource {
   const reads: ArchiveReads = {
     filtered: false,
     listRuns: (query) => store.listRuns(query),
-    async getRun(ref) {
-      const found = await store.getRun(
-        ref.uid ? { uid: ref.uid } : { namespace: ref.namespace, name: ref.name },
-      );
-      return found && found.run.namespace === ref.namespace && found.run.name === ref.name
-        ? found
-        : undefined;
-    },
+    getRun: (ref) => archivedRunNamed(store, ref),
     readLog: (run, filter) => store.readLog(run.uid, filter),
     usageByDay: (query) => store.usageByDay(query),
   };
   return { location: store.location, forCaller: () => reads, close: () => store.close() };
 }
-
-const runPath = (namespace: string, name: string): string =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/runs/${encodeURIComponent(name)}`;
 
 /** The read API's answer as an ApiError of ours: its 403 stays a 403, anything else is a 503. */
 async function failureOf(response: Response, root: string): Promise<ApiError> {
@@ -117,23 +109,12 @@ export function urlSource(base: string): ArchiveSource {
       async listRuns(query) {
         if ((query.namespaces?.length ?? 0) > 1)
           throw new ApiError('internal', 'the archive API takes one namespace at a time');
-        const response = await get('/api/v1/runs', {
-          namespace: query.namespaces?.[0],
-          workflow: query.workflow,
-          issue: query.issue,
-          phase: query.phase,
-          reason: query.reason,
-          since: query.since,
-          until: query.until,
-          limit: query.limit,
-          continue: query.continue,
-          deleted: query.includeLive === false ? 'true' : undefined,
-        });
+        const response = await get('/api/v1/runs', runsParamsOf(query.namespaces?.[0], query));
         return (await response.json()) as RunPage;
       },
       async getRun(ref) {
         try {
-          const response = await get(runPath(ref.namespace, ref.name), { uid: ref.uid });
+          const response = await get(archiveRunPath(ref.namespace, ref.name), { uid: ref.uid });
           return (await response.json()) as ArchivedRun;
         } catch (error) {
           // A 404 of the read API is "not archived", not a failure.
@@ -142,7 +123,7 @@ export function urlSource(base: string): ArchiveSource {
         }
       },
       async *readLog(run, filter = {}) {
-        const response = await get(`${runPath(run.namespace, run.name)}/log`, {
+        const response = await get(`${archiveRunPath(run.namespace, run.name)}/log`, {
           uid: run.uid,
           slot: filter.slot,
           attempt: filter.attempt,

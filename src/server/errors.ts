@@ -1,3 +1,5 @@
+import { CodedError } from '../workflow/errors.js';
+
 /**
  * The read API's failures: one stable code per kind, the HTTP status it is answered with,
  * and a message that names what was wrong. Bodies are always `{ code, message }` as JSON.
@@ -29,15 +31,12 @@ const STATUS: Record<ApiErrorCode, number> = {
   internal: 500,
 };
 
-export class ApiError extends Error {
-  readonly code: ApiErrorCode;
+export class ApiError extends CodedError<ApiErrorCode> {
   readonly status: number;
   /** The query parameter at fault, for invalid_parameter. */
   readonly parameter: string | undefined;
   constructor(code: ApiErrorCode, message: string, parameter?: string) {
-    super(message);
-    this.name = 'ApiError';
-    this.code = code;
+    super('ApiError', code, message);
     this.status = STATUS[code];
     this.parameter = parameter;
   }

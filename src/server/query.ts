@@ -88,6 +88,29 @@ export const RUNS_PARAMS = [
   'deleted',
 ] as const;
 
+/** The parameters of GET /api/v1/runs for a query, as the read API's clients send them. */
+export function runsParamsOf(
+  namespace: string | undefined,
+  query: RunQuery,
+): Record<string, string | undefined> {
+  return {
+    namespace,
+    workflow: query.workflow,
+    issue: query.issue,
+    phase: query.phase,
+    reason: query.reason,
+    since: query.since,
+    until: query.until,
+    limit: query.limit === undefined ? undefined : String(query.limit),
+    continue: query.continue,
+    deleted: query.includeLive === false ? 'true' : undefined,
+  };
+}
+
+/** The path of one run of the read API (its log is below it). */
+export const archiveRunPath = (namespace: string, name: string): string =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/runs/${encodeURIComponent(name)}`;
+
 /** GET /api/v1/runs: the query (its namespace apart: the caller decides which it may see). */
 export function runQueryOf(params: Params): { namespace?: string; query: RunQuery } {
   const namespace = namespaceParam(params);

@@ -32,6 +32,12 @@
  * carry `X-Lorenz-Request: 1` (a header a cross-site form cannot send).
  */
 
+// The shapes the archive keeps are shown as they are; type-only, so the browser bundle
+// (web/) takes no code from the archive.
+import type { AttemptRecord, EventRecord, TokenCounts, UsageRow } from '../archive/types.js';
+
+export type { TokenCounts };
+
 export type ApiErrorCode =
   | 'unauthenticated'
   | 'forbidden'
@@ -54,12 +60,6 @@ export interface WhoAmI {
   groups: string[];
   /** Whether runs that left the cluster can be read (an archive is configured and up). */
   archive: boolean;
-}
-
-export interface TokenCounts {
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
 }
 
 export interface ConditionView {
@@ -155,34 +155,42 @@ export interface HookView {
   outputTruncated?: boolean;
 }
 
-export interface AttemptView {
-  slot: number;
-  attempt: number;
-  podName: string;
-  node?: string;
-  host?: string;
-  image?: string;
-  phase: string;
-  reason?: string;
-  message?: string;
-  startedAt?: string;
-  finishedAt?: string;
-  turns: number;
-  usage: TokenCounts;
+/**
+ * An attempt as the archive keeps it (named fields, so a field the archive adds is not shown
+ * until it is named here), with its hook records read into views.
+ */
+export interface AttemptView extends Pick<
+  AttemptRecord,
+  | 'slot'
+  | 'attempt'
+  | 'podName'
+  | 'node'
+  | 'host'
+  | 'image'
+  | 'phase'
+  | 'reason'
+  | 'message'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'turns'
+  | 'usage'
+  | 'git'
+> {
   hooks: HookView[];
-  git?: { branch?: string; pushedCommits?: string[] };
 }
 
-export interface EventView {
-  involvedKind: string;
-  involvedName: string;
-  type: string;
-  reason: string;
-  message: string;
-  count: number;
-  firstTime?: string;
-  lastTime?: string;
-}
+/** A Kubernetes Event of the run or its Pods, as the archive keeps it (named fields, as above). */
+export type EventView = Pick<
+  EventRecord,
+  | 'involvedKind'
+  | 'involvedName'
+  | 'type'
+  | 'reason'
+  | 'message'
+  | 'count'
+  | 'firstTime'
+  | 'lastTime'
+>;
 
 /** One bar of the run's timeline: where the time went, at a glance. */
 export interface TimelineBar {
@@ -312,14 +320,8 @@ export type ChangeEvent =
   | { event: 'workflow_deleted'; data: { uid: string; namespace: string; name: string } }
   | { event: 'heartbeat'; data: { at: string } };
 
-export interface UsageRowView extends TokenCounts {
-  namespace: string;
-  workflow: string;
-  /** UTC day, YYYY-MM-DD. */
-  day: string;
-  runs: number;
-  failed: number;
-}
+/** A day of one workflow's runs and tokens, as the archive sums them. */
+export type UsageRowView = UsageRow;
 
 export interface UsageReport {
   rows: UsageRowView[];

@@ -104,13 +104,16 @@ async function objectRoute(
   return true;
 }
 
-async function api(
-  ctx: ViewContext,
-  request: http.IncomingMessage,
-  response: http.ServerResponse,
-  url: URL,
-  parts: string[],
-): Promise<void> {
+/** One request as the router sees it: its URL parsed, its path split into parts. */
+interface Routed {
+  request: http.IncomingMessage;
+  response: http.ServerResponse;
+  url: URL;
+  parts: string[];
+}
+
+async function api(ctx: ViewContext, routed: Routed): Promise<void> {
+  const { request, response, url, parts } = routed;
   const post = request.method === 'POST';
   if (!post && request.method !== 'GET' && request.method !== 'HEAD')
     throw new ApiError('method_not_allowed', `${request.method} is not served`);
@@ -129,13 +132,8 @@ async function api(
   );
 }
 
-async function serve(
-  ctx: ViewContext,
-  request: http.IncomingMessage,
-  response: http.ServerResponse,
-  url: URL,
-  parts: string[],
-): Promise<void> {
+async function serve(ctx: ViewContext, routed: Routed): Promise<void> {
+  const { request, response, url, parts } = routed;
   if (ctx.loopbackHostsOnly && !LOOPBACK_HOST.test(request.headers.host ?? ''))
     throw new ApiError(
       'forbidden',
@@ -145,7 +143,7 @@ async function serve(
   if (parts[0] !== 'api') return staticFile(ctx, url, request, response);
   if (parts[1] !== 'v1')
     throw new ApiError('not_found', `no such API version: ${String(parts[1]).slice(0, 50)}`);
-  return api(ctx, request, response, url, parts);
+  return api(ctx, routed);
 }
 
 export function viewHandler(options: ViewServerOptions) {
@@ -157,7 +155,7 @@ export function viewHandler(options: ViewServerOptions) {
     response.once('finish', () =>
       ctx.metrics.requests.inc({ route, code: String(response.statusCode) }),
     );
-    serve(ctx, request, response, url, parts).catch((error: unknown) => {
+    serve(ctx, { request, response, url, parts }).catch((error: unknown) => {
       const failure = failureOf(error);
       if (['internal', 'archive_unavailable', 'kube_unavailable'].includes(failure.code))
         ctx.logger?.error({ err: error, path: url.pathname.slice(0, 200) }, 'view request failed');

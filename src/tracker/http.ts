@@ -7,6 +7,11 @@ import type { FetchLike } from './types.js';
 // Messages quote the server; a long body would drown a status condition.
 const MAX_QUOTED = 300;
 
+/** Whether a URL is one a token may be sent to: http or https (no file:, data:, ssh:, …). */
+export function isHttpUrl(url: URL): boolean {
+  return url.protocol === 'https:' || url.protocol === 'http:';
+}
+
 export function isJsonMap(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -79,11 +84,20 @@ export interface TransportOptions {
   now?: (() => number) | undefined;
 }
 
+/** How a transport reaches its server: the fetch, the per-request timeout and the clock. */
+export interface TransportReach {
+  fetch: FetchLike;
+  /** One request, the answer's body included. */
+  timeoutMs: number;
+  /** The clock for Retry-After and rate-limit reset times (epoch ms); injectable for tests. */
+  now: () => number;
+}
+
 /** The fetch, the timeout and the clock of a transport: the options', else the defaults. */
 export function transportReach(
   options: TransportOptions,
   defaultTimeoutMs: number,
-): { fetch: FetchLike; timeoutMs: number; now: () => number } {
+): TransportReach {
   return {
     fetch: options.fetch ?? globalThis.fetch,
     timeoutMs: options.timeoutMs ?? defaultTimeoutMs,

@@ -47,26 +47,18 @@ export function createTracker(
   config: WorkflowConfig,
   options: TrackerOptions = {},
 ): TrackerAdapter {
+  const tokenOptions = given({ apiKey: options.apiKey, env: options.env });
   switch (config.tracker.kind) {
     case 'memory':
       return createMemoryTracker(config.tracker.issues, config.tracker, {
         comments: config.tracker.issueComments,
       });
     case 'linear':
-      return createLinearTracker({
-        config: config.tracker,
-        ...given({ apiKey: options.apiKey, env: options.env }),
-      });
+      return createLinearTracker({ config: config.tracker, ...tokenOptions });
     case 'github':
-      return createGithubTracker({
-        config: config.tracker,
-        ...given({ apiKey: options.apiKey, env: options.env }),
-      });
+      return createGithubTracker({ config: config.tracker, ...tokenOptions });
     case 'jira':
-      return createJiraTracker({
-        config: config.tracker,
-        ...given({ apiKey: options.apiKey, env: options.env }),
-      });
+      return createJiraTracker({ config: config.tracker, ...tokenOptions });
     case 'local':
       return createLocalTracker({
         config: config.tracker,

@@ -1,4 +1,4 @@
-import type { Issue } from '../workflow/issue.js';
+import { type Issue, normalizeIssue } from '../workflow/issue.js';
 
 /**
  * The issues that normalize, each once by id: an issue edited mid-poll can move to a later
@@ -17,6 +17,15 @@ export function normalizedOnce<T>(
     issues.push(issue);
   }
   return issues;
+}
+
+/** A tracker's issue normalized, or null when it does not normalize (a poll leaves it out). */
+export function normalizedOrNull(input: unknown, where: string): Issue | null {
+  try {
+    return normalizeIssue(input, where);
+  } catch {
+    return null;
+  }
 }
 
 /** `items` in slices of at most `size`, in order: for the trackers' by-id lookups. */

@@ -194,15 +194,25 @@ export function isSlotErrorCode(value: unknown): value is SlotErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CODE_MEANINGS, value);
 }
 
-export class LorenzError extends Error {
-  readonly code: LorenzErrorCode;
+/**
+ * An Error with a stable code its callers branch on. The name is passed, not read from the
+ * class: a bundler may rename classes.
+ */
+export class CodedError<Code extends string> extends Error {
+  readonly code: Code;
+  constructor(name: string, code: Code, message: string) {
+    super(message);
+    this.name = name;
+    this.code = code;
+  }
+}
+
+export class LorenzError extends CodedError<LorenzErrorCode> {
   /** Extra machine-readable detail (e.g. the offending template text, a key path). */
   readonly detail: Record<string, unknown> | undefined;
 
   constructor(code: LorenzErrorCode, message: string, detail?: Record<string, unknown>) {
-    super(message);
-    this.name = 'LorenzError';
-    this.code = code;
+    super('LorenzError', code, message);
     this.detail = detail;
   }
 }

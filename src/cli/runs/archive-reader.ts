@@ -7,7 +7,10 @@ import type {
   RunQuery,
   RunRecord,
 } from '../../archive/types.js';
+import { archivedRunNamed } from '../../archive/named-run.js';
+import { CodedError } from '../../workflow/errors.js';
 import { KubeApiError, type KubeClient } from '../../controller/runtime/client.js';
+import { archiveRunPath, runsParamsOf } from '../../server/query.js';
 
 /**
  * What the run commands read the archive through: the store itself (`--archive-dsn`, or the
@@ -25,12 +28,9 @@ export interface ArchiveReader {
 }
 
 /** The read API answered with an error (its `{ code, message }`), or could not be reached. */
-export class ArchiveReadError extends Error {
-  readonly code: string;
+export class ArchiveReadError extends CodedError<string> {
   constructor(code: string, message: string) {
-    super(message);
-    this.name = 'ArchiveReadError';
-    this.code = code;
+    super('ArchiveReadError', code, message);
   }
 }
 
@@ -39,12 +39,7 @@ export function storeReader(store: ArchiveStore, where = store.location): Archiv
     where,
     listRuns: (namespace, query) =>
       store.listRuns({ ...query, ...(namespace ? { namespaces: [namespace] } : {}) }),
-    async getRun(namespace, name, uid) {
-      const found = await store.getRun(uid ? { uid } : { namespace, name });
-      return found && found.run.namespace === namespace && found.run.name === name
-        ? found
-        : undefined;
-    },
+    getRun: (namespace, name, uid) => archivedRunNamed(store, { namespace, name, uid }),
     readLog: (run, filter) => store.readLog(run.uid, filter),
     close: () => store.close(),
   };
@@ -62,36 +57,15 @@ export interface ApiTransport {
   close(): void;
 }
 
-function queryOf(
-  namespace: string | undefined,
-  query: RunQuery,
-): Record<string, string | undefined> {
-  return {
-    namespace,
-    workflow: query.workflow,
-    issue: query.issue,
-    phase: query.phase,
-    reason: query.reason,
-    since: query.since,
-    until: query.until,
-    limit: query.limit === undefined ? undefined : String(query.limit),
-    continue: query.continue,
-    deleted: query.includeLive === false ? 'true' : undefined,
-  };
-}
-
-const runPath = (namespace: string, name: string): string =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/runs/${encodeURIComponent(name)}`;
-
 export function apiReader(transport: ApiTransport): ArchiveReader {
   return {
     where: transport.where,
     async listRuns(namespace, query) {
-      return (await transport.json('/api/v1/runs', queryOf(namespace, query))) as RunPage;
+      return (await transport.json('/api/v1/runs', runsParamsOf(namespace, query))) as RunPage;
     },
     async getRun(namespace, name, uid) {
       try {
-        return (await transport.json(runPath(namespace, name), { uid })) as ArchivedRun;
+        return (await transport.json(archiveRunPath(namespace, name), { uid })) as ArchivedRun;
       } catch (error) {
         if (error instanceof ArchiveReadError && error.code === 'not_found') return undefined;
         throw error;
@@ -106,7 +80,7 @@ export function apiReader(transport: ApiTransport): ArchiveReader {
       let failure: Error | undefined;
       const done = transport
         .lines(
-          `${runPath(run.namespace, run.name)}/log`,
+          `${archiveRunPath(run.namespace, run.name)}/log`,
           {
             uid: run.uid,
             slot: filter.slot === undefined ? undefined : String(filter.slot),

@@ -2,7 +2,7 @@ import { GROUP, ISSUERUN_PLURAL, VERSION } from '../../api/constants.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
 import type { IssueRun } from '../../api/index.js';
 import {
-  isNotFound,
+  getIfExists,
   resourcePath,
   PODS,
   type KubeClient,
@@ -35,12 +35,7 @@ export async function getIssueRun(
   namespace: string,
   name: string,
 ): Promise<IssueRun | undefined> {
-  try {
-    return await client.request<IssueRun>({ path: resourcePath(ISSUERUNS, namespace, name) });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return getIfExists<IssueRun>(client, resourcePath(ISSUERUNS, namespace, name));
 }
 
 export interface RunPod {
@@ -91,12 +86,7 @@ export async function getPod(
   namespace: string,
   name: string,
 ): Promise<Json | undefined> {
-  try {
-    return await client.request<Json>({ path: resourcePath(PODS, namespace, name) });
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  return getIfExists<Json>(client, resourcePath(PODS, namespace, name));
 }
 
 /** The agent container's state: when it ran, how it ended. */

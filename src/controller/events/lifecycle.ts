@@ -83,15 +83,21 @@ export interface LifecycleEvent {
 const note = (text: string): string => truncateBytes(text, EVENT_NOTE_LIMIT);
 const digest8 = (text: string): string => sha256Hex(text).slice(0, 8);
 
-function runRef(run: IssueRun): ObjectReference & { uid: string } {
+/** An Event's reference to an object of ours, an IssueRun or a Workflow (unset fields as ''). */
+export function ownObjectRef(
+  kind: typeof ISSUERUN_KIND | typeof WORKFLOW_KIND,
+  object: { name?: string | undefined; namespace?: string | undefined; uid?: string | undefined },
+): ObjectReference & { uid: string } {
   return {
     apiVersion: API_VERSION,
-    kind: ISSUERUN_KIND,
-    name: run.metadata.name ?? '',
-    namespace: run.metadata.namespace ?? '',
-    uid: run.metadata.uid ?? '',
+    kind,
+    name: object.name ?? '',
+    namespace: object.namespace ?? '',
+    uid: object.uid ?? '',
   };
 }
+
+export const issueRunRef = (run: IssueRun) => ownObjectRef(ISSUERUN_KIND, run.metadata);
 
 /**
  * An Event of the review loop on the run (docs/review-loop.md), named by what it records
@@ -106,7 +112,7 @@ export function reviewEvent(
   return {
     name: runEventName(run, `review-${suffix}`),
     namespace: run.metadata.namespace ?? '',
-    regarding: runRef(run),
+    regarding: issueRunRef(run),
     action: 'Review',
     reason,
     type:
@@ -132,7 +138,7 @@ export function runLifecycleEvents(
   previous: IssueRunStatus | undefined,
   next: IssueRunStatus,
 ): LifecycleEvent[] {
-  const regarding = runRef(run);
+  const regarding = issueRunRef(run);
   const namespace = regarding.namespace;
   const events: LifecycleEvent[] = [];
   const owner = run.metadata.ownerReferences?.find(
@@ -148,13 +154,7 @@ export function runLifecycleEvents(
         253,
       ),
       namespace,
-      regarding: {
-        apiVersion: API_VERSION,
-        kind: WORKFLOW_KIND,
-        name: owner.name,
-        namespace,
-        uid: owner.uid,
-      },
+      regarding: ownObjectRef(WORKFLOW_KIND, { name: owner.name, namespace, uid: owner.uid }),
       related: regarding,
       action: 'Dispatch',
       reason: LifecycleReasons.IssueDispatched,
@@ -169,35 +169,42 @@ export function runLifecycleEvents(
     const pod = slot.podName
       ? { apiVersion: 'v1', kind: 'Pod', name: slot.podName, namespace }
       : undefined;
+    /** An Event of this attempt: about the run, related to the attempt's Pod once it has one. */
+    const attemptEvent = (
+      step: string,
+      what: Pick<LifecycleEvent, 'action' | 'reason' | 'type' | 'note'>,
+    ): LifecycleEvent => ({
+      name: runEventName(run, `${slot.slot}-${attempt}-${step}`),
+      namespace,
+      regarding,
+      ...(pod ? { related: pod } : {}),
+      ...what,
+    });
     if (slot.phase === 'Running' && !(same && before?.phase === 'Running')) {
-      events.push({
-        name: runEventName(run, `${slot.slot}-${attempt}-started`),
-        namespace,
-        regarding,
-        ...(pod ? { related: pod } : {}),
-        action: 'StartAttempt',
-        reason: LifecycleReasons.AttemptStarted,
-        type: 'Normal',
-        note: note(
-          `attempt ${attempt} of slot ${slot.slot} started: Pod ${slot.podName ?? ''} is running`,
-        ),
-      });
+      events.push(
+        attemptEvent('started', {
+          action: 'StartAttempt',
+          reason: LifecycleReasons.AttemptStarted,
+          type: 'Normal',
+          note: note(
+            `attempt ${attempt} of slot ${slot.slot} started: Pod ${slot.podName ?? ''} is running`,
+          ),
+        }),
+      );
     }
     if (
       slot.reason === Reasons.RetryScheduled &&
       !(same && before?.reason === Reasons.RetryScheduled)
     ) {
-      events.push({
-        name: runEventName(run, `${slot.slot}-${attempt}-retry`),
-        namespace,
-        regarding,
-        ...(pod ? { related: pod } : {}),
-        action: 'ScheduleRetry',
-        reason: LifecycleReasons.RetryScheduled,
-        type: 'Warning',
-        // "attempt 1 failed (HookFailed: …); attempt 2 starts at <time>"
-        note: note(`slot ${slot.slot}: ${slot.message ?? `attempt ${attempt} failed`}`),
-      });
+      events.push(
+        attemptEvent('retry', {
+          action: 'ScheduleRetry',
+          reason: LifecycleReasons.RetryScheduled,
+          type: 'Warning',
+          // "attempt 1 failed (HookFailed: …); attempt 2 starts at <time>"
+          note: note(`slot ${slot.slot}: ${slot.message ?? `attempt ${attempt} failed`}`),
+        }),
+      );
     }
   }
   const ended = findCondition(next.conditions, FINISHED)?.status === 'True';
@@ -223,15 +230,7 @@ export function runLifecycleEvents(
   return events;
 }
 
-function workflowRef(workflow: Workflow): ObjectReference & { uid: string } {
-  return {
-    apiVersion: API_VERSION,
-    kind: WORKFLOW_KIND,
-    name: workflow.metadata.name ?? '',
-    namespace: workflow.metadata.namespace ?? '',
-    uid: workflow.metadata.uid ?? '',
-  };
-}
+const workflowRef = (workflow: Workflow) => ownObjectRef(WORKFLOW_KIND, workflow.metadata);
 
 /**
  * A name for a condition's change, from the Workflow and the condition it leaves (its
@@ -329,7 +328,7 @@ export function archiveEvent(
   return {
     name: runEventName(run, suffix),
     namespace: run.metadata.namespace ?? '',
-    regarding: runRef(run),
+    regarding: issueRunRef(run),
     action: 'Archive',
     reason,
     type: 'Warning',

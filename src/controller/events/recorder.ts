@@ -2,11 +2,11 @@ import type { KubeClient } from '../runtime/client.js';
 import { isConflict, statusOf } from '../runtime/client.js';
 import { exponentialDelay, sleep } from '../runtime/backoff.js';
 import type { GitWorkspaceMessage, HookExecutionMessage } from '../../workflow/events.js';
-import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
+import { ISSUERUN_KIND } from '../../api/index.js';
 import { gitEventName, hookEventName } from '../shared/object-names.js';
 import type { ObjectIdentity } from '../shared/owner.js';
 import { gitEvent, hookEventNote, hookEventReason } from './records.js';
-import type { LifecycleEvent } from './lifecycle.js';
+import { type LifecycleEvent, ownObjectRef } from './lifecycle.js';
 import { errorMessage } from '../../workflow/errors.js';
 
 export const REPORTING_CONTROLLER = 'lorenz.dev/controller';
@@ -124,13 +124,7 @@ export function createEventRecorder(options: {
         reason: event.reason,
         type: event.type,
         note: event.note,
-        regarding: {
-          apiVersion: API_VERSION,
-          kind: ISSUERUN_KIND,
-          name: run.name,
-          namespace: run.namespace,
-          uid: run.uid,
-        },
+        regarding: ownObjectRef(ISSUERUN_KIND, run),
         related: { apiVersion: 'v1', kind: 'Pod', name: event.podName, namespace: run.namespace },
       },
       options.reportingInstance,

@@ -6,7 +6,7 @@ import type { IssueRun, IssueRunStatus, Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { type Informer, splitKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
-import { createWorkflowConfigCache } from '../shared/config-snapshot.js';
+import { type RunnableWorkflow, createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
 import type { TrackerCache } from '../shared/trackers.js';
 import type { TrackerWriter } from '../../tracker/types.js';
@@ -27,14 +27,23 @@ export interface RunWatcherStore {
   fresh(key: string, run: IssueRun): IssueRun;
 }
 
-export interface RunWatcherDeps<Store> {
+/** What a run watcher's reconciler reads and writes with; its tests give fakes of each. */
+export interface RunWatcherReconcilerDeps<Store> {
   issueRuns: Informer<IssueRun>;
   workflows: Informer<Workflow>;
   store: Store;
-  loadWorkflowConfig: ReturnType<typeof createWorkflowConfigCache>;
+  loadWorkflowConfig: (namespace: string, configMap: string) => Promise<RunnableWorkflow>;
+  /** The Workflow's tracker writer (shared/trackers.ts); undefined when it cannot write. */
   trackerWriter: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerWriter | undefined>;
-  events: LifecycleEventWriter;
+  events?: LifecycleEventWriter | undefined;
   now: () => Date;
+  logger?: Logger | undefined;
+}
+
+/** The real ones, as runWatcherDeps builds them for both controllers. */
+export interface RunWatcherDeps<Store> extends RunWatcherReconcilerDeps<Store> {
+  loadWorkflowConfig: ReturnType<typeof createWorkflowConfigCache>;
+  events: LifecycleEventWriter;
   logger: Logger;
 }
 

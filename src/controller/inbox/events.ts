@@ -1,12 +1,6 @@
-import {
-  API_VERSION,
-  ISSUERUN_KIND,
-  InboxReasons,
-  type InboxReason,
-  type IssueRun,
-} from '../../api/index.js';
+import { InboxReasons, type InboxReason, type IssueRun } from '../../api/index.js';
 import { sha256Hex } from '../../api/run-pod.js';
-import type { LifecycleEvent } from '../events/lifecycle.js';
+import { type LifecycleEvent, issueRunRef } from '../events/lifecycle.js';
 import { EVENT_NOTE_LIMIT, truncateBytes } from '../events/records.js';
 import { boundedName, uidFragment } from '../shared/object-names.js';
 
@@ -32,17 +26,14 @@ export function inboxEvent(
   suffix: string,
   text: string,
 ): LifecycleEvent {
-  const name = run.metadata.name ?? '';
   return {
-    name: boundedName(name, `.${uidFragment(run.metadata.uid ?? '')}.inbox-${suffix}`, 253),
+    name: boundedName(
+      run.metadata.name ?? '',
+      `.${uidFragment(run.metadata.uid ?? '')}.inbox-${suffix}`,
+      253,
+    ),
     namespace: run.metadata.namespace ?? '',
-    regarding: {
-      apiVersion: API_VERSION,
-      kind: ISSUERUN_KIND,
-      name,
-      namespace: run.metadata.namespace ?? '',
-      uid: run.metadata.uid ?? '',
-    },
+    regarding: issueRunRef(run),
     action: 'Inbox',
     reason,
     type: WARNINGS.has(reason) ? 'Warning' : 'Normal',

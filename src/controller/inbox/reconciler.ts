@@ -1,15 +1,15 @@
-import type { Logger } from 'pino';
-import { type InboxStatus, type IssueRun, type Workflow } from '../../api/index.js';
+import { type InboxStatus, type IssueRun } from '../../api/index.js';
 import type { TrackerComment, TrackerWriter } from '../../tracker/types.js';
 import type { ApprovalsConfig } from '../../workflow/approvals-config.js';
-import type { WorkflowConfig } from '../../workflow/config.js';
 import { errorMessage } from '../../workflow/errors.js';
-import type { LifecycleEventWriter } from '../events/recorder.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
-import type { Informer } from '../runtime/informer.js';
-import { type RunWatcherStore, currentRun } from '../events/run-watcher-deps.js';
-import type { RunnableWorkflow } from '../shared/config-snapshot.js';
+import {
+  type RunWatcherReconcilerDeps,
+  type RunWatcherStore,
+  currentRun,
+} from '../events/run-watcher-deps.js';
+import { createRunWatcherMarks } from '../events/run-watcher-marks.js';
 import { ANNOTATION_ISSUE_ID, ANNOTATION_STOP_NOTE } from '../shared/constants.js';
 import { postAll, recordPosts } from './act.js';
 import { decideInbox } from './decide.js';
@@ -19,18 +19,9 @@ import { authorKey } from './self-authors.js';
 /** What the inbox controller writes the run's status with: the store it shares (status-store.ts). */
 export type InboxStatusStore = RunWatcherStore;
 
-export interface InboxReconcilerDeps {
-  issueRuns: Informer<IssueRun>;
-  workflows: Informer<Workflow>;
-  store: InboxStatusStore;
-  loadWorkflowConfig: (namespace: string, configMap: string) => Promise<RunnableWorkflow>;
-  /** The Workflow's tracker writer (shared/trackers.ts); undefined when it cannot write. */
-  trackerWriter: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerWriter | undefined>;
+export interface InboxReconcilerDeps extends RunWatcherReconcilerDeps<InboxStatusStore> {
   /** A merge patch of the IssueRun (annotations recorded away, spec.cancelRequested). */
   patchRun: (namespace: string, name: string, patch: Record<string, unknown>) => Promise<void>;
-  events?: LifecycleEventWriter | undefined;
-  now: () => Date;
-  logger?: Logger | undefined;
 }
 
 /** Tracker and apiserver failures are tried again after 5 s, 10 s, … up to 5 minutes. */
@@ -84,8 +75,7 @@ const nextDeadline = (inbox: InboxStatus, now: number): number =>
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createInboxReconciler(deps: InboxReconcilerDeps) {
-  const failures = new Map<string, number>();
-  const woken = new Set<string>();
+  const marks = createRunWatcherMarks();
   const known = new Map<string, ApprovalsKnown>();
   /** Per Workflow, the author keys of the comments this controller posted (self-authors.ts). */
   const selves = new Map<string, Set<string>>();
@@ -100,7 +90,7 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     if (idle) return { comments: null, error: null };
     const last = timeOf(run.status?.inbox?.lastReadTime, -Infinity);
     const due =
-      woken.has(key) || somethingNew(run) || deps.now().getTime() - last >= config.pollIntervalMs;
+      marks.woken(key) || somethingNew(run) || deps.now().getTime() - last >= config.pollIntervalMs;
     if (!due) return { comments: null, error: null };
     const writer = await writerOf();
     if (!writer)
@@ -126,7 +116,7 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     let writer: Promise<TrackerWriter | undefined> | undefined;
     const writerOf = () => (writer ??= deps.trackerWriter(workflow, loaded));
     const { comments, error } = await read(key, run, config, writerOf);
-    woken.delete(key);
+    marks.wakeTaken(key);
     const now = deps.now();
     const self = selves.get(wfKey) ?? new Set<string>();
     const plan = decideInbox({ run, config, comments, self: [...self], now });
@@ -157,30 +147,24 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
     }
     const next = nextLook(run, inbox, config, now.getTime());
     if (error !== null && next) {
-      const count = failures.get(key) ?? 0;
-      failures.set(key, count + 1);
+      const count = marks.failed(key);
       deps.logger?.warn({ run: key, err: error }, 'inbox: cannot read the issue; will try again');
       const backoff = exponentialDelay(count, INBOX_RETRY_BASE_MS, INBOX_RETRY_MAX_MS);
       // The backoff, not the poll interval (the read is overdue), unless a deadline comes first.
       const soonest = Math.min(backoff, nextDeadline(inbox, now.getTime()));
       return { requeueAfter: Math.max(MIN_REQUEUE_MS, soonest) };
     }
-    failures.delete(key);
+    marks.succeeded(key);
     return next;
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
     const run = currentRun(deps, key);
-    if (!run) {
-      failures.delete(key);
-      woken.delete(key);
-      return;
-    }
+    if (!run) return marks.forget(key);
     try {
       return await look(key, run);
     } catch (error) {
-      const count = failures.get(key) ?? 0;
-      failures.set(key, count + 1);
+      const count = marks.failed(key);
       const message = `the inbox failed: ${errorMessage(error)}`.slice(0, 2048);
       deps.logger?.warn({ run: key, err: message }, 'inbox: will try again');
       await deps.store
@@ -196,9 +180,7 @@ export function createInboxReconciler(deps: InboxReconcilerDeps) {
   return {
     reconcile,
     /** A tracker webhook said "look now" (wake.ts): the next look reads the issue at once. */
-    wake(key: string): void {
-      woken.add(key);
-    },
+    wake: marks.wake,
     /** What the last look learnt of the Workflow's agent.approvals (undefined: not looked yet). */
     approvalsOf(namespace: string | undefined, workflow: string): ApprovalsKnown | undefined {
       return known.get(workflowKey(namespace, workflow));

@@ -8,7 +8,7 @@ import { objectKey } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { jsonEqual } from '../shared/status-writer.js';
 import type { TrackerCache } from '../shared/trackers.js';
-import type { WakeBoard, WakeTarget } from '../shared/wake.js';
+import { runsOfWake, type WakeBoard, type WakeTarget } from '../shared/wake.js';
 import { createInboxReconciler, type ApprovalsKnown, type InboxStatusStore } from './reconciler.js';
 import { requestAnnotations, runFinished, steeredMark } from './requests.js';
 
@@ -55,15 +55,13 @@ export function wantsLook(run: IssueRun, old: IssueRun | undefined, known: Known
 /** The runs a `poll` wake (a tracker webhook) is for: the Workflow's runs that listen. */
 export function runsToWake(runs: readonly IssueRun[], target: WakeTarget, known: Known): string[] {
   if (target.kind !== 'poll') return [];
-  return runs
-    .filter(
-      (run) =>
-        run.metadata.namespace === target.namespace &&
-        run.spec.workflowRef.name === target.workflow &&
-        !run.metadata.deletionTimestamp &&
-        ((run.status?.inbox?.pending ?? []).length > 0 || mayBeSteered(run, known)),
-    )
-    .map(objectKey);
+  return runsOfWake(
+    runs,
+    target,
+    (run) =>
+      !run.metadata.deletionTimestamp &&
+      ((run.status?.inbox?.pending ?? []).length > 0 || mayBeSteered(run, known)),
+  );
 }
 
 /**

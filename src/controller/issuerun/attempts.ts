@@ -8,7 +8,7 @@ import { LABEL_SLOT } from '../shared/constants.js';
 import type { PodObject } from '../shared/resources.js';
 import { isActiveState } from '../../workflow/states.js';
 import type { CreateFailure } from './create.js';
-import { ensureRunObjects, type EnsureResult } from './ensure.js';
+import { ensureRunObjects, startOf, type EnsureResult } from './ensure.js';
 import type { PodExpectations } from './expectations.js';
 import { POD_STARTING } from './pod-status.js';
 import { decideBranch, decidedBranch } from './git-branch.js';
@@ -18,7 +18,7 @@ import type { SlotView } from './status.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { reviewConfigOf } from '../shared/review-config.js';
 import { roundInputs } from './review-inputs.js';
-import { attemptBudget, type BudgetFor } from './attempt-budget.js';
+import type { BudgetFor } from './attempt-budget.js';
 
 /** Retries of a refused create: 1 s, 2 s, 4 s, … up to 5 minutes. */
 export const CREATE_RETRY_BASE_MS = 1000;
@@ -173,19 +173,11 @@ export function createAttemptStarter(deps: AttemptDeps) {
     const review = await roundInputs(deps.client, run, attempt, runnable.loaded.config);
     if (review && !review.ok) return review;
     const ensured = await ensureRunObjects({
-      client: deps.client,
-      run,
-      workflow,
-      runnable,
-      operatorImage: deps.operatorImage,
-      podTemplatePolicy: deps.podTemplatePolicy,
+      ...startOf(deps, run, workflow, runnable, ssh),
       existingPods: new Set(pods.map((pod) => pod.metadata?.name ?? '')),
       retry: { attempt, slots },
       review: review?.review,
-      toolsUrl: deps.toolsUrl,
       branch,
-      ssh: ssh.kind === 'ready' ? ssh : undefined,
-      budget: attemptBudget(deps.budgetFor, run, workflow),
     });
     return decision.kind === 'new' ? { ...ensured, branch } : ensured;
   }

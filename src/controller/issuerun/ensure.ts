@@ -21,7 +21,8 @@ import { CreateRefused, createOwned, type CreateFailure, type CreateTarget } fro
 import { inputsConfigMap, renderRunInputs, type RunInputs } from './inputs.js';
 import { buildRunPod, workspaceClaim, type RunPodTools } from './pod-builder.js';
 import { mintToolsToken, toolsTokenSecret } from './tools-token.js';
-import type { SshWorkers } from './ssh-placement.js';
+import type { SshPlan, SshWorkers } from './ssh-placement.js';
+import { attemptBudget, type BudgetFor } from './attempt-budget.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import type { LoadedWorkflow } from '../../template/load-workflow.js';
 import { toolsServerName } from '../../api/run-pod.js';
@@ -55,6 +56,39 @@ function inputsBytes(inputs: RunInputs): number {
     (sum, [name, text]) => sum + Buffer.byteLength(name) + Buffer.byteLength(text),
     0,
   );
+}
+
+/** The controller's settings that every start of a run's objects is made with. */
+export interface StartSettings {
+  client: KubeClient;
+  operatorImage: string;
+  podTemplatePolicy?: PodTemplatePolicy | undefined;
+  toolsUrl?: string | undefined;
+  budgetFor?: BudgetFor | undefined;
+}
+
+/**
+ * What ensureRunObjects is given alike by a first run's start and by a retry's: the run, its
+ * Workflow, the SSH workers planned for it, and the controller's settings.
+ */
+export function startOf(
+  settings: StartSettings,
+  run: IssueRun,
+  workflow: Workflow,
+  runnable: RunnableWorkflow,
+  ssh: SshPlan,
+) {
+  return {
+    client: settings.client,
+    run,
+    workflow,
+    runnable,
+    operatorImage: settings.operatorImage,
+    podTemplatePolicy: settings.podTemplatePolicy,
+    toolsUrl: settings.toolsUrl,
+    ssh: ssh.kind === 'ready' ? ssh : undefined,
+    budget: attemptBudget(settings.budgetFor, run, workflow),
+  };
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, type PodObject } from '../shared/resources.js';
-import { ensureRunObjects } from './ensure.js';
+import { ensureRunObjects, startOf } from './ensure.js';
 import { createPodExpectations } from './expectations.js';
 import type { LogFollowers } from './log-follower.js';
 import {
@@ -45,7 +45,7 @@ import { createRunStatusStore, runKey, type RunStatusStore } from './status-stor
 import { DEFAULT_EVENTS_WAIT_MS, DEFAULT_PROGRESS_INTERVAL_MS, REQUEUE_MS } from './requeue.js';
 import { ENDED_BEFORE_RECORDED, hasFinished, runUid } from './run-guards.js';
 import { endedState, stoppedState, type IssueStates } from './endings.js';
-import { attemptBudget, type BudgetFor } from './attempt-budget.js';
+import type { BudgetFor } from './attempt-budget.js';
 import { newlyPreempted } from './kueue.js';
 import { withKueueWords } from './kueue-queues.js';
 
@@ -235,19 +235,11 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       current = await store.storeHosts(key, current, run.spec.attempt ?? 1, ssh.hosts);
     }
     const ensured = await ensureRunObjects({
-      client: deps.client,
       // The run as it came: only the branch was written since, nothing was rendered yet.
-      run,
-      workflow,
-      runnable,
-      operatorImage: deps.operatorImage,
-      podTemplatePolicy: deps.podTemplatePolicy,
+      ...startOf(deps, run, workflow, runnable, ssh),
       existingPods: cachedPods,
       earlierRunAbout: deletedNames.recentlyGone(key) || earlierRunPods(namesakePods, run),
-      toolsUrl: deps.toolsUrl,
       branch: decidedBranch(branch),
-      ssh: ssh.kind === 'ready' ? ssh : undefined,
-      budget: attemptBudget(deps.budgetFor, run, workflow),
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;

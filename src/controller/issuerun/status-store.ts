@@ -82,6 +82,19 @@ export interface RunStatusStore {
 export const runKey = (run: IssueRun): string =>
   `${run.metadata.namespace ?? ''}/${run.metadata.name ?? ''}`;
 
+/** `next` with a field another controller owns as the freshest status has it (unset: none). */
+function withLatest<Key extends 'review' | 'inbox'>(
+  next: IssueRunStatus,
+  latest: IssueRunStatus | undefined,
+  key: Key,
+): IssueRunStatus {
+  const carried: IssueRunStatus = { ...next };
+  delete carried[key];
+  const owned = latest?.[key];
+  if (owned) carried[key] = owned;
+  return carried;
+}
+
 /**
  * The review loop's fields (status.review, status.git.pullRequest) are the review
  * controller's: a status the IssueRun reconciler built takes them from the freshest status.
@@ -90,9 +103,7 @@ export function carryReview(
   next: IssueRunStatus,
   latest: IssueRunStatus | undefined,
 ): IssueRunStatus {
-  const carried: IssueRunStatus = { ...next };
-  delete carried.review;
-  if (latest?.review) carried.review = latest.review;
+  const carried = withLatest(next, latest, 'review');
   if (carried.git) {
     const git = { ...carried.git };
     delete git.pullRequest;
@@ -110,10 +121,7 @@ export function carryInbox(
   next: IssueRunStatus,
   latest: IssueRunStatus | undefined,
 ): IssueRunStatus {
-  const carried: IssueRunStatus = { ...next };
-  delete carried.inbox;
-  if (latest?.inbox) carried.inbox = latest.inbox;
-  return carried;
+  return withLatest(next, latest, 'inbox');
 }
 
 /** Runs the writes of one key one after another (two writers in one process). */

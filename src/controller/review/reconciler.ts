@@ -1,21 +1,21 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
 import { ReviewReasons, type IssueRun, type Workflow } from '../../api/index.js';
 import type { CodeHost } from '../../codehost/types.js';
 import type { PullRequestTextContext } from '../../template/review-context.js';
-import type { TrackerWriter } from '../../tracker/types.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { errorMessage } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
 import { runIssue } from '../shared/run-issue.js';
 import type { ReviewConfig } from '../../workflow/review-config.js';
 import { isActiveState } from '../../workflow/states.js';
-import type { LifecycleEventWriter } from '../events/recorder.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { ReconcileResult } from '../runtime/controller.js';
-import type { Informer } from '../runtime/informer.js';
-import { type RunWatcherStore, currentRun } from '../events/run-watcher-deps.js';
-import type { RunnableWorkflow } from '../shared/config-snapshot.js';
+import {
+  type RunWatcherReconcilerDeps,
+  type RunWatcherStore,
+  currentRun,
+} from '../events/run-watcher-deps.js';
+import { createRunWatcherMarks } from '../events/run-watcher-marks.js';
 import { awaitingReview, reviewConfigOf } from '../shared/review-config.js';
 import { reviewContextConfigMap } from '../shared/review-context.js';
 import { followLook, openLook, TrackerStepError, withReview, type LookInputs } from './act.js';
@@ -23,15 +23,9 @@ import { followLook, openLook, TrackerStepError, withReview, type LookInputs } f
 /** What the review controller writes the run's status with: the store it shares (status-store.ts). */
 export type ReviewStatusStore = RunWatcherStore;
 
-export interface ReviewReconcilerDeps {
-  issueRuns: Informer<IssueRun>;
-  workflows: Informer<Workflow>;
-  store: ReviewStatusStore;
-  loadWorkflowConfig: (namespace: string, configMap: string) => Promise<RunnableWorkflow>;
+export interface ReviewReconcilerDeps extends RunWatcherReconcilerDeps<ReviewStatusStore> {
   /** The Workflow's code host, with its token (read by the controller only). */
   codeHost: (workflow: Workflow, config: WorkflowConfig, review: ReviewConfig) => Promise<CodeHost>;
-  /** The Workflow's tracker writer (shared/trackers.ts); undefined when it cannot write. */
-  trackerWriter: (workflow: Workflow, config: WorkflowConfig) => Promise<TrackerWriter | undefined>;
   /** The title and body of a new pull request (review.pr_title, review.pr_body). */
   pullRequestText: (
     review: ReviewConfig,
@@ -40,9 +34,6 @@ export interface ReviewReconcilerDeps {
   ) => { title: string; body: string };
   /** Creates a round's feedback ConfigMap; one already there is kept (immutable). */
   createConfigMap: (namespace: string, body: V1ConfigMap) => Promise<void>;
-  events?: LifecycleEventWriter | undefined;
-  now: () => Date;
-  logger?: Logger | undefined;
 }
 
 /** Code host and tracker failures are tried again after 5 s, 10 s, … up to 5 minutes. */
@@ -58,10 +49,9 @@ const lower = (state: string | null | undefined) => (state ?? '').trim().toLower
  * tracker errors go into status.review (CodeHostUnavailable, TrackerUnavailable) and are
  * tried again with a backoff; nothing is dropped.
  */
-// eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
+
 export function createReviewReconciler(deps: ReviewReconcilerDeps) {
-  const failures = new Map<string, number>();
-  const woken = new Set<string>();
+  const marks = createRunWatcherMarks();
 
   async function look(key: string, run: IssueRun): Promise<ReconcileResult> {
     const workflow = deps.workflows.get(run.metadata.namespace, run.spec.workflowRef.name);
@@ -76,8 +66,8 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
     const now = deps.now();
     const last = Date.parse(run.status?.review?.lastCheckTime ?? '');
     const due = Number.isFinite(last) ? last + settings.pollIntervalMs - now.getTime() : 0;
-    if (pull && due > 0 && !woken.has(key)) return { requeueAfter: due };
-    woken.delete(key);
+    if (pull && due > 0 && !marks.woken(key)) return { requeueAfter: due };
+    marks.wakeTaken(key);
     const state = run.spec.issue.state ?? null;
     const issue = {
       active: isActiveState(state, config.tracker),
@@ -108,17 +98,13 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
     // Events before the status (as the IssueRun's are): a restart writes them again, as 409s.
     await deps.events?.(result.events);
     await deps.store.update(key, run, result.mutate);
-    failures.delete(key);
+    marks.succeeded(key);
     return result.goesOn ? { requeueAfter: settings.pollIntervalMs } : undefined;
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
     const run = currentRun(deps, key);
-    if (!run) {
-      failures.delete(key);
-      woken.delete(key);
-      return;
-    }
+    if (!run) return marks.forget(key);
     if (!awaitingReview(run)) return;
     // A round asked for is the IssueRun reconciler's to start: feedback waits for it.
     const review = run.status?.review;
@@ -126,8 +112,7 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
     try {
       return await look(key, run);
     } catch (error) {
-      const count = failures.get(key) ?? 0;
-      failures.set(key, count + 1);
+      const count = marks.failed(key);
       const tracker = error instanceof TrackerStepError;
       const cause = tracker ? error.failure : error;
       const reason = tracker ? ReviewReasons.TrackerUnavailable : ReviewReasons.CodeHostUnavailable;
@@ -142,8 +127,6 @@ export function createReviewReconciler(deps: ReviewReconcilerDeps) {
   return {
     reconcile,
     /** A webhook said "look now" (wake.ts): the next look at this run reads it back at once. */
-    wake(key: string): void {
-      woken.add(key);
-    },
+    wake: marks.wake,
   };
 }

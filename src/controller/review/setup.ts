@@ -8,7 +8,7 @@ import type { Manager } from '../runtime/manager.js';
 import { awaitingReview } from '../shared/review-config.js';
 import { renderPullRequestText } from '../../template/review.js';
 import type { TrackerCache } from '../shared/trackers.js';
-import type { WakeBoard, WakeTarget } from '../shared/wake.js';
+import { runsOfWake, type WakeBoard, type WakeTarget } from '../shared/wake.js';
 import {
   createReviewReconciler,
   type ReviewReconcilerDeps,
@@ -79,13 +79,11 @@ export function setupReviewController(manager: Manager, options: ReviewControlle
 /** The runs a `review` wake is for: the Workflow's runs awaiting review, on its branch if named. */
 export function runsToWake(runs: readonly IssueRun[], target: WakeTarget): string[] {
   if (target.kind !== 'review') return [];
-  return runs
-    .filter(
-      (run) =>
-        run.metadata.namespace === target.namespace &&
-        run.spec.workflowRef.name === target.workflow &&
-        awaitingReview(run) &&
-        (target.branch === undefined || run.status?.git?.branch === target.branch),
-    )
-    .map(objectKey);
+  return runsOfWake(
+    runs,
+    target,
+    (run) =>
+      awaitingReview(run) &&
+      (target.branch === undefined || run.status?.git?.branch === target.branch),
+  );
 }

@@ -81,6 +81,16 @@ export function isGone(error: unknown): boolean {
   return statusOf(error) === 410;
 }
 
+/** A GET of one object, or undefined when there is none (404); any other failure throws. */
+export async function getIfExists<T>(client: KubeClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.request<T>({ path });
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
 /** The HTTP status of an error from this client or from client-node's generated clients. */
 export function statusOf(error: unknown): number | undefined {
   if (error instanceof KubeApiError) return error.statusCode;

@@ -1,3 +1,6 @@
+import type { IssueRun } from '../../api/index.js';
+import { objectKey } from '../runtime/informer.js';
+
 /**
  * Where a webhook delivery says "look now" (docs/webhooks.md). A delivery carries no state
  * the controller trusts: it only names what to look at again, and whoever subscribed reads
@@ -17,6 +20,22 @@ export interface WakeBoard {
   wake(target: WakeTarget): void;
   /** Listens for one kind of wake; returns the function that stops listening. */
   subscribe(kind: WakeTarget['kind'], listener: WakeListener): () => void;
+}
+
+/** The keys of the target Workflow's runs that `wanted` picks: the ones a wake is for. */
+export function runsOfWake(
+  runs: readonly IssueRun[],
+  target: WakeTarget,
+  wanted: (run: IssueRun) => boolean,
+): string[] {
+  return runs
+    .filter(
+      (run) =>
+        run.metadata.namespace === target.namespace &&
+        run.spec.workflowRef.name === target.workflow &&
+        wanted(run),
+    )
+    .map(objectKey);
 }
 
 export function createWakeBoard(): WakeBoard {

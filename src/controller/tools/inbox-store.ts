@@ -9,6 +9,7 @@ import {
   type SteerDelivery,
 } from '../../api/index.js';
 import type { InboxStore, VerifiedRun } from '../../tools/index.js';
+import { createBoundedCache } from '../../workflow/bounded-cache.js';
 import type { KubeClient } from '../runtime/client.js';
 import { resourcePath } from '../runtime/client.js';
 import type { Informer } from '../runtime/informer.js';
@@ -28,23 +29,12 @@ export interface InboxStoreOptions {
   event: RunEventWriter;
 }
 
-/** Entries kept of this replica's own writes (request ids, steer marks); the oldest go first. */
+/** Entries kept of this replica's own writes (request ids, steer marks); the least recently used go first. */
 const REMEMBERED = 4096;
 const TITLE_IN_NOTE = 256;
 
 const keyOf = (namespace: string | undefined, name: string | undefined): string =>
   `${namespace ?? ''}/${name ?? ''}`;
-
-/** A Map that forgets its oldest entries past `max` (insertion order). */
-function remember<V>(map: Map<string, V>, key: string, value: V, max = REMEMBERED): void {
-  map.delete(key);
-  map.set(key, value);
-  while (map.size > max) {
-    const oldest = map.keys().next();
-    if (oldest.done) break;
-    map.delete(oldest.value);
-  }
-}
 
 /** A steer mark as stored: a decimal string; anything else counts as nothing taken. */
 const markOf = (value: string | undefined): number => {
@@ -71,8 +61,8 @@ export interface ControllerInboxStore extends InboxStore {
 export function createInboxStore(options: InboxStoreOptions): ControllerInboxStore {
   const { client, issueRuns } = options;
   const waiting = new Map<string, Set<() => void>>();
-  const stored = new Map<string, true>();
-  const marks = new Map<string, number>();
+  const stored = createBoundedCache<string, true>(REMEMBERED);
+  const marks = createBoundedCache<string, number>(REMEMBERED);
   /** Steer hand-outs of one slot run one at a time here, so two calls never take the same. */
   const queues = new Map<string, Promise<unknown>>();
 
@@ -102,7 +92,7 @@ export function createInboxStore(options: InboxStoreOptions): ControllerInboxSto
     const cached = current(run);
     const inbox = cached?.status?.inbox;
     return (
-      stored.has(`${run.resolved.uid}/${id}`) ||
+      stored.get(`${run.resolved.uid}/${id}`) !== undefined ||
       cached?.metadata.annotations?.[inboxRequestAnnotation(id)] !== undefined ||
       (inbox?.pending ?? []).some((pending) => pending.id === id) ||
       (inbox?.decided ?? []).some((decision) => decision.requestId === id)
@@ -124,7 +114,7 @@ export function createInboxStore(options: InboxStoreOptions): ControllerInboxSto
     // The mark is written before the steers are handed: a steer may be lost to a crash in
     // between, but never given to the agent twice.
     await annotate(run, { [inboxSteeredAnnotation(slot)]: String(last.seq) });
-    remember(marks, key, last.seq);
+    marks.set(key, last.seq);
     options.event({
       namespace: run.namespace,
       run: run.run,
@@ -142,7 +132,7 @@ export function createInboxStore(options: InboxStoreOptions): ControllerInboxSto
     async storeRequest(run: VerifiedRun, request: InboxRequest) {
       if (known(run, request.id)) return;
       await annotate(run, { [inboxRequestAnnotation(request.id)]: JSON.stringify(request) });
-      remember(stored, `${run.resolved.uid}/${request.id}`, true);
+      stored.set(`${run.resolved.uid}/${request.id}`, true);
     },
 
     decisionOf(run: VerifiedRun, requestId: string): InboxDecision | null {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
-import { API_VERSION, ISSUERUN_KIND } from '../../api/index.js';
+import { ISSUERUN_KIND } from '../../api/index.js';
 import { errorMessage } from '../../workflow/errors.js';
+import { ownObjectRef } from '../events/lifecycle.js';
 import { REPORTING_CONTROLLER, microTime } from '../events/recorder.js';
 import type { KubeClient } from '../runtime/client.js';
 
@@ -49,13 +50,11 @@ export function runEventWriter(
           reason: event.reason,
           type: event.type,
           note,
-          regarding: {
-            apiVersion: API_VERSION,
-            kind: ISSUERUN_KIND,
+          regarding: ownObjectRef(ISSUERUN_KIND, {
             name: event.run,
             namespace: event.namespace,
             uid: event.uid,
-          },
+          }),
         },
       })
       .catch((error: unknown) => {

@@ -1,5 +1,6 @@
 import type { Issue } from '../../workflow/issue.js';
-import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import type { FetchOptions, TrackerAdapter } from '../types.js';
+import { type HttpTrackerOptions, tokenSources } from '../adapter-options.js';
 import { transportReach } from '../http.js';
 import { EtagCache, SHARED_ETAG_CACHE } from './cache.js';
 import { type StateContext, normalizeGithubIssue } from './normalize.js';
@@ -8,19 +9,9 @@ import { type GithubSettings, type GithubTrackerConfig, githubSettings } from '.
 import { GITHUB_REQUEST_TIMEOUT_MS, type GithubTransport, githubGet } from './transport.js';
 import { createGithubWriter } from './writer.js';
 
-export interface GithubTrackerOptions {
-  config: GithubTrackerConfig;
-  /** The token itself (from the Workflow's Secret); else tracker.api_key, else GITHUB_TOKEN. */
-  apiKey?: string;
-  /** Where `$VAR` and GITHUB_TOKEN are looked up; default process.env. */
-  env?: NodeJS.ProcessEnv;
-  fetch?: FetchLike;
-  /** Per request, the answer's body included; default 30 s. */
-  timeoutMs?: number;
-  maxPages?: number;
+export interface GithubTrackerOptions extends HttpTrackerOptions<GithubTrackerConfig> {
   /** Remembered answers for If-None-Match; default one cache shared in the process. */
   cache?: EtagCache;
-  now?: () => number;
 }
 
 const key = (state: string | null): string => (state ?? '').trim().toLowerCase();
@@ -43,10 +34,7 @@ export function issueNumberOf(id: string, settings: GithubSettings): number | nu
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createGithubTracker(options: GithubTrackerOptions): TrackerAdapter {
-  const settings = githubSettings(options.config, {
-    apiKey: options.apiKey,
-    env: options.env ?? process.env,
-  });
+  const settings = githubSettings(options.config, tokenSources(options));
   const transport: GithubTransport = {
     token: settings.token,
     ...transportReach(options, GITHUB_REQUEST_TIMEOUT_MS),

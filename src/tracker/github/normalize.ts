@@ -1,4 +1,5 @@
-import { type Issue, type IssueInput, normalizeIssue } from '../../workflow/issue.js';
+import type { Issue, IssueInput } from '../../workflow/issue.js';
+import { normalizedOrNull } from '../issue-list.js';
 import { isJsonMap } from './transport.js';
 
 /** What normalizing needs beyond the item: the repository and the state names. */
@@ -117,9 +118,5 @@ export function normalizeGithubIssue(item: unknown, context: StateContext): Issu
     created_at: text(item.created_at),
     updated_at: text(item.updated_at),
   };
-  try {
-    return normalizeIssue(input, `github issue ${context.repository}#${number}`);
-  } catch {
-    return null;
-  }
+  return normalizedOrNull(input, `github issue ${context.repository}#${number}`);
 }

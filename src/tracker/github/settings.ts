@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../http.js';
 import { resolveTrackerKey } from '../credentials.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
@@ -73,13 +74,11 @@ export function resolveGithubToken(apiKey: string | null, env: NodeJS.ProcessEnv
 function endpointOf(endpoint: string | null): string {
   const value = endpoint?.trim() ?? '';
   if (value === '') return GITHUB_DEFAULT_ENDPOINT;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
+  const url = URL.parse(value);
+  if (url === null) {
     throw invalid('tracker.endpoint: must be an http(s) URL', ['tracker.endpoint']);
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '') {
+  if (!isHttpUrl(url) || url.search !== '') {
     throw invalid('tracker.endpoint: must be an http(s) URL without a query', ['tracker.endpoint']);
   }
   // Paths are appended to it: `https://ghe.example.com/api/v3` + `/repos/…`.

@@ -12,7 +12,7 @@ import {
   scrubbedQuote,
   timedExchange,
 } from '../http.js';
-import type { FetchLike } from '../types.js';
+import type { TransportReach } from '../http.js';
 import { type EtagCache, conditionalGet, rememberAnswer } from './cache.js';
 import { GITHUB_API_VERSION } from './settings.js';
 
@@ -24,13 +24,9 @@ export const GITHUB_REQUEST_TIMEOUT_MS = 30_000;
  */
 export const GITHUB_SECONDARY_WAIT_MS = 60_000;
 
-export interface GithubTransport {
+export interface GithubTransport extends TransportReach {
   token: string;
-  fetch: FetchLike;
-  timeoutMs: number;
   cache: EtagCache;
-  /** The clock for reset times (epoch ms); injectable for tests. */
-  now: () => number;
   /**
    * Whose failures these are: the tracker's (`tracker_*` codes, the default) or the code
    * host's (`codehost_*`), so one transport serves both without either seeing the other's codes.

@@ -1,7 +1,9 @@
 import type { Issue } from '../../workflow/issue.js';
-import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import type { FetchOptions, TrackerAdapter } from '../types.js';
+import { type HttpTrackerOptions, tokenSources } from '../adapter-options.js';
 import { transportReach } from '../http.js';
 import { chunksOf, normalizedOnce } from '../issue-list.js';
+import { followTokenPages } from '../paging.js';
 import { statesJql } from './jql.js';
 import { JIRA_FIELDS, normalizeJiraIssue } from './normalize.js';
 import { type JiraTrackerConfig, jiraSettings } from './settings.js';
@@ -30,18 +32,7 @@ export const JIRA_STATUS_PATH = '/rest/api/3/status';
 /** How long the site's status names are trusted: statuses change rarely, polls often. */
 export const JIRA_STATUS_CACHE_MS = 10 * 60_000;
 
-export interface JiraTrackerOptions {
-  config: JiraTrackerConfig;
-  /** The token itself (from the Workflow's Secret); else tracker.api_key, else JIRA_API_TOKEN. */
-  apiKey?: string;
-  /** Where `$VAR` and JIRA_API_TOKEN are looked up; default process.env. */
-  env?: NodeJS.ProcessEnv;
-  fetch?: FetchLike;
-  /** Per request, the answer's body included; default 30 s. */
-  timeoutMs?: number;
-  maxPages?: number;
-  now?: () => number;
-}
+export type JiraTrackerOptions = HttpTrackerOptions<JiraTrackerConfig>;
 
 const stateKey = (state: string | null): string => (state ?? '').trim().toLowerCase();
 
@@ -50,10 +41,7 @@ const stateKey = (state: string | null): string => (state ?? '').trim().toLowerC
  * checked here, so a missing site, email, project key or token fails before any request.
  */
 export function createJiraTracker(options: JiraTrackerOptions): TrackerAdapter {
-  const settings = jiraSettings(options.config, {
-    apiKey: options.apiKey,
-    env: options.env ?? process.env,
-  });
+  const settings = jiraSettings(options.config, tokenSources(options));
   const transport: JiraTransport = {
     site: settings.site,
     email: settings.email,
@@ -152,30 +140,23 @@ async function bulkFetch(
 }
 
 /**
- * Every page of a JQL search, following nextPageToken. A token seen before, a page that
- * says it is not the last but gives no token, or more than `maxPages` pages is
- * `tracker_pagination`: each would otherwise poll forever or lose issues.
+ * Every page of a JQL search, following nextPageToken. A page that says it is not the last
+ * but gives no token is `tracker_pagination`, as are the loops followTokenPages guards against.
  */
-async function searchAll(
+function searchAll(
   transport: JiraTransport,
   jql: string,
   maxPages: number,
   signal: AbortSignal | undefined,
 ): Promise<unknown[]> {
-  const beans: unknown[] = [];
-  const tokens = new Set<string>();
-  let nextPageToken: string | undefined;
-  for (let page = 1; ; page += 1) {
-    if (page > maxPages) {
-      throw jiraFailure(
-        transport,
-        'tracker_pagination',
-        `Jira kept offering pages past ${maxPages}`,
-        {
-          maxPages,
-        },
-      );
-    }
+  const paging = {
+    service: 'Jira',
+    tokenName: 'nextPageToken',
+    maxPages,
+    paginationFailure: (message: string, detail?: Record<string, unknown>) =>
+      jiraFailure(transport, 'tracker_pagination', message, detail),
+  };
+  return followTokenPages(paging, async (nextPageToken, page) => {
     const body = await jiraPost(
       transport,
       JIRA_SEARCH_PATH,
@@ -183,7 +164,7 @@ async function searchAll(
         jql,
         fields: JIRA_FIELDS,
         maxResults: JIRA_PAGE_SIZE,
-        ...(nextPageToken === undefined ? {} : { nextPageToken }),
+        ...(nextPageToken === null ? {} : { nextPageToken }),
       },
       signal,
     );
@@ -191,7 +172,7 @@ async function searchAll(
     if (!Array.isArray(body.issues) || (isLast !== null && typeof isLast !== 'boolean')) {
       throw jiraFailure(transport, 'tracker_response', 'Jira answered a search without issues');
     }
-    beans.push(...(body.issues as unknown[]));
+    const items = body.issues as unknown[];
     const token = body.nextPageToken;
     if (token !== undefined && token !== null && typeof token !== 'string') {
       throw jiraFailure(
@@ -209,17 +190,8 @@ async function searchAll(
           { page },
         );
       }
-      return beans;
+      return { items, next: null };
     }
-    if (tokens.has(token)) {
-      throw jiraFailure(
-        transport,
-        'tracker_pagination',
-        `Jira gave the nextPageToken of an earlier page again (page ${page})`,
-        { page },
-      );
-    }
-    tokens.add(token);
-    nextPageToken = token;
-  }
+    return { items, next: token };
+  });
 }

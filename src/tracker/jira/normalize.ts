@@ -1,4 +1,5 @@
-import { type Issue, type IssueInput, normalizeIssue } from '../../workflow/issue.js';
+import type { Issue, IssueInput } from '../../workflow/issue.js';
+import { normalizedOrNull } from '../issue-list.js';
 import { isJsonMap } from './transport.js';
 
 /** The issue fields the adapter asks Jira for: only what src/workflow/issue.ts needs. */
@@ -163,9 +164,5 @@ export function normalizeJiraIssue(bean: unknown, site: string): Issue | null {
     created_at: isoTime(fields.created),
     updated_at: isoTime(fields.updated),
   };
-  try {
-    return normalizeIssue(input, `jira issue ${key}`);
-  } catch {
-    return null;
-  }
+  return normalizedOrNull(input, `jira issue ${key}`);
 }

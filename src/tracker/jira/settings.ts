@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../http.js';
 import { resolveTrackerKey } from '../credentials.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
@@ -48,13 +49,8 @@ function siteOf(endpoint: string | null): string {
       'tracker.endpoint',
     );
   }
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalid('tracker.endpoint must be an http(s) URL', 'tracker.endpoint');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+  const url = URL.parse(value);
+  if (url === null || !isHttpUrl(url)) {
     throw invalid('tracker.endpoint must be an http(s) URL', 'tracker.endpoint');
   }
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {

@@ -8,19 +8,15 @@ import {
   scrubbedQuote,
   timedExchange,
 } from '../http.js';
-import type { FetchLike } from '../types.js';
+import type { TransportReach } from '../http.js';
 
 /** How long one request may take, the answer's body included. */
 export const JIRA_REQUEST_TIMEOUT_MS = 30_000;
 
-export interface JiraTransport {
+export interface JiraTransport extends TransportReach {
   site: string;
   email: string;
   token: string;
-  fetch: FetchLike;
-  timeoutMs: number;
-  /** The clock for Retry-After (epoch ms); injectable for tests. */
-  now: () => number;
 }
 
 type JsonMap = Record<string, unknown>;

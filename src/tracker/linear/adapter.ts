@@ -1,7 +1,9 @@
 import type { Issue } from '../../workflow/issue.js';
-import type { FetchLike, FetchOptions, TrackerAdapter } from '../types.js';
+import type { FetchOptions, TrackerAdapter } from '../types.js';
+import { type HttpTrackerOptions, tokenSources } from '../adapter-options.js';
 import { transportReach } from '../http.js';
 import { chunksOf, normalizedOnce } from '../issue-list.js';
+import { followTokenPages } from '../paging.js';
 import { normalizeLinearIssue } from './normalize.js';
 import {
   ISSUES_QUERY,
@@ -28,18 +30,7 @@ import { createLinearWriter } from './writer.js';
  */
 export const LINEAR_MAX_PAGES = 200;
 
-export interface LinearTrackerOptions {
-  config: LinearTrackerConfig;
-  /** The key itself (from the Workflow's Secret); else tracker.api_key, else LINEAR_API_KEY. */
-  apiKey?: string;
-  /** Where `$VAR` and LINEAR_API_KEY are looked up; default process.env. */
-  env?: NodeJS.ProcessEnv;
-  fetch?: FetchLike;
-  /** Per request, the answer's body included; default 30 s. */
-  timeoutMs?: number;
-  maxPages?: number;
-  now?: () => number;
-}
+export type LinearTrackerOptions = HttpTrackerOptions<LinearTrackerConfig>;
 
 const normalizedKey = (state: string): string => state.trim().toLowerCase();
 
@@ -49,10 +40,7 @@ const normalizedKey = (state: string): string => state.trim().toLowerCase();
  * `missing_tracker_secret`) before any request is made.
  */
 export function createLinearTracker(options: LinearTrackerOptions): TrackerAdapter {
-  const settings = linearSettings(options.config, {
-    apiKey: options.apiKey,
-    env: options.env ?? process.env,
-  });
+  const settings = linearSettings(options.config, tokenSources(options));
   const transport: LinearTransport = {
     endpoint: settings.endpoint,
     apiKey: settings.apiKey,
@@ -136,27 +124,23 @@ function viewerCache(transport: LinearTransport) {
 
 /**
  * Every page of `issues(filter)`, following pageInfo.endCursor. A page that says there is
- * more but gives no cursor, a cursor seen before, or more than `maxPages` pages is
- * `tracker_pagination`: each would otherwise poll forever.
+ * more but gives no cursor is `tracker_pagination`, as are the loops followTokenPages guards
+ * against.
  */
-async function fetchAllPages(
+function fetchAllPages(
   transport: LinearTransport,
   filter: Record<string, unknown>,
   maxPages: number,
   signal: AbortSignal | undefined,
 ): Promise<unknown[]> {
-  const nodes: unknown[] = [];
-  const cursors = new Set<string>();
-  let after: string | null = null;
-  for (let page = 1; ; page += 1) {
-    if (page > maxPages) {
-      throw trackerFailure(
-        transport,
-        'tracker_pagination',
-        `Linear kept offering pages past ${maxPages}`,
-        { maxPages },
-      );
-    }
+  const paging = {
+    service: 'Linear',
+    tokenName: 'cursor',
+    maxPages,
+    paginationFailure: (message: string, detail?: Record<string, unknown>) =>
+      trackerFailure(transport, 'tracker_pagination', message, detail),
+  };
+  return followTokenPages(paging, async (after, page) => {
     const data = await linearRequest(
       transport,
       ISSUES_QUERY,
@@ -173,8 +157,8 @@ async function fetchAllPages(
     ) {
       throw trackerFailure(transport, 'tracker_response', 'Linear answered issues without a page');
     }
-    nodes.push(...(connection.nodes as unknown[]));
-    if (!pageInfo.hasNextPage) return nodes;
+    const items = connection.nodes as unknown[];
+    if (!pageInfo.hasNextPage) return { items, next: null };
     const cursor = pageInfo.endCursor;
     if (typeof cursor !== 'string' || cursor === '') {
       throw trackerFailure(
@@ -184,15 +168,6 @@ async function fetchAllPages(
         { page },
       );
     }
-    if (cursors.has(cursor)) {
-      throw trackerFailure(
-        transport,
-        'tracker_pagination',
-        `Linear gave the cursor of an earlier page again (page ${page})`,
-        { page },
-      );
-    }
-    cursors.add(cursor);
-    after = cursor;
-  }
+    return { items, next: cursor };
+  });
 }

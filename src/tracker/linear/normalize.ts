@@ -1,4 +1,5 @@
-import { type Issue, type IssueInput, normalizeIssue } from '../../workflow/issue.js';
+import type { Issue, IssueInput } from '../../workflow/issue.js';
+import { normalizedOrNull } from '../issue-list.js';
 import { isJsonMap } from './transport.js';
 
 type JsonMap = Record<string, unknown>;
@@ -73,9 +74,5 @@ export function normalizeLinearIssue(node: unknown, assigneeId: string | null): 
     created_at: text(node.createdAt),
     updated_at: text(node.updatedAt),
   };
-  try {
-    return normalizeIssue(input, `linear issue ${identifier}`);
-  } catch {
-    return null;
-  }
+  return normalizedOrNull(input, `linear issue ${identifier}`);
 }

@@ -1,3 +1,4 @@
+import { isHttpUrl } from '../http.js';
 import { resolveTrackerKey } from '../credentials.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
 import { LorenzError } from '../../workflow/errors.js';
@@ -92,13 +93,8 @@ export function resolveLinearApiKey(apiKey: string | null, env: NodeJS.ProcessEn
 function endpointOf(endpoint: string | null): string {
   const value = endpoint?.trim() ?? '';
   if (value === '') return LINEAR_DEFAULT_ENDPOINT;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw invalid('tracker.endpoint: must be an http(s) URL', ['tracker.endpoint']);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+  const url = URL.parse(value);
+  if (url === null || !isHttpUrl(url)) {
     throw invalid('tracker.endpoint: must be an http(s) URL', ['tracker.endpoint']);
   }
   return url.toString();

@@ -9,18 +9,14 @@ import {
   scrubbedQuote,
   timedExchange,
 } from '../http.js';
-import type { FetchLike } from '../types.js';
+import type { TransportReach } from '../http.js';
 
 /** How long one GraphQL request may take, the answer's body included. */
 export const LINEAR_REQUEST_TIMEOUT_MS = 30_000;
 
-export interface LinearTransport {
+export interface LinearTransport extends TransportReach {
   endpoint: string;
   apiKey: string;
-  fetch: FetchLike;
-  timeoutMs: number;
-  /** The clock for rate-limit reset times (epoch ms); injectable for tests. */
-  now: () => number;
 }
 
 type JsonMap = Record<string, unknown>;

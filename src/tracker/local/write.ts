@@ -95,7 +95,8 @@ async function editIssue(
   if (changed !== null) await writeFileAtomic(path, changed);
 }
 
-function parsedIssue(id: string, text: string): LocalIssueFile {
+/** An issue file's text parsed; a malformed one is `tracker_response`. */
+export function parsedIssue(id: string, text: string): LocalIssueFile {
   const parsed = parseLocalIssue(id, text);
   if (!parsed.ok) {
     throw new LorenzError(

@@ -2,11 +2,12 @@ import { LorenzError } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
 import type { TrackerComment, TrackerWriter } from '../types.js';
 import type { BoardSource, BoardStates } from './board.js';
-import { type LocalComment, type LocalIssueFile, parseLocalIssue } from './parse.js';
+import type { LocalComment, LocalIssueFile } from './parse.js';
 import {
   type LocalBoardLocation,
   appendLocalIssueComment,
   createLocalIssue,
+  parsedIssue,
   readLocalIssue,
   replaceLocalIssueComment,
   setLocalIssueStatus,
@@ -93,14 +94,7 @@ export function createLocalWriter(options: LocalWriterOptions): TrackerWriter {
     if (text === undefined) {
       throw new LorenzError('tracker_status', `local tracker: no issue ${issueId} on the board`);
     }
-    const parsed = parseLocalIssue(issueId, text);
-    if (!parsed.ok) {
-      throw new LorenzError(
-        'tracker_response',
-        `local tracker: ${issueId} is malformed: ${parsed.reason}`,
-      );
-    }
-    return parsed.file;
+    return parsedIssue(issueId, text);
   }
 
   async function current(issueId: string): Promise<Issue> {

@@ -106,6 +106,18 @@ describe('storeRequest', () => {
       'PATCH issueruns/app-eng-42',
     ]);
   });
+  it('remembers its own 4096 latest-used request ids: one asked again outlives an older one', async () => {
+    const { client, store } = setup();
+    const ask = (n: number) => store.storeRequest(verified, { ...request, id: `a1-s0-r${n}` });
+    for (let n = 0; n < 4096; n += 1) await ask(n);
+    await ask(0); // known: no patch, and now the most recently used
+    await ask(4096); // one past the bound: r1, the least recently used, is forgotten
+    const before = client.summaries().length;
+    await ask(0);
+    expect(client.summaries().length).toBe(before);
+    await ask(1);
+    expect(client.summaries().length).toBe(before + 1);
+  });
 });
 
 describe('decisionOf and nextChange', () => {
