@@ -220,9 +220,15 @@ describe("SSH executor: what left the hook's group ends with the run", () => {
       killGraceMs: 200,
     });
     expect(result).toMatchObject({ exitCode: holdsOutput ? null : 0, timedOut: holdsOutput });
-    const [pid] = await pidsOf(sshd, `sleep ${mark}`);
+    // A hook that backgrounds its daemon may end before the daemon has started its sleep
+    // (under load, setsid and sh take a while): wait for it to appear.
+    let pid: number | undefined;
+    const appeared = await eventually(async () => {
+      [pid] = await pidsOf(sshd, `sleep ${mark}`);
+      return pid !== undefined;
+    });
     // It outlived its hook's group, and carries the run's marker.
-    expect(pid).toBeDefined();
+    expect(appeared).toBe(true);
     expect(await markedProcesses(executor.runMarker)).toContain(pid);
     await executor.shutdown(300);
     expect(await eventually(gone(mark))).toBe(true);
