@@ -32,7 +32,7 @@ export const TREE_DIGEST_HEADER = Buffer.from('lorenz-tree-v1\0', 'latin1');
  * How many files are read at once. Hashing runs on this one thread; the reads go to libuv's
  * pool (4 threads), so a few in flight keep the hash fed without crowding a 2-core machine.
  */
-const READERS = 6;
+const READERS = 8;
 /** How many listings and lstats are in flight at once while walking. */
 const LISTERS = 16;
 
@@ -66,6 +66,40 @@ function writeRecord(hash: Hash, entry: TreeEntry, contentDigest: Buffer | undef
   hash.update(Buffer.concat(parts));
 }
 
+interface ContentReader {
+  /** Starts reading a level's files (after the levels before it). */
+  readLevel: (found: readonly TreeEntry[]) => void;
+  /** Every file handed in so far, with its content digest, once all are read. */
+  finished: () => Promise<Map<TreeEntry, Buffer>>;
+}
+
+/**
+ * Reads files while the walk lists the next level: one level's files at a time, READERS of
+ * them at once, each reader with its own buffer.
+ */
+function contentReader(root: Buffer): ContentReader {
+  const contents = new Map<TreeEntry, Buffer>();
+  const buffers = Array.from({ length: READERS }, () => Buffer.allocUnsafe(FILE_READ_BYTES));
+  let reads: Promise<unknown> = Promise.resolve();
+  const readFile = async (file: FileEntry, worker: number): Promise<void> => {
+    const buffer = buffers[worker] ?? Buffer.allocUnsafe(FILE_READ_BYTES);
+    contents.set(file, await fileContentDigest(onDisk(root, file.path), file.size, buffer));
+  };
+  return {
+    readLevel: (found) => {
+      const files = found.filter((entry): entry is FileEntry => entry.kind === 'file');
+      reads = reads.then(() => mapConcurrently(files, READERS, readFile));
+      // Seen as handled at once: a read may fail while the walk is still listing, and is
+      // reported when finished() is awaited, not as an unhandled rejection that ends the process.
+      reads.catch(() => undefined);
+    },
+    finished: async () => {
+      await reads;
+      return contents;
+    },
+  };
+}
+
 /**
  * Walks `root` (never following a symlink), refuses an unsupported file or an escaping link,
  * and hashes every entry's record in path-byte order. The root must be a real directory (a
@@ -75,25 +109,29 @@ export async function workspaceTreeDigest(root: string): Promise<TreeDigest> {
   // Only the executor's filesystem questions are asked: no command runs, so no namespace.
   const canonical = await assertWorkspaceRoot(createLocalExecutor({ pidNamespace: false }), root);
   const rootBytes = Buffer.from(canonical);
-  const entries = await listTree(rootBytes, LISTERS);
-  entries.sort((a, b) => Buffer.compare(a.path, b.path));
-  // Before any file is read: a refused tree costs a listing, not a read of every byte.
-  assertLinksContained(canonical, entries);
-  const files = entries.filter((entry): entry is FileEntry => entry.kind === 'file');
-  const buffers = Array.from({ length: READERS }, () => Buffer.allocUnsafe(FILE_READ_BYTES));
-  const contents = new Map<TreeEntry, Buffer>();
-  await mapConcurrently(files, READERS, async (file, worker) => {
-    const buffer = buffers[worker] ?? Buffer.allocUnsafe(FILE_READ_BYTES);
-    contents.set(file, await fileContentDigest(onDisk(rootBytes, file.path), file.size, buffer));
-  });
+  const reader = contentReader(rootBytes);
+  let entries: TreeEntry[];
+  try {
+    entries = await listTree(rootBytes, LISTERS, reader.readLevel);
+    entries.sort((a, b) => Buffer.compare(a.path, b.path));
+    assertLinksContained(canonical, entries);
+  } catch (error) {
+    // The refusal is the answer: the reads already started finish first, whatever they say.
+    await reader.finished().catch(() => undefined);
+    throw error;
+  }
+  const contents = await reader.finished();
   const hash = createHash('sha256').update(TREE_DIGEST_HEADER);
   for (const entry of entries) writeRecord(hash, entry, contents.get(entry));
+  const count = (kind: TreeEntry['kind']) => entries.filter((entry) => entry.kind === kind).length;
+  let bytes = 0;
+  for (const entry of entries) if (entry.kind === 'file') bytes += entry.size;
   return {
     digest: `sha256:${hash.digest('hex')}`,
-    files: files.length,
-    bytes: files.reduce((sum, file) => sum + file.size, 0),
-    links: entries.filter((entry) => entry.kind === 'symlink').length,
-    dirs: entries.filter((entry) => entry.kind === 'dir').length,
+    files: count('file'),
+    bytes,
+    links: count('symlink'),
+    dirs: count('dir'),
   };
 }
 

@@ -62,10 +62,15 @@ async function entryAt(root: Buffer, path: Buffer): Promise<TreeEntry> {
 
 /**
  * Every entry below `root` (not the root itself), in no particular order: directories level by
- * level, each level's listings and lstats at most `workers` at a time. Symlinks are never
- * followed, so a link to a directory is one entry, not the tree it leads to.
+ * level, each level's listings and lstats at most `workers` at a time, each level handed to
+ * `onLevel` as soon as it is listed (so its files can be read while the next level is listed).
+ * Symlinks are never followed, so a link to a directory is one entry, not the tree it leads to.
  */
-export async function listTree(root: Buffer, workers: number): Promise<TreeEntry[]> {
+export async function listTree(
+  root: Buffer,
+  workers: number,
+  onLevel: (found: readonly TreeEntry[]) => void = () => undefined,
+): Promise<TreeEntry[]> {
   const entries: TreeEntry[] = [];
   let level: Buffer[] = [Buffer.alloc(0)];
   while (level.length > 0) {
@@ -75,6 +80,7 @@ export async function listTree(root: Buffer, workers: number): Promise<TreeEntry
     });
     const found = await mapConcurrently(listings.flat(), workers, (path) => entryAt(root, path));
     entries.push(...found);
+    onLevel(found);
     level = found.filter((entry) => entry.kind === 'dir').map((entry) => entry.path);
   }
   return entries;

@@ -220,13 +220,30 @@ describe('a large file', () => {
     });
   });
 
-  it('is refused when it is not the size it was listed at', async () => {
-    const path = join(base, 'grown');
+  it.each([
+    ['grew', 2, /2 bytes when listed, 3 when read/],
+    ['shrank', 5, /5 bytes when listed, 3 when read/],
+  ])('is refused when it %s after it was listed', async (_, listed, why) => {
+    const path = join(base, 'file');
     await writeFile(path, 'abc');
-    await expect(fileContentDigest(Buffer.from(path), 2, Buffer.alloc(8))).rejects.toThrow(
-      /changed while the workspace digest was taken: 2 bytes when listed, 3 when read/,
+    await expect(fileContentDigest(Buffer.from(path), listed, Buffer.alloc(8))).rejects.toThrow(
+      why,
     );
   });
+});
+
+describe('a file that cannot be read', () => {
+  it.skipIf(process.getuid?.() === 0)(
+    'fails the digest with the read error, even while the walk is still listing',
+    async () => {
+      const root = await buildTree('tree');
+      await writeFile(join(root, 'secret'), 'x', { mode: 0o000 });
+      await chmod(join(root, 'secret'), 0o000);
+      // Levels below the top are still being listed when the top's files are read.
+      await mkdir(join(root, 'd1', 'd2', 'd3', 'd4'), { recursive: true });
+      await expect(workspaceTreeDigest(root)).rejects.toMatchObject({ code: 'EACCES' });
+    },
+  );
 });
 
 // The record format, written again here from docs/snapshots.md rather than imported, so that
