@@ -26,6 +26,8 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'workspace_skill_source_symlink':
     case 'workspace_skill_source_unsupported':
     case 'workspace_skill_source_missing':
+    case 'workspace_tree_symlink_escapes':
+    case 'workspace_tree_unsupported_file':
     case 'ssh_connect':
     case 'workspace_repo_missing':
     case 'workspace_repo_no_clone_address':
@@ -62,6 +64,7 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'codehost_response':
     case 'codehost_rate_limited':
     case 'input_digest_mismatch':
+    case 'snapshot_digest_mismatch':
     case 'invalid_pod_template':
       return 1;
   }

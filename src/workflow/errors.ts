@@ -39,6 +39,10 @@ export type LorenzErrorCode =
   | 'workspace_skill_source_symlink'
   | 'workspace_skill_source_unsupported'
   | 'workspace_skill_source_missing'
+  // a workspace's tree digest (warm starts from snapshots: docs/snapshots.md)
+  | 'workspace_tree_symlink_escapes'
+  | 'workspace_tree_unsupported_file'
+  | 'snapshot_digest_mismatch'
   | 'invalid_ssh_timeout'
   | 'ssh_connect'
   // git workspaces
@@ -121,6 +125,12 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
   workspace_skill_source_symlink: 'An agent.skills source is, or contains, a symlink.',
   workspace_skill_source_unsupported: 'An agent.skills source is not a directory of regular files.',
   workspace_skill_source_missing: 'An agent.skills source does not exist.',
+  workspace_tree_symlink_escapes:
+    "A symlink in the workspace's tree leads outside it (an absolute target, `..` past the top, through another link, or a loop); the path and its target given.",
+  workspace_tree_unsupported_file:
+    "The workspace's tree holds something that is not a file, directory or symlink (a fifo, socket or device); its path given.",
+  snapshot_digest_mismatch:
+    "A workspace restored from a snapshot does not have the snapshot's digest (both digests given): refused before any hook.",
   invalid_ssh_timeout:
     'worker.ssh_timeout_ms is not a positive integer (at most 2147483647): refused when the workflow loads, before any host is contacted.',
   ssh_connect:

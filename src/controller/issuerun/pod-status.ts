@@ -78,6 +78,7 @@ const allContainerStatuses = (pod: V1Pod): V1ContainerStatus[] => [
  * Failure codes of the engine → the IssueRun reason that names them. No default: a new code
  * does not compile until it is placed here.
  */
+// eslint-disable-next-line max-lines-per-function -- an exhaustive switch, a line a code: splitting it would hide a code's reason
 export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
   switch (code) {
     case 'hook_failed':
@@ -88,8 +89,9 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'HookKilled';
     case 'cancelled':
       return 'Cancelled';
-    // What the Pod was given does not hold: its inputs, the WORKFLOW.md or the issue in them.
+    // What the Pod was given does not hold: its inputs or snapshot, the WORKFLOW.md, the issue.
     case 'input_digest_mismatch':
+    case 'snapshot_digest_mismatch':
     case 'missing_workflow_file':
     case 'file_unreadable':
     case 'workflow_parse_error':
@@ -110,6 +112,8 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
     case 'workspace_skill_source_symlink':
     case 'workspace_skill_source_unsupported':
     case 'workspace_skill_source_missing':
+    case 'workspace_tree_symlink_escapes':
+    case 'workspace_tree_unsupported_file':
     case 'workspace_error':
       return 'WorkspaceError';
     case 'workspace_repo_missing':
