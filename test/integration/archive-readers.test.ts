@@ -20,35 +20,13 @@ import { getRunsCommand, type RunCommandDeps } from '../../src/cli/runs/get-runs
 import { logsCommand } from '../../src/cli/runs/logs.js';
 import { describeRunCommand } from '../../src/cli/runs/describe.js';
 import { delegatingArchive } from '../../src/archive/delegate.js';
-import { openPostgresArchive } from '../../src/archive/postgres.js';
-import { openSqliteArchive } from '../../src/archive/sqlite.js';
-import { startPostgres } from '../support/postgres.js';
+import { realArchiveStores } from '../support/archive-stores.js';
 import { controllerKubeConfig, installOperator } from './operator-harness.js';
 
 const exec = promisify(execFile);
 
-/** The stores the readers are tested against; the lead adds SQLite and PostgreSQL here. */
-const ARCHIVE_STORES: { name: string; open: () => Promise<ArchiveStore> }[] = [
-  {
-    name: 'SQLite',
-    open: async () =>
-      openSqliteArchive(join(await mkdtemp(join(tmpdir(), 'lorenz-readers-it-')), 'archive.db')),
-  },
-  {
-    name: 'PostgreSQL',
-    open: async () => {
-      const postgres = await startPostgres();
-      const archive = await openPostgresArchive(postgres.url);
-      // Closing the store also stops its server.
-      const closeStore = archive.close.bind(archive);
-      archive.close = async () => {
-        await closeStore();
-        await postgres.stop();
-      };
-      return archive;
-    },
-  },
-];
+/** The stores the readers are tested against. */
+const ARCHIVE_STORES = realArchiveStores('lorenz-readers-it-');
 
 const A = 'team-a';
 const B = 'team-b';
@@ -280,6 +258,13 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
     // The apiserver proxies only to an endpoint that is a Pod's IP (and never a loopback
     // one): a stand-in for the controller's Pod, on no node, with this machine's address.
     const ip = hostAddress();
+    // The Endpoints and the EndpointSlice name the same Pod and port: the proxy reads either.
+    const standInPod = {
+      kind: 'Pod',
+      name: 'lorenz-controller-stand-in',
+      namespace: 'lorenz-system',
+    };
+    const archivePorts = [{ name: 'archive', port, protocol: 'TCP' }];
     await admin.request({
       method: 'POST',
       path: '/api/v1/namespaces/lorenz-system/pods',
@@ -308,14 +293,10 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
               {
                 ip,
                 nodeName: 'elsewhere',
-                targetRef: {
-                  kind: 'Pod',
-                  name: 'lorenz-controller-stand-in',
-                  namespace: 'lorenz-system',
-                },
+                targetRef: standInPod,
               },
             ],
-            ports: [{ name: 'archive', port, protocol: 'TCP' }],
+            ports: archivePorts,
           },
         ],
       },
@@ -336,14 +317,10 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
             addresses: [ip],
             conditions: { ready: true },
             nodeName: 'elsewhere',
-            targetRef: {
-              kind: 'Pod',
-              name: 'lorenz-controller-stand-in',
-              namespace: 'lorenz-system',
-            },
+            targetRef: standInPod,
           },
         ],
-        ports: [{ name: 'archive', port, protocol: 'TCP' }],
+        ports: archivePorts,
       },
     });
 
