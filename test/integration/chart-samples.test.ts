@@ -12,7 +12,7 @@ import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { esbuildBundle } from '../../bench/reconcile-env.js';
+import { esbuildBundle, operatorImageFiles } from '../support/operator-build.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   installCrds,
@@ -24,7 +24,7 @@ import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/shared/constants.js
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
-import { impersonating, operatorImageFiles } from './operator-harness.js';
+import { impersonating } from './operator-harness.js';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -61,7 +61,7 @@ beforeAll(async () => {
   node = await startProcessNode({
     controlPlane: cp,
     imageMap: {
-      [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent),
+      [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent, root),
       [SAMPLE_AGENT_IMAGE]: {
         '/usr/bin/node': await realpath(join(root, 'node_modules/.bin/node')),
       },
