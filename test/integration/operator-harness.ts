@@ -32,6 +32,7 @@ import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-
 import { fixtureData } from '../support/fakes/linear-data.js';
 import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import { POD_NODE_DIR, providePodNode } from '../support/node-binary.js';
+import { scriptedWorkflowText, type WorkflowOptions } from '../support/scripted-workflow.js';
 import {
   buildRunnerBundle,
   lorenzCrdFiles,
@@ -40,6 +41,7 @@ import {
 
 const exec = promisify(execFile);
 export { freePort };
+export type { WorkflowOptions };
 export const root = join(import.meta.dirname, '..', '..');
 export const NAMESPACE = 'default';
 export const CONTROLLER_USER = 'system:serviceaccount:lorenz-system:lorenz-controller';
@@ -305,42 +307,12 @@ export async function createSecret(
   await env.kubectl('create', 'secret', 'generic', name, '-n', NAMESPACE, ...literals);
 }
 
-export interface WorkflowOptions {
-  hooks?: Record<string, string | number>;
-  prompt?: string;
-  /** agent.max_turns (1 unless given). */
-  maxTurns?: number;
-  /** agent.max_retry_backoff_ms (the default unless given). */
-  maxRetryBackoffMs?: number;
-  /** tracker.kind (memory unless given). */
-  trackerKind?: string;
-  /** More YAML lines of the tracker section (indented two spaces), e.g. inline issues. */
-  tracker?: string;
-  /** More YAML lines of the agent section (indented two spaces). */
-  agent?: string;
-  /** polling.interval_ms (the default unless given). */
-  pollingMs?: number;
-}
-
 /** A WORKFLOW.md with the scripted agent, as the init container installs it, as the bridge. */
-export function workflowText(env: OperatorEnv, options: WorkflowOptions = {}): string {
-  const hooks = Object.entries(options.hooks ?? {})
-    .map(([key, value]) => `  ${key}: ${JSON.stringify(value)}`)
-    .join('\n');
-  return `---
-tracker:
-  kind: ${options.trackerKind ?? 'memory'}${options.tracker ? `\n${options.tracker}` : ''}
-agent:
-  kind: scripted
-  max_turns: ${options.maxTurns ?? 1}${options.maxRetryBackoffMs === undefined ? '' : `\n  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`}${options.agent ? `\n${options.agent}` : ''}${options.pollingMs === undefined ? '' : `\npolling:\n  interval_ms: ${options.pollingMs}`}
-agents:
-  scripted:
-    bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}
-hooks:
-${hooks || '  timeout_ms: 60000'}
----
-${options.prompt ?? 'Work on {{ issue.identifier }}.\n@write done.txt ok'}`;
-}
+export const workflowText = (_env: OperatorEnv, options: WorkflowOptions = {}): string =>
+  scriptedWorkflowText(
+    `${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}`,
+    options,
+  );
 
 export const podTemplate = {
   spec: {
