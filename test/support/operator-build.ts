@@ -28,16 +28,21 @@ export function repoRootAbove(from: string): string {
   }
 }
 
+/** One ES module for the Node the images carry, npm packages included: every test bundle. */
+export const NODE_ESM_BUNDLE = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  logLevel: 'warning',
+} as const;
+
 /** `entry` bundled into one ES module at `outfile`, its source map beside it. */
 export async function esbuildBundle(entry: string, outfile: string): Promise<string> {
   await build({
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
+    ...NODE_ESM_BUNDLE,
     banner: { js: REQUIRE_SHIM },
     // A map beside the bundle: BENCH_PROFILE names source files and lines, not bundle lines.
     sourcemap: 'linked',
