@@ -435,40 +435,29 @@ export function describeArchiveContract(
     it('sums usage by namespace, Workflow and UTC day, counting failed runs', async () => {
       const store = await fresh();
       const usage = (n: number) => ({ inputTokens: n, outputTokens: 2 * n, totalTokens: 3 * n });
-      await store.putRun(
-        run({ uid: 'a', workflow: 'w1', createdAt: '2026-03-01T01:00:00Z', usage: usage(1) }),
-      );
-      await store.putRun(
-        run({
+      for (const fields of [
+        { uid: 'a', workflow: 'w1', createdAt: '2026-03-01T01:00:00Z', usage: usage(1) },
+        {
           uid: 'b',
           workflow: 'w1',
           createdAt: '2026-03-01T23:00:00Z',
           usage: usage(10),
           phase: 'Failed',
-        }),
-      );
-      // 2026-03-02T00:30 in UTC: the next day.
-      await store.putRun(
-        run({
-          uid: 'c',
-          workflow: 'w1',
-          createdAt: '2026-03-01T20:30:00-04:00',
-          usage: usage(100),
-        }),
-      );
-      await store.putRun(
-        run({ uid: 'd', workflow: 'w2', createdAt: '2026-03-01T05:00:00Z', usage: usage(1000) }),
-      );
-      await store.putRun(
-        run({
+        },
+        // 2026-03-02T00:30 in UTC: the next day.
+        { uid: 'c', workflow: 'w1', createdAt: '2026-03-01T20:30:00-04:00', usage: usage(100) },
+        { uid: 'd', workflow: 'w2', createdAt: '2026-03-01T05:00:00Z', usage: usage(1000) },
+        {
           uid: 'e',
           namespace: 'team-b',
           workflow: 'w1',
           createdAt: '2026-03-01T05:00:00Z',
           usage: usage(5),
           phase: 'Failed',
-        }),
-      );
+        },
+      ]) {
+        await store.putRun(run(fields));
+      }
       const a = await store.getRun({ uid: 'a' });
       if (a) await store.putRun({ ...a.run, deletedAt: '2026-03-04T00:00:00Z' });
       const row = (
