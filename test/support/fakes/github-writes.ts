@@ -9,6 +9,7 @@ import {
   githubIssueComment,
   githubLabel,
 } from './github-data.js';
+import { isMap, secondsFrom } from './stand-in-clock.js';
 
 export interface WriteState {
   repository: string;
@@ -43,16 +44,8 @@ const invalid = (field: string): WriteAnswer => ({
 });
 
 // A clock of its own, so every write gets a later time than the fixtures' dates.
-let tick = 0;
-function stamp(): string {
-  tick += 1;
-  return new Date(Date.parse('2026-03-01T00:00:00Z') + tick * 1000)
-    .toISOString()
-    .replace('.000', '');
-}
-
-const isMap = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const clock = secondsFrom('2026-03-01T00:00:00Z');
+const stamp = (): string => clock().toISOString().replace('.000', '');
 
 function labelNames(value: unknown): string[] {
   if (!Array.isArray(value)) return [];
