@@ -414,6 +414,18 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
     return { status: response.status, headers: response.headers, body: await response.text() };
   };
   const bearer = () => ({ Authorization: `Bearer ${readerToken}` });
+  /** An IssueRun in team-a on the board Workflow, as the admin: a live run, not archived. */
+  const createLiveRun = (name: string, issue: { identifier: string; title: string }) =>
+    admin.request<{ metadata: { uid: string } }>({
+      method: 'POST',
+      path: ISSUERUNS(A),
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'IssueRun',
+        metadata: { name },
+        spec: { workflowRef: { name: 'board' }, issue: { ...issue, state: 'Todo' } },
+      },
+    });
   const run = async (command: typeof getRunsCommand, args: string[], deps: RunCommandDeps = {}) => {
     let stdout = '';
     let stderr = '';
@@ -510,19 +522,7 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
   });
 
   it('lorenz get runs --all lists a live run and an archived deleted run in one table', async () => {
-    await admin.request({
-      method: 'POST',
-      path: ISSUERUNS(A),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'IssueRun',
-        metadata: { name: 'live-run' },
-        spec: {
-          workflowRef: { name: 'board' },
-          issue: { identifier: 'ENG-2', title: 'Live one', state: 'Todo' },
-        },
-      },
-    });
+    await createLiveRun('live-run', { identifier: 'ENG-2', title: 'Live one' });
     const result = await run(getRunsCommand, ['--all', '--kubeconfig', readerKubeconfig]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -618,19 +618,7 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
   });
 
   it('lorenz logs -f of a live run shows lines as they appear and exits 0 when the Pod log ends', async () => {
-    const created = await admin.request<{ metadata: { uid: string } }>({
-      method: 'POST',
-      path: ISSUERUNS(A),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'IssueRun',
-        metadata: { name: 'follow-run' },
-        spec: {
-          workflowRef: { name: 'board' },
-          issue: { identifier: 'ENG-3', title: 'Follow', state: 'Todo' },
-        },
-      },
-    });
+    const created = await createLiveRun('follow-run', { identifier: 'ENG-3', title: 'Follow' });
     const line = (i: number) =>
       JSON.stringify({
         type: 'hook_output',
