@@ -58,8 +58,10 @@ export interface PullState {
   statuses: FakeStatus[];
 }
 
-const DOCS = 'https://docs.github.com/rest';
-const notFound = (): PullAnswer => ({
+/** Where GitHub's error bodies point (documentation_url); the issue writes share it. */
+export const DOCS = 'https://docs.github.com/rest';
+/** GitHub's 404, for pull requests and issues alike. */
+export const notFound = (): PullAnswer => ({
   status: 404,
   body: { message: 'Not Found', documentation_url: DOCS, status: '404' },
 });

@@ -9,6 +9,7 @@ import {
   githubIssueComment,
   githubLabel,
 } from './github-data.js';
+import { DOCS, notFound } from './github-pulls.js';
 import { isMap, secondsFrom } from './stand-in-clock.js';
 
 export interface WriteState {
@@ -29,11 +30,6 @@ export interface WriteAnswer {
 
 type Json = Record<string, unknown>;
 
-const DOCS = 'https://docs.github.com/rest';
-const notFound = (): WriteAnswer => ({
-  status: 404,
-  body: { message: 'Not Found', documentation_url: DOCS, status: '404' },
-});
 const invalid = (field: string): WriteAnswer => ({
   status: 422,
   body: {
