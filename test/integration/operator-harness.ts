@@ -269,6 +269,29 @@ export const useLinearStandIn = (apiKey: string): LinearStandIn =>
     (linear) => linear.close(),
   );
 
+/**
+ * A Workflow on the Linear stand-in's project alpha1 at `endpoint`, polled every second, with
+ * the API key in the Secret `secretName` (made here); `options` add to its WORKFLOW.md.
+ */
+export async function createLinearWorkflow(
+  env: OperatorEnv,
+  name: string,
+  linear: { endpoint: string; secretName: string; apiKey: string },
+  options: WorkflowOptions = {},
+): Promise<void> {
+  await env.createSecret(linear.secretName, { api_key: linear.apiKey });
+  await env.createWorkflow(
+    name,
+    env.workflowText({
+      trackerKind: 'linear',
+      tracker: `  endpoint: ${linear.endpoint}\n  project_slug: alpha1`,
+      pollingMs: 1000,
+      ...options,
+    }),
+    { trackerSecretRef: { name: linear.secretName } },
+  );
+}
+
 /** The GitHub stand-in with one issue to work on (#7, lorenz:todo), for a describe block. */
 export const useGithubStandIn = (): GithubStandIn =>
   useStarted(
