@@ -22,7 +22,6 @@ import {
   collection,
   createNamespace,
   createWorkflow,
-  esbuildBundle,
   issueRunBody,
   memoryOf,
   repo,
@@ -32,6 +31,7 @@ import {
   workflowText,
   type BenchCluster,
 } from './reconcile-env.js';
+import { esbuildBundle } from '../test/support/operator-build.js';
 import { auditMark, countWrites, CONTROLLER_USER } from './reconcile-audit.js';
 import { inPool, sequenceNames } from './reconcile-load.js';
 import { cpuSeconds, settled, workflowReady } from './reconcile-phases.js';

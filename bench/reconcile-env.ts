@@ -3,12 +3,10 @@
 // are fed (Workflow, IssueRun, Job) in namespaces of their own.
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { sshBundleOptions } from '../hack/bundle-native.mjs';
 import {
   createKubeconfigFor,
   installCrds,
@@ -29,8 +27,6 @@ const IMAGE_NODE_FLAGS = (() => {
   const words = entrypoint ? (JSON.parse(entrypoint[1] as string) as string[]) : [];
   return words.filter((word) => word.startsWith('--')).join(' ');
 })();
-const REQUIRE_SHIM =
-  "import { createRequire as __benchRequire } from 'node:module'; const require = __benchRequire(import.meta.url);";
 
 export interface BenchCluster {
   cp: ControlPlane;
@@ -202,24 +198,6 @@ export async function until<T>(
   }
 }
 
-export async function esbuildBundle(entry: string, outfile: string): Promise<string> {
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    logLevel: 'warning',
-    banner: { js: REQUIRE_SHIM },
-    // A map beside the bundle: BENCH_PROFILE names source files and lines, not bundle lines.
-    sourcemap: 'linked',
-    // The runner and the controller bundle ssh2 (SSH workers) without its native add-ons.
-    ...sshBundleOptions,
-  });
-  return outfile;
-}
-
 /** VmRSS, VmHWM (peak) and RssAnon (heap and native memory, no mapped files), in MiB. */
 export async function memoryOf(
   pid: number,
@@ -347,16 +325,4 @@ export function startJobController(
     ],
     join(cluster.cp.dir, 'logs', `kube-controller-manager-job-qps${qps}.log`),
   );
-}
-
-/** The runner bundle the operator image carries at /lorenz/lorenz.js, built from src. */
-export async function buildRunnerBundle(dir: string): Promise<string> {
-  const entry = join(dir, 'runner-entry.ts');
-  await writeFile(
-    entry,
-    `import { runRunnerCommand } from ${JSON.stringify(join(repo, 'src/runner/main.ts'))};\n` +
-      // argv: node lorenz.js runner …
-      'process.exitCode = await runRunnerCommand(process.argv.slice(3));\n',
-  );
-  return esbuildBundle(entry, join(dir, 'lorenz.js'));
 }

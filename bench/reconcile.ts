@@ -16,7 +16,8 @@
 //                      (e.g. BENCH_PHASES=cache measures only the RSS with a full cache)
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { esbuildBundle, repo, startBenchCluster, type BenchCluster } from './reconcile-env.js';
+import { buildRunnerBundle, esbuildBundle } from '../test/support/operator-build.js';
+import { repo, startBenchCluster, type BenchCluster } from './reconcile-env.js';
 import { percentile, type LoadFigures } from './reconcile-load.js';
 import {
   cacheRss,
@@ -26,7 +27,6 @@ import {
   type Bundles,
   type LoadRound,
 } from './reconcile-phases.js';
-import { buildRunnerBundle } from './reconcile-env.js';
 import { summarizeCpuProfile } from './cpu-profile.js';
 
 const envNumber = (name: string, fallback: number) => {
@@ -108,7 +108,7 @@ async function buildBundles(cluster: BenchCluster): Promise<Bundles> {
       join(repo, 'bench/reconcile-controller.ts'),
       join(cluster.scratch, 'controller.mjs'),
     ),
-    buildRunnerBundle(cluster.scratch),
+    buildRunnerBundle(cluster.scratch, repo),
     esbuildBundle(
       join(repo, 'test/fixtures/scripted-agent/main.ts'),
       join(cluster.scratch, 'scripted-agent.mjs'),

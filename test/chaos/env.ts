@@ -11,16 +11,20 @@ import {
   startControlPlane,
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
-import { buildRunnerBundle, esbuildBundle, repo } from '../../bench/reconcile-env.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
-import {
-  DEFAULT_OPERATOR_IMAGE,
-  OPERATOR_IMAGE_BUNDLE_PATH,
-  OPERATOR_IMAGE_LAUNCHER_PATH,
-  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-} from '../../src/controller/shared/constants.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/shared/constants.js';
 import { providePodNode } from '../support/node-binary.js';
+import {
+  buildRunnerBundle,
+  esbuildBundle,
+  lorenzCrdFiles,
+  operatorImageFiles,
+  repoRootAbove,
+} from '../support/operator-build.js';
 import { startNodeChild, startReplica, type NodeChild, type Replica } from './children.js';
+
+// `npm run chaos` runs this from a bundle in bench/, the short form from source.
+const repo = repoRootAbove(import.meta.dirname);
 
 export const NAMESPACE = 'default';
 /** The two controller replicas act as users of their own: the audit log tells them apart. */
@@ -101,10 +105,7 @@ export async function startChaosEnv(): Promise<ChaosEnv> {
   });
   const admin = createKubeClient(cp.kubeConfig);
   try {
-    await installCrds(cp, [
-      join(repo, 'crds/lorenz.dev_workflows.yaml'),
-      join(repo, 'crds/lorenz.dev_issueruns.yaml'),
-    ]);
+    await installCrds(cp, lorenzCrdFiles(repo));
     // No serviceaccount controller runs: ServiceAccount admission needs the default one.
     await admin.request({
       method: 'POST',
@@ -116,7 +117,7 @@ export async function startChaosEnv(): Promise<ChaosEnv> {
       b: await createKubeconfigFor(cp, { name: REPLICA_USERS.b, groups: ['system:masters'] }),
     };
     const podNode = await providePodNode(repo);
-    const runner = await buildRunnerBundle(scratch);
+    const runner = await buildRunnerBundle(scratch, repo);
     const scriptedAgent = await esbuildBundle(
       join(repo, 'test/fixtures/scripted-agent/main.ts'),
       join(scratch, 'scripted-agent.mjs'),
@@ -129,13 +130,7 @@ export async function startChaosEnv(): Promise<ChaosEnv> {
       join(repo, 'test/chaos/node-entry.ts'),
       join(scratch, 'node.mjs'),
     );
-    const imageMap = {
-      [DEFAULT_OPERATOR_IMAGE]: {
-        [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
-        [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repo, 'hack/launcher.sh'),
-        [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
-      },
-    };
+    const imageMap = { [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent, repo) };
     const logDir = join(scratch, 'logs');
     let incarnation = 0;
     return {

@@ -3,6 +3,7 @@
 import type { IssueRun } from '../../src/api/index.js';
 import type { KubeClient } from '../../src/controller/runtime/client.js';
 import { RUN_POD_PATHS, SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
+import { scriptedWorkflowText } from '../support/scripted-workflow.js';
 import { NAMESPACE } from './env.js';
 
 const collection = (kind: 'workflows' | 'issueruns') =>
@@ -27,26 +28,19 @@ export async function createChaosWorkflow(
   options: WorkloadOptions = {},
 ): Promise<void> {
   const nodeDir = podNode.slice(0, podNode.lastIndexOf('/'));
-  const workflow = `---
-tracker:
-  kind: memory
-agent:
-  kind: scripted
-  max_turns: 1
-  max_retry_backoff_ms: 1000
-agents:
-  scripted:
-    bridge_command: ${podNode} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}
-hooks:
-  timeout_ms: ${options.hooksTimeoutMs ?? 20000}
-  after_create: "echo created {{ issue.identifier }}"
-  before_run: "sleep ${options.hookSeconds ?? 1}; echo ready"
-  after_run: "echo after"
-  before_remove: "echo bye"
----
-Work on {{ issue.identifier }}.
-@write done.txt ok
-`;
+  const workflow = scriptedWorkflowText(
+    `${podNode} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}`,
+    {
+      maxRetryBackoffMs: 1000,
+      hooks: {
+        timeout_ms: options.hooksTimeoutMs ?? 20000,
+        after_create: 'echo created {{ issue.identifier }}',
+        before_run: `sleep ${options.hookSeconds ?? 1}; echo ready`,
+        after_run: 'echo after',
+        before_remove: 'echo bye',
+      },
+    },
+  );
   await admin.request({
     method: 'POST',
     path: collection('workflows'),

@@ -109,56 +109,68 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
       ...args,
     ]);
 
-  it('starts the controller on a read-only root filesystem: it answers /healthz', () => {
-    const name = `lorenz-containers-controller-${process.pid}`;
-    const started = startLocked(name, ['controller']);
+  /**
+   * The operator image started locked (startLocked) as `name` with `args` for `check`, then
+   * removed whatever `check` found.
+   */
+  const inLockedContainer = (name: string, args: string[], check: () => void) => {
+    const started = startLocked(name, args);
     expect(started.status, started.stderr).toBe(0);
     try {
-      // No cluster to reach: the informers retry, and the health endpoint still answers.
-      const probe = docker([
-        'exec',
-        name,
-        'node',
-        '-e',
-        `const deadline = Date.now() + 20000;
-         const once = () => fetch('http://127.0.0.1:8081/healthz').then((r) => {
-           process.stdout.write(String(r.status)); }, () => {
-           if (Date.now() > deadline) process.exit(1); setTimeout(once, 200); });
-         once();`,
-      ]);
-      expect(probe.stdout, probe.stderr).toBe('200');
+      check();
     } finally {
       docker(['rm', '--force', name]);
     }
+  };
+
+  /**
+   * `node -e` in the container `name`: fetches `url` until it answers (for 20 s at most, as
+   * the process inside is still starting), then `onAnswer` (JavaScript: a function of the
+   * Response `r`) writes what the test reads on stdout.
+   */
+  const fetchInside = (name: string, url: string, onAnswer: string) =>
+    docker([
+      'exec',
+      name,
+      'node',
+      '-e',
+      `const deadline = Date.now() + 20000;
+         const once = () => fetch(${JSON.stringify(url)}).then(${onAnswer}, () => {
+           if (Date.now() > deadline) process.exit(1); setTimeout(once, 200); });
+         once();`,
+    ]);
+
+  it('starts the controller on a read-only root filesystem: it answers /healthz', () => {
+    const name = `lorenz-containers-controller-${process.pid}`;
+    inLockedContainer(name, ['controller'], () => {
+      // No cluster to reach: the informers retry, and the health endpoint still answers.
+      const probe = fetchInside(
+        name,
+        'http://127.0.0.1:8081/healthz',
+        '(r) => { process.stdout.write(String(r.status)); }',
+      );
+      expect(probe.stdout, probe.stderr).toBe('200');
+    });
   });
 
   it('serves the web view it carries (lorenz server) on a read-only root filesystem, under its CSP', () => {
     const name = `lorenz-containers-server-${process.pid}`;
-    const started = startLocked(name, ['server', '--auth', 'token']);
-    expect(started.status, started.stderr).toBe(0);
-    try {
+    inLockedContainer(name, ['server', '--auth', 'token'], () => {
       // No cluster to reach: the watches retry, and the page itself is still served.
-      const probe = docker([
-        'exec',
+      const probe = fetchInside(
         name,
-        'node',
-        '-e',
-        `const deadline = Date.now() + 20000;
-         const once = () => fetch('http://127.0.0.1:8090/runs').then(async (r) => {
+        'http://127.0.0.1:8090/runs',
+        `async (r) => {
            const csp = r.headers.get('content-security-policy') ?? '';
            const page = await r.text();
-           process.stdout.write(JSON.stringify({ status: r.status, csp, root: page.includes('<script type="module"') })); }, () => {
-           if (Date.now() > deadline) process.exit(1); setTimeout(once, 200); });
-         once();`,
-      ]);
+           process.stdout.write(JSON.stringify({ status: r.status, csp, root: page.includes('<script type="module"') })); }`,
+      );
       expect(probe.status, probe.stderr).toBe(0);
       const answer = JSON.parse(probe.stdout) as { status: number; csp: string; root: boolean };
       expect(answer.status).toBe(200);
       expect(answer.csp).toContain("script-src 'self'");
       expect(answer.root).toBe(true);
-    } finally {
-      docker(['rm', '--force', name]);
-    }
+    });
   });
 
   it('keeps /lorenz as the build left it: root-owned, not writable by the runtime user', () => {

@@ -20,6 +20,7 @@ import {
   startTestController,
   until,
 } from '../integration/operator-harness.js';
+import { scriptedWorkflowText } from '../support/scripted-workflow.js';
 import type { RealNode } from './real-node-env.js';
 
 const NAMESPACE = 'lorenz-runs';
@@ -36,26 +37,11 @@ interface WorkflowShape {
 }
 
 /** WORKFLOW.md with the scripted agent the operator image ships (no model, no key). */
-function workflowText(hooks: Record<string, string>): string {
-  const lines = Object.entries(hooks).map(([name, body]) => `  ${name}: ${JSON.stringify(body)}`);
-  return `---
-tracker:
-  kind: memory
-agent:
-  kind: scripted
-  max_turns: 1
-  max_retry_backoff_ms: 1000
-agents:
-  scripted:
-    bridge_command: node /lorenz-bin/scripted-agent.mjs
-hooks:
-  timeout_ms: 60000
-${lines.join('\n')}
----
-Work on {{ issue.identifier }}.
-@write done.txt ok
-`;
-}
+const workflowText = (hooks: Record<string, string>): string =>
+  scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', {
+    maxRetryBackoffMs: 1000,
+    hooks: { timeout_ms: 60000, ...hooks },
+  });
 
 // The first attempt finds no file, writes one and fails; a later one says whether it is there.
 const WRITE_THEN_FAIL = `if [ -f from-attempt-1 ]; then echo "found: $(cat from-attempt-1)"; else echo 'not found'; echo kept > from-attempt-1; exit 1; fi`;

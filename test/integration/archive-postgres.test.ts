@@ -17,7 +17,7 @@ import {
   type RunRecord,
 } from '../../src/archive/types.js';
 import { PASSWORD_GROUP, startPostgres, type TestPostgres } from '../support/postgres.js';
-import { describeArchiveContract } from '../support/archive-store-contract.js';
+import { describeArchiveContract, run } from '../support/archive-store-contract.js';
 
 let server: TestPostgres;
 const opened: ArchiveStore[] = [];
@@ -88,23 +88,16 @@ describeArchiveContract(
 
 const usage = (n: number) => ({ inputTokens: n, outputTokens: 2 * n, totalTokens: 3 * n });
 
-function runRecord(over: Partial<RunRecord> & { uid: string }): RunRecord {
-  return {
-    namespace: 'team-a',
-    name: `run-${over.uid}`,
+/** The contract's run record, as the board's runs of March 2026 with one unit of usage. */
+const runRecord = (over: Partial<RunRecord> & { uid: string }): RunRecord =>
+  run({
     workflow: 'board',
-    issueId: `id-${over.uid}`,
-    issueIdentifier: `ENG-${over.uid}`,
     issueTitle: 'Fix the thing',
-    phase: 'Succeeded',
-    reason: 'IssueCompleted',
-    attempts: 1,
     createdAt: '2026-03-01T10:00:00Z',
     usage: usage(1),
     object: { spec: { issue: { id: `id-${over.uid}` } }, status: { phase: 'Succeeded' } },
     ...over,
-  };
-}
+  });
 
 /** The pieces of a log of `lines` lines ("<tag> <i>\n"), at their byte offsets. */
 function logPieces(

@@ -20,35 +20,13 @@ import { getRunsCommand, type RunCommandDeps } from '../../src/cli/runs/get-runs
 import { logsCommand } from '../../src/cli/runs/logs.js';
 import { describeRunCommand } from '../../src/cli/runs/describe.js';
 import { delegatingArchive } from '../../src/archive/delegate.js';
-import { openPostgresArchive } from '../../src/archive/postgres.js';
-import { openSqliteArchive } from '../../src/archive/sqlite.js';
-import { startPostgres } from '../support/postgres.js';
+import { realArchiveStores } from '../support/archive-stores.js';
 import { controllerKubeConfig, installOperator } from './operator-harness.js';
 
 const exec = promisify(execFile);
 
-/** The stores the readers are tested against; the lead adds SQLite and PostgreSQL here. */
-const ARCHIVE_STORES: { name: string; open: () => Promise<ArchiveStore> }[] = [
-  {
-    name: 'SQLite',
-    open: async () =>
-      openSqliteArchive(join(await mkdtemp(join(tmpdir(), 'lorenz-readers-it-')), 'archive.db')),
-  },
-  {
-    name: 'PostgreSQL',
-    open: async () => {
-      const postgres = await startPostgres();
-      const archive = await openPostgresArchive(postgres.url);
-      // Closing the store also stops its server.
-      const closeStore = archive.close.bind(archive);
-      archive.close = async () => {
-        await closeStore();
-        await postgres.stop();
-      };
-      return archive;
-    },
-  },
-];
+/** The stores the readers are tested against. */
+const ARCHIVE_STORES = realArchiveStores('lorenz-readers-it-');
 
 const A = 'team-a';
 const B = 'team-b';
@@ -280,6 +258,13 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
     // The apiserver proxies only to an endpoint that is a Pod's IP (and never a loopback
     // one): a stand-in for the controller's Pod, on no node, with this machine's address.
     const ip = hostAddress();
+    // The Endpoints and the EndpointSlice name the same Pod and port: the proxy reads either.
+    const standInPod = {
+      kind: 'Pod',
+      name: 'lorenz-controller-stand-in',
+      namespace: 'lorenz-system',
+    };
+    const archivePorts = [{ name: 'archive', port, protocol: 'TCP' }];
     await admin.request({
       method: 'POST',
       path: '/api/v1/namespaces/lorenz-system/pods',
@@ -308,14 +293,10 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
               {
                 ip,
                 nodeName: 'elsewhere',
-                targetRef: {
-                  kind: 'Pod',
-                  name: 'lorenz-controller-stand-in',
-                  namespace: 'lorenz-system',
-                },
+                targetRef: standInPod,
               },
             ],
-            ports: [{ name: 'archive', port, protocol: 'TCP' }],
+            ports: archivePorts,
           },
         ],
       },
@@ -336,14 +317,10 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
             addresses: [ip],
             conditions: { ready: true },
             nodeName: 'elsewhere',
-            targetRef: {
-              kind: 'Pod',
-              name: 'lorenz-controller-stand-in',
-              namespace: 'lorenz-system',
-            },
+            targetRef: standInPod,
           },
         ],
-        ports: [{ name: 'archive', port, protocol: 'TCP' }],
+        ports: archivePorts,
       },
     });
 
@@ -437,6 +414,18 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
     return { status: response.status, headers: response.headers, body: await response.text() };
   };
   const bearer = () => ({ Authorization: `Bearer ${readerToken}` });
+  /** An IssueRun in team-a on the board Workflow, as the admin: a live run, not archived. */
+  const createLiveRun = (name: string, issue: { identifier: string; title: string }) =>
+    admin.request<{ metadata: { uid: string } }>({
+      method: 'POST',
+      path: ISSUERUNS(A),
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'IssueRun',
+        metadata: { name },
+        spec: { workflowRef: { name: 'board' }, issue: { ...issue, state: 'Todo' } },
+      },
+    });
   const run = async (command: typeof getRunsCommand, args: string[], deps: RunCommandDeps = {}) => {
     let stdout = '';
     let stderr = '';
@@ -533,19 +522,7 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
   });
 
   it('lorenz get runs --all lists a live run and an archived deleted run in one table', async () => {
-    await admin.request({
-      method: 'POST',
-      path: ISSUERUNS(A),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'IssueRun',
-        metadata: { name: 'live-run' },
-        spec: {
-          workflowRef: { name: 'board' },
-          issue: { identifier: 'ENG-2', title: 'Live one', state: 'Todo' },
-        },
-      },
-    });
+    await createLiveRun('live-run', { identifier: 'ENG-2', title: 'Live one' });
     const result = await run(getRunsCommand, ['--all', '--kubeconfig', readerKubeconfig]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -641,19 +618,7 @@ describe.each(ARCHIVE_STORES)('the archive readers on $name', ({ open }) => {
   });
 
   it('lorenz logs -f of a live run shows lines as they appear and exits 0 when the Pod log ends', async () => {
-    const created = await admin.request<{ metadata: { uid: string } }>({
-      method: 'POST',
-      path: ISSUERUNS(A),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'IssueRun',
-        metadata: { name: 'follow-run' },
-        spec: {
-          workflowRef: { name: 'board' },
-          issue: { identifier: 'ENG-3', title: 'Follow', state: 'Todo' },
-        },
-      },
-    });
+    const created = await createLiveRun('follow-run', { identifier: 'ENG-3', title: 'Follow' });
     const line = (i: number) =>
       JSON.stringify({
         type: 'hook_output',

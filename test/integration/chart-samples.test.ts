@@ -12,7 +12,7 @@ import { chmod, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { esbuildBundle } from '../../bench/reconcile-env.js';
+import { esbuildBundle, operatorImageFiles } from '../support/operator-build.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   installCrds,
@@ -24,7 +24,7 @@ import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/shared/constants.js
 import { startController, type RunningController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
-import { impersonating, operatorImageFiles } from './operator-harness.js';
+import { impersonating } from './operator-harness.js';
 
 const exec = promisify(execFile);
 const root = join(import.meta.dirname, '..', '..');
@@ -40,6 +40,21 @@ let scriptedAgent: string;
 
 const kubectl = async (...args: string[]) =>
   (await exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args])).stdout;
+/** `kubectl get` of one object in default, printing the JSONPath `template`. */
+const getField = (resource: string, name: string, template: string) =>
+  kubectl('-n', 'default', 'get', resource, name, '-o', `jsonpath=${template}`);
+/** The messages of the Events in default that `fieldSelector` picks, one a line. */
+const eventMessages = (fieldSelector: string) =>
+  kubectl(
+    '-n',
+    'default',
+    'get',
+    'events',
+    '--field-selector',
+    fieldSelector,
+    '-o',
+    'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
+  );
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'lorenz-chart-samples-'));
@@ -61,7 +76,7 @@ beforeAll(async () => {
   node = await startProcessNode({
     controlPlane: cp,
     imageMap: {
-      [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent),
+      [DEFAULT_OPERATOR_IMAGE]: operatorImageFiles(runner, scriptedAgent, root),
       [SAMPLE_AGENT_IMAGE]: {
         '/usr/bin/node': await realpath(join(root, 'node_modules/.bin/node')),
       },
@@ -114,37 +129,22 @@ describe('helm install, then the samples', () => {
       '--timeout=90s',
     );
 
-    const succeeded = await kubectl(
-      '-n',
-      'default',
-      'get',
+    const succeeded = await getField(
       'issuerun',
       'demo-1',
-      '-o',
-      'jsonpath={.status.conditions[?(@.type=="Succeeded")].status}',
+      '{.status.conditions[?(@.type=="Succeeded")].status}',
     );
     expect(succeeded, await kubectl('-n', 'default', 'describe', 'issuerun', 'demo-1')).toBe(
       'True',
     );
-    const events = await kubectl(
-      '-n',
-      'default',
-      'get',
-      'events',
-      '--field-selector',
+    const events = await eventMessages(
       'involvedObject.kind=IssueRun,involvedObject.name=demo-1,reason=HookSucceeded',
-      '-o',
-      'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
     );
     for (const hook of HOOKS) expect(events).toMatch(new RegExp(`^${hook} completed`, 'm'));
-    const afterRun = await kubectl(
-      '-n',
-      'default',
-      'get',
+    const afterRun = await getField(
       'issuerun',
       'demo-1',
-      '-o',
-      'jsonpath={.status.hooks[?(@.name=="after_run")].output}',
+      '{.status.hooks[?(@.name=="after_run")].output}',
     );
     // after_run prints what the scripted agent wrote, following the sample's prompt.
     expect(afterRun).toContain('Read the issue DEMO-1 and wrote this note.');
@@ -156,15 +156,7 @@ describe('helm install, then the samples', () => {
     const deadline = Date.now() + 100_000;
     let candidates = '';
     while (Date.now() < deadline) {
-      candidates = await kubectl(
-        '-n',
-        'default',
-        'get',
-        'workflows.lorenz.dev',
-        'board',
-        '-o',
-        'jsonpath={.status.dispatch.candidates}',
-      );
+      candidates = await getField('workflows.lorenz.dev', 'board', '{.status.dispatch.candidates}');
       if (candidates === '0') break;
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
@@ -172,16 +164,7 @@ describe('helm install, then the samples', () => {
       candidates,
       await kubectl('-n', 'default', 'describe', 'workflows.lorenz.dev', 'board'),
     ).toBe('0');
-    const calls = await kubectl(
-      '-n',
-      'default',
-      'get',
-      'events',
-      '--field-selector',
-      'reason=ToolCalled',
-      '-o',
-      'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
-    );
+    const calls = await eventMessages('reason=ToolCalled');
     expect(calls).toMatch(/^tracker_update_state on BOARD-1 .*: ok$/m);
     expect(calls).toMatch(/^tracker_update_state on BOARD-2 .*: ok$/m);
   });

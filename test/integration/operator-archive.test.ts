@@ -3,17 +3,12 @@
 // until the archive holds the run, its attempts, its Events and its Pods' whole logs. A
 // store that is down holds deletions back (never runs), a disk full says so on the run,
 // the give-up releases with an Event and a metric, and a restart writes every record once.
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { delegatingArchive } from '../../src/archive/delegate.js';
-import { openPostgresArchive } from '../../src/archive/postgres.js';
 import { describeRunCommand } from '../../src/cli/runs/describe.js';
 import { getRunsCommand } from '../../src/cli/runs/get-runs.js';
 import { logsCommand } from '../../src/cli/runs/logs.js';
-import { openSqliteArchive } from '../../src/archive/sqlite.js';
-import { startPostgres } from '../support/postgres.js';
+import { realArchiveStores } from '../support/archive-stores.js';
 import type { IssueRun } from '../../src/api/index.js';
 import { ArchiveError, type ArchiveStore, type ArchivedRun } from '../../src/archive/types.js';
 import type { ControllerRunOptions } from '../../src/controller/main.js';
@@ -29,34 +24,13 @@ import {
 
 const FINALIZER = 'lorenz.dev/archive';
 const SECRET_VALUE = 'arc-secret-value-0123456789';
-// The store is a parameter: the lead runs this file against SQLite and PostgreSQL too.
 // The real stores: a SQLite file on disk, and PostgreSQL started on loopback for this file.
-const stores: Array<[string, () => Promise<ArchiveStore>]> = [
-  [
-    'SQLite',
-    async () =>
-      openSqliteArchive(join(await mkdtemp(join(tmpdir(), 'lorenz-archive-it-')), 'archive.db')),
-  ],
-  [
-    'PostgreSQL',
-    async () => {
-      const server = await startPostgres();
-      const archive = await openPostgresArchive(server.url);
-      // Closing the store also stops its server: one server for this file's PostgreSQL runs.
-      const closeStore = archive.close.bind(archive);
-      archive.close = async () => {
-        await closeStore();
-        await server.stop();
-      };
-      return archive;
-    },
-  ],
-];
+const stores = realArchiveStores('lorenz-archive-it-');
 
 const down = () => new ArchiveError('archive_unavailable', 'connection refused (test)');
 const diskFull = () => new ArchiveError('archive_disk_full', 'database or disk is full (test)');
 
-describe.each(stores)('the run archive on %s', (_name, openStore) => {
+describe.each(stores)('the run archive on $name', ({ open: openStore }) => {
   const env = useOperatorEnv();
   let inner: ArchiveStore;
   let store: FaultyArchive;

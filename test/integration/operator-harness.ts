@@ -3,14 +3,13 @@
 // ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
 import { afterAll, beforeAll } from 'vitest';
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import pino, { type Logger } from 'pino';
 import { KubeConfig, type V1EnvFromSource, type V1EnvVar } from '@kubernetes/client-node';
-import { esbuildBundle } from '../../bench/reconcile-env.js';
 import {
   installCrds,
   startControlPlane,
@@ -19,12 +18,7 @@ import {
 import { freePort } from '../../hack/cluster/ports.js';
 import { startProcessNode, type ProcessNode } from '../../hack/process-node/index.js';
 import { buildScriptedAgent } from '../fixtures/scripted-agent/build.js';
-import {
-  DEFAULT_OPERATOR_IMAGE,
-  OPERATOR_IMAGE_BUNDLE_PATH,
-  OPERATOR_IMAGE_LAUNCHER_PATH,
-  OPERATOR_IMAGE_SCRIPTED_AGENT_PATH,
-} from '../../src/controller/shared/constants.js';
+import { DEFAULT_OPERATOR_IMAGE } from '../../src/controller/shared/constants.js';
 import { RUN_POD_PATHS, SCRIPTED_AGENT_FILE } from '../../src/api/run-pod.js';
 import {
   startController,
@@ -38,12 +32,32 @@ import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-
 import { fixtureData } from '../support/fakes/linear-data.js';
 import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
 import { POD_NODE_DIR, providePodNode } from '../support/node-binary.js';
+import { scriptedWorkflowText, type WorkflowOptions } from '../support/scripted-workflow.js';
+import {
+  buildRunnerBundle,
+  lorenzCrdFiles,
+  operatorImageFiles,
+} from '../support/operator-build.js';
 
 const exec = promisify(execFile);
 export { freePort };
+export type { WorkflowOptions };
 export const root = join(import.meta.dirname, '..', '..');
 export const NAMESPACE = 'default';
 export const CONTROLLER_USER = 'system:serviceaccount:lorenz-system:lorenz-controller';
+/** What `kubectl get issueruns` prints, the CRD's printer columns (and AGE). */
+export const ISSUE_RUN_COLUMNS = [
+  'NAME',
+  'ISSUE',
+  'WORKFLOW',
+  'PHASE',
+  'REASON',
+  'ATTEMPT',
+  'TURN',
+  'STARTED',
+  'DURATION',
+  'AGE',
+];
 const NODE_BIN = POD_NODE_DIR;
 
 export interface OperatorEnv {
@@ -72,31 +86,6 @@ export interface OperatorEnv {
 }
 
 /**
- * The runner bundle the operator image would carry, built from src (no `npm run build`) as
- * the benchmarks build it: ssh2 without its native add-ons, as in the image.
- */
-async function buildRunnerBundle(dir: string, repoRoot: string): Promise<string> {
-  const entry = join(dir, 'entry.ts');
-  await writeFile(
-    entry,
-    `import { runRunnerCommand } from ${JSON.stringify(join(repoRoot, 'src/runner/main.ts'))};\n` +
-      'process.exitCode = await runRunnerCommand(process.argv.slice(3));\n',
-  );
-  return esbuildBundle(entry, join(dir, 'lorenz.js'));
-}
-
-/**
- * The operator image's files as the Dockerfile puts them, for the process node's image map:
- * the runner bundle, the launcher (no startup snapshot: the runner starts from the bundle, its
- * fallback) and the scripted agent.
- */
-export const operatorImageFiles = (runner: string, scriptedAgent: string, repoRoot = root) => ({
-  [OPERATOR_IMAGE_BUNDLE_PATH]: runner,
-  [OPERATOR_IMAGE_LAUNCHER_PATH]: join(repoRoot, 'hack/launcher.sh'),
-  [OPERATOR_IMAGE_SCRIPTED_AGENT_PATH]: scriptedAgent,
-});
-
-/**
  * What the chart installs besides the controller: the CRDs, the lorenz-system namespace and
  * config/rbac (the ServiceAccount and its ClusterRole), so that the controller's verbs are
  * the chart's. `repoRoot`: for a bundled caller, whose import.meta is not this file's.
@@ -104,10 +93,7 @@ export const operatorImageFiles = (runner: string, scriptedAgent: string, repoRo
 export async function installOperator(cp: ControlPlane, repoRoot = root): Promise<void> {
   const kubectl = (...args: string[]) =>
     exec(cp.tools.kubectl, ['--kubeconfig', cp.kubeconfigPath, ...args]);
-  await installCrds(cp, [
-    join(repoRoot, 'crds/lorenz.dev_workflows.yaml'),
-    join(repoRoot, 'crds/lorenz.dev_issueruns.yaml'),
-  ]);
+  await installCrds(cp, lorenzCrdFiles(repoRoot));
   await kubectl('create', 'namespace', 'lorenz-system');
   const rbac = (await readdir(join(repoRoot, 'config/rbac'))).filter(
     (file) => file !== 'kustomization.yaml',
@@ -283,6 +269,29 @@ export const useLinearStandIn = (apiKey: string): LinearStandIn =>
     (linear) => linear.close(),
   );
 
+/**
+ * A Workflow on the Linear stand-in's project alpha1 at `endpoint`, polled every second, with
+ * the API key in the Secret `secretName` (made here); `options` add to its WORKFLOW.md.
+ */
+export async function createLinearWorkflow(
+  env: OperatorEnv,
+  name: string,
+  linear: { endpoint: string; secretName: string; apiKey: string },
+  options: WorkflowOptions = {},
+): Promise<void> {
+  await env.createSecret(linear.secretName, { api_key: linear.apiKey });
+  await env.createWorkflow(
+    name,
+    env.workflowText({
+      trackerKind: 'linear',
+      tracker: `  endpoint: ${linear.endpoint}\n  project_slug: alpha1`,
+      pollingMs: 1000,
+      ...options,
+    }),
+    { trackerSecretRef: { name: linear.secretName } },
+  );
+}
+
 /** The GitHub stand-in with one issue to work on (#7, lorenz:todo), for a describe block. */
 export const useGithubStandIn = (): GithubStandIn =>
   useStarted(
@@ -321,42 +330,12 @@ export async function createSecret(
   await env.kubectl('create', 'secret', 'generic', name, '-n', NAMESPACE, ...literals);
 }
 
-export interface WorkflowOptions {
-  hooks?: Record<string, string | number>;
-  prompt?: string;
-  /** agent.max_turns (1 unless given). */
-  maxTurns?: number;
-  /** agent.max_retry_backoff_ms (the default unless given). */
-  maxRetryBackoffMs?: number;
-  /** tracker.kind (memory unless given). */
-  trackerKind?: string;
-  /** More YAML lines of the tracker section (indented two spaces), e.g. inline issues. */
-  tracker?: string;
-  /** More YAML lines of the agent section (indented two spaces). */
-  agent?: string;
-  /** polling.interval_ms (the default unless given). */
-  pollingMs?: number;
-}
-
 /** A WORKFLOW.md with the scripted agent, as the init container installs it, as the bridge. */
-export function workflowText(env: OperatorEnv, options: WorkflowOptions = {}): string {
-  const hooks = Object.entries(options.hooks ?? {})
-    .map(([key, value]) => `  ${key}: ${JSON.stringify(value)}`)
-    .join('\n');
-  return `---
-tracker:
-  kind: ${options.trackerKind ?? 'memory'}${options.tracker ? `\n${options.tracker}` : ''}
-agent:
-  kind: scripted
-  max_turns: ${options.maxTurns ?? 1}${options.maxRetryBackoffMs === undefined ? '' : `\n  max_retry_backoff_ms: ${options.maxRetryBackoffMs}`}${options.agent ? `\n${options.agent}` : ''}${options.pollingMs === undefined ? '' : `\npolling:\n  interval_ms: ${options.pollingMs}`}
-agents:
-  scripted:
-    bridge_command: ${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}
-hooks:
-${hooks || '  timeout_ms: 60000'}
----
-${options.prompt ?? 'Work on {{ issue.identifier }}.\n@write done.txt ok'}`;
-}
+export const workflowText = (_env: OperatorEnv, options: WorkflowOptions = {}): string =>
+  scriptedWorkflowText(
+    `${join(NODE_BIN, 'node')} ${RUN_POD_PATHS.runnerBin}/${SCRIPTED_AGENT_FILE}`,
+    options,
+  );
 
 export const podTemplate = {
   spec: {

@@ -4,7 +4,7 @@
 // generation's config runs), an IssueRun's Started, Duration and message.
 import type { Workflow } from '../../src/api/index.js';
 import { describe, expect, it } from 'vitest';
-import { NAMESPACE, path, until, useOperatorEnv } from './operator-harness.js';
+import { ISSUE_RUN_COLUMNS, NAMESPACE, path, until, useOperatorEnv } from './operator-harness.js';
 
 /**
  * kubectl's table as one record per row, keyed by header: each column spans from its header's
@@ -64,18 +64,7 @@ describe('kubectl get', () => {
     });
     expect(run?.MESSAGE).not.toBe('');
     // Without -o wide: Started and Duration, not the message.
-    expect(Object.keys((await get('ir', 'shown-1'))[0] ?? {})).toEqual([
-      'NAME',
-      'ISSUE',
-      'WORKFLOW',
-      'PHASE',
-      'REASON',
-      'ATTEMPT',
-      'TURN',
-      'STARTED',
-      'DURATION',
-      'AGE',
-    ]);
+    expect(Object.keys((await get('ir', 'shown-1'))[0] ?? {})).toEqual(ISSUE_RUN_COLUMNS);
 
     // A bad GitOps commit: the spec (generation 2) does not load; runs go on from generation 1's.
     await env.admin.request({

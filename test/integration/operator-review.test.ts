@@ -70,6 +70,33 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
       (match) => match[1],
     );
 
+  /** The run once its first push has opened its pull request. */
+  const pullRequestOpened = (name: string) =>
+    until(
+      'the pull request',
+      async () => {
+        const run = await env.getRun(name);
+        return run.status?.git?.pullRequest ? run : undefined;
+      },
+      180_000,
+    );
+
+  /** The run once review round 1 has been worked: attempt 2 pushed and awaits review again. */
+  const firstRoundWorked = (name: string, what: string) =>
+    until(
+      what,
+      async () => {
+        const run = await env.getRun(name);
+        const slot = run.status?.slots?.[0];
+        return run.status?.review?.round === 1 &&
+          slot?.attempt === 2 &&
+          slot.reason === 'AwaitingReview'
+          ? run
+          : undefined;
+      },
+      180_000,
+    );
+
   /**
    * A Workflow of the loop whose round prompt quotes the feedback and pushes a fix. On the
    * board, the agent moves its issue to In Review after its push (which hands the run to the
@@ -114,14 +141,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
   it('from a board issue: opens the pull request once, works a review comment on the same branch, moves the issue to Done on approval', async () => {
     await reviewWorkflow('app', 2, true);
 
-    const opened = await until(
-      'the pull request',
-      async () => {
-        const run = await env.getRun(RUN);
-        return run.status?.git?.pullRequest ? run : undefined;
-      },
-      180_000,
-    );
+    const opened = await pullRequestOpened(RUN);
     expect(opened.status?.reason, JSON.stringify(opened.status)).toBe('AwaitingReview');
     expect(opened.status?.git?.branch).toBe(BRANCH);
     expect(await server.readFile(REPO, BRANCH, 'greeting.txt')).toBe('greeting.txt\n');
@@ -145,19 +165,7 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
 
     const number = opened.status?.git?.pullRequest?.number ?? 0;
     host.comment(number, 'please add a farewell');
-    const reworked = await until(
-      'the review round to run',
-      async () => {
-        const run = await env.getRun(RUN);
-        const slot = run.status?.slots?.[0];
-        return run.status?.review?.round === 1 &&
-          slot?.attempt === 2 &&
-          slot.reason === 'AwaitingReview'
-          ? run
-          : undefined;
-      },
-      180_000,
-    );
+    const reworked = await firstRoundWorked(RUN, 'the review round to run');
     expect(reworked.status?.review?.roundAttempt).toBe(2);
     const inputs = await env.admin.request<{ data: Record<string, string> }>({
       path: path.configMaps(`${RUN}-inputs-2`),
@@ -185,30 +193,11 @@ describe.each(HOSTS)('the review loop on the operator: $name', (row) => {
   it('works a failing check, and stops with a clear reason when max_rounds is reached', async () => {
     await reviewWorkflow('ci', 1);
     await env.createIssueRun('ci-1', 'ci', { identifier: 'CI-1', title: 'Fix the build' });
-    const opened = await until(
-      'the pull request',
-      async () => {
-        const run = await env.getRun('ci-1');
-        return run.status?.git?.pullRequest ? run : undefined;
-      },
-      180_000,
-    );
+    const opened = await pullRequestOpened('ci-1');
     const branch = opened.status?.git?.branch ?? '';
     const first = (await server.branchHead(REPO, branch))?.sha ?? '';
     host.failCheck(first, 'FAIL greeting.test.ts');
-    const reworked = await until(
-      'the round on the failed check',
-      async () => {
-        const run = await env.getRun('ci-1');
-        const slot = run.status?.slots?.[0];
-        return run.status?.review?.round === 1 &&
-          slot?.attempt === 2 &&
-          slot.reason === 'AwaitingReview'
-          ? run
-          : undefined;
-      },
-      180_000,
-    );
+    const reworked = await firstRoundWorked('ci-1', 'the round on the failed check');
     expect(reworked.status?.review?.cursor?.failedChecksSha).toBe(first);
     const inputs = await env.admin.request<{ data: Record<string, string> }>({
       path: path.configMaps('ci-1-inputs-2'),

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   NAMESPACE,
+  createLinearWorkflow,
   path,
   until,
   useGithubStandIn,
@@ -31,17 +32,11 @@ describe('agent tools against the tracker stand-ins', () => {
     );
 
   it('Linear: comments on its issue and moves it to Done', async () => {
-    await env.createSecret('linear-tools', { api_key: LINEAR_KEY });
-    await env.createWorkflow(
+    await createLinearWorkflow(
+      env,
       'lt',
-      env.workflowText({
-        trackerKind: 'linear',
-        tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
-        agent: '  max_concurrent_agents: 1',
-        pollingMs: 1000,
-        prompt: PROMPT,
-      }),
-      { trackerSecretRef: { name: 'linear-tools' } },
+      { endpoint: linear.url, secretName: 'linear-tools', apiKey: LINEAR_KEY },
+      { agent: '  max_concurrent_agents: 1', prompt: PROMPT },
     );
     const issue = await until('the agent to move its Linear issue to Done', async () => {
       const found = linear.data.issues.find((entry) => entry.identifier === 'ENG-1');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { INBOX_PATHS, inboxRequestAnnotation, type IssueRun } from '../../src/api/index.js';
+import { inboxRequest } from '../support/fakes/objects.js';
 import {
   freePort,
   gatewayOptions,
@@ -49,25 +50,19 @@ async function inbox(token: string, method: string, route: string, body?: unknow
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
 
-const inboxRequest = {
-  id: 'a1-s0-1',
-  kind: 'permission',
-  slot: 0,
-  attempt: 1,
-  turn: 1,
-  title: 'Run the tests',
+// Far off deadline: the request still waits whenever this runs.
+const permissionRequest = inboxRequest({
   options: [{ optionId: 'allow', name: 'Allow', kind: 'allow_once' }],
-  askedAt: '2026-12-02T10:00:00Z',
   deadline: '2099-12-02T11:00:00Z',
-};
+});
 
 /** The runner's side of the inbox, while the run runs: a request lands on the IssueRun. */
 async function inboxWhileRunning(token: string): Promise<void> {
-  expect(await inbox(token, 'POST', INBOX_PATHS.requests, inboxRequest)).toEqual({
+  expect(await inbox(token, 'POST', INBOX_PATHS.requests, permissionRequest)).toEqual({
     status: 202,
     json: { id: 'a1-s0-1' },
   });
-  expect(await inbox(token, 'POST', INBOX_PATHS.requests, inboxRequest)).toMatchObject({
+  expect(await inbox(token, 'POST', INBOX_PATHS.requests, permissionRequest)).toMatchObject({
     status: 202,
   });
   expect(await inbox(token, 'GET', `${INBOX_PATHS.request('a1-s0-1')}?wait_ms=200`)).toEqual({

@@ -8,6 +8,7 @@ import type { IssueRun } from '../../src/api/index.js';
 import { isNotFound } from '../../src/controller/runtime/client.js';
 import {
   NAMESPACE,
+  createLinearWorkflow,
   capturedLogger,
   path,
   until,
@@ -23,19 +24,16 @@ describe('a tracker key in a Secret', () => {
   const env = useOperatorEnv({ logger: capturedLogger(controllerLog) });
 
   it('reaches the tracker and nothing else', async () => {
-    await env.createSecret('linear', { api_key: KEY });
-    await env.createWorkflow(
+    await createLinearWorkflow(
+      env,
       'lin',
-      env.workflowText({
-        trackerKind: 'linear',
-        tracker: `  endpoint: ${linear.url}\n  project_slug: alpha1`,
-        pollingMs: 1000,
+      { endpoint: linear.url, secretName: 'linear', apiKey: KEY },
+      {
         hooks: {
           after_create: 'env; cat /lorenz/inputs/* 2>&1; ls -laR /var/run /run 2>&1 | head -200',
           before_run: 'grep -r . /lorenz 2>/dev/null | head -500',
         },
-      }),
-      { trackerSecretRef: { name: 'linear' } },
+      },
     );
     const runs: string[] = await until(
       'the active issues of project alpha to be dispatched',

@@ -120,13 +120,17 @@ describe('webhook deliveries', () => {
     expect(await runExists('wh-a')).toBe(false);
   });
 
-  it('a signed delivery for B dispatches B at once, and only B', async () => {
-    const pollsOfA = await polls('wh-a');
-    const answer = await deliver('/webhooks/default/wh-b/github', ISSUE_EVENT, {
+  /** The same signed GitHub issue event for B each time: the second is a replay. */
+  const deliverSignedToB = () =>
+    deliver('/webhooks/default/wh-b/github', ISSUE_EVENT, {
       'x-github-event': 'issues',
       'x-github-delivery': 'delivery-b-1',
       'x-hub-signature-256': sign(ISSUE_EVENT),
     });
+
+  it('a signed delivery for B dispatches B at once, and only B', async () => {
+    const pollsOfA = await polls('wh-a');
+    const answer = await deliverSignedToB();
     expect(answer).toEqual({ status: 202, body: '{"accepted":["poll"]}' });
     expect(await podWithin('wh-b', WOKEN_WITHIN_MS)).toBeLessThan(WOKEN_WITHIN_MS);
     expect(await runExists('wh-a')).toBe(false);
@@ -136,11 +140,7 @@ describe('webhook deliveries', () => {
   it('the same delivery again is a replay: 200, nothing woken', async () => {
     await new Promise((resolve) => setTimeout(resolve, 500)); // past the coalescing window
     const pollsOfB = await polls('wh-b');
-    const answer = await deliver('/webhooks/default/wh-b/github', ISSUE_EVENT, {
-      'x-github-event': 'issues',
-      'x-github-delivery': 'delivery-b-1',
-      'x-hub-signature-256': sign(ISSUE_EVENT),
-    });
+    const answer = await deliverSignedToB();
     expect(answer).toEqual({ status: 200, body: '{"ignored":"replay"}' });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(await polls('wh-b')).toBe(pollsOfB);

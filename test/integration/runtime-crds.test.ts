@@ -7,6 +7,10 @@ import {
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
 import { writeInput } from '../support/child-input.js';
+import { ISSUE_RUN_COLUMNS } from './operator-harness.js';
+
+/** The column names of a table `kubectl get` printed. */
+const headerOf = (table: string) => table.split('\n')[0]?.split(/\s+/).filter(Boolean);
 
 const root = join(import.meta.dirname, '..', '..');
 let cp: ControlPlane;
@@ -102,21 +106,10 @@ describe('Lorenz CRDs on a real apiserver', () => {
     ]);
     expect(patched.stderr).toBe('');
     const table = await kubectl(['get', 'ir']);
-    expect(table.stdout.split('\n')[0]?.split(/\s+/).filter(Boolean)).toEqual([
-      'NAME',
-      'ISSUE',
-      'WORKFLOW',
-      'PHASE',
-      'REASON',
-      'ATTEMPT',
-      'TURN',
-      'STARTED',
-      'DURATION',
-      'AGE',
-    ]);
+    expect(headerOf(table.stdout)).toEqual(ISSUE_RUN_COLUMNS);
     expect(table.stdout).toMatch(/run-1\s+ENG-1\s+wf\s+Running\s+Running\s+1\s+3\s+/);
     const workflows = await kubectl(['get', 'workflows.lorenz.dev']);
-    expect(workflows.stdout.split('\n')[0]?.split(/\s+/).filter(Boolean)).toEqual([
+    expect(headerOf(workflows.stdout)).toEqual([
       'NAME',
       'READY',
       'CONFIGVALID',

@@ -23,6 +23,7 @@ import {
   githubReview,
   githubReviewComment,
 } from './github-code-data.js';
+import { secondsFrom } from './stand-in-clock.js';
 
 type Json = Record<string, unknown>;
 
@@ -57,8 +58,10 @@ export interface PullState {
   statuses: FakeStatus[];
 }
 
-const DOCS = 'https://docs.github.com/rest';
-const notFound = (): PullAnswer => ({
+/** Where GitHub's error bodies point (documentation_url); the issue writes share it. */
+export const DOCS = 'https://docs.github.com/rest';
+/** GitHub's 404, for pull requests and issues alike. */
+export const notFound = (): PullAnswer => ({
   status: 404,
   body: { message: 'Not Found', documentation_url: DOCS, status: '404' },
 });
@@ -68,13 +71,8 @@ const unprocessable = (message: string): PullAnswer => ({
 });
 
 // A clock of its own: every event is a second after the one before it.
-let tick = 0;
-export function stamp(): string {
-  tick += 1;
-  return new Date(Date.parse('2026-04-01T00:00:00Z') + tick * 1000)
-    .toISOString()
-    .replace('.000', '');
-}
+const clock = secondsFrom('2026-04-01T00:00:00Z');
+export const stamp = (): string => clock().toISOString().replace('.000', '');
 
 export function createPullState(
   repository: string,

@@ -9,6 +9,8 @@ import {
   githubIssueComment,
   githubLabel,
 } from './github-data.js';
+import { DOCS, notFound } from './github-pulls.js';
+import { isMap, secondsFrom } from './stand-in-clock.js';
 
 export interface WriteState {
   repository: string;
@@ -28,11 +30,6 @@ export interface WriteAnswer {
 
 type Json = Record<string, unknown>;
 
-const DOCS = 'https://docs.github.com/rest';
-const notFound = (): WriteAnswer => ({
-  status: 404,
-  body: { message: 'Not Found', documentation_url: DOCS, status: '404' },
-});
 const invalid = (field: string): WriteAnswer => ({
   status: 422,
   body: {
@@ -43,16 +40,8 @@ const invalid = (field: string): WriteAnswer => ({
 });
 
 // A clock of its own, so every write gets a later time than the fixtures' dates.
-let tick = 0;
-function stamp(): string {
-  tick += 1;
-  return new Date(Date.parse('2026-03-01T00:00:00Z') + tick * 1000)
-    .toISOString()
-    .replace('.000', '');
-}
-
-const isMap = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const clock = secondsFrom('2026-03-01T00:00:00Z');
+const stamp = (): string => clock().toISOString().replace('.000', '');
 
 function labelNames(value: unknown): string[] {
   if (!Array.isArray(value)) return [];

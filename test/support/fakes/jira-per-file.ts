@@ -1,11 +1,11 @@
 // One Jira stand-in for a whole test file, back to the fixture issues after each test, and
 // the jira adapter pointed at a stand-in.
-import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createJiraTracker, type JiraTrackerOptions } from '../../../src/tracker/jira/index.js';
 import type { TrackerAdapter } from '../../../src/tracker/types.js';
 import { parseConfig } from '../../../src/workflow/config.js';
 import { fixtureIssues } from './jira-data.js';
 import { type JiraStandIn, startJiraStandIn } from './jira-server.js';
+import { standInPerFile } from './stand-in-per-file.js';
 
 /**
  * Starts a stand-in (answering `email` and `token`) before the file's tests and hands it to
@@ -16,23 +16,20 @@ export function jiraStandInPerFile(
   email: string,
   token: string,
   use: (standIn: JiraStandIn) => void,
-) {
-  let standIn: JiraStandIn | undefined;
-  beforeAll(async () => {
-    standIn = await startJiraStandIn(email, token);
-    use(standIn);
-  });
-  afterAll(() => standIn?.close());
-  afterEach(() => {
-    if (standIn === undefined) return;
-    standIn.issues = fixtureIssues();
-    standIn.comments = [];
-    standIn.commentPageCap = 100;
-    standIn.requests = [];
-    standIn.faults = [];
-    standIn.pagination = 'normal';
-    standIn.pageCap = 100;
-  });
+): void {
+  standInPerFile(
+    () => startJiraStandIn(email, token),
+    (standIn) => {
+      standIn.issues = fixtureIssues();
+      standIn.comments = [];
+      standIn.commentPageCap = 100;
+      standIn.requests = [];
+      standIn.faults = [];
+      standIn.pagination = 'normal';
+      standIn.pageCap = 100;
+    },
+    use,
+  );
 }
 
 /** The jira adapter on project ENG of the stand-in, signing in as `email` with `apiKey`. */

@@ -5,6 +5,7 @@
 // (POST /rest/api/3/issue answers 201 {id, key, self}). Writes change the stand-in's issues,
 // so the next search or read sees them.
 import { type FakeJiraIssue, STATUSES, issueBean, statusBean } from './jira-data.js';
+import { isMap, secondsFrom } from './stand-in-clock.js';
 
 /** A Jira Cloud user as a comment's author shows it. */
 export interface FakeJiraUser {
@@ -59,16 +60,8 @@ export function reachableFrom(status: string): string[] {
   );
 }
 
-let clock = 0;
-function now(): string {
-  clock += 1;
-  return new Date(Date.parse('2026-03-01T00:00:00Z') + clock * 1000)
-    .toISOString()
-    .replace('Z', '+0000');
-}
-
-const isMap = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const clock = secondsFrom('2026-03-01T00:00:00Z');
+const now = (): string => clock().toISOString().replace('Z', '+0000');
 
 /** What Jira checks of an ADF body: a doc of version 1 whose text nodes are not empty. */
 function validAdf(doc: unknown): boolean {

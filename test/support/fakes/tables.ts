@@ -235,20 +235,23 @@ export const RUN_OPTIONS = {
   podStatus: { imagePullGraceMs: 60_000, pendingTimeoutMs: 300_000 },
 };
 
-export async function playRun(row: RunRow): Promise<void> {
+/** What the IssueRun reconciler's informers hold, and how it loads WORKFLOW.md, on fakes. */
+export interface FakeRunWorld {
+  runs: IssueRun[];
+  workflows: Workflow[];
+  pods: PodObject[];
+  loadWorkflowConfig: Parameters<typeof createIssueRunReconciler>[0]['loadWorkflowConfig'];
+  toolsUrl?: string;
+}
+
+/** The IssueRun reconciler over fakes, at T0 on a fake clock, with the fakes to drive it. */
+export function fakeRunReconciler(world: FakeRunWorld) {
   const clock = new FakeClock(T0);
   const client = new FakeKubeClient();
-  const issueRuns = new FakeInformer<IssueRun>(ISSUERUNS, [
-    ...(row.run ? [row.run] : []),
-    ...(row.otherRuns ?? []),
-  ]);
-  const workflows = new FakeInformer<Workflow>(
-    WORKFLOWS,
-    row.workflow === null ? [] : [row.workflow ?? workflow()],
-  );
-  const pods = new FakeInformer<PodObject>(PODS, row.pods ?? []);
+  const issueRuns = new FakeInformer<IssueRun>(ISSUERUNS, world.runs);
+  const workflows = new FakeInformer<Workflow>(WORKFLOWS, world.workflows);
+  const pods = new FakeInformer<PodObject>(PODS, world.pods);
   const followers = new FakeLogFollowers();
-  const config = fakeWorkflowConfigLoader({ [SNAPSHOT]: row.snapshot ?? workflowText() });
   const reconcile = createIssueRunReconciler({
     ...RUN_OPTIONS,
     client,
@@ -256,8 +259,31 @@ export async function playRun(row: RunRow): Promise<void> {
     workflows,
     pods,
     followers,
-    loadWorkflowConfig: config.load,
+    loadWorkflowConfig: world.loadWorkflowConfig,
     now: clock.now,
+    toolsUrl: world.toolsUrl,
+  });
+  return { clock, client, issueRuns, pods, followers, reconcile };
+}
+
+/** The log follower of the run's Pod for `slot` and `attempt`. */
+export const followerOf = (slot: number, attempt = 1) => ({
+  namespace: NS,
+  podName: podName(slot, attempt),
+  podUid: podUid(slot, attempt),
+  runKey: `${NS}/${RUN}`,
+  runUid: RUN_UID,
+  slot,
+  attempt,
+});
+
+export async function playRun(row: RunRow): Promise<void> {
+  const config = fakeWorkflowConfigLoader({ [SNAPSHOT]: row.snapshot ?? workflowText() });
+  const { clock, client, issueRuns, pods, followers, reconcile } = fakeRunReconciler({
+    runs: [...(row.run ? [row.run] : []), ...(row.otherRuns ?? [])],
+    workflows: row.workflow === null ? [] : [row.workflow ?? workflow()],
+    pods: row.pods ?? [],
+    loadWorkflowConfig: config.load,
     toolsUrl: row.toolsUrl,
   });
   for (const [index, step] of row.steps.entries()) {
@@ -266,15 +292,7 @@ export async function playRun(row: RunRow): Promise<void> {
     else if (step.run) issueRuns.put(step.run);
     if (step.pods) pods.replaceAll(step.pods);
     for (const { slot, attempt = 1, ...fields } of step.logs ?? []) {
-      const target = {
-        namespace: NS,
-        podName: podName(slot, attempt),
-        podUid: podUid(slot, attempt),
-        runKey: `${NS}/${RUN}`,
-        runUid: RUN_UID,
-        slot,
-      };
-      followers.seed({ ...target, attempt }, fields);
+      followers.seed(followerOf(slot, attempt), fields);
     }
     client.answer(...(step.answers ?? []));
     const from = client.actions.length;

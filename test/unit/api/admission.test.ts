@@ -2,12 +2,10 @@
 // here, and every case of the bad-input corpus that the real apiserver refuses at creation
 // (test/integration/bad-input.test.ts) refused here too, so `lorenz workflow validate`
 // says what `kubectl apply` would.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { admissionProblems, crdRules } from '../../../src/api/admission.js';
 import { CelSyntaxError, compileCelRule } from '../../../src/api/cel.js';
+import { baseObject, buildObject, loadCorpus } from '../../support/bad-input-corpus.js';
 
 describe('the CEL rules of the CRDs', () => {
   it('are all understood by the offline evaluator', () => {
@@ -56,85 +54,19 @@ describe('the CEL rules of the CRDs', () => {
   );
 });
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
-interface CorpusCase {
-  name: string;
-  kind?: 'Workflow' | 'IssueRun';
-  patch?: Json;
-  object?: JsonObject;
-  fill?: { path: string; char: string; length: number; list?: true | 'containers' | 'volumes' }[];
-  update?: Json;
-  expect: { admission?: string };
-}
-
-const isObject = (value: Json | undefined): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** RFC 7386, as the integration test applies the corpus. */
-function mergePatch(target: Json, patch: Json | undefined): Json {
-  if (patch === undefined) return target;
-  if (!isObject(patch)) return patch;
-  const result: JsonObject = isObject(target) ? { ...target } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key] ?? null, value);
-  }
-  return result;
-}
-
-function applyFill(object: JsonObject, fill: NonNullable<CorpusCase['fill']>[number]): void {
-  const segments = fill.path.split('.');
-  const last = segments.pop() ?? '';
-  let node = object as Record<string, Json>;
-  for (const segment of segments) {
-    const key = Array.isArray(node) ? Number(segment) : segment;
-    node[key] ??= {};
-    node = node[key] as Record<string, Json>;
-  }
-  const indexes = Array.from({ length: fill.length }, (_, index) => index);
-  node[Array.isArray(node) ? Number(last) : last] =
-    fill.list === true
-      ? indexes.map((index) => `${fill.char}${index}`)
-      : fill.list === 'containers'
-        ? indexes.map((index) => ({ name: `${fill.char}${index}`, image: 'x' }))
-        : fill.list === 'volumes'
-          ? indexes.map((index) => ({ name: `${fill.char}${index}`, emptyDir: {} }))
-          : fill.char.repeat(fill.length);
-}
-
-function base(kind: 'Workflow' | 'IssueRun'): JsonObject {
-  const spec: JsonObject =
-    kind === 'Workflow'
-      ? {
-          workflow: '---\ntracker:\n  kind: memory\n---\nWork on {{ issue.identifier }}.',
-          podTemplate: { spec: { containers: [{ name: 'agent', image: 'lorenz-test/agent:1' }] } },
-        }
-      : {
-          workflowRef: { name: 'parked' },
-          issue: { identifier: 'ENG-1', title: 'Bad input', state: 'Todo' },
-        };
-  return { apiVersion: 'lorenz.dev/v1alpha1', kind, metadata: { name: 'bad-input' }, spec };
-}
-
-const CORPUS = join(import.meta.dirname, '../../fixtures/bad-input');
-const refusedAtCreation = ['admission-workflow.yaml', 'admission-issuerun.yaml'].flatMap((file) =>
-  (parse(readFileSync(join(CORPUS, file), 'utf8')) as CorpusCase[])
-    .filter((entry) => entry.update === undefined && entry.expect.admission !== undefined)
-    .map((entry) => ({ ...entry, file })),
-);
+const refusedAtCreation = (
+  await loadCorpus((file) => ['admission-workflow.yaml', 'admission-issuerun.yaml'].includes(file))
+).filter((entry) => entry.update === undefined && entry.expect.admission !== undefined);
 
 describe('admission offline', () => {
   it.each(['Workflow', 'IssueRun'] as const)('lets a valid %s through', (kind) => {
-    expect(admissionProblems(kind, base(kind))).toEqual([]);
+    expect(admissionProblems(kind, baseObject(kind, 'bad-input'))).toEqual([]);
   });
 
   it.each(refusedAtCreation)('$file: refuses "$name"', (entry) => {
-    const kind = entry.kind ?? 'Workflow';
-    const object = (entry.object ?? mergePatch(base(kind), entry.patch)) as JsonObject;
-    for (const fill of entry.fill ?? []) applyFill(object, fill);
-    expect(admissionProblems(kind, object)).not.toEqual([]);
+    expect(
+      admissionProblems(entry.kind ?? 'Workflow', buildObject(entry, 'bad-input')),
+    ).not.toEqual([]);
   });
 });
 

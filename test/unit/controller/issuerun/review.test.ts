@@ -3,42 +3,21 @@
 // starts the next attempt on the same branch, recorded before its Pod, with the round's feedback
 // rendered into its prompt; a final review phase ends the run as it would have ended.
 import { describe, expect, it } from 'vitest';
-import type {
-  IssueRun,
-  IssueRunStatus,
-  ReviewStatus,
-  Workflow,
-} from '../../../../src/api/index.js';
+import type { IssueRunStatus, ReviewStatus } from '../../../../src/api/index.js';
 import { promptInputFile } from '../../../../src/api/run-pod.js';
-import { createIssueRunReconciler } from '../../../../src/controller/issuerun/reconciler.js';
-import { PODS } from '../../../../src/controller/runtime/client.js';
-import {
-  ISSUERUNS,
-  WORKFLOWS,
-  type PodObject,
-} from '../../../../src/controller/shared/resources.js';
 import { reviewContextConfigMap } from '../../../../src/controller/shared/review-context.js';
-import {
-  FakeClock,
-  FakeInformer,
-  FakeKubeClient,
-  FakeLogFollowers,
-} from '../../../support/fakes/controller.js';
 import {
   NS,
   RUN,
-  RUN_UID,
-  T0,
   issueRun,
   podName,
-  podUid,
   runPod,
   startedStatus,
   summary,
   workflow,
   writtenStatus,
 } from '../../../support/fakes/objects.js';
-import { RUN_OPTIONS } from '../../../support/fakes/tables.js';
+import { fakeRunReconciler, followerOf } from '../../../support/fakes/tables.js';
 import { reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
 
 const KEY = `${NS}/${RUN}`;
@@ -50,39 +29,19 @@ const review = reviewConfig({
 });
 
 function setUp(reviewStatus: ReviewStatus | undefined, withReview = true) {
-  const clock = new FakeClock(T0);
-  const client = new FakeKubeClient();
   const status: IssueRunStatus = {
     ...startedStatus(1, 'Running'),
     git: { branch: BRANCH },
     ...(reviewStatus ? { review: reviewStatus } : {}),
   };
   const run = issueRun({ status });
-  const issueRuns = new FakeInformer<IssueRun>(ISSUERUNS, [run]);
-  const workflows = new FakeInformer<Workflow>(WORKFLOWS, [workflow()]);
-  const pods = new FakeInformer<PodObject>(PODS, [
-    runPod({ phase: 'Succeeded', agent: summary({ turns: 1 }) }),
-  ]);
-  const followers = new FakeLogFollowers();
-  const target = {
-    namespace: NS,
-    podName: podName(0),
-    podUid: podUid(0),
-    runKey: KEY,
-    runUid: RUN_UID,
-    slot: 0,
-  };
-  followers.seed({ ...target, attempt: 1 }, { completed: true, drained: true, streaming: false });
-  const reconcile = createIssueRunReconciler({
-    ...RUN_OPTIONS,
-    client,
-    issueRuns,
-    workflows,
-    pods,
-    followers,
+  const { client, followers, reconcile } = fakeRunReconciler({
+    runs: [run],
+    workflows: [workflow()],
+    pods: [runPod({ phase: 'Succeeded', agent: summary({ turns: 1 }) })],
     loadWorkflowConfig: async () => runnableWithReview(withReview ? review : null),
-    now: clock.now,
   });
+  followers.seed(followerOf(0), { completed: true, drained: true, streaming: false });
   return { client, reconcile, run };
 }
 
