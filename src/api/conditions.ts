@@ -113,6 +113,20 @@ export const Reasons = {
   GitCredentialsNotFound: 'GitCredentialsNotFound',
   /** The StorageClass the workspace claim template names does not exist (yet): no Pod is made. */
   StorageClassNotFound: 'StorageClassNotFound',
+  /** The restored workspace's tree digest is not its snapshot's (snapshot_digest_mismatch). */
+  SnapshotDigestMismatch: 'SnapshotDigestMismatch',
+  /** The restored volume holds no prepared tree (snapshot_tree_missing). */
+  SnapshotTreeMissing: 'SnapshotTreeMissing',
+  /** The snapshot API (snapshot.storage.k8s.io/v1) is not served here: no claim, no Pod. */
+  SnapshotsNotSupported: 'SnapshotsNotSupported',
+  /** The VolumeSnapshot the source names does not exist in the run's namespace: no Pod. */
+  SnapshotNotFound: 'SnapshotNotFound',
+  /** The VolumeSnapshot exists but is not readyToUse (its error given): no Pod yet. */
+  SnapshotNotReady: 'SnapshotNotReady',
+  /** No VolumeSnapshotClass serves the claim's StorageClass's driver: it cannot be restored. */
+  SnapshotClassNotFound: 'SnapshotClassNotFound',
+  /** A snapshot source where it cannot be used (no claim template, SSH workers, isolation none). */
+  WorkspaceSourceUnsupported: 'WorkspaceSourceUnsupported',
   /** spec.queueName is set but Kueue's API (kueue.x-k8s.io) is not served here: no Pod is made. */
   KueueNotInstalled: 'KueueNotInstalled',
   /** The LocalQueue spec.queueName names does not exist (yet) in the run's namespace: no Pod. */

@@ -9,4 +9,5 @@ export * from './inbox.js';
 export * from './crd.js';
 export { toStructuralSchema, type JSONSchemaProps } from './structural.js';
 export * from './budget.js';
+export * from './workspace-source.js';
 export * from './queue.js';

@@ -3,6 +3,7 @@ import { HOOK_NAMES, type HookName } from '../workflow/events.js';
 import { conditionListSchema } from './conditions.js';
 import { kueueQueueNameSchema } from './queue.js';
 import { customResourceSchema, usageSchema } from './meta.js';
+import { workspaceSourceSchema, workspaceSourceStatusSchema } from './workspace-source.js';
 import { OUTPUT_LIMIT, TRUNCATED_OUTPUT_MAX_LENGTH } from '../workspace/output.js';
 import { pullRequestStatusSchema, reviewStatusSchema } from './review.js';
 import { inboxStatusSchema, specDecisionListSchema } from './inbox.js';
@@ -161,8 +162,20 @@ export const issueRunSpecSchema = z
       ),
       'spec.queueName',
     ).optional(),
+    workspace: immutable(
+      z
+        .object({
+          source: workspaceSourceSchema
+            .optional()
+            .describe(
+              "What this run's workspace starts from, in place of its Workflow's spec.workspace.source (its claim template is the Workflow's).",
+            ),
+        })
+        .describe("This run's workspace."),
+      'spec.workspace',
+    ).optional(),
   })
-  .meta({ 'x-kubernetes-validations': [presenceRule(['attempt'], 'spec')] })
+  .meta({ 'x-kubernetes-validations': [presenceRule(['attempt', 'workspace'], 'spec')] })
   .describe(
     'The desired state of an IssueRun. Immutable except cancelRequested, decisions, retries, continueWhileActive and issue.state.',
   );
@@ -275,6 +288,7 @@ export const issueRunStatusSchema = z
       })
       .optional()
       .describe('The git workspace of the run (workspace.git).'),
+    workspaceSource: workspaceSourceStatusSchema.optional(),
     review: reviewStatusSchema.optional(),
     inbox: inboxStatusSchema.optional(),
     conditions: conditionListSchema.optional(),

@@ -91,6 +91,11 @@ export const RUNNER_FLAGS = {
   knownHosts: 'known-hosts',
   /** The entry of worker.ssh_hosts this slot's attempt runs on (status.slots[].host). */
   sshHost: 'ssh-host',
+  /**
+   * The digest of the prepared tree a claim restored from a snapshot holds: checked, and the
+   * tree made the workspace, before any hook (docs/snapshots.md). Absent: a clean start.
+   */
+  sourceDigest: 'source-digest',
 } as const;
 
 /** The keys of the SSH worker Secret, hence its file names under the ssh mount. */

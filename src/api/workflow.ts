@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
 import { kueueQueueNameSchema } from './queue.js';
+import { workspaceSourceSchema } from './workspace-source.js';
 import { secretKeyRefSchema, workflowReviewSchema } from './review.js';
 import { workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
 import { customResourceSchema, templateMetaSchema, upstreamObject } from './meta.js';
@@ -229,6 +230,16 @@ export const workflowSpecSchema = z
           .describe(
             'A claim per IssueRun for the workspace, so that retries reuse the tree; an emptyDir when absent.',
           ),
+        source: workspaceSourceSchema.optional(),
+      })
+      .meta({
+        'x-kubernetes-validations': [
+          {
+            rule: '!has(self.source) || !has(self.source.volumeSnapshot) || has(self.volumeClaimTemplate)',
+            message:
+              'a volumeSnapshot source needs volumeClaimTemplate: only a claim can be restored from a snapshot',
+          },
+        ],
       })
       .optional()
       .describe('The workspace volume of run Pods.'),

@@ -181,6 +181,11 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       { name: 'git-credentials', value: 'DIR', text: 'the per-host git credential files' },
       ...SSH_FLAGS.map((flag) => ({ ...flag, text: flag.text.replace(/ \(when unset.*\)$/, '') })),
       { name: 'ssh-host', value: 'USER@HOST', text: 'the SSH worker of this slot' },
+      {
+        name: 'source-digest',
+        value: 'sha256:HEX',
+        text: 'the claim was restored from a snapshot: check its prepared tree (.lorenz-source/) has this digest and make it the workspace, before any hook',
+      },
     ],
     example: 'lorenz runner --inputs /lorenz/inputs --slot 0 --workspace /workspace',
   },

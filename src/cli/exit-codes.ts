@@ -65,6 +65,7 @@ export function exitCodeForError(code: LorenzErrorCode): 1 | 2 {
     case 'codehost_rate_limited':
     case 'input_digest_mismatch':
     case 'snapshot_digest_mismatch':
+    case 'snapshot_tree_missing':
     case 'invalid_pod_template':
       return 1;
   }

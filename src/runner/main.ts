@@ -26,6 +26,10 @@ import { loadWorkflowText } from '../template/load-workflow.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
+import { ensembleSize } from '../workspace/ensemble.js';
+import { workspacePath } from '../workspace/paths.js';
+import { TREE_DIGEST_PATTERN } from '../api/workspace-source.js';
+import { restoreSnapshotWorkspace } from './snapshot-restore.js';
 import { credentialSecrets, loadGitCredentials } from '../workspace/git/index.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { createIssueStateCheck } from './issue-state.js';
@@ -58,6 +62,8 @@ export interface RunnerOptions {
   keepWorkspace: boolean;
   /** Run the hooks only (no agent step). */
   noAgent: boolean;
+  /** The digest of the snapshot's prepared tree the claim was restored from; absent: clean. */
+  sourceDigest?: string | undefined;
   /** The agent-tools gateway to offer the agent; absent: no tools. */
   tools?: RunnerTools | undefined;
   /** The directory of per-host git credential files (the mounted Secret); absent: anonymous. */
@@ -114,6 +120,7 @@ export const RUNNER_OPTIONS = {
   [RUNNER_FLAGS.sshKey]: { type: 'string' },
   [RUNNER_FLAGS.knownHosts]: { type: 'string' },
   [RUNNER_FLAGS.sshHost]: { type: 'string' },
+  [RUNNER_FLAGS.sourceDigest]: { type: 'string' },
 } as const;
 
 export function parseRunnerArgs(
@@ -136,6 +143,12 @@ export function parseRunnerArgs(
       `--${RUNNER_FLAGS.toolsUrl} and --${RUNNER_FLAGS.toolsTokenFile} go together: give both or neither`,
     );
   }
+  const sourceDigest = values[RUNNER_FLAGS.sourceDigest];
+  if (sourceDigest !== undefined && !new RegExp(TREE_DIGEST_PATTERN).test(sourceDigest)) {
+    throw new Error(
+      `--${RUNNER_FLAGS.sourceDigest}: not a sha256:<64 hex> digest: ${sourceDigest}`,
+    );
+  }
   const ssh: RunnerSsh = {
     keyFile: values[RUNNER_FLAGS.sshKey],
     knownHostsFile: values[RUNNER_FLAGS.knownHosts],
@@ -150,6 +163,7 @@ export function parseRunnerArgs(
     terminationLogPath: values[RUNNER_FLAGS.terminationLog],
     keepWorkspace: values[RUNNER_FLAGS.keepWorkspace],
     noAgent: values[RUNNER_FLAGS.noAgent],
+    ...(sourceDigest === undefined ? {} : { sourceDigest }),
     ...(values[RUNNER_FLAGS.gitCredentials] === undefined
       ? {}
       : { gitCredentials: values[RUNNER_FLAGS.gitCredentials] }),
@@ -208,6 +222,34 @@ async function planRun(options: RunnerOptions): Promise<RunPlan> {
 }
 
 const onWorker = (config: WorkflowConfig): boolean => config.worker.sshHosts.length > 0;
+
+/**
+ * A claim restored from a snapshot: its prepared tree checked against the digest and made the
+ * slot's workspace before the lifecycle (and so before any hook) starts. The controller never
+ * gives a snapshot source to a run on an SSH worker (the tree is on the volume, not the host).
+ */
+async function restoreSource(
+  options: RunnerOptions,
+  plan: RunPlan,
+  remote: boolean,
+  emit: (event: LorenzEvent) => void,
+): Promise<ReadonlySet<number>> {
+  if (options.sourceDigest === undefined || remote) return new Set();
+  const size = ensembleSize(plan.issue, plan.config.agent.ensembleSize);
+  const workspace = workspacePath(options.workspaceRoot, plan.issue.identifier, options.slot, size);
+  const restored = await restoreSnapshotWorkspace({
+    root: options.workspaceRoot,
+    workspace,
+    expectedDigest: options.sourceDigest,
+  });
+  if (restored.kind === 'reused') return new Set();
+  const { digest, files, bytes, durationMs } = restored;
+  emit({
+    type: 'workspace_restored',
+    message: { path: workspace, digest, files, bytes, durationMs, slot: options.slot },
+  });
+  return new Set([options.slot]);
+}
 
 function defaultAgentStep(
   options: Parameters<NonNullable<RunnerOptions['createAgentStep']>>[0],
@@ -298,6 +340,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
           inbox: runnerInbox({ ...plan, tools: options.tools, token, slot: options.slot, emit }),
           budget,
         });
+    const restoredSlots = await restoreSource(options, plan, remote, emit);
     summary = await runIssueLifecycle({
       config: plan.config,
       issue: plan.issue,
@@ -310,6 +353,7 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
       ...(options.signal ? { signal: options.signal } : {}),
       slots: [options.slot],
       cleanup: !options.keepWorkspace,
+      restoredSlots,
       git: { branch: plan.branch, credentialsDirectory: credentials?.directory },
       // Streamed hook output is redacted record by record: a cut never splits a secret.
       holdOutput: (text) => redact.secretPrefixAtEnd(text),

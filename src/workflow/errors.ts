@@ -43,6 +43,7 @@ export type LorenzErrorCode =
   | 'workspace_tree_symlink_escapes'
   | 'workspace_tree_unsupported_file'
   | 'snapshot_digest_mismatch'
+  | 'snapshot_tree_missing'
   | 'invalid_ssh_timeout'
   | 'ssh_connect'
   // git workspaces
@@ -131,6 +132,8 @@ export const ERROR_CODE_MEANINGS: Record<SlotErrorCode, string> = {
     "The workspace's tree holds something that is not a file, directory or symlink (a fifo, socket or device); its path given.",
   snapshot_digest_mismatch:
     "A workspace restored from a snapshot does not have the snapshot's digest (both digests given): refused before any hook.",
+  snapshot_tree_missing:
+    "A workspace restored from a snapshot holds neither the prepared tree (.lorenz-source/ at the volume root) nor the run's workspace: refused before any hook.",
   invalid_ssh_timeout:
     'worker.ssh_timeout_ms is not a positive integer (at most 2147483647): refused when the workflow loads, before any host is contacted.',
   ssh_connect:

@@ -128,6 +128,17 @@ export type LorenzEvent =
   | { type: 'hook_output'; message: HookOutputMessage }
   | { type: 'workspace_prepared'; message: { path: string; created: boolean; slot: number } }
   | { type: 'workspace_removed'; message: { path: string; slot: number } }
+  | {
+      type: 'workspace_restored';
+      message: {
+        path: string;
+        digest: string;
+        files: number;
+        bytes: number;
+        durationMs: number;
+        slot: number;
+      };
+    }
   | { type: 'skills_synced'; message: { path: string; skills: string[]; slot: number } }
   | { type: 'git_workspace'; message: GitWorkspaceMessage }
   | { type: 'stderr'; message: string; slot?: number }

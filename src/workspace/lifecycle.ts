@@ -16,6 +16,7 @@ import { resolveWorkspaceRoot, workerRoot, workspacePath } from './paths.js';
 import { resolveSkillSources, syncSkills } from './skills.js';
 import {
   guardedPath,
+  adoptRestoredClone,
   attachWorkspace,
   cloneWorkspace,
   lockHooks,
@@ -57,6 +58,11 @@ export interface LifecycleOptions {
   hookKillGraceMs?: number;
   /** Where relative `agent.skills` paths start: the WORKFLOW.md's directory; cwd by default. */
   workflowDirectory?: string;
+  /**
+   * Slots whose workspace was just restored from a snapshot (the runner checked its digest):
+   * not new, so no after_create, but its clone is adopted onto the issue's branch.
+   */
+  restoredSlots?: ReadonlySet<number>;
   /** For `workspace.git`: the branch worked out earlier (an IssueRun's), and credentials. */
   git?: {
     /** The issue's branch as first worked out; rendered from workspace.git.branch if absent. */
@@ -226,7 +232,7 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     // A run that cannot name its repository or its branch fails before touching the disk.
     if (context.git && 'error' in context.git) throw context.git.error;
     const created = await prepareWorkspace(context, workspace);
-    if (git) preparedGit = created ? await cloneWorkspace(git) : await attachWorkspace(git);
+    if (git) preparedGit = await prepareClone(git, created, options.restoredSlots?.has(slot));
     const guard = preparedGit?.guard ?? null;
     prepared = true;
     options.emit({ type: 'workspace_prepared', message: { path: workspace, created, slot } });
@@ -259,6 +265,16 @@ async function runSlot(context: RunContext, slot: number): Promise<SlotSummary> 
     }
   }
   return summary;
+}
+
+/** A new workspace is cloned; a restored one adopted onto the issue's branch; any other attached. */
+function prepareClone(
+  git: GitWorkspaceOptions,
+  created: boolean,
+  restored: boolean | undefined,
+): Promise<PreparedGit | null> {
+  if (created) return cloneWorkspace(git);
+  return restored ? adoptRestoredClone(git) : attachWorkspace(git);
 }
 
 function overlaySkills(context: RunContext, workspace: string): Promise<string[]> {

@@ -126,6 +126,8 @@ function recordText(record: Json, state: RenderState): string | undefined {
     }
     case 'workspace_prepared':
       return `workspace ${str(body.path) ?? ''}${body.created === true ? ' (created)' : ''}`;
+    case 'workspace_restored':
+      return `workspace ${str(body.path) ?? ''} restored from a snapshot, digest ${str(body.digest) ?? ''} checked${typeof body.durationMs === 'number' ? ` (${shortMs(body.durationMs)})` : ''}`;
     case 'workspace_removed':
       return `workspace ${str(body.path) ?? ''} removed`;
     case 'skills_synced':

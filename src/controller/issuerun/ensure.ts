@@ -5,7 +5,12 @@ import type {
   V1Pod,
   V1PodTemplateSpec,
 } from '@kubernetes/client-node';
-import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
+import {
+  Reasons,
+  type IssueRun,
+  type Workflow,
+  type WorkspaceSourceStatus,
+} from '../../api/index.js';
 import { errorMessage, isLorenzError } from '../../workflow/errors.js';
 import type { Issue } from '../../workflow/issue.js';
 import { runIssue } from '../shared/run-issue.js';
@@ -125,6 +130,8 @@ export async function ensureRunObjects(options: {
   review?: { config: ReviewConfig; context: ReviewPromptContext } | undefined;
   /** The attempt's budget for this configuration (shared/run-budget.ts); absent: none. */
   budget?: ((config: WorkflowConfig) => Promise<RunBudget | undefined>) | undefined;
+  /** What the workspace starts from (start-preconditions.ts); absent: the status's record. */
+  source?: WorkspaceSourceStatus | undefined;
 }): Promise<EnsureResult> {
   const { client, run, workflow, runnable } = options;
   const identity: ObjectIdentity = {
@@ -174,6 +181,8 @@ export async function ensureRunObjects(options: {
   const podTemplate = workflow.spec.podTemplate as V1PodTemplateSpec | undefined;
   const claimSpec = workflow.spec.workspace?.volumeClaimTemplate?.spec as
     V1PersistentVolumeClaimSpec | undefined;
+  const source = options.source ?? run.status?.workspaceSource;
+  const fromSnapshot = claimSpec && source?.type === 'VolumeSnapshot' ? source : undefined;
   const slots = Array.from({ length: size }, (_, slot) => ({
     slot,
     attempt,
@@ -204,6 +213,7 @@ export async function ensureRunObjects(options: {
         workflowName: workflow.metadata.name ?? '',
         podTemplate,
         volumeClaimSpec: claimSpec,
+        sourceDigest: fromSnapshot?.digest,
         slot: entry.slot,
         attempt,
         operatorImage: options.operatorImage,
@@ -275,6 +285,7 @@ export async function ensureRunObjects(options: {
               workflowName: workflow.metadata.name ?? '',
               slot: entry.slot,
               spec: claimSpec,
+              fromSnapshot: fromSnapshot?.volumeSnapshot,
             }),
           ),
         )

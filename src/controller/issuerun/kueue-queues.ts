@@ -65,7 +65,8 @@ export async function missingLocalQueue(
   }
 }
 
-function namesObject(error: unknown, name: string): boolean {
+/** Whether a 404 names the object asked for (else it is the API that is not served). */
+export function namesObject(error: unknown, name: string): boolean {
   if (!(error instanceof KubeApiError)) return false;
   const body = error.body;
   if (typeof body !== 'object' || body === null || !('details' in body)) return false;

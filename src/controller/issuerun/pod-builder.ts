@@ -44,6 +44,7 @@ import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-templ
 import { agentEnv, agentEnvFrom } from './agent-env.js';
 import { RUN_BUDGET_ENV, type RunBudget } from '../../workflow/budget.js';
 import { restrictedContainer, restrictedPod } from './pod-security-context.js';
+import { SNAPSHOT_API_GROUP, VOLUME_SNAPSHOT_KIND } from '../../api/workspace-source.js';
 
 export { DEFAULT_RUN_AS_USER } from './pod-security-context.js';
 
@@ -73,6 +74,8 @@ export interface RunPodOptions {
   podTemplate: V1PodTemplateSpec | undefined;
   /** When set, the workspace is a PVC `<run>-<slot>-workspace` made from this spec. */
   volumeClaimSpec?: V1PersistentVolumeClaimSpec | undefined;
+  /** The claim is restored from a snapshot whose prepared tree has this digest. */
+  sourceDigest?: string | undefined;
   slot: number;
   attempt: number;
   /** The Lorenz image whose init container copies the runner in. */
@@ -276,6 +279,10 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       INPUTS_DIGEST_PATH,
       // A claim outlives the Pod: keep the tree for the next attempt.
       ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
+      // The claim was restored from a snapshot: the runner checks its tree before any hook.
+      ...(options.sourceDigest === undefined
+        ? []
+        : [`--${RUNNER_FLAGS.sourceDigest}`, options.sourceDigest]),
       ...toolsArgs(options.tools),
       ...gitCredentialsArgs(options.gitCredentialsSecret),
       ...sshArgs(options.ssh),
@@ -350,7 +357,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       runtimeClassName: templateSpec?.runtimeClassName,
       priorityClassName: templateSpec?.priorityClassName,
       imagePullSecrets: templateSpec?.imagePullSecrets,
-      securityContext: restrictedPod(podSecurity, runAsUser),
+      securityContext: restrictedPod(podSecurity, runAsUser, options.sourceDigest !== undefined),
       initContainers: [installRunner],
       containers: [agent],
       volumes,
@@ -364,6 +371,8 @@ export function workspaceClaim(options: {
   workflowName: string;
   slot: number;
   spec: V1PersistentVolumeClaimSpec;
+  /** A VolumeSnapshot (in the run's namespace) the claim is restored from; absent: empty. */
+  fromSnapshot?: string | undefined;
 }): V1PersistentVolumeClaim {
   return {
     apiVersion: 'v1',
@@ -379,6 +388,16 @@ export function workspaceClaim(options: {
       },
       ownerReferences: [issueRunOwnerReference(options.run)],
     },
-    spec: options.spec,
+    spec:
+      options.fromSnapshot === undefined
+        ? options.spec
+        : {
+            ...options.spec,
+            dataSource: {
+              apiGroup: SNAPSHOT_API_GROUP,
+              kind: VOLUME_SNAPSHOT_KIND,
+              name: options.fromSnapshot,
+            },
+          },
   };
 }

@@ -55,6 +55,12 @@ export function restrictedContainer(base: V1SecurityContext | undefined): V1Secu
 export function restrictedPod(
   base: V1PodSecurityContext | undefined,
   runAsUser: number | undefined,
+  /**
+   * The volume holds a tree whose modes are checked (a snapshot's, docs/snapshots.md): the
+   * kubelet must not give the group write on every file as it mounts, which it skips only
+   * when the root already matches (OnRootMismatch), unless the template chose otherwise.
+   */
+  keepVolumeModes = false,
 ): V1PodSecurityContext {
   const { windowsOptions: _windows, ...rest } = base ?? {};
   const sysctls = base?.sysctls?.filter((sysctl) => RESTRICTED_SYSCTLS.has(sysctl.name));
@@ -63,6 +69,9 @@ export function restrictedPod(
     runAsNonRoot: true,
     runAsUser: runAsUser ?? DEFAULT_RUN_AS_USER,
     fsGroup: base?.fsGroup ?? runAsUser ?? DEFAULT_RUN_AS_USER,
+    ...(keepVolumeModes && base?.fsGroupChangePolicy === undefined
+      ? { fsGroupChangePolicy: 'OnRootMismatch' }
+      : {}),
     seccompProfile: { type: 'RuntimeDefault' },
     appArmorProfile: restrictedProfile(base?.appArmorProfile),
     seLinuxOptions: restrictedSeLinux(base?.seLinuxOptions),

@@ -36,6 +36,8 @@ export type PodReason =
   | 'WorkspaceBranchUnresolved'
   | 'WorkspaceCloneFailed'
   | 'WorkspaceSetupFailed'
+  | 'SnapshotDigestMismatch'
+  | 'SnapshotTreeMissing'
   | 'GitCredentialsInvalid'
   | 'SshConnectFailed'
   | 'BudgetExceeded'
@@ -91,7 +93,6 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'Cancelled';
     // What the Pod was given does not hold: its inputs or snapshot, the WORKFLOW.md, the issue.
     case 'input_digest_mismatch':
-    case 'snapshot_digest_mismatch':
     case 'missing_workflow_file':
     case 'file_unreadable':
     case 'workflow_parse_error':
@@ -126,6 +127,11 @@ export function reasonForErrorCode(code: SlotErrorCode | undefined): PodReason {
       return 'WorkspaceCloneFailed';
     case 'workspace_setup_failed':
       return 'WorkspaceSetupFailed';
+    // The restored snapshot is not the tree the run was promised: it never runs a hook on it.
+    case 'snapshot_digest_mismatch':
+      return 'SnapshotDigestMismatch';
+    case 'snapshot_tree_missing':
+      return 'SnapshotTreeMissing';
     case 'invalid_git_credentials':
       return 'GitCredentialsInvalid';
     case 'ssh_connect':

@@ -225,7 +225,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       const written = await writePodless(key, run, state);
       return verdict.requeueAfter === undefined ? written : { requeueAfter: verdict.requeueAfter };
     }
-    const { workflow, runnable, branch, ssh } = verdict;
+    const { workflow, runnable, branch, ssh, source } = verdict;
     const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
     // The branch goes into the status before anything is rendered with it: whatever happens
     // next (a restart, a new WORKFLOW.md), every attempt reads this one back.
@@ -240,6 +240,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       existingPods: cachedPods,
       earlierRunAbout: deletedNames.recentlyGone(key) || earlierRunPods(namesakePods, run),
       branch: decidedBranch(branch),
+      source,
     });
     if (!ensured.ok) {
       const { reason, message } = ensured;
@@ -275,6 +276,7 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     const next = statusOf(current, views, runStateFromSlots(views), {
       configDigest,
       inputsConfigMap,
+      workspaceSource: source,
     });
     const result = await patchStatus(key, current, next, true);
     return endedUnread ? { requeueAfter: 0 } : result;

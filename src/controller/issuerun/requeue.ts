@@ -18,6 +18,8 @@ export const REQUEUE_MS = {
   storageClassMissing: 10_000,
   /** Kueue or the LocalQueue spec.queueName names is missing (neither is watched). */
   localQueueMissing: 10_000,
+  /** The snapshot a run starts from is missing, not ready or not restorable (none is watched). */
+  snapshotWaiting: 5_000,
   /** Kueue holds an attempt: its words on why are read again this often. */
   queued: 15_000,
   /** Events of records already read are still being written (the apiserver was away). */

@@ -1,4 +1,9 @@
-import { Reasons, type IssueRun, type Workflow } from '../../api/index.js';
+import {
+  Reasons,
+  type IssueRun,
+  type Workflow,
+  type WorkspaceSourceStatus,
+} from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import type { PodObject } from '../shared/resources.js';
@@ -9,11 +14,12 @@ import { firstAttemptSlots, planSsh, type SshPlan } from './ssh-placement.js';
 import { runState, type RunState } from './status.js';
 import { missingStorageClass } from './storage-class.js';
 import { missingLocalQueue } from './kueue-queues.js';
+import { refuseSnapshotSource, requestedSource, sourceStatus } from './snapshot-source.js';
 
 /**
  * What may keep a run from starting, in the order they are asked: the Workflow exists, is
  * not suspended and has a good configuration; Pods created a moment ago are in the cache;
- * the branch can be named; the git credentials, the StorageClass and the LocalQueue exist; the SSH hosts
+ * the branch can be named; the git credentials, the StorageClass, the snapshot source and the LocalQueue exist; the SSH hosts
  * have the key and room. The first that fails is the verdict; the reconciler writes it.
  */
 export type StartVerdict =
@@ -23,6 +29,8 @@ export type StartVerdict =
       runnable: RunnableWorkflow;
       branch: Exclude<BranchDecision, { kind: 'unresolved' }>;
       ssh: Exclude<SshPlan, { kind: 'wait' | 'fail' }>;
+      /** What the workspace starts from: recorded at the first start, kept from then on. */
+      source: WorkspaceSourceStatus;
     }
   | {
       start: false;
@@ -106,6 +114,14 @@ export async function checkStart(
       return refuse('stalled', reason, missing, REQUEUE_MS.storageClassMissing);
     }
   }
+  // Only before the first claim is made: later attempts reuse it, whatever became of the snapshot.
+  if (pods.length === 0 && !run.status?.workspaceSource) {
+    const refused = await refuseSnapshotSource(deps.client, run, workflow, config);
+    if (refused !== null) {
+      const { reason, message } = refused;
+      return refuse('stalled', reason, message, REQUEUE_MS.snapshotWaiting);
+    }
+  }
   const queue = pods.length === 0 ? await missingLocalQueue(deps.client, run, workflow) : null;
   if (queue !== null) {
     return refuse('stalled', queue.reason, queue.message, REQUEUE_MS.localQueueMissing);
@@ -122,7 +138,8 @@ export async function checkStart(
   if (ssh.kind === 'wait') {
     return refuse(ssh.stalled ? 'stalled' : 'pending', ssh.reason, ssh.message, ssh.requeueMs);
   }
-  return { start: true, workflow, runnable, branch, ssh };
+  const source = run.status?.workspaceSource ?? sourceStatus(requestedSource(run, workflow));
+  return { start: true, workflow, runnable, branch, ssh, source };
 }
 
 /** The status a refusal writes; null for one that writes nothing. */

@@ -5,6 +5,7 @@ import {
   type IssueRun,
   type IssueRunStatus,
   type SlotStatus,
+  type WorkspaceSourceStatus,
 } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { failpoint } from '../runtime/failpoints.js';
@@ -34,7 +35,12 @@ export interface RunStatusStore {
     run: IssueRun,
     slots: readonly SlotView[],
     state: RunState,
-    created?: { configDigest: string; inputsConfigMap: string; branch?: string | undefined },
+    created?: {
+      configDigest: string;
+      inputsConfigMap: string;
+      branch?: string | undefined;
+      workspaceSource?: WorkspaceSourceStatus | undefined;
+    },
   ) => IssueRunStatus;
   /** Writes the status when it changed; progress (not urgent) waits out the interval. */
   patch: (

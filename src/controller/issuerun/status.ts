@@ -11,6 +11,7 @@ import {
   type HookStatus,
   type IssueRunStatus,
   type SlotStatus,
+  type WorkspaceSourceStatus,
 } from '../../api/index.js';
 import type { TokenUsage } from '../../workflow/events.js';
 import { hookStatusEntry, mergeHookEntries, type HookStatusEntry } from '../events/records.js';
@@ -224,6 +225,8 @@ export function runStatus(options: {
   inputsConfigMap?: string | undefined;
   /** workspace.git's branch, once worked out (kept from then on: see git-branch.ts). */
   branch?: string | undefined;
+  /** What the workspace started from, recorded once (later attempts reuse the claim). */
+  workspaceSource?: WorkspaceSourceStatus | undefined;
   now: Date;
 }): IssueRunStatus {
   const { current, state, now } = options;
@@ -274,6 +277,9 @@ export function runStatus(options: {
   if (options.configDigest) status.configDigest = options.configDigest;
   if (options.inputsConfigMap) status.inputsConfigMap = options.inputsConfigMap;
   if (options.branch && !current?.git?.branch) status.git = { branch: options.branch };
+  if (options.workspaceSource && !current?.workspaceSource) {
+    status.workspaceSource = options.workspaceSource;
+  }
   if (state.kind === 'finished') {
     status.completionTime = current?.completionTime ?? rfc3339(now);
     // The Duration column: kubectl cannot subtract two times, so the end writes it once.

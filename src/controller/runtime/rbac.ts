@@ -51,7 +51,17 @@ export const NAMESPACED_CONTROLLER_RULES: readonly PolicyRule[] = [
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
   // get: the one a Workflow's workspace claim template names, before its first claim is
   // made (a claim of a missing class stays Pending with nothing on the IssueRun to say why).
-  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get'] },
+  // list: a claim template that names no class uses the default one, whose driver a snapshot
+  // source needs a VolumeSnapshotClass for (docs/snapshots.md).
+  { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list'] },
+  // Snapshot sources, read only: get the VolumeSnapshot a run starts from (ready? here?) and
+  // list the classes, whether one serves the claim's driver.
+  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+  {
+    apiGroups: ['snapshot.storage.k8s.io'],
+    resources: ['volumesnapshotclasses'],
+    verbs: ['list'],
+  },
   // Kueue (docs/queues.md), read only: get the LocalQueue spec.queueName names before the
   // first Pod is made; list Workloads, to say why Kueue holds a queued attempt.
   { apiGroups: ['kueue.x-k8s.io'], resources: ['localqueues'], verbs: ['get'] },

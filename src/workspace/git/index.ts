@@ -9,6 +9,7 @@ export {
   type GitGuard,
   type PreparedGit,
 } from './workspace.js';
+export { adoptRestoredClone } from './restored.js';
 export {
   PUSHED_COMMITS_LIMIT,
   PUSHED_SUBJECT_LIMIT,

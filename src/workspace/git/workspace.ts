@@ -99,7 +99,7 @@ function credentialConfig(options: GitWorkspaceOptions, guard: GitGuard): string
   return entries;
 }
 
-function cloneFailed(options: GitWorkspaceOptions, what: string): LorenzError {
+export function cloneFailed(options: GitWorkspaceOptions, what: string): LorenzError {
   return new LorenzError('workspace_clone_failed', `workspace_clone_failed: ${what}`, {
     repo: options.remote.url,
   });
@@ -148,7 +148,7 @@ async function clone(options: GitWorkspaceOptions, guard: GitGuard): Promise<str
 }
 
 /** The issue's branch: the remote's as it is, else a new one from the default branch. */
-async function checkOutBranch(
+export async function checkOutBranch(
   options: GitWorkspaceOptions,
   defaultBranch: string,
 ): Promise<boolean> {

@@ -122,6 +122,7 @@ export function runSummary(status: IssueRunStatus) {
     turn: status.turn,
     usage: status.usage,
     branch: status.git?.branch,
+    workspaceSource: status.workspaceSource,
     hosts: (status.slots ?? []).map((slot) => slot.host ?? null),
   };
 }

@@ -1,5 +1,7 @@
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -486,5 +488,74 @@ describe('setup and errors', () => {
     expect(run.summary.slots[0]?.errorCode).toBe('workspace_clone_failed');
     expect(run.summary.slots[0]?.error).toMatch(/git clone .* exited 128/);
     expect(await readdir(run.root)).toEqual([]);
+  });
+});
+
+describe('a git workspace restored from a snapshot', () => {
+  it('is not cloned again: the default branch is caught up, the issue branch made from it, setup output kept', async () => {
+    await server.createRepo(repo, { defaultBranch: 'main' });
+    const root = join(base, `root-${(repoCount += 1)}`);
+    // What a warm-up left: a clone on the default branch with its setup's untracked output.
+    // Asynchronously: the git server answers from this process, so a sync call would hang.
+    await promisify(execFile)(
+      'git',
+      ['clone', '-q', '--depth', '50', server.repoUrl(repo), join(root, 'ENG-9')],
+      { env: environment() },
+    );
+    writeFileSync(join(root, 'ENG-9', 'setup-marker'), 'set up\n');
+    // The default branch moves after the snapshot was taken.
+    await server.commit(repo, 'main', { 'later.txt': 'after the snapshot\n' });
+    const events: LorenzEvent[] = [];
+    const shell: Shell[] = [];
+    const { config } = parseConfig({
+      workspace: { root, git: { repo: server.repoUrl(repo) } },
+      hooks: { after_create: 'echo after_create > ran-after-create' },
+    });
+    const summary = await runIssueLifecycle({
+      config,
+      issue: normalizeIssue({ identifier: 'ENG-9', title: 'Fix login' }),
+      executor,
+      emit: (event) => events.push(event),
+      attempt: null,
+      env: environment(),
+      git: { credentialsDirectory: credentials },
+      restoredSlots: new Set([0]),
+      cleanup: false,
+      agent: shellAgent(
+        ['git branch --show-current && cat later.txt setup-marker && ls ran-after-create'],
+        shell,
+      ),
+    });
+    expect(summary.succeeded).toBe(true);
+    expect(shell[0]?.output).toMatch(
+      new RegExp(`^${BRANCH}\\nafter the snapshot\\nset up\\nls: cannot access 'ran-after-create'`),
+    );
+    const git = events.flatMap((event) => (event.type === 'git_workspace' ? [event.message] : []));
+    expect(git.map((message) => `${message.step} ${message.status}: ${message.detail}`)).toEqual([
+      "clone completed: restored from a snapshot, main at the remote's tip",
+      `branch completed: created ${BRANCH} from main`,
+    ]);
+  });
+
+  it('a restored workspace that is not a clone fails workspace_clone_failed', async () => {
+    await server.createRepo(repo);
+    const root = join(base, `root-${(repoCount += 1)}`);
+    mkdirSync(join(root, 'ENG-9'), { recursive: true });
+    const { config } = parseConfig({ workspace: { root, git: { repo: server.repoUrl(repo) } } });
+    const summary = await runIssueLifecycle({
+      config,
+      issue: normalizeIssue({ identifier: 'ENG-9', title: 'Fix login' }),
+      executor,
+      emit: () => {},
+      attempt: null,
+      env: environment(),
+      restoredSlots: new Set([0]),
+      cleanup: false,
+    });
+    expect(summary.slots[0]).toMatchObject({
+      succeeded: false,
+      errorCode: 'workspace_clone_failed',
+    });
+    expect(summary.slots[0]?.error).toContain("the snapshot's workspace is not a git clone");
   });
 });
