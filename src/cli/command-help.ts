@@ -107,6 +107,13 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     ],
     example: 'lorenz hook render --workflow WORKFLOW.md --hook before_run --issue issue.yaml',
   },
+  'workspace digest': {
+    usage: 'workspace digest DIR [--json]',
+    summary:
+      'Prints the tree digest of a prepared workspace, the digest a snapshot source names (its .lorenz-source/), as the runner checks it.',
+    flags: [{ name: 'json', text: 'print what was read too (files, bytes, links, dirs)' }],
+    example: 'lorenz workspace digest /mnt/prepared/.lorenz-source',
+  },
   run: {
     usage: 'run --workflow FILE --issue FILE [--no-agent] [--attempt N] [FLAGS]',
     summary: 'Runs one issue on this machine: the hooks and the agent, in a fresh workspace.',

@@ -8,6 +8,7 @@ export const COMMANDS: CommandTable = {
   'workflow validate': async () => (await import('./validate-command.js')).validateCommand,
   'prompt render': async () => (await import('./workflow-commands.js')).promptRenderCommand,
   'hook render': async () => (await import('./workflow-commands.js')).hookRenderCommand,
+  'workspace digest': async () => (await import('./digest-command.js')).workspaceDigestCommand,
   run: async () => (await import('./run-command.js')).runCommand,
   poll: async () => (await import('./poll-command.js')).pollCommand,
   runner: async () => (await import('./operator-commands.js')).runnerCommand,

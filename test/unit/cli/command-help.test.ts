@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMAND_HELP, type CommandHelp } from '../../../src/cli/command-help.js';
 import { COMMANDS } from '../../../src/cli/commands.js';
+import { WORKSPACE_DIGEST_OPTIONS } from '../../../src/cli/digest-command.js';
 import { ARCHIVE_API_FLAG } from '../../../src/cli/controller-command.js';
 import { POLL_OPTIONS } from '../../../src/cli/poll-command.js';
 import { RUN_OPTIONS } from '../../../src/cli/run-command.js';
@@ -34,6 +35,7 @@ const PARSERS: Record<string, Parser> = {
   'workflow validate': VALIDATE_OPTIONS,
   'prompt render': PROMPT_RENDER_OPTIONS,
   'hook render': HOOK_RENDER_OPTIONS,
+  'workspace digest': WORKSPACE_DIGEST_OPTIONS,
   run: RUN_OPTIONS,
   poll: POLL_OPTIONS,
   runner: RUNNER_OPTIONS,
@@ -128,7 +130,7 @@ describe('shell completion', () => {
   const bash = runCli(CLI_BINS[0]!, ['completion', 'bash'], dir).stdout;
 
   it.each<[string, string[], string[]]>([
-    ['the first words', ['lorenz', 'wo'], ['workflow']],
+    ['the first words', ['lorenz', 'wo'], ['workflow', 'workspace']],
     ['a second word', ['lorenz', 'get', ''], ['runs']],
     ['the flags of a one-word command', ['lorenz', 'poll', '--d'], ['--dry-run']],
     [
