@@ -13,6 +13,7 @@ import { waitFor } from '../../hack/cluster/https-probe.js';
 import {
   describeFailure,
   startProcess,
+  tailFile,
   type ManagedProcess,
 } from '../../hack/cluster/processes.js';
 import type { RealNode } from './real-node-env.js';
@@ -104,10 +105,11 @@ export async function startCsiStack(
 ): Promise<CsiStack> {
   const repoRoot = options.repoRoot ?? root;
   // One at a time: hack/tools.sh builds under a lock anyway, and a cold build says so.
-  const tools: Record<string, string> = {};
-  for (const tool of ['csi-hostpath', 'csi-provisioner', 'csi-snapshotter', 'snapshot-controller'])
-    tools[tool] = await toolPath(repoRoot, tool);
-  const crdDir = join(`${tools['snapshot-controller']}.manifests`, 'crds');
+  const driver = await toolPath(repoRoot, 'csi-hostpath');
+  const provisioner = await toolPath(repoRoot, 'csi-provisioner');
+  const snapshotter = await toolPath(repoRoot, 'csi-snapshotter');
+  const snapshotController = await toolPath(repoRoot, 'snapshot-controller');
+  const crdDir = join(`${snapshotController}.manifests`, 'crds');
   await installCrds(
     node.cp,
     readdirSync(crdDir).map((file) => join(crdDir, file)),
@@ -126,29 +128,38 @@ export async function startCsiStack(
   // not what the tests check.
   const kubeconfig = `--kubeconfig=${node.cp.kubeconfigPath}`;
   const processes: ManagedProcess[] = [];
-  const start = (name: string, args: string[]) =>
-    processes.push(startProcess(name, tools[name] ?? name, args, join(logDir, `${name}.log`)));
+  const start = (name: string, binary: string, args: string[]) =>
+    processes.push(startProcess(name, binary, args, join(logDir, `${name}.log`)));
   const stop = async () => {
     for (const process of processes.splice(0).reverse()) await process.stop();
   };
   node.onStop(stop);
 
-  start('csi-hostpath', [
+  start('csi-hostpath', driver, [
     `--endpoint=${socket}`,
     `--state-dir=${stateDir}`,
     `--node-id=${node.name}`,
     `--driver-name=${CSI_DRIVER_NAME}`,
     `--registry-dir=${join(node.kubeletRootDir, 'plugins_registry')}`,
   ]);
-  start('csi-provisioner', [
+  start('csi-provisioner', provisioner, [
     `--csi-address=${socket}`,
     kubeconfig,
     // The claim's name and namespace reach the driver's log with each CreateVolume.
     '--extra-create-metadata',
     '--timeout=60s',
   ]);
-  start('csi-snapshotter', [`--csi-address=${socket}`, kubeconfig, '--extra-create-metadata']);
-  start('snapshot-controller', [kubeconfig]);
+  start('csi-snapshotter', snapshotter, [
+    `--csi-address=${socket}`,
+    kubeconfig,
+    '--extra-create-metadata',
+  ]);
+  start('snapshot-controller', snapshotController, [
+    kubeconfig,
+    // No group snapshots (nor their CRDs): with the gate on, it waits 30 s for those CRDs
+    // before it starts without them.
+    '--feature-gates=CSIVolumeGroupSnapshot=false',
+  ]);
 
   const abort = async () => {
     const dead = processes.find((process) => process.hasExited());
@@ -167,8 +178,17 @@ export async function startCsiStack(
     );
     await probe(node, timeoutMs, abort);
   } catch (error) {
+    // The logs go with the node's directory: their ends go with the error.
+    const tails = await Promise.all(
+      processes.map(
+        async (process) => `--- ${process.name}:\n${await tailFile(process.logPath, 15)}`,
+      ),
+    );
     await stop();
-    throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(`the CSI stack did not start: ${message}\n${tails.join('\n')}`, {
+      cause: error,
+    });
   }
   return { stateDir, logDir, stop };
 }
