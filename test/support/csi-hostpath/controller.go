@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -56,43 +55,71 @@ func (c controller) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, err
 	}
-	c.store.mu.Lock()
-	defer c.store.mu.Unlock()
-	path := c.store.volumePath(id)
 	source := req.GetVolumeContentSource()
-	// A retried CreateVolume (the provisioner times out and asks again) finds it made.
-	if !exists(path) {
-		switch {
-		case source.GetSnapshot() != nil:
-			snapshotID := source.GetSnapshot().GetSnapshotId()
-			meta, err := readSnapshot(c.store.snapshotPath(snapshotID))
-			if err != nil {
-				return nil, status.Error(codes.Internal, err.Error())
-			}
-			if meta == nil || !safeID.MatchString(snapshotID) {
-				return nil, status.Errorf(codes.NotFound, "no snapshot %q", snapshotID)
-			}
-			if err := copyTree(filepath.Join(c.store.snapshotPath(snapshotID), "tree"), path); err != nil {
-				return nil, status.Error(codes.Internal, err.Error())
-			}
-		case source != nil:
-			return nil, status.Error(codes.InvalidArgument, "only snapshots can be a volume's source (no cloning)")
-		default:
-			// Root-owned 0755: the kubelet gives it the Pod's fsGroup (CSIDriver fsGroupPolicy File).
-			if err := os.Mkdir(path, 0o755); err != nil {
-				return nil, status.Error(codes.Internal, err.Error())
-			}
-			if err := os.Chmod(path, 0o755); err != nil { // past the umask
-				return nil, status.Error(codes.Internal, err.Error())
-			}
-		}
+	if source != nil && source.GetSnapshot() == nil {
+		return nil, status.Error(codes.InvalidArgument, "only snapshots can be a volume's source (no cloning)")
 	}
 	// No quota: the capacity is what was asked for, and the directory may hold more.
+	want := volumeMeta{
+		ID:             id,
+		CapacityBytes:  req.GetCapacityRange().GetRequiredBytes(),
+		SourceSnapshot: source.GetSnapshot().GetSnapshotId(),
+	}
+	c.store.mu.Lock()
+	defer c.store.mu.Unlock()
+	dir := c.store.volumePath(id)
+	have, err := readVolume(dir)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	if have != nil {
+		// A retried CreateVolume (the provisioner timed out and asks again) finds it made.
+		if *have != want {
+			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with other arguments: %+v", id, *have)
+		}
+	} else if err := c.makeVolume(dir, want); err != nil {
+		return nil, err
+	}
 	return &csi.CreateVolumeResponse{Volume: &csi.Volume{
 		VolumeId:      id,
-		CapacityBytes: req.GetCapacityRange().GetRequiredBytes(),
+		CapacityBytes: want.CapacityBytes,
 		ContentSource: source,
 	}}, nil
+}
+
+// makeVolume makes the tree (empty, or a copy of the snapshot's), then its meta.json.
+func (c controller) makeVolume(dir string, meta volumeMeta) error {
+	tree := filepath.Join(dir, "tree")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	if err := os.RemoveAll(tree); err != nil { // an earlier attempt cut short
+		return status.Error(codes.Internal, err.Error())
+	}
+	if meta.SourceSnapshot != "" {
+		snapshot, err := readSnapshot(c.store.snapshotPath(meta.SourceSnapshot))
+		if err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+		if snapshot == nil || !safeID.MatchString(meta.SourceSnapshot) {
+			return status.Errorf(codes.NotFound, "no snapshot %q", meta.SourceSnapshot)
+		}
+		if err := copyTree(filepath.Join(c.store.snapshotPath(meta.SourceSnapshot), "tree"), tree); err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+	} else {
+		// Root-owned 0755: the kubelet gives it the Pod's fsGroup (CSIDriver fsGroupPolicy File).
+		if err := os.Mkdir(tree, 0o755); err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+		if err := os.Chmod(tree, 0o755); err != nil { // past the umask
+			return status.Error(codes.Internal, err.Error())
+		}
+	}
+	if err := writeMeta(dir, meta); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	return nil
 }
 
 func (c controller) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
@@ -109,8 +136,12 @@ func (c controller) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest
 }
 
 func (c controller) ValidateVolumeCapabilities(_ context.Context, req *csi.ValidateVolumeCapabilitiesRequest) (*csi.ValidateVolumeCapabilitiesResponse, error) {
-	if !safeID.MatchString(req.GetVolumeId()) || !exists(c.store.volumePath(req.GetVolumeId())) {
-		return nil, status.Errorf(codes.NotFound, "no volume %q", req.GetVolumeId())
+	id := req.GetVolumeId()
+	if id == "" || len(req.GetVolumeCapabilities()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "volume_id and volume_capabilities are required")
+	}
+	if meta, err := readVolume(c.store.volumePath(id)); !safeID.MatchString(id) || meta == nil || err != nil {
+		return nil, status.Errorf(codes.NotFound, "no volume %q", id)
 	}
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: err.Error()}, nil
@@ -150,7 +181,7 @@ func (c controller) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReq
 		}
 		return &csi.CreateSnapshotResponse{Snapshot: toCSI(meta)}, nil
 	}
-	if !exists(c.store.volumePath(source)) {
+	if volume, err := readVolume(c.store.volumePath(source)); volume == nil || err != nil {
 		return nil, status.Errorf(codes.NotFound, "no volume %q", source)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -160,7 +191,7 @@ func (c controller) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReq
 	if err := os.RemoveAll(tree); err != nil { // an earlier attempt cut short
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	if err := copyTree(c.store.volumePath(source), tree); err != nil {
+	if err := copyTree(c.store.volumeTree(source), tree); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	size, err := treeSize(tree)
@@ -168,22 +199,10 @@ func (c controller) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReq
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	meta = &snapshotMeta{ID: id, SourceVolume: source, SizeBytes: size, CreatedAt: time.Now().UTC()}
-	if err := writeJSON(filepath.Join(dir, "meta.json"), meta); err != nil {
+	if err := writeMeta(dir, meta); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &csi.CreateSnapshotResponse{Snapshot: toCSI(meta)}, nil
-}
-
-// meta.json last, by rename: its presence is what says the snapshot is whole.
-func writeJSON(path string, value any) error {
-	data, err := json.Marshal(value)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path+".partial", data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(path+".partial", path)
 }
 
 func (c controller) DeleteSnapshot(_ context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {

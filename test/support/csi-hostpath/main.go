@@ -39,10 +39,7 @@ func main() {
 	}
 	d := &driver{name: *driverName, nodeID: *nodeID, store: store}
 
-	server := grpc.NewServer(grpc.UnaryInterceptor(logCalls))
-	csi.RegisterIdentityServer(server, identity{driver: d})
-	csi.RegisterControllerServer(server, controller{driver: d})
-	csi.RegisterNodeServer(server, node{driver: d})
+	server := newCSIServer(d)
 	csiListener, err := listenUnix(*endpoint)
 	if err != nil {
 		log.Fatal(err)
@@ -74,6 +71,15 @@ func main() {
 		registrar.Stop()
 	}
 	server.Stop()
+}
+
+// The three CSI services on one server: the sidecars and the kubelet share the socket.
+func newCSIServer(d *driver) *grpc.Server {
+	server := grpc.NewServer(grpc.UnaryInterceptor(logCalls))
+	csi.RegisterIdentityServer(server, identity{driver: d})
+	csi.RegisterControllerServer(server, controller{driver: d})
+	csi.RegisterNodeServer(server, node{driver: d})
+	return server
 }
 
 func listenUnix(path string) (net.Listener, error) {

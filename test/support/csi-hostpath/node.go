@@ -41,7 +41,7 @@ func (n node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeReq
 	if err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}); err != nil {
 		return nil, err
 	}
-	source := n.store.volumePath(id)
+	source := n.store.volumeTree(id)
 	if !exists(source) {
 		return nil, status.Errorf(codes.NotFound, "no volume %q", id)
 	}

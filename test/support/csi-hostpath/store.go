@@ -13,14 +13,23 @@ import (
 	"time"
 )
 
-// The state directory: volumes/<id>/ is a volume's tree; snapshots/<id>/tree is a snapshot's
-// copy of a volume, and snapshots/<id>/meta.json what CreateSnapshot answered. A snapshot's
-// tree is never mounted, only copied from, which is what keeps it unchanged.
+// The state directory: volumes/<id>/tree is a volume's tree, bind-mounted into Pods;
+// snapshots/<id>/tree is a snapshot's copy of a volume, never mounted, only copied from,
+// which is what keeps it unchanged. Each has a meta.json beside its tree, written last, with
+// what CreateVolume or CreateSnapshot answered: a retried call with other arguments is told
+// AlreadyExists, as the spec asks.
 type store struct {
 	dir string
 	// One lock for every call: the sidecars retry and overlap, the machine is small, and a
 	// copy racing a delete of the same tree is the one mistake worth ruling out.
 	mu sync.Mutex
+}
+
+type volumeMeta struct {
+	ID            string `json:"id"`
+	CapacityBytes int64  `json:"capacityBytes"`
+	// The snapshot it was restored from, "" for an empty one.
+	SourceSnapshot string `json:"sourceSnapshot,omitempty"`
 }
 
 type snapshotMeta struct {
@@ -44,6 +53,7 @@ func openStore(dir string) (*store, error) {
 }
 
 func (s *store) volumePath(id string) string   { return filepath.Join(s.dir, "volumes", id) }
+func (s *store) volumeTree(id string) string   { return filepath.Join(s.volumePath(id), "tree") }
 func (s *store) snapshotPath(id string) string { return filepath.Join(s.dir, "snapshots", id) }
 
 func exists(path string) bool {
@@ -86,17 +96,49 @@ func treeSize(root string) (int64, error) {
 	return size, err
 }
 
-func readSnapshot(dir string) (*snapshotMeta, error) {
+// readMeta reads <dir>/meta.json into value; false when there is none (nothing, or a
+// volume or snapshot whose making was cut short).
+func readMeta(dir string, value any) (bool, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "meta.json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return false, nil
 	}
 	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, value); err != nil {
+		return false, fmt.Errorf("%s: %w", dir, err)
+	}
+	return true, nil
+}
+
+// meta.json last, by rename: its presence is what says the volume or snapshot is whole.
+func writeMeta(dir string, value any) error {
+	data, err := json.Marshal(value)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "meta.json")
+	if err := os.WriteFile(path+".partial", data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(path+".partial", path)
+}
+
+func readSnapshot(dir string) (*snapshotMeta, error) {
+	var meta snapshotMeta
+	found, err := readMeta(dir, &meta)
+	if !found || err != nil {
 		return nil, err
 	}
-	var meta snapshotMeta
-	if err := json.Unmarshal(data, &meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+	return &meta, nil
+}
+
+func readVolume(dir string) (*volumeMeta, error) {
+	var meta volumeMeta
+	found, err := readMeta(dir, &meta)
+	if !found || err != nil {
+		return nil, err
 	}
 	return &meta, nil
 }
