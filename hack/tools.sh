@@ -241,7 +241,9 @@ build_steps() {
       prepare_module_copy github.com/kubernetes-csi/external-snapshotter/v8 "$version" "$work"
       add_snapshotter_client "$version" "$work"
       cd "$work"
-      [[ "$tool" == snapshot-controller ]] && copy_snapshot_crds "$work/client" "$out.manifests"
+      if [[ "$tool" == snapshot-controller ]]; then
+        copy_snapshot_crds "$work/client" "$out.manifests"
+      fi
       go_build "$out" "./cmd/$tool" "-X main.version=$version"
       ;;
     csi-hostpath)
