@@ -21,9 +21,10 @@ build: deps ## Compile and bundle the lorenz CLI and the in-pod runner into dist
 lint: deps ## eslint, prettier, tsc --noEmit
 	$(NPM) run lint
 
-tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm, kueue: cached, else built from the Go proxy
+tools: ## kube-apiserver, etcd, kubectl, kube-controller-manager, helm, kueue, the CSI parts: cached, else built from the Go proxy
 	hack/tools.sh > /dev/null
 	hack/tools.sh path kueue > /dev/null
+	for tool in csi-hostpath csi-provisioner csi-snapshotter snapshot-controller; do hack/tools.sh path "$$tool" > /dev/null; done
 
 test: build lint tools ## Every test tier that runs on this machine (unit + integration + containers)
 	hack/ensure-sshd.sh

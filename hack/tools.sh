@@ -34,6 +34,13 @@ NODE_TOOLS=(kubelet kube-proxy kube-scheduler)
 # name. Its build keeps, beside the binary, the manifests of the same release the tests install:
 # <cache>/kueue-<version>.manifests/{crds/*.yaml,webhook.yaml}.
 EXTRA_TOOLS=(kueue)
+# The real node's CSI storage (test/containers/csi-stack.ts), also built only when asked for by
+# name: the kubernetes-csi sidecars and snapshot controller, and our own hostpath driver, which
+# is built from this repository (test/support/csi-hostpath) and cached by a digest of its
+# sources, so an edit rebuilds it. snapshot-controller keeps the snapshot CRDs of its release
+# beside it: <cache>/snapshot-controller-<version>.manifests/crds/*.yaml.
+CSI_TOOLS=(csi-provisioner csi-snapshotter snapshot-controller csi-hostpath)
+CSI_HOSTPATH_SOURCE="$HACK_DIR/../test/support/csi-hostpath"
 
 log() { echo "[tools] $*" >&2; }
 die() {
@@ -47,8 +54,17 @@ version_of() {
     etcd) echo "$ETCD_VERSION" ;;
     helm) echo "$HELM_VERSION" ;;
     kueue) echo "$KUEUE_VERSION" ;;
-    *) die "unknown tool '$1' (known: ${TOOLS[*]} ${NODE_TOOLS[*]} ${EXTRA_TOOLS[*]})" ;;
+    csi-provisioner) echo "$CSI_PROVISIONER_VERSION" ;;
+    csi-snapshotter | snapshot-controller) echo "$EXTERNAL_SNAPSHOTTER_VERSION" ;;
+    csi-hostpath) csi_hostpath_digest ;;
+    *) die "unknown tool '$1' (known: ${TOOLS[*]} ${NODE_TOOLS[*]} ${EXTRA_TOOLS[*]} ${CSI_TOOLS[*]})" ;;
   esac
+}
+
+# The driver's "version": a digest of its sources, so that the cache follows every edit.
+csi_hostpath_digest() {
+  [[ -f "$CSI_HOSTPATH_SOURCE/go.mod" ]] || die "no driver sources in $CSI_HOSTPATH_SOURCE"
+  (cd "$CSI_HOSTPATH_SOURCE" && cat go.mod go.sum ./*.go) | sha256sum | cut -c1-16
 }
 
 # kube-apiserver -> KUBE_APISERVER
@@ -139,6 +155,43 @@ kube_version_ldflags() {
   done
 }
 
+# A writable copy of a downloaded module, to build as the main module: its own go.mod's
+# `replace` lines then apply (go install <module>@<version> refuses a go.mod that has any).
+prepare_module_copy() {
+  local module="$1" version="$2" dir="$3" src
+  progress_step "downloading the module $module@$version"
+  src="$(go mod download -json "$module@$version" | awk -F'"' '$2 == "Dir" { print $4 }')"
+  [[ -d "$src" ]] || die "could not download $module@$version from the module proxy"
+  choose_toolchain "$src/go.mod"
+  rm -rf "$dir"
+  mkdir -p "$(dirname "$dir")"
+  cp -r "$src" "$dir"
+  chmod -R u+w "$dir"
+}
+
+# external-snapshotter's go.mod replaces its client module with ./client, a module of its own
+# that the parent's zip leaves out: the client of the same release is put there.
+add_snapshotter_client() {
+  local version="$1" dir="$2" src
+  progress_step "downloading the module github.com/kubernetes-csi/external-snapshotter/client/v8@$version"
+  src="$(go mod download -json "github.com/kubernetes-csi/external-snapshotter/client/v8@$version" |
+    awk -F'"' '$2 == "Dir" { print $4 }')"
+  [[ -d "$src" ]] || die "could not download the snapshot client v8 $version"
+  cp -r "$src" "$dir/client"
+  chmod -R u+w "$dir/client"
+}
+
+# The snapshot CRDs (VolumeSnapshot, VolumeSnapshotContent, VolumeSnapshotClass) of a release.
+copy_snapshot_crds() {
+  local client_dir="$1" dest="$2"
+  rm -rf "$dest.partial"
+  mkdir -p "$dest.partial/crds"
+  cp "$client_dir"/config/crd/snapshot.storage.k8s.io_*.yaml "$dest.partial/crds/"
+  chmod -R u+w "$dest.partial"
+  rm -rf "$dest"
+  mv "$dest.partial" "$dest"
+}
+
 # The CRDs and the webhook configurations of a Kueue release, from its module's config/.
 copy_kueue_manifests() {
   local module_dir="$1" dest="$2"
@@ -179,6 +232,28 @@ build_steps() {
       copy_kueue_manifests "$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)" "$out.manifests"
       go_build "$out" sigs.k8s.io/kueue/cmd/kueue ""
       ;;
+    csi-provisioner)
+      prepare_module_copy github.com/kubernetes-csi/external-provisioner/v6 "$version" "$work"
+      cd "$work"
+      go_build "$out" ./cmd/csi-provisioner "-X main.version=$version"
+      ;;
+    csi-snapshotter | snapshot-controller)
+      prepare_module_copy github.com/kubernetes-csi/external-snapshotter/v8 "$version" "$work"
+      add_snapshotter_client "$version" "$work"
+      cd "$work"
+      if [[ "$tool" == snapshot-controller ]]; then
+        copy_snapshot_crds "$work/client" "$out.manifests"
+      fi
+      go_build "$out" "./cmd/$tool" "-X main.version=$version"
+      ;;
+    csi-hostpath)
+      # Built from a copy, so that the build's log stays out of the repository.
+      rm -rf "$work"
+      cp -r "$CSI_HOSTPATH_SOURCE" "$work"
+      cd "$work"
+      choose_toolchain go.mod
+      go_build "$out" . ""
+      ;;
   esac
 }
 
@@ -187,6 +262,7 @@ build_tool() {
   require_go "$tool"
   case "$tool" in
     kube-apiserver | kubectl | kube-controller-manager | kubelet | kube-proxy | kube-scheduler) work="$CACHE_DIR/build/kubernetes-$version" ;;
+    csi-snapshotter | snapshot-controller) work="$CACHE_DIR/build/external-snapshotter-$version" ;;
     *) work="$CACHE_DIR/build/$tool-$version" ;;
   esac
   last="$(progress_last_time "$DURATIONS" "$tool")"
@@ -269,7 +345,7 @@ print_env() {
 case "${1:---print-env}" in
   --print-env) print_env ;;
   path)
-    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]} ${EXTRA_TOOLS[*]})"
+    [[ $# -eq 2 ]] || die "usage: hack/tools.sh path <tool>   (tools: ${TOOLS[*]} ${NODE_TOOLS[*]} ${EXTRA_TOOLS[*]} ${CSI_TOOLS[*]})"
     resolve_tool "$2"
     ;;
   -h | --help) sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' ;;

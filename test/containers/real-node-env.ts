@@ -36,8 +36,17 @@ export function realNodeSkipReason(
 
 export interface RealNode {
   cp: ControlPlane;
+  /** The Node's name (its identity's LORENZ_NODE_NAME). */
+  name: string;
   /** A scratch directory of this node's, removed by stop(). */
   dir: string;
+  /** The kubelet's --root-dir (plugins_registry/ is where node plugins register). */
+  kubeletRootDir: string;
+  /**
+   * Runs `cleanup` first when the node stops, the last added first: what runs beside the
+   * node (the CSI stack) goes before its kubelet and control plane.
+   */
+  onStop(cleanup: () => Promise<void>): void;
   kubectl(args: string[], input?: string): string;
   getPod(namespace: string, name: string): V1Pod;
   /** Polls the Pod every 500 ms until `done`; the error carries its last status. */
@@ -67,10 +76,17 @@ export async function startRealNode(options: {
   const env = { ...process.env, ...options.identity };
   let cp: ControlPlane | undefined;
   let nodeUp = false;
+  const cleanups: (() => Promise<void>)[] = [];
   const stop = async () => {
+    // Each cleanup runs even when one before it failed; the node still goes down after them.
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((error: unknown) => failures.push(error));
+    }
     if (nodeUp) spawnSync(script, ['down', nodeDir], { env });
     await cp?.stop();
     rmSync(dir, { recursive: true, force: true });
+    if (failures.length > 0) throw new AggregateError(failures, 'stopping the real node');
   };
   try {
     cp = await startControlPlane({
@@ -95,7 +111,10 @@ export async function startRealNode(options: {
       JSON.parse(kubectl(['-n', namespace, 'get', 'pod', name, '-o', 'json'])) as V1Pod;
     return {
       cp: plane,
+      name: options.identity.LORENZ_NODE_NAME,
       dir,
+      kubeletRootDir: join(nodeDir, 'kubelet', 'root'),
+      onStop: (cleanup) => void cleanups.push(cleanup),
       kubectl,
       getPod,
       async waitForPod(namespace, name, done, seconds = 90) {
