@@ -14,6 +14,7 @@ import {
   startCsiStack,
 } from './csi-stack.js';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
+import { describeSnapshotStartsOnRealNode } from './snapshot-start.js';
 
 const images = inject('containerImages');
 const skipReason = realNodeSkipReason(images);
@@ -264,4 +265,13 @@ describe.skipIf(skipReason !== '')('CSI volumes and snapshots on the real node',
       jsonpath('volumesnapshot', 'of-nothing', '{.status.boundVolumeSnapshotContentName}'),
     ).toBe('');
   });
+
+  describeSnapshotStartsOnRealNode(
+    () => node,
+    () => {
+      if (!images.available) throw new Error(`no images: ${images.reason}`);
+      return { operator: images.operator, agent: images.agent };
+    },
+    { storageClass: CSI_STORAGE_CLASS, snapshotClass: CSI_SNAPSHOT_CLASS },
+  );
 });
