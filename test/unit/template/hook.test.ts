@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { hookNeedsTemplating, renderHookCommand, shellEscape } from '../../../src/template/hook.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
 import { failureOfSync } from '../../support/lorenz-errors.js';
+import { eachCase } from '../../support/cases.js';
 
 const issue = normalizeIssue({
   identifier: 'ENG-1',
@@ -20,7 +21,7 @@ function bash(command: string): string {
 }
 
 describe('hookNeedsTemplating', () => {
-  it.each([
+  eachCase('%j → %s', hookNeedsTemplating, [
     ['echo {{ issue.title }}', true],
     ['echo {{issue.title}}', true],
     ['echo {{- issue.title -}}', true],
@@ -37,9 +38,7 @@ describe('hookNeedsTemplating', () => {
     ["awk '{{print $1}}' issue.txt", false],
     ['echo {% raw %} issue {% endraw %}', false],
     ['', false],
-  ])('%j → %s', (command, expected) => {
-    expect(hookNeedsTemplating(command)).toBe(expected);
-  });
+  ]);
 });
 
 describe('renderHookCommand passes through', () => {

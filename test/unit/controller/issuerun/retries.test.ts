@@ -31,11 +31,12 @@ import {
   type RunRow,
   type RunStep,
 } from '../../../support/fakes/tables.js';
+import { eachCase } from '../../../support/cases.js';
 
 const { finished, progressing } = runConditions;
 
 describe('retry backoff', () => {
-  it.each([
+  eachCase('after attempt %i with a cap of %i ms: %i ms', retryBackoffMs, [
     [1, 300_000, 10_000],
     [2, 300_000, 20_000],
     [5, 300_000, 160_000],
@@ -43,9 +44,7 @@ describe('retry backoff', () => {
     [3, 15_000, 15_000],
     [1, 1000, 1000],
     [10_000, 300_000, 300_000],
-  ])('after attempt %i with a cap of %i ms: %i ms', (attempt, cap, wait) => {
-    expect(retryBackoffMs(attempt, cap)).toBe(wait);
-  });
+  ]);
 });
 
 const outcome = (phase: PodOutcome['phase'], reason: PodOutcome['reason']): PodOutcome => ({
