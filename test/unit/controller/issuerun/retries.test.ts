@@ -25,6 +25,7 @@ import {
 } from '../../../support/fakes/objects.js';
 import {
   playRun,
+  retryScheduled,
   runActions,
   runConditions,
   runWrites,
@@ -253,15 +254,7 @@ const rows: RunRow[] = [
     steps: [
       {
         logs: [{ slot: 0, completed: true }],
-        want: runWrites(
-          {
-            phase: 'Pending',
-            reason: Reasons.RetryScheduled,
-            conditions: progressing('RetryScheduled'),
-            slots: [`${podName(0)} Pending/RetryScheduled`],
-          },
-          { requeueAfter: 10_000 },
-        ),
+        want: retryScheduled(10_000),
       },
       {
         advanceMs: 10_000,
