@@ -1,9 +1,9 @@
 // One controller replica of the chaos suite, run as its own process (bundled by env.ts) so
 // that it can be killed with SIGKILL. argv: a JSON ReplicaArgs. It logs to stdout (the
 // suite's log file), as `lorenz controller` does, with `LORENZ_FAILPOINTS` from its env.
-import { KubeConfig } from '@kubernetes/client-node';
 import { startController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
+import { entryArgs } from './entry-args.js';
 
 export interface ReplicaArgs {
   kubeconfig: string;
@@ -12,9 +12,7 @@ export interface ReplicaArgs {
   leaderElect: boolean;
 }
 
-const args = JSON.parse(process.argv[2] ?? '{}') as ReplicaArgs;
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromFile(args.kubeconfig);
+const { args, kubeConfig } = entryArgs<ReplicaArgs>();
 const running = await startController({
   kubeConfig,
   namespace: args.namespace,

@@ -1,8 +1,8 @@
 // The process node as a process of its own (bundled by env.ts), so that the chaos suite can
 // lose it: SIGKILL to it and every container process it started is a machine gone dark.
 // argv: a JSON NodeArgs. SIGTERM stops it cleanly (containers killed, Node deleted).
-import { KubeConfig } from '@kubernetes/client-node';
 import { startProcessNode, type ImageMap } from '../../hack/process-node/index.js';
+import { entryArgs } from './entry-args.js';
 
 export interface NodeArgs {
   server: string;
@@ -14,9 +14,7 @@ export interface NodeArgs {
   imageMap: ImageMap;
 }
 
-const args = JSON.parse(process.argv[2] ?? '{}') as NodeArgs;
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromFile(args.kubeconfig);
+const { args, kubeConfig } = entryArgs<NodeArgs>();
 const node = await startProcessNode({
   controlPlane: {
     server: args.server,

@@ -107,11 +107,23 @@ const parseManifests = (text: string): Manifest[] =>
     .map((doc) => doc.toJS() as Manifest | null)
     .filter((doc): doc is Manifest => doc !== null);
 
-async function helmTemplate(...sets: string[]): Promise<Manifest[]> {
-  const args = ['template', 'lorenz', chart, '--namespace', RELEASE_NAMESPACE];
-  for (const set of sets) args.push('--set', set);
-  return parseManifests((await run(tools.helm, args)).stdout);
+/** `helm template <release> <chart> --namespace <release namespace> <args…>`, its objects. */
+async function helmRender(args: string[], release = 'lorenz'): Promise<Manifest[]> {
+  const { stdout } = await run(tools.helm, [
+    'template',
+    release,
+    chart,
+    '--namespace',
+    RELEASE_NAMESPACE,
+    ...args,
+  ]);
+  return parseManifests(stdout);
 }
+
+/** `--set` before each value. */
+const setArgs = (...values: string[]): string[] => values.flatMap((value) => ['--set', value]);
+
+const helmTemplate = (...values: string[]): Promise<Manifest[]> => helmRender(setArgs(...values));
 
 /** An overlay of config/default that sets the image, as `kustomize edit set image` does. */
 async function imageOverlay(prefix: string): Promise<string> {
@@ -599,30 +611,17 @@ describe('helm template', () => {
     expect(holds(await helmTemplate(...sets))).toBe(true);
   });
 
-  it('fails clearly when a ServiceMonitor is asked for without the metrics Service', async () => {
+  it.each([
+    ['a ServiceMonitor is', 'metrics.serviceMonitor.enabled'],
+    ['alerts are', 'metrics.prometheusRule.enabled'],
+  ])('fails clearly when %s asked for without the metrics Service', async (_what, key) => {
     const output = await runFailing(tools.helm, [
       'template',
       'lorenz',
       chart,
-      '--set',
-      'metrics.serviceMonitor.enabled=true',
-      '--set',
-      'metrics.service.enabled=false',
+      ...setArgs(`${key}=true`, 'metrics.service.enabled=false'),
     ]);
-    expect(output).toContain('metrics.serviceMonitor.enabled needs metrics.service.enabled');
-  });
-
-  it('fails clearly when alerts are asked for without the metrics Service', async () => {
-    const output = await runFailing(tools.helm, [
-      'template',
-      'lorenz',
-      chart,
-      '--set',
-      'metrics.prometheusRule.enabled=true',
-      '--set',
-      'metrics.service.enabled=false',
-    ]);
-    expect(output).toContain('metrics.prometheusRule.enabled needs metrics.service.enabled');
+    expect(output).toContain(`${key} needs metrics.service.enabled`);
   });
 });
 
@@ -668,18 +667,7 @@ describe('kubectl kustomize', () => {
   });
 
   it("has every object of the chart's default render, with its ports, args, env, probes and rules", async () => {
-    const chartRender = parseManifests(
-      (
-        await run(tools.helm, [
-          'template',
-          'lorenz',
-          chart,
-          '--namespace',
-          RELEASE_NAMESPACE,
-          '--include-crds',
-        ])
-      ).stdout,
-    );
+    const chartRender = await helmRender(['--include-crds']);
     const configRender = await kustomize(join(root, 'config', 'default'));
     const fromChart = comparable(chartRender, CHART_DIFFERENCES);
     const fromConfig = comparable(configRender, CONFIG_DIFFERENCES);
@@ -775,14 +763,7 @@ describe('on a real kube-apiserver', () => {
   });
 
   it('accepts the chart: RBAC, ServiceAccount and Service for real, the Deployment on dry run', async () => {
-    const { stdout } = await run(tools.helm, [
-      'template',
-      'lorenz',
-      chart,
-      '--namespace',
-      RELEASE_NAMESPACE,
-    ]);
-    const manifests = parseManifests(stdout);
+    const manifests = await helmTemplate();
     const text = (list: Manifest[]) => list.map((m) => JSON.stringify(m)).join('\n---\n');
     await applyText('chart.yaml', text(manifests.filter((m) => m.kind !== 'Deployment')));
     const dryRun = await applyText(
@@ -867,24 +848,16 @@ describe('on a real kube-apiserver', () => {
   });
 
   it('the run Pods’ egress policy is a valid NetworkPolicy in each namespace it names', async () => {
-    const { stdout } = await run(tools.helm, [
-      'template',
-      'lorenz',
-      chart,
-      '--namespace',
-      RELEASE_NAMESPACE,
-      '--set',
-      'runPods.egress.enabled=true',
-      '--set',
-      'runPods.egress.namespaces={default,team-a}',
-      '--set',
-      'runPods.egress.allow[0].cidr=140.82.112.0/20',
-      '--set',
-      'runPods.egress.allow[0].ports={443}',
+    const policies = await helmRender([
+      ...setArgs(
+        'runPods.egress.enabled=true',
+        'runPods.egress.namespaces={default,team-a}',
+        'runPods.egress.allow[0].cidr=140.82.112.0/20',
+        'runPods.egress.allow[0].ports={443}',
+      ),
       '--show-only',
       'templates/run-pod-egress.yaml',
     ]);
-    const policies = parseManifests(stdout);
     expect(policies.map((m) => `${m.kind} ${m.metadata.namespace}`)).toEqual([
       'NetworkPolicy default',
       'NetworkPolicy team-a',
@@ -907,16 +880,9 @@ describe('on a real kube-apiserver', () => {
   });
 
   it('with watchNamespace, grants the controller rules in that namespace only', async () => {
-    const { stdout } = await run(tools.helm, [
-      'template',
-      'scoped',
-      chart,
-      '--namespace',
-      RELEASE_NAMESPACE,
-      '--set',
-      'watchNamespace=team-a',
-    ]);
-    const manifests = parseManifests(stdout).filter((m) => m.kind !== 'Deployment');
+    const manifests = (await helmRender(setArgs('watchNamespace=team-a'), 'scoped')).filter(
+      (m) => m.kind !== 'Deployment',
+    );
     await applyText('scoped.yaml', manifests.map((m) => JSON.stringify(m)).join('\n---\n'));
     const sa = `${RELEASE_NAMESPACE}:scoped-lorenz`;
     expect(await canI(sa, 'create', 'pods', '-n', 'team-a')).toBe(true);

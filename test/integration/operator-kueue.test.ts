@@ -135,6 +135,17 @@ const holdsQuota = (pod: V1Pod) =>
 const finishedOk = (run: IssueRun) =>
   run.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True');
 
+/** The run once it has succeeded (`what`: the wait, as `until` names it). */
+const succeeded = (env: OperatorEnv, namespace: string, name: string, what: string, ms: number) =>
+  until(
+    what,
+    async () => {
+      const run = await getRunIn(env, namespace, name);
+      return finishedOk(run) ? run : undefined;
+    },
+    ms,
+  );
+
 describe('operator: run Pods admitted by Kueue', () => {
   const env = useOperatorEnv(false);
   const kueue = useStarted(
@@ -221,14 +232,7 @@ describe('operator: run Pods admitted by Kueue', () => {
       // A Workflow without queueName is not queued: its run starts and ends though the
       // cohort is full, and its Pod never saw Kueue.
       await createRunIn(env, 'team-a', 'free-1', 'wf-free');
-      const free = await until(
-        'the unqueued run to succeed',
-        async () => {
-          const run = await getRunIn(env, 'team-a', 'free-1');
-          return finishedOk(run) ? run : undefined;
-        },
-        90_000,
-      );
+      const free = await succeeded(env, 'team-a', 'free-1', 'the unqueued run to succeed', 90_000);
       expect(free.status?.phase).toBe('Succeeded');
       const freePod = (await podsIn(env, 'team-a')).find(
         (pod) => pod.metadata?.labels?.['lorenz.dev/issuerun'] === 'free-1',
@@ -268,14 +272,7 @@ describe('operator: run Pods admitted by Kueue', () => {
       );
       // Team b's runs run in the share they reclaimed, and end.
       for (const name of ['b-1', 'b-2']) {
-        await until(
-          `team-b run ${name} to succeed`,
-          async () => {
-            const run = await getRunIn(env, 'team-b', name);
-            return finishedOk(run) ? run : undefined;
-          },
-          120_000,
-        );
+        await succeeded(env, 'team-b', name, `team-b run ${name} to succeed`, 120_000);
       }
       // Their quota is free again: two of team a's three queued attempts start.
       await until(
@@ -339,14 +336,7 @@ describe('operator: run Pods admitted by Kueue', () => {
           },
         ]),
       );
-      const done = await until(
-        'the ensemble to succeed',
-        async () => {
-          const current = await getRunIn(env, 'team-b', 'e-1');
-          return finishedOk(current) ? current : undefined;
-        },
-        120_000,
-      );
+      const done = await succeeded(env, 'team-b', 'e-1', 'the ensemble to succeed', 120_000);
       expect(done.status?.slots?.map((slot) => slot.phase)).toEqual([
         'Succeeded',
         'Succeeded',
@@ -379,12 +369,11 @@ describe('operator: run Pods admitted by Kueue', () => {
       const file = join(objectsDir, 'later.yaml');
       await writeFile(file, stringify(localQueue('lq-later', 'team-b', 'cq-b')));
       await env.kubectl('apply', '-f', file);
-      await until(
+      await succeeded(
+        env,
+        'team-b',
+        'lost-1',
         'the run to succeed once its LocalQueue exists',
-        async () => {
-          const run = await getRunIn(env, 'team-b', 'lost-1');
-          return finishedOk(run) ? run : undefined;
-        },
         90_000,
       );
     },

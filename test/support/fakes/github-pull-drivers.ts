@@ -69,6 +69,11 @@ function pullOf(state: PullState, number: number): FakePull {
   return pull;
 }
 
+/** `list` with `added` in place of what it replaces on the same commit: the latest one counts. */
+function replaced<T extends { sha: string }>(list: T[], added: T, same: (old: T) => boolean): T[] {
+  return [...list.filter((old) => !(old.sha === added.sha && same(old))), added];
+}
+
 export function pullDrivers(state: PullState): PullDrivers {
   return {
     pulls: () => state.pullList,
@@ -106,32 +111,15 @@ export function pullDrivers(state: PullState): PullDrivers {
       return added;
     },
     setCheckRun(sha, run) {
-      const kept = state.checkRuns.filter((old) => !(old.sha === sha && old.name === run.name));
-      const added: FakeCheckRun = {
-        id: nextId(),
-        sha,
-        name: run.name,
-        status: run.status,
-        conclusion: run.conclusion ?? null,
-        summary: run.summary ?? null,
-        text: run.text ?? null,
-      };
-      state.checkRuns = [...kept, added];
+      const { conclusion = null, summary = null, text = null } = run;
+      const added: FakeCheckRun = { ...run, id: nextId(), sha, conclusion, summary, text };
+      state.checkRuns = replaced(state.checkRuns, added, (old) => old.name === run.name);
       return added;
     },
     setCommitStatus(sha, status) {
-      const kept = state.statuses.filter(
-        (old) => !(old.sha === sha && old.context === status.context),
-      );
-      const added: FakeStatus = {
-        id: nextId(),
-        sha,
-        context: status.context,
-        state: status.state,
-        description: status.description ?? null,
-        targetUrl: status.targetUrl ?? null,
-      };
-      state.statuses = [...kept, added];
+      const { description = null, targetUrl = null } = status;
+      const added: FakeStatus = { ...status, id: nextId(), sha, description, targetUrl };
+      state.statuses = replaced(state.statuses, added, (old) => old.context === status.context);
       return added;
     },
     mergePull(number) {

@@ -121,51 +121,58 @@ function logical(key: string, operand: unknown, test: (filter: unknown) => boole
   return undefined;
 }
 
-function labelsMatch(labels: readonly string[], filter: unknown, where: string): boolean {
-  return entries(filter, where).every(([key, operand]) => {
-    const combined = logical(key, operand, (f) => labelsMatch(labels, f, where));
-    if (combined !== undefined) return combined;
-    if (key === 'some') return labelsMatch(labels, operand, `${where}.some`);
-    // A collection filter's own `name` holds when some label's name does.
-    if (key === 'name') return labels.some((label) => compare(label, operand, `${where}.name`));
-    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
-  });
+type Matcher<T> = (subject: T, filter: unknown, where: string) => boolean;
+
+/**
+ * The matcher of one filter type: `and`/`or` nest filters of the same type, `field` decides
+ * each other key, and a key it does not know (undefined) is refused as one the stand-in does
+ * not evaluate.
+ */
+function filterOf<T>(
+  field: (subject: T, key: string, operand: unknown, where: string) => boolean | undefined,
+): Matcher<T> {
+  const matches = (subject: T, filter: unknown, where: string): boolean =>
+    entries(filter, where).every(([key, operand]) => {
+      const combined = logical(key, operand, (f) => matches(subject, f, where));
+      if (combined !== undefined) return combined;
+      const held = field(subject, key, operand, where);
+      if (held === undefined) {
+        throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
+      }
+      return held;
+    });
+  return matches;
 }
 
-function projectMatches(project: FakeProject | null, filter: unknown, where: string): boolean {
-  return entries(filter, where).every(([key, operand]) => {
-    const combined = logical(key, operand, (f) => projectMatches(project, f, where));
-    if (combined !== undefined) return combined;
-    if (key === 'null') return (project === null) === operand;
-    if (project === null) return false;
-    if (key === 'id') return compare(project.id, operand, `${where}.id`);
-    if (key === 'slugId') return compare(project.slugId, operand, `${where}.slugId`);
-    if (key === 'name') return compare(project.name, operand, `${where}.name`);
-    if (key === 'labels') return labelsMatch(project.labels, operand, `${where}.labels`);
-    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
-  });
-}
+const labelsMatch: Matcher<readonly string[]> = filterOf((labels, key, operand, where) => {
+  if (key === 'some') return labelsMatch(labels, operand, `${where}.some`);
+  // A collection filter's own `name` holds when some label's name does.
+  if (key === 'name') return labels.some((label) => compare(label, operand, `${where}.name`));
+  return undefined;
+});
 
-function stateMatches(state: FakeState, filter: unknown, where: string): boolean {
-  return entries(filter, where).every(([key, operand]) => {
-    const combined = logical(key, operand, (f) => stateMatches(state, f, where));
-    if (combined !== undefined) return combined;
-    if (key === 'id') return compare(state.id, operand, `${where}.id`);
-    if (key === 'name') return compare(state.name, operand, `${where}.name`);
-    if (key === 'type') return compare(state.type, operand, `${where}.type`);
-    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
-  });
-}
+const projectMatches = filterOf<FakeProject | null>((project, key, operand, where) => {
+  if (key === 'null') return (project === null) === operand;
+  if (project === null) return false;
+  if (key === 'id') return compare(project.id, operand, `${where}.id`);
+  if (key === 'slugId') return compare(project.slugId, operand, `${where}.slugId`);
+  if (key === 'name') return compare(project.name, operand, `${where}.name`);
+  if (key === 'labels') return labelsMatch(project.labels, operand, `${where}.labels`);
+  return undefined;
+});
 
-function userMatches(userId: string | null, filter: unknown, where: string): boolean {
-  return entries(filter, where).every(([key, operand]) => {
-    const combined = logical(key, operand, (f) => userMatches(userId, f, where));
-    if (combined !== undefined) return combined;
-    if (key === 'null') return (userId === null) === operand;
-    if (key === 'id') return userId !== null && compare(userId, operand, `${where}.id`);
-    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
-  });
-}
+const stateMatches = filterOf<FakeState>((state, key, operand, where) => {
+  if (key === 'id') return compare(state.id, operand, `${where}.id`);
+  if (key === 'name') return compare(state.name, operand, `${where}.name`);
+  if (key === 'type') return compare(state.type, operand, `${where}.type`);
+  return undefined;
+});
+
+const userMatches = filterOf<string | null>((userId, key, operand, where) => {
+  if (key === 'null') return (userId === null) === operand;
+  if (key === 'id') return userId !== null && compare(userId, operand, `${where}.id`);
+  return undefined;
+});
 
 export function issueMatches(
   data: FakeData,
@@ -173,20 +180,16 @@ export function issueMatches(
   filter: unknown,
   where = 'filter',
 ): boolean {
-  return entries(filter, where).every(([key, operand]) => {
-    const combined = logical(key, operand, (f) => issueMatches(data, issue, f, where));
-    if (combined !== undefined) return combined;
-    if (key === 'id') return compare(issue.id, operand, `${where}.id`);
+  return filterOf<FakeIssue>((subject, key, operand, at) => {
+    if (key === 'id') return compare(subject.id, operand, `${at}.id`);
     if (key === 'project') {
-      const project = data.projects.find((p) => p.id === issue.projectId) ?? null;
-      return projectMatches(project, operand, `${where}.project`);
+      const project = data.projects.find((p) => p.id === subject.projectId) ?? null;
+      return projectMatches(project, operand, `${at}.project`);
     }
-    if (key === 'state') return stateMatches(stateOf(data, issue), operand, `${where}.state`);
-    if (key === 'assignee') {
-      return userMatches(issue.assigneeId, operand, `${where}.assignee`);
-    }
-    throw new UnsupportedFilter(`${where}.${key}: the stand-in does not evaluate it`);
-  });
+    if (key === 'state') return stateMatches(stateOf(data, subject), operand, `${at}.state`);
+    if (key === 'assignee') return userMatches(subject.assigneeId, operand, `${at}.assignee`);
+    return undefined;
+  })(issue, filter, where);
 }
 
 export function stateOf(data: FakeData, issue: FakeIssue): FakeState {

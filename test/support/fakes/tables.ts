@@ -1,7 +1,13 @@
 // The table runners of the reconciler tests: a row is the objects in the caches and a list of
 // steps; each step changes the world, reconciles once and checks what that reconcile did.
 import { expect } from 'vitest';
-import type { IssueRun, IssueRunStatus, Workflow, WorkflowStatus } from '../../../src/api/index.js';
+import {
+  Reasons,
+  type IssueRun,
+  type IssueRunStatus,
+  type Workflow,
+  type WorkflowStatus,
+} from '../../../src/api/index.js';
 import { createIssueRunReconciler } from '../../../src/controller/issuerun/reconciler.js';
 import {
   ISSUERUNS,
@@ -224,6 +230,17 @@ export const runWrites = (
   status: Partial<RunSummary>,
   result?: Want<RunSummary>['result'],
 ): Want<RunSummary> => ({ actions: [runActions.status], status, ...(result ? { result } : {}) });
+/** The write of a failed attempt of slot 0 whose retry is due `ms` from now. */
+export const retryScheduled = (ms: number): Want<RunSummary> =>
+  runWrites(
+    {
+      phase: 'Pending',
+      reason: Reasons.RetryScheduled,
+      conditions: runConditions.progressing(Reasons.RetryScheduled),
+      slots: [slotSummary(0, 'Pending/RetryScheduled')],
+    },
+    { requeueAfter: ms },
+  );
 /** The steps of a row with a single reconcile. */
 export const runOnce = (want: Want<RunSummary>, step: Omit<RunStep, 'want'> = {}): RunStep[] => [
   { ...step, want },

@@ -7,6 +7,7 @@ import {
   priceFor,
 } from '../../../src/agent/budget-meter.js';
 import type { BudgetLimits, PriceTable, RunBudget } from '../../../src/workflow/budget.js';
+import { eachCase } from '../../support/cases.js';
 
 const PRICES: PriceTable = {
   currency: 'USD',
@@ -309,14 +310,12 @@ describe('createBudgetMeter: reports it does not count', () => {
 });
 
 describe('formatAmount', () => {
-  it.each<[number, string]>([
+  eachCase('%d → %s', formatAmount, [
     [0, '0'],
     [1, '1'],
     [1.5, '1.5'],
     [0.1 + 0.2, '0.3'],
     [2.0000004, '2'],
     [0.0000006, '0.000001'],
-  ])('%d → %s', (amount, text) => {
-    expect(formatAmount(amount)).toBe(text);
-  });
+  ]);
 });

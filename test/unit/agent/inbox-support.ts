@@ -87,6 +87,12 @@ export function scriptedInbox(
   return inbox;
 }
 
+/** A scripted inbox whose every ask gets this answer at once. */
+export const answering = (
+  config: ApprovalsConfig,
+  answer: Omit<InboxAnswer, 'requestId'>,
+): ScriptedInbox => scriptedInbox(config, async () => answer);
+
 /** Resolves after `ms`, or rejects when the signal aborts first. */
 export function waitOrAbort<T>(ms: number, signal: AbortSignal, value: T): Promise<T> {
   return new Promise((done, fail) => {

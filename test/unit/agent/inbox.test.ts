@@ -1,44 +1,23 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AgentInbox } from '../../../src/agent/inbox.js';
 import {
-  agentConfig,
-  stepContext,
-  type StepHarness,
-  quickAgentStep,
+  runAgentStep,
   scriptedAgentCommandPerSuite,
+  type AgentStepRun,
 } from '../../fixtures/scripted-agent/harness.js';
-import { approvals, rule, scriptedInbox, waitOrAbort } from './inbox-support.js';
+import { answering, approvals, rule, scriptedInbox, waitOrAbort } from './inbox-support.js';
 
 // The session with an inbox (agent.approvals), against the real scripted ACP agent.
 const agentCommand = scriptedAgentCommandPerSuite();
 
-async function run(options: {
-  prompt: string;
-  inbox?: AgentInbox;
-  config?: Parameters<typeof agentConfig>[1];
-  isIssueActive?: () => Promise<boolean>;
-  during?: (harness: StepHarness) => void;
-}) {
-  const harness = await stepContext();
-  const step = quickAgentStep({
-    config: agentConfig(agentCommand(), options.config),
-    renderPrompt: () => options.prompt,
-    ...(options.isIssueActive ? { isIssueActive: options.isIssueActive } : {}),
-    ...(options.inbox ? { inbox: options.inbox } : {}),
-  });
-  const pending = step(harness.context);
-  options.during?.(harness);
-  const result = await pending;
-  const said = harness
+async function run(options: AgentStepRun) {
+  const ran = await runAgentStep(agentCommand(), options);
+  const said = ran.harness
     .messages('session_notification')
     .map((message) => message.update as { sessionUpdate: string; content?: { text?: string } })
     .filter((update) => update.sessionUpdate === 'agent_message_chunk')
     .map((update) => update.content?.text ?? '')
     .join('');
-  const read = (path: string) => readFile(join(harness.context.workspace, path), 'utf8');
-  return { result, harness, said, read };
+  return { ...ran, said };
 }
 
 const never = () => Promise.reject(new Error('not asked in this test'));
@@ -132,11 +111,7 @@ describe('permission requests asked of a person', () => {
   const config = approvals({ default: 'ask' });
 
   it('approve: allow_once, approval_requested then approval_allowed via the comment', async () => {
-    const inbox = scriptedInbox(config, async () => ({
-      verdict: 'approve',
-      via: 'comment',
-      by: 'alice',
-    }));
+    const inbox = answering(config, { verdict: 'approve', via: 'comment', by: 'alice' });
     const { result, harness, said } = await run({ prompt: '@permission path=.env', inbox });
     expect(result).toEqual({ ok: true, turns: 1 });
     expect(said).toContain('permission granted (allow)');
@@ -178,11 +153,7 @@ describe('permission requests asked of a person', () => {
   });
 
   it('approve_always: allow_always, and the same rule is not asked again this session', async () => {
-    const inbox = scriptedInbox(config, async () => ({
-      verdict: 'approve_always',
-      via: 'kubernetes',
-      by: 'ops',
-    }));
+    const inbox = answering(config, { verdict: 'approve_always', via: 'kubernetes', by: 'ops' });
     const { result, harness, said } = await run({
       prompt: '@permission\n@permission title="again"',
       inbox,
@@ -201,12 +172,12 @@ describe('permission requests asked of a person', () => {
   });
 
   it('deny with a reason: the agent gets it in _meta and in the next prompt', async () => {
-    const inbox = scriptedInbox(config, async () => ({
+    const inbox = answering(config, {
       verdict: 'deny',
       via: 'comment',
       by: 'bob',
       reason: 'not on main',
-    }));
+    });
     const { result, harness, said, read } = await run({
       prompt: '@permission title="push to main"\n@turn 2: @record-prompt prompts.txt',
       inbox,
@@ -229,11 +200,11 @@ describe('permission requests asked of a person', () => {
   });
 
   it('a wait that times out: on_timeout decides, approval_timed_out', async () => {
-    const inbox = scriptedInbox(config, async () => ({
+    const inbox = answering(config, {
       verdict: 'deny',
       via: 'timeout',
       reason: 'nobody answered within 1 s',
-    }));
+    });
     const { result, harness, said } = await run({
       prompt: '@permission\n@write after.txt ok',
       inbox,
@@ -278,12 +249,12 @@ describe('permission requests asked of a person', () => {
 
 describe('questions and steering', () => {
   it('a question is asked and its answer given to the agent', async () => {
-    const inbox = scriptedInbox(approvals(), async () => ({
+    const inbox = answering(approvals(), {
       verdict: 'answer',
       via: 'comment',
       by: 'carol',
       answer: 'postgres',
-    }));
+    });
     const { result, harness, said } = await run({ prompt: '@ask "Which database?"', inbox });
     expect(result).toEqual({ ok: true, turns: 1 });
     expect(said).toContain('answer: postgres');
@@ -297,7 +268,7 @@ describe('questions and steering', () => {
   });
 
   it('a question nobody answers is declined', async () => {
-    const inbox = scriptedInbox(approvals(), async () => ({ verdict: 'decline', via: 'timeout' }));
+    const inbox = answering(approvals(), { verdict: 'decline', via: 'timeout' });
     const { result, said } = await run({ prompt: '@ask "Which database?"', inbox });
     expect(result).toMatchObject({ ok: false, code: 'acp_turn_failed' });
     expect(said).toContain('no answer (decline)');

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAcpAgentStep, type AcpAgentStepOptions } from '../../../src/agent/step.js';
+import { createAcpAgentStep } from '../../../src/agent/step.js';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import {
   agentConfig,
@@ -10,7 +10,8 @@ import {
   liveGroupMembers,
   stepContext,
   type StepHarness,
-  quickAgentStep,
+  runAgentStep,
+  type AgentStepRun,
   scriptedAgentCommandPerSuite,
 } from '../../fixtures/scripted-agent/harness.js';
 
@@ -18,47 +19,30 @@ import {
 const agentCommand = scriptedAgentCommandPerSuite();
 const executor = createLocalExecutor();
 
-interface RunOptions {
-  prompt: string;
-  flags?: string;
-  config?: Parameters<typeof agentConfig>[1];
-  isIssueActive?: AcpAgentStepOptions['isIssueActive'];
-  env?: NodeJS.ProcessEnv;
-  controllerOnlyEnv?: string[];
-  command?: string;
-  /** Called once the step has started (e.g. to abort it). */
-  during?: (harness: StepHarness) => void;
-}
-
-async function run(options: RunOptions) {
-  const harness = await stepContext();
-  const command = options.command ?? `${agentCommand()} ${options.flags ?? ''}`;
-  const step = quickAgentStep({
-    config: agentConfig(command, options.config),
-    renderPrompt: () => options.prompt,
-    ...(options.isIssueActive ? { isIssueActive: options.isIssueActive } : {}),
-    ...(options.env ? { env: options.env } : {}),
+/** A step of the scripted agent started with `flags`, or of another bridge `command`. */
+async function run({
+  flags,
+  command,
+  ...options
+}: AgentStepRun & { flags?: string; command?: string }) {
+  return runAgentStep(command ?? `${agentCommand()} ${flags ?? ''}`, {
     executor,
-    controllerOnlyEnv: options.controllerOnlyEnv ?? [],
+    controllerOnlyEnv: [],
+    ...options,
   });
-  const started = performance.now();
-  const pending = step(harness.context);
-  options.during?.(harness);
-  const result = await pending;
-  const elapsedMs = performance.now() - started;
-  const workspace = harness.context.workspace;
-  return {
-    result,
-    harness,
-    elapsedMs,
-    workspace,
-    read: (path: string) => readFile(join(workspace, path), 'utf8'),
-  };
 }
 
 /** After every step, nothing of the bridge may be left. */
 async function expectNoBridgeLeft(harness: StepHarness): Promise<void> {
   expect(await liveGroupMembers(bridgePid(harness))).toEqual([]);
+}
+
+/** The processes whose pids the agent wrote to `pidFile` are gone, and so is the bridge. */
+async function expectKilled(harness: StepHarness, pidFile: string): Promise<number[]> {
+  const pids = (await readFile(pidFile, 'utf8')).trim().split('\n').map(Number);
+  for (const pid of pids) expect(await isAlive(pid)).toBe(false);
+  await expectNoBridgeLeft(harness);
+  return pids;
 }
 
 describe('agent step against the scripted ACP agent', () => {
@@ -226,10 +210,7 @@ describe('agent step against the scripted ACP agent', () => {
     const result = await step(harness.context);
     expect(result).toMatchObject({ ok: false, code: 'turn_timeout' });
     expect(performance.now() - started).toBeLessThan(6000);
-    const pids = (await readFile(pidFile, 'utf8')).trim().split('\n').map(Number);
-    expect(pids).toHaveLength(2);
-    for (const pid of pids) expect(await isAlive(pid)).toBe(false);
-    await expectNoBridgeLeft(harness);
+    expect(await expectKilled(harness, pidFile)).toHaveLength(2);
   });
 
   it('cancels a silent turn after stall_timeout_ms', async () => {
@@ -267,15 +248,23 @@ describe('agent step against the scripted ACP agent', () => {
     expect(harness.messages('process_exit')[0]).toMatchObject({ exitCode: 3 });
   });
 
-  it('reports a bridge that dies before initialize with what it printed on stderr', async () => {
-    const { result } = await run({
-      prompt: 'anything',
-      command: 'echo "bridge: missing config file" >&2; exit 2',
-    });
-    expect(result).toMatchObject({ ok: false, code: 'agent_bridge_exited', turns: 0 });
-    expect(result.ok ? '' : result.message).toMatch(
-      /exited with status 2 before answering initialize; stderr: .*missing config file/,
-    );
+  it.each([
+    {
+      name: 'reports a bridge that dies before initialize with what it printed on stderr',
+      start: { command: 'echo "bridge: missing config file" >&2; exit 2' },
+      code: 'agent_bridge_exited',
+      message: /exited with status 2 before answering initialize; stderr: .*missing config file/,
+    },
+    {
+      name: 'quotes a refusal of session/new',
+      start: { flags: '--refuse "Authentication required"' },
+      code: 'agent_protocol_error',
+      message: /^agent bridge .*scripted-agent.* refused session\/new: "Authentication required"$/,
+    },
+  ])('$name', async ({ start, code, message }) => {
+    const { result } = await run({ prompt: 'anything', ...start });
+    expect(result).toMatchObject({ ok: false, code, turns: 0 });
+    expect(result.ok ? '' : result.message).toMatch(message);
   });
 
   it('names a bridge command that is not installed', async () => {
@@ -322,22 +311,9 @@ describe('agent step against the scripted ACP agent', () => {
       expect(result.ok ? '' : result.message).toMatch(
         new RegExp(`^agent bridge .* did not answer ${method} within ${timeoutMs} ms$`),
       );
-      const pids = (await readFile(pidFile, 'utf8')).trim().split('\n').map(Number);
-      for (const pid of pids) expect(await isAlive(pid)).toBe(false);
-      await expectNoBridgeLeft(harness);
+      await expectKilled(harness, pidFile);
     },
   );
-
-  it('quotes a refusal of session/new', async () => {
-    const { result } = await run({
-      prompt: 'anything',
-      flags: '--refuse "Authentication required"',
-    });
-    expect(result).toMatchObject({ ok: false, code: 'agent_protocol_error', turns: 0 });
-    expect(result.ok ? '' : result.message).toMatch(
-      /^agent bridge .*scripted-agent.* refused session\/new: "Authentication required"$/,
-    );
-  });
 
   it('reports token usage cumulatively across turns', async () => {
     const { result, harness } = await run({

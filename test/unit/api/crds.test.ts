@@ -11,6 +11,7 @@ import {
   workflowSchema,
   type JSONSchemaProps,
 } from '../../../src/api/index.js';
+import { eachCase } from '../../support/cases.js';
 
 const root = join(import.meta.dirname, '../../..');
 
@@ -199,7 +200,7 @@ describe('what kubectl get shows', () => {
     ]);
   });
 
-  it.each([
+  eachCase('status.duration from %s to %s is %s', elapsed, [
     ['2024-05-01T10:00:00Z', '2024-05-01T10:00:45Z', '45s'],
     ['2024-05-01T10:00:00Z', '2024-05-01T10:04:12Z', '4m12s'],
     ['2024-05-01T10:00:00Z', '2024-05-01T11:00:05Z', '1h0m5s'],
@@ -207,9 +208,7 @@ describe('what kubectl get shows', () => {
     ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z', '0s'],
     ['2024-05-01T10:00:05Z', '2024-05-01T10:00:00Z', undefined],
     ['not a time', '2024-05-01T10:00:00Z', undefined],
-  ])('status.duration from %s to %s is %s', (start, end, expected) => {
-    expect(elapsed(start, end)).toBe(expected);
-  });
+  ]);
 });
 
 describe('zod schemas', () => {

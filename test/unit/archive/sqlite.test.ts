@@ -10,11 +10,11 @@ import {
   maskDsn,
   openArchive,
   parseArchiveDsn,
-  type ArchiveDsn,
 } from '../../../src/archive/dsn.js';
 import { openSqliteArchive } from '../../../src/archive/sqlite.js';
 import { ArchiveError, type ArchiveStore } from '../../../src/archive/types.js';
 import { describeArchiveContract, run } from '../../support/archive-store-contract.js';
+import { eachCase } from '../../support/cases.js';
 
 const root = mkdtempSync(join(tmpdir(), 'lorenz-archive-sqlite-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -183,7 +183,7 @@ describe('sqlite archive store', () => {
 });
 
 describe('archive DSN', () => {
-  it.each<[string, ArchiveDsn]>([
+  eachCase('parses %s', parseArchiveDsn, [
     ['sqlite:archive.db', { kind: 'sqlite', path: 'archive.db' }],
     ['sqlite:./data/archive.db', { kind: 'sqlite', path: './data/archive.db' }],
     ['sqlite:/var/lib/lorenz/archive.db', { kind: 'sqlite', path: '/var/lib/lorenz/archive.db' }],
@@ -201,9 +201,7 @@ describe('archive DSN', () => {
       'postgres:///lorenz?host=/var/run/postgresql',
       { kind: 'postgres', url: 'postgres:///lorenz?host=/var/run/postgresql' },
     ],
-  ])('parses %s', (dsn, want) => {
-    expect(parseArchiveDsn(dsn)).toEqual(want);
-  });
+  ]);
 
   it.each<[string, string]>([
     ['', 'archive DSN is empty'],
@@ -230,7 +228,7 @@ describe('archive DSN', () => {
     expect((error as ArchiveError).message).not.toContain('hunter2');
   });
 
-  it.each([
+  eachCase('masks %s', maskDsn, [
     ['postgres://lorenz:s3cret@db:5432/x', 'postgres://lorenz:***@db:5432/x'],
     ['postgresql://lorenz@db/x', 'postgresql://lorenz@db/x'],
     [
@@ -238,9 +236,7 @@ describe('archive DSN', () => {
       'postgres://db/x?user=a&password=***&sslmode=require',
     ],
     ['sqlite:/tmp/a.db', 'sqlite:/tmp/a.db'],
-  ])('masks %s', (dsn, want) => {
-    expect(maskDsn(dsn)).toBe(want);
-  });
+  ]);
 
   it.each([
     [{ XDG_CACHE_HOME: '/xdg' }, '/xdg/lorenz/archive.db'],

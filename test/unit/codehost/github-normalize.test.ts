@@ -9,6 +9,7 @@ import {
   tail,
 } from '../../../src/codehost/github-normalize.js';
 import type { Review } from '../../../src/codehost/types.js';
+import { eachNamedCase } from '../../support/cases.js';
 
 const review = (id: number, author: string | null, state: Review['state']): Review => ({
   id: String(id),
@@ -20,7 +21,7 @@ const review = (id: number, author: string | null, state: Review['state']): Revi
 });
 
 describe('combineReviews', () => {
-  it.each<[string, Review[], string]>([
+  eachNamedCase('%s → %s', combineReviews, [
     ['nothing', [], 'none'],
     [
       'two reviewers without an account, one asking for changes',
@@ -37,9 +38,7 @@ describe('combineReviews', () => {
       [review(1, 'ana', 'approved'), review(2, 'ana', 'commented')],
       'commented',
     ],
-  ])('%s → %s', (_name, reviews, state) => {
-    expect(combineReviews(reviews)).toBe(state);
-  });
+  ]);
 });
 
 describe('readers', () => {

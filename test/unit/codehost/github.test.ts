@@ -11,6 +11,7 @@ import {
   startGithubStandIn,
 } from '../../support/fakes/github-server.js';
 import { failureOf } from '../../support/lorenz-errors.js';
+import { eachCase } from '../../support/cases.js';
 
 const BRANCH = 'lorenz/issue-29';
 const NOW = Date.parse('2026-04-01T12:00:00Z');
@@ -393,15 +394,13 @@ describe('failures carry the codehost codes and never the token', () => {
 });
 
 describe('GitHub Enterprise Server', () => {
-  it.each([
+  eachCase('puts GraphQL for %s at %s', githubGraphqlUrl, [
     ['https://api.github.com', 'https://api.github.com/graphql'],
     ['https://api.github.com/', 'https://api.github.com/graphql'],
     ['https://ghe.example/api/v3', 'https://ghe.example/api/graphql'],
     ['https://ghe.example/api/v3/', 'https://ghe.example/api/graphql'],
     ['http://127.0.0.1:8080', 'http://127.0.0.1:8080/graphql'],
-  ])('puts GraphQL for %s at %s', (api, graphql) => {
-    expect(githubGraphqlUrl(api)).toBe(graphql);
-  });
+  ]);
 
   it('works under /api/v3, GraphQL under /api/graphql', async () => {
     await standIn.close();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createGitlabCodeHost, withoutDraftPrefix } from '../../../src/codehost/gitlab.js';
 import { gitlabHarnessPerTest } from '../../support/fakes/gitlab-host.js';
+import { eachCase } from '../../support/cases.js';
 
 const start = gitlabHarnessPerTest();
 
@@ -165,14 +166,12 @@ describe('the GitLab code host: merge requests', () => {
     expect(await host.findOpenPullRequest('two')).toBeNull();
   });
 
-  it.each([
+  eachCase('takes the draft marker off %j', withoutDraftPrefix, [
     ['Draft: Fix it', 'Fix it'],
     ['draft:Fix it', 'Fix it'],
     ['[Draft] Fix it', 'Fix it'],
     ['(Draft) Fix it', 'Fix it'],
     ['Draft: Draft: Fix it', 'Fix it'],
     ['Fix the draft: later', 'Fix the draft: later'],
-  ])('takes the draft marker off %j', (title, bare) => {
-    expect(withoutDraftPrefix(title)).toBe(bare);
-  });
+  ]);
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveCodeHost, tokenFromCredential } from '../../../src/codehost/resolve.js';
+import { eachNamedCase } from '../../support/cases.js';
 
 type Review = Parameters<typeof resolveCodeHost>[0];
 const auto: Review = { host: null, apiUrl: null };
@@ -120,15 +121,13 @@ describe('resolveCodeHost', () => {
 });
 
 describe('tokenFromCredential', () => {
-  it.each([
+  eachNamedCase('reads %s', tokenFromCredential, [
     ['a bare token', 'ghp_abc123', 'ghp_abc123'],
     ['a token with a newline', 'ghp_abc123\n', 'ghp_abc123'],
     ['username:token', 'x-access-token:ghs_abc', 'ghs_abc'],
     ['a credential-store line', 'https://oauth2:glpat-xyz@gitlab.com', 'glpat-xyz'],
     ['a credential-store line with an escaped token', 'https://u:a%2Fb@ghe.example\n', 'a/b'],
-  ])('reads %s', (_name, text, token) => {
-    expect(tokenFromCredential(text)).toBe(token);
-  });
+  ]);
 
   it.each([
     ['nothing', '  '],

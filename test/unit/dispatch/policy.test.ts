@@ -10,6 +10,7 @@ import {
 } from '../../../src/dispatch/policy.js';
 import { type Issue } from '../../../src/workflow/issue.js';
 import { todoIssue } from '../../support/fakes/issues.js';
+import { eachNamedCase } from '../../support/cases.js';
 
 const settings: DispatchSettings = {
   activeStates: ['Todo', 'In Progress'],
@@ -54,7 +55,7 @@ describe('dispatch order', () => {
 });
 
 describe('dispatch decisions', () => {
-  it.each<[string, Issue[], HeldIssue[], Partial<DispatchSettings>, string[]]>([
+  eachNamedCase('%s', plan, [
     [
       'fills the free slots in order, then waits over the cap',
       [issue('A-1'), issue('A-2'), issue('A-3'), issue('A-4')],
@@ -141,9 +142,7 @@ describe('dispatch decisions', () => {
       {},
       ['H-1: dispatch'],
     ],
-  ])('%s', (_name, candidates, held, overrides, want) => {
-    expect(plan(candidates, held, overrides)).toEqual(want);
-  });
+  ]);
 
   it('never grants more slots than the caps, whatever the candidates', () => {
     for (let seed = 1; seed <= 200; seed += 1) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { anchorsOf, checkLinks, slug } from '../../../hack/check-links.js';
 import { repoRoot, scratchDir } from './scratch.js';
+import { eachCase } from '../../support/cases.js';
 
 const scratch = scratchDir('lorenz-links-');
 
@@ -56,7 +57,7 @@ describe('checkLinks', () => {
 });
 
 describe('GitHub anchors', () => {
-  it.each([
+  eachCase('%s → #%s', slug, [
     ['The `lorenz` CLI and its error codes', 'the-lorenz-cli-and-its-error-codes'],
     ["Lorenz's metrics", 'lorenzs-metrics'],
     [
@@ -65,9 +66,7 @@ describe('GitHub anchors', () => {
     ],
     ['`hook_output`', 'hook_output'],
     ['a — b', 'a--b'],
-  ])('%s → #%s', (heading, anchor) => {
-    expect(slug(heading)).toBe(anchor);
-  });
+  ]);
 
   it('ignores headings in code blocks', () => {
     expect([...anchorsOf('```yaml\n# not a heading\n```\n# Real\n')]).toEqual(['real']);

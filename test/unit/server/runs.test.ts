@@ -12,6 +12,7 @@ import { runOfIssueRun } from '../../../src/server/mappers.js';
 import { runsPage } from '../../../src/server/runs-page.js';
 import type { RunSummary } from '../../../src/server/view-api.js';
 import { fixedViewCache } from '../../support/view-fakes.js';
+import { eachCase } from '../../support/cases.js';
 
 // /api/v1/runs over a real SQLite archive and a cache of 10 000 live runs: the merge (a run
 // both live and archived once, as live), the filters, paging, and the first page's time.
@@ -152,13 +153,11 @@ describe('the runs list', () => {
 });
 
 describe('retry and server flags', () => {
-  it.each([
+  eachCase('names the retry of %s, attempt %i, %s', retryName, [
     ['run', 2, 'run-retry-2'],
     ['run-retry-2', 3, 'run-retry-3'],
     ['x'.repeat(253), 2, `${'x'.repeat(245)}-retry-2`],
-  ])('names the retry of %s, attempt %i, %s', (name, attempt, want) => {
-    expect(retryName(name, attempt)).toBe(want);
-  });
+  ]);
 
   it('retries with the same spec, the next attempt, the labels and owner, not cancelled', () => {
     const object = retryObject({

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { hookNeedsTemplating, renderHookCommand, shellEscape } from '../../../src/template/hook.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
 import { failureOfSync } from '../../support/lorenz-errors.js';
+import { eachCase, eachNamedCase } from '../../support/cases.js';
 
 const issue = normalizeIssue({
   identifier: 'ENG-1',
@@ -20,7 +21,7 @@ function bash(command: string): string {
 }
 
 describe('hookNeedsTemplating', () => {
-  it.each([
+  eachCase('%j → %s', hookNeedsTemplating, [
     ['echo {{ issue.title }}', true],
     ['echo {{issue.title}}', true],
     ['echo {{- issue.title -}}', true],
@@ -37,9 +38,7 @@ describe('hookNeedsTemplating', () => {
     ["awk '{{print $1}}' issue.txt", false],
     ['echo {% raw %} issue {% endraw %}', false],
     ['', false],
-  ])('%j → %s', (command, expected) => {
-    expect(hookNeedsTemplating(command)).toBe(expected);
-  });
+  ]);
 });
 
 describe('renderHookCommand passes through', () => {
@@ -73,13 +72,18 @@ describe('renderHookCommand escaping', () => {
     expect(bash(command)).toBe(`[${printed}]`);
   });
 
-  it('escapes each output inside loops', () => {
-    const command = renderHookCommand(
+  eachNamedCase('%s', (hook: string) => bash(renderHookCommand(hook, issue)), [
+    [
+      'escapes each output inside loops',
       "{% for l in issue.labels %}printf '<%s>' {{ l }}; {% endfor %}",
-      issue,
-    );
-    expect(bash(command)).toBe('<bug><needs tests>');
-  });
+      '<bug><needs tests>',
+    ],
+    [
+      'renders a multi-line hook as bash runs it',
+      'set -euo pipefail\nbranch={{ issue.branch_name | default: issue.identifier }}\nprintf %s "$branch"',
+      'ENG-1',
+    ],
+  ]);
 
   it('| raw really is unescaped', () => {
     const arithmetic = normalizeIssue({ identifier: 'A', title: '$((6 * 7))' });
@@ -94,14 +98,6 @@ describe('renderHookCommand escaping', () => {
     expect(bash(command)).toBe(issue.title);
     const labels = renderHookCommand('printf %s {{ issue.labels | shell_escape }}', issue);
     expect(labels).toBe(`printf %s 'bug,needs tests'`);
-  });
-
-  it('renders a multi-line hook as bash runs it', () => {
-    const command = renderHookCommand(
-      'set -euo pipefail\nbranch={{ issue.branch_name | default: issue.identifier }}\nprintf %s "$branch"',
-      issue,
-    );
-    expect(bash(command)).toBe('ENG-1');
   });
 });
 

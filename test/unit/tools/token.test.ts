@@ -12,6 +12,7 @@ import {
   tokenSha256,
   type ResolvedRun,
 } from '../../../src/tools/index.js';
+import { eachCase } from '../../support/cases.js';
 
 const SECRET = Buffer.alloc(32, 7);
 
@@ -44,16 +45,14 @@ describe('tokens', () => {
     expect(parseToken(token)).toBeNull();
   });
 
-  it.each([
+  eachCase('bearerToken(%j) is %j', bearerToken, [
     [undefined, null],
     [['Bearer a', 'Bearer b'], null],
     ['Bearer abc', 'abc'],
     ['bearer  abc ', 'abc'],
     ['Basic abc', null],
     ['Bearer a b', null],
-  ])('bearerToken(%j) is %j', (header, token) => {
-    expect(bearerToken(header)).toBe(token);
-  });
+  ]);
 
   it('compares sha256 digests, never matching a malformed one', () => {
     const hash = tokenSha256('x');
@@ -153,14 +152,12 @@ describe('the token verifier', () => {
 });
 
 describe('bind addresses', () => {
-  it.each([
+  eachCase('%s', parseBindAddress, [
     [':8090', { host: undefined, port: 8090 }],
     ['8090', { host: undefined, port: 8090 }],
     ['127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
     ['[::1]:8090', { host: '::1', port: 8090 }],
-  ])('%s', (address, parsed) => {
-    expect(parseBindAddress(address)).toEqual(parsed);
-  });
+  ]);
 
   it.each(['', ':http', ':70000', 'host:'])('refuses %j', (address) => {
     expect(() => parseBindAddress(address)).toThrow(RangeError);

@@ -7,6 +7,7 @@ import { checkRequest, checkResponse, findOperation } from '../../support/fakes/
 import type { GithubFault, Pagination } from '../../support/fakes/github-server.js';
 import { NOW, harnessPerTest } from '../../support/fakes/github-tracker.js';
 import { failureOf } from '../../support/lorenz-errors.js';
+import { eachCase } from '../../support/cases.js';
 
 const start = harnessPerTest();
 
@@ -123,14 +124,12 @@ describe('github: pagination that does not add up', () => {
     ).toBe(true);
   });
 
-  it.each([
+  eachCase('nextLink(%j)', nextLink, [
     ['<https://a/x?page=2>; rel="next", <https://a/x?page=5>; rel="last"', 'https://a/x?page=2'],
     ['<https://a/x?q=a,b&page=3>; rel="prev next"', 'https://a/x?q=a,b&page=3'],
     ['<https://a/x?page=1>; rel="first"', null],
     [null, null],
-  ])('nextLink(%j)', (header, expected) => {
-    expect(nextLink(header)).toBe(expected);
-  });
+  ]);
 });
 
 describe('github: items that cannot be normalized are dropped', () => {

@@ -7,6 +7,7 @@ import { paragraphs } from '../../support/fakes/jira-data.js';
 import { type JiraFault, type JiraStandIn } from '../../support/fakes/jira-server.js';
 import { failureOf, errorText } from '../../support/lorenz-errors.js';
 import { jiraStandInPerFile, jiraTrackerOf } from '../../support/fakes/jira-per-file.js';
+import { eachNamedCase } from '../../support/cases.js';
 
 const EMAIL = 'agent@acme.test';
 const TOKEN = 'ATATT3xFfGF0-jira-writer-token-never-in-errors-42';
@@ -25,7 +26,7 @@ function writer(options: { timeoutMs?: number } = {}): TrackerWriter {
 }
 
 describe('jira writer: ADF bodies', () => {
-  it.each<[string, string, unknown]>([
+  eachNamedCase('%s', textToAdf, [
     ['one line', 'Hello', paragraphs('Hello')],
     ['blank lines split paragraphs', 'One\n\nTwo\r\n\r\nThree', paragraphs('One', 'Two', 'Three')],
     [
@@ -47,9 +48,7 @@ describe('jira writer: ADF bodies', () => {
       },
     ],
     ['nothing but blanks', ' \n\n ', { type: 'doc', version: 1, content: [] }],
-  ])('%s', (_, text, adf) => {
-    expect(textToAdf(text)).toEqual(adf);
-  });
+  ]);
 });
 
 describe('jira writer: reading', () => {

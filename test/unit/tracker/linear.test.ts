@@ -15,6 +15,7 @@ import { fixtureData, withBulkProject } from '../../support/fakes/linear-data.js
 import { type LinearFault, type LinearStandIn } from '../../support/fakes/linear-server.js';
 import { failureOf, failureOfSync, errorText } from '../../support/lorenz-errors.js';
 import { linearStandInPerFile } from '../../support/fakes/linear-per-file.js';
+import { eachCase } from '../../support/cases.js';
 
 const KEY = 'lin_api_k3yThatMustNeverLeak0123456789';
 const NOW = Date.parse('2026-03-01T10:00:00.000Z');
@@ -241,7 +242,7 @@ describe('normalized issues', () => {
     expect(identifiers(issues)).toEqual(['ENG-2']);
   });
 
-  it.each([
+  eachCase('priority %j → %j', linearPriority, [
     [0, null],
     [1, 1],
     [2, 2],
@@ -252,9 +253,7 @@ describe('normalized issues', () => {
     [-1, null],
     [null, null],
     ['2', null],
-  ])('priority %j → %j', (raw, expected) => {
-    expect(linearPriority(raw)).toBe(expected);
-  });
+  ]);
 
   it('every fixture priority reaches the issue as mapped', async () => {
     standIn.data.issues.forEach((issue, index) => {

@@ -1,10 +1,11 @@
 // Every page of the web view has a URL that can be shared, filters included
 // (web/src/route.ts): parse and format agree, and unknown paths are not found.
 import { describe, expect, it } from 'vitest';
-import { parseRoute, runsUrl, runUrl, usageUrl, type Route } from '../../../web/src/route.js';
+import { parseRoute, runsUrl, runUrl, usageUrl } from '../../../web/src/route.js';
+import { eachCase } from '../../support/cases.js';
 
 describe('parseRoute', () => {
-  it.each<[string, string, Route]>([
+  eachCase('%s%s', parseRoute, [
     ['/', '', { page: 'overview' }],
     ['/runs', '', { page: 'runs', filters: {} }],
     [
@@ -39,9 +40,7 @@ describe('parseRoute', () => {
     ['/runs/a/b/c', '', { page: 'not_found', path: '/runs/a/b/c' }],
     ['/runs/%E0%A4%A/x', '', { page: 'not_found', path: '/runs/%E0%A4%A/x' }],
     ['/elsewhere', '', { page: 'not_found', path: '/elsewhere' }],
-  ])('%s%s', (path, search, route) => {
-    expect(parseRoute(path, search)).toEqual(route);
-  });
+  ]);
 
   it.each([
     runsUrl({ namespace: 'team a', issue: 'ENG-1&x=1' }),

@@ -9,9 +9,10 @@ import {
   showControls,
   stripAnsi,
 } from '../../../web/src/text.js';
+import { eachCase, eachNamedCase } from '../../support/cases.js';
 
 describe('stripAnsi', () => {
-  it.each([
+  eachNamedCase('%s', stripAnsi, [
     ['colour', '\u001b[31mred\u001b[0m', 'red'],
     ['bold and 256 colours', '\u001b[1;38;5;196mX\u001b[m', 'X'],
     ['cursor moves and erase', 'a\u001b[2K\u001b[1Gb\u001b[10;20H', 'ab'],
@@ -24,13 +25,11 @@ describe('stripAnsi', () => {
     ['8-bit CSI', '\u009b31mred', 'red'],
     ['two-byte escape', '\u001bMup', 'up'],
     ['plain text kept', 'no [escapes] here', 'no [escapes] here'],
-  ])('%s', (_name, input, output) => {
-    expect(stripAnsi(input)).toBe(output);
-  });
+  ]);
 });
 
 describe('showControls', () => {
-  it.each([
+  eachNamedCase('%s', showControls, [
     ['NUL and BEL', 'a\u0000b\u0007c', 'a\u2400b\u2407c'],
     ['carriage return (would overwrite the line)', 'ok\rFAIL', 'ok\u240dFAIL'],
     ['a lone ESC left after stripping', '\u001b', '\u241b'],
@@ -38,9 +37,7 @@ describe('showControls', () => {
     ['C1 control', 'x\u0085y', 'x<U+0085>y'],
     ['right-to-left override', 'file\u202Egnp.exe', 'file<U+202E>gnp.exe'],
     ['tab and newline kept', 'a\tb\nc', 'a\tb\nc'],
-  ])('%s', (_name, input, output) => {
-    expect(showControls(input)).toBe(output);
-  });
+  ]);
 
   it('displayText strips escapes and shows what is left', () => {
     expect(displayText('\u001b[31m<script>\u0000</script>')).toBe('<script>\u2400</script>');
@@ -55,7 +52,7 @@ describe('showControls', () => {
 });
 
 describe('safeHref', () => {
-  it.each([
+  eachNamedCase('%s', safeHref, [
     ['https', 'https://linear.app/t/ENG-1', 'https://linear.app/t/ENG-1'],
     ['http', 'http://tracker.local/1', 'http://tracker.local/1'],
     ['javascript:', 'javascript:alert(1)', undefined],
@@ -65,19 +62,15 @@ describe('safeHref', () => {
     ['relative', '/runs', undefined],
     ['not a URL', 'not a url', undefined],
     ['unset', undefined, undefined],
-  ])('%s', (_name, input, output) => {
-    expect(safeHref(input)).toBe(output);
-  });
+  ]);
 });
 
 describe('formatDuration', () => {
-  it.each([
+  eachCase('%d ms is %s', formatDuration, [
     [850, '850 ms'],
     [4200, '4.2 s'],
     [185_000, '3 m 05 s'],
     [7_800_000, '2 h 10 m'],
     [-1, '–'],
-  ])('%d ms is %s', (ms, text) => {
-    expect(formatDuration(ms)).toBe(text);
-  });
+  ]);
 });

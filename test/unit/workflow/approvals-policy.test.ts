@@ -11,6 +11,7 @@ import {
   ruleMatches,
 } from '../../../src/workflow/approvals-policy.js';
 import { parseConfig } from '../../../src/workflow/config.js';
+import { eachCase, eachNamedCase } from '../../support/cases.js';
 
 /** The policy as WORKFLOW.md would give it: through the parser, so patterns are compiled. */
 const policy = (approvals: Record<string, unknown>): ApprovalsConfig =>
@@ -76,7 +77,7 @@ describe('decideApproval', () => {
 });
 
 describe('rule matchers', () => {
-  it.each<[string, Record<string, unknown>, Partial<ApprovalFacts>, boolean]>([
+  eachNamedCase('%s', matches, [
     // kinds
     ['one kind, same', { kind: 'execute' }, { toolKind: 'execute' }, true],
     ['one kind, other', { kind: 'execute' }, { toolKind: 'edit' }, false],
@@ -232,9 +233,7 @@ describe('rule matchers', () => {
       false,
     ],
     ['no matcher: everything', {}, { toolKind: 'fetch', title: 'anything' }, true],
-  ])('%s', (_name, rule, given, expected) => {
-    expect(matches(rule, given)).toBe(expected);
-  });
+  ]);
 
   it('ruleMatches agrees with decideApproval', () => {
     const [rule] = oneRule({ kind: 'execute', command: 'make *' }).rules;
@@ -305,14 +304,12 @@ describe('hostile input', () => {
 });
 
 describe('normalizePath', () => {
-  it.each([
+  eachCase('%s is %s', normalizePath, [
     ['/a/b/../c', '/a/c'],
     ['/../a', '/a'],
     ['a/./b//c/', 'a/b/c'],
     ['../a', '../a'],
     ['', '.'],
     ['/', '/'],
-  ])('%s is %s', (path, normalized) => {
-    expect(normalizePath(path)).toBe(normalized);
-  });
+  ]);
 });

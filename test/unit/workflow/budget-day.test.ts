@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { budgetDay, isTimeZone, nextDayStart } from '../../../src/workflow/budget-day.js';
+import { eachCase } from '../../support/cases.js';
 
 describe('budgetDay', () => {
   it.each<[string, string, string]>([
@@ -102,13 +103,11 @@ describe('nextDayStart', () => {
 });
 
 describe('isTimeZone', () => {
-  it.each<[string, boolean]>([
+  eachCase('%j → %s', isTimeZone, [
     ['UTC', true],
     ['Europe/Paris', true],
     ['America/New_York', true],
     ['Mars/Olympus', false],
     ['', false],
-  ])('%j → %s', (timeZone, known) => {
-    expect(isTimeZone(timeZone)).toBe(known);
-  });
+  ]);
 });

@@ -234,25 +234,22 @@ describe('parseConfig values', () => {
 });
 
 describe('hook aliases', () => {
-  it.each([
-    ['afterCreate', 'afterCreate', 'echo a'],
-    ['beforeRun', 'beforeRun', 'echo b'],
-    ['afterRun', 'afterRun', 'echo c'],
-    ['beforeRemove', 'beforeRemove', 'echo d'],
-    ['timeoutMs', 'timeoutMs', 1234],
-  ] as const)('accepts hooks.%s', (alias, field, value) => {
-    const { config, warnings } = parseConfig({ hooks: { [alias]: value } });
-    expect(config.hooks[field]).toBe(value);
+  // Each hook key in both spellings, with a value it takes.
+  const spellings = [
+    { snake: 'after_create', camel: 'afterCreate', value: 'echo a' },
+    { snake: 'before_run', camel: 'beforeRun', value: 'echo b' },
+    { snake: 'after_run', camel: 'afterRun', value: 'echo c' },
+    { snake: 'before_remove', camel: 'beforeRemove', value: 'echo d' },
+    { snake: 'timeout_ms', camel: 'timeoutMs', value: 1234 },
+  ] as const;
+
+  it.each(spellings)('accepts hooks.$camel', ({ camel, value }) => {
+    const { config, warnings } = parseConfig({ hooks: { [camel]: value } });
+    expect(config.hooks[camel]).toBe(value);
     expect(warnings).toEqual([]);
   });
 
-  it.each([
-    ['after_create', 'afterCreate', 'x'],
-    ['before_run', 'beforeRun', 'x'],
-    ['after_run', 'afterRun', 'x'],
-    ['before_remove', 'beforeRemove', 'x'],
-    ['timeout_ms', 'timeoutMs', 5],
-  ])('rejects hooks.%s given twice', (snake, camel, value) => {
+  it.each(spellings)('rejects hooks.$snake given twice', ({ snake, camel, value }) => {
     const error = failure({ hooks: { [snake]: value, [camel]: value } });
     expect(error.code).toBe('invalid_workflow_config');
     expect(error.message).toBe(

@@ -4,17 +4,23 @@ import {
   effectivePromptTemplate,
   parseWorkflowContent,
 } from '../../../src/workflow/front-matter.js';
+import { eachNamedCase } from '../../support/cases.js';
 import { failureOfSync } from '../../support/lorenz-errors.js';
-import { YAML_BOMB } from '../../support/yaml-bomb.js';
+import { UNSOUND_YAML } from '../../support/yaml-bomb.js';
 
 describe('parseWorkflowContent', () => {
-  it('splits at the first --- line and the next, trimming the body', () => {
-    const text = '---\nagent:\n  max_turns: 3\n---\n\n  Do {{ issue.title }}.\n\n---\nmore\n\n';
-    expect(parseWorkflowContent(text)).toEqual({
-      frontMatter: { agent: { max_turns: 3 } },
-      body: 'Do {{ issue.title }}.\n\n---\nmore',
-    });
-  });
+  eachNamedCase('%s', parseWorkflowContent, [
+    [
+      'splits at the first --- line and the next, trimming the body',
+      '---\nagent:\n  max_turns: 3\n---\n\n  Do {{ issue.title }}.\n\n---\nmore\n\n',
+      { frontMatter: { agent: { max_turns: 3 } }, body: 'Do {{ issue.title }}.\n\n---\nmore' },
+    ],
+    [
+      'accepts CRLF line endings, a BOM and leading blank lines',
+      '\uFEFF\r\n---\r\npolling:\r\n  interval_ms: 5\r\n---\r\nBody\r\n',
+      { frontMatter: { polling: { interval_ms: 5 } }, body: 'Body' },
+    ],
+  ]);
 
   it.each([
     ['plain text', '  Just a prompt.\n\n', 'Just a prompt.'],
@@ -22,14 +28,6 @@ describe('parseWorkflowContent', () => {
     ['an empty file', '', ''],
   ])('treats a file without front matter as all body: %s', (_name, text, body) => {
     expect(parseWorkflowContent(text)).toEqual({ frontMatter: {}, body });
-  });
-
-  it('accepts CRLF line endings, a BOM and leading blank lines', () => {
-    const text = '\uFEFF\r\n---\r\npolling:\r\n  interval_ms: 5\r\n---\r\nBody\r\n';
-    expect(parseWorkflowContent(text)).toEqual({
-      frontMatter: { polling: { interval_ms: 5 } },
-      body: 'Body',
-    });
   });
 
   it.each([
@@ -58,22 +56,16 @@ describe('parseWorkflowContent', () => {
     expect(error.detail).toMatchObject({ line: 5, column: 1 });
   });
 
-  const bomb = YAML_BOMB;
-
-  it.each([
-    [
-      'an unresolved alias',
-      'hooks: *nowhere',
-      'alias *nowhere refers to no anchor &nowhere before it',
-    ],
-    ['an alias bomb (billion laughs)', bomb, 'aliases expand more than 100 times (an alias bomb?)'],
-  ])('reports %s as a YAML error, quickly and without a stack', (_name, yaml, reason) => {
-    const started = performance.now();
-    const error = failureOfSync(() => parseWorkflowContent(`---\n${yaml}\n---\nBody`));
-    expect(performance.now() - started).toBeLessThan(1000);
-    expect(error.code).toBe('workflow_parse_error');
-    expect(error.message).toBe(`invalid YAML front matter: ${reason}`);
-  });
+  it.each(UNSOUND_YAML)(
+    'reports %s as a YAML error, quickly and without a stack',
+    (_name, yaml, reason) => {
+      const started = performance.now();
+      const error = failureOfSync(() => parseWorkflowContent(`---\n${yaml}\n---\nBody`));
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect(error.code).toBe('workflow_parse_error');
+      expect(error.message).toBe(`invalid YAML front matter: ${reason}`);
+    },
+  );
 
   it('reports duplicate keys as a YAML error', () => {
     const error = failureOfSync(() => parseWorkflowContent('---\na: 1\na: 2\n---\n'));

@@ -8,17 +8,16 @@ import {
 } from '../../../src/workspace/paths.js';
 import { ensembleSize } from '../../../src/workspace/ensemble.js';
 import { truncateOutput } from '../../../src/workspace/output.js';
+import { eachCase } from '../../support/cases.js';
 
 describe('workspace paths', () => {
-  it.each([
+  eachCase('safeIdentifier(%j) = %j', safeIdentifier, [
     ['ENG-1234', 'ENG-1234'],
     ['feat/login', 'feat_login'],
     ['feat:login', 'feat_login'],
     ['a b.c_d-é', 'a_b.c_d-_'],
     ['../x', '.._x'],
-  ])('safeIdentifier(%j) = %j', (identifier, safe) => {
-    expect(safeIdentifier(identifier)).toBe(safe);
-  });
+  ]);
 
   it('has no slot suffix for a solo run and one per slot for an ensemble', () => {
     expect(workspacePath('/ws', 'feat/login', 0, 1)).toBe('/ws/feat_login');

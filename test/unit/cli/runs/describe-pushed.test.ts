@@ -8,6 +8,7 @@ import { openSqliteArchive } from '../../../../src/archive/sqlite.js';
 import type { ArchiveStore } from '../../../../src/archive/types.js';
 import { storeReader } from '../../../../src/cli/runs/archive-reader.js';
 import { archivedView, formatRunView, pushedInLine } from '../../../../src/cli/runs/describe.js';
+import { eachCase } from '../../../support/cases.js';
 
 const ZERO = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 const A = 'a'.repeat(40);
@@ -98,7 +99,7 @@ describe('lorenz describe run: pushed commits', () => {
     expect(got === null ? null : got.split('\n').map((line) => line.trim())).toEqual(shown);
   });
 
-  it.each([
+  eachCase('reads a live Pod log line %#', pushedInLine, [
     [
       JSON.stringify({
         type: 'git_workspace',
@@ -112,7 +113,5 @@ describe('lorenz describe run: pushed commits', () => {
     ],
     [JSON.stringify({ type: 'stderr', message: '"git_workspace" "push"' }), []],
     ['{"git_workspace" "push" not json', []],
-  ])('reads a live Pod log line %#', (line, commits) => {
-    expect(pushedInLine(line)).toEqual(commits);
-  });
+  ]);
 });

@@ -4,6 +4,7 @@ import { escapeText } from '../../../../src/cli/runs/escape.js';
 import { humanDuration } from '../../../../src/cli/runs/duration.js';
 import { formatTable } from '../../../../src/cli/runs/table.js';
 import { formatRuns, mergeRows, type RunRow } from '../../../../src/cli/runs/get-runs.js';
+import { eachCase, eachNamedCase } from '../../../support/cases.js';
 
 const line = (record: object): string => JSON.stringify(record);
 const render = (...lines: string[]): string => {
@@ -14,7 +15,7 @@ const update = (value: object) =>
   line({ type: 'session_notification', message: { turn: 1, update: value }, slot: 0 });
 
 describe('the log renderer', () => {
-  it.each([
+  eachNamedCase('renders %s', render, [
     [
       'a hook start',
       line({
@@ -146,9 +147,7 @@ describe('the log renderer', () => {
     ['a line that is not Lorenz JSON', 'plain text from a shell', 'plain text from a shell\n'],
     ['JSON of another shape', '{"level":30,"msg":"x"}', '{"level":30,"msg":"x"}\n'],
     ['a broken JSON line', '{"type":"hook_out', '{"type":"hook_out\n'],
-  ])('renders %s', (_name, input, expected) => {
-    expect(render(input)).toBe(expected);
-  });
+  ]);
 
   it('shows a tool result under the tool title it belongs to', () => {
     expect(
@@ -266,7 +265,7 @@ describe('the tables', () => {
     expect(text).toBe('NAME\na\\nb\\x1b[2J\n');
   });
 
-  it.each([
+  eachCase('prints %d ms as kubectl does: %s', humanDuration, [
     [5_000, '5s'],
     [119_000, '119s'],
     [192_000, '3m12s'],
@@ -275,9 +274,7 @@ describe('the tables', () => {
     [30 * 3_600_000, '30h'],
     [(3 * 24 + 4) * 3_600_000, '3d4h'],
     [400 * 86_400_000, '400d'],
-  ])('prints %d ms as kubectl does: %s', (ms, text) => {
-    expect(humanDuration(ms)).toBe(text);
-  });
+  ]);
 
   const row = (over: Partial<RunRow>): RunRow => ({
     source: 'live',

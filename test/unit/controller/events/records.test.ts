@@ -25,6 +25,7 @@ import {
   type KubeClient,
   type RequestOptions,
 } from '../../../../src/controller/runtime/client.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const started: HookExecutionMessage = {
   status: 'started',
@@ -76,7 +77,7 @@ describe('runner record stream', () => {
     expect(merged[0]).toMatchObject({ exitCode: 0, output: 'ok', durationMs: 12 });
   });
 
-  it.each<[string, HookExecutionMessage, string]>([
+  eachNamedCase('maps a %s record to its Event reason', hookEventReason, [
     ['started', started, 'HookStarted'],
     ['completed', completed, 'HookSucceeded'],
     [
@@ -89,9 +90,7 @@ describe('runner record stream', () => {
       { ...completed, status: 'failed', exitCode: null, error: 'hook timed out after 50ms' },
       'HookTimedOut',
     ],
-  ])('maps a %s record to its Event reason', (_case, message, reason) => {
-    expect(hookEventReason(message)).toBe(reason);
-  });
+  ]);
 
   it('writes notes of at most 1 KiB', () => {
     const big = { ...completed, output: 'é'.repeat(5000) };

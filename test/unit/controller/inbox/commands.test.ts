@@ -6,6 +6,7 @@ import {
   parseInboxCommands,
   type InboxCommand,
 } from '../../../../src/controller/inbox/commands.js';
+import { eachCase, eachNamedCase } from '../../../support/cases.js';
 
 const approve = (always = false, requestId: string | null = null): InboxCommand => ({
   kind: 'approve',
@@ -19,7 +20,7 @@ const deny = (reason: string | null = null, requestId: string | null = null): In
 });
 
 describe('parseInboxCommands', () => {
-  it.each<[string, string, InboxCommand[]]>([
+  eachNamedCase('reads %s', parseInboxCommands, [
     ['a bare /approve', '/approve', [approve()]],
     ['leading spaces', '   /approve', [approve()]],
     ['a trailing carriage return', '/approve\r\n', [approve()]],
@@ -53,9 +54,7 @@ describe('parseInboxCommands', () => {
       'Thanks!\n/deny a1-s0-1 no\n/approve a1-s0-2',
       [deny('no', 'a1-s0-1'), approve(false, 'a1-s0-2')],
     ],
-  ])('reads %s', (_case, body, expected) => {
-    expect(parseInboxCommands(body)).toEqual(expected);
-  });
+  ]);
 
   it.each([
     ['/approved', '/approved'],
@@ -95,7 +94,7 @@ describe('parseInboxCommands', () => {
     expect(parseInboxCommands(body)).toEqual([]);
   });
 
-  it.each([
+  eachNamedCase('reads a command %s', parseInboxCommands, [
     ['after a closed fence', '```\n/deny\n```\n/approve', [approve()]],
     ['after a closed comment', '<!-- /deny -->\n/approve', [approve()]],
     ['after a closed quote', '> /deny\n\n/approve', [approve()]],
@@ -104,9 +103,7 @@ describe('parseInboxCommands', () => {
     ['indented inside a paragraph', 'I agree\n    /approve', [approve()]],
     ['a comment after the command', '/deny <!-- hidden --> bad', [deny('bad')]],
     ['a fence after a comment on its line is not a fence', '<!-- -->```\n/approve', [approve()]],
-  ])('reads a command %s', (_case, body, expected) => {
-    expect(parseInboxCommands(body)).toEqual(expected);
-  });
+  ]);
 
   it('keeps code in a steer but drops hidden text', () => {
     const body = '/steer use this:\n```\nnpm test\n```\n<!-- secret -->\ndone';
@@ -132,15 +129,13 @@ describe('parseInboxCommands', () => {
 });
 
 describe('answerText', () => {
-  it.each([
+  eachNamedCase('%s', answerText, [
     ['plain text', 'use the blue one', 'use the blue one'],
     ['trims', '\n\n  blue  \n', 'blue'],
     ['drops quoted lines', '> which colour?\n> > nested\nblue', 'blue'],
     ['drops the marker', `${INBOX_COMMENT_MARKER}\nblue`, 'blue'],
     ['keeps code', 'blue\n```\nx\n```', 'blue\n```\nx\n```'],
-  ])('%s', (_case, body, expected) => {
-    expect(answerText(body)).toBe(expected);
-  });
+  ]);
 
   it('is bounded without splitting a surrogate pair', () => {
     const answer = answerText('a' + '😀'.repeat(INBOX_LIMITS.answerLength));
@@ -150,13 +145,11 @@ describe('answerText', () => {
 });
 
 describe('isInboxComment', () => {
-  it.each([
+  eachCase('%j → %s', isInboxComment, [
     [`${INBOX_COMMENT_MARKER}\nhello`, true],
     [`  ${INBOX_COMMENT_MARKER}\nhello`, true],
     [`hello ${INBOX_COMMENT_MARKER}`, false],
     ['<!-- lorenz -->', false],
     ['', false],
-  ])('%j → %s', (body, expected) => {
-    expect(isInboxComment(body)).toBe(expected);
-  });
+  ]);
 });

@@ -8,6 +8,7 @@ import {
   requestCommentText,
   type ReplyKind,
 } from '../../../../src/controller/inbox/comment-text.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const permission = (over: Partial<InboxPending> = {}): InboxPending => ({
   id: 'a1-s0-2',
@@ -172,13 +173,11 @@ describe('fenced and inlineCode', () => {
     expect(fenced(text, 100)).toBe(expected);
   });
 
-  it.each([
+  eachNamedCase('spans %s', inlineCode, [
     ['plain', 'abc', '`abc`'],
     ['a backtick inside', 'a`b', '``a`b``'],
     ['a backtick at the edge', '`a', '`` `a ``'],
     ['line breaks', 'a\nb', '`a b`'],
     ['empty', '  ', '(none)'],
-  ])('spans %s', (_case, text, expected) => {
-    expect(inlineCode(text)).toBe(expected);
-  });
+  ]);
 });

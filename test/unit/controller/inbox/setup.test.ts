@@ -17,6 +17,7 @@ import {
   startedStatus,
   permissionRequest,
 } from '../../../support/fakes/objects.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const pending = permissionRequest({ deadline: at(1000) });
 
@@ -56,7 +57,7 @@ const endedSteered = (seq: string): IssueRun =>
   );
 
 describe('which run changes the inbox looks at', () => {
-  it.each<[string, IssueRun, IssueRun | undefined, () => ApprovalsKnown | undefined, boolean]>([
+  eachNamedCase('%s: %s', wantsLook, [
     [
       'a request left by the gateway',
       run(running, { annotations: { [inboxRequestAnnotation('a1-s0-1')]: '{}' } }),
@@ -87,9 +88,7 @@ describe('which run changes the inbox looks at', () => {
       true,
     ],
     ['a run that ended with every steer taken', endedSteered('2'), run(running), quiet, false],
-  ])('%s: %s', (_name, current, old, known, expected) => {
-    expect(wantsLook(current, old, known)).toBe(expected);
-  });
+  ]);
 });
 
 describe('a poll wake', () => {

@@ -2,25 +2,18 @@
 // already read; while a write is still being tried again (the apiserver was away), the
 // reconcile requeues instead of holding a worker, and goes on once the writes are in.
 import { describe, it } from 'vitest';
-import { Reasons } from '../../../../src/api/index.js';
 import { REQUEUE_MS } from '../../../../src/controller/issuerun/reconciler.js';
-import {
-  RUN,
-  issueRun,
-  podName,
-  runPod,
-  startedStatus,
-  summary,
-} from '../../../support/fakes/objects.js';
+import { RUN, issueRun, runPod, startedStatus, summary } from '../../../support/fakes/objects.js';
 import {
   playRun,
+  retryScheduled,
   requeue,
   runConditions,
   runWrites as writes,
   type RunRow,
 } from '../../../support/fakes/tables.js';
 
-const { finished, progressing } = runConditions;
+const { finished } = runConditions;
 /** An Event write that has not come back yet (and, within the row, never does). */
 const stillWriting = () => new Promise<void>(() => {});
 const waiting = requeue(REQUEUE_MS.eventsPending);
@@ -63,15 +56,7 @@ const rows: RunRow[] = [
       { logs: [{ slot: 0, completed: true, flushed: stillWriting() }], want: waiting },
       {
         logs: [{ slot: 0, completed: true }],
-        want: writes(
-          {
-            phase: 'Pending',
-            reason: Reasons.RetryScheduled,
-            conditions: progressing('RetryScheduled'),
-            slots: [`${podName(0)} Pending/RetryScheduled`],
-          },
-          { requeueAfter: 10_000 },
-        ),
+        want: retryScheduled(10_000),
       },
     ],
   },

@@ -3,10 +3,7 @@
 // run's inputs; a run whose repository or branch cannot be named ends before any Pod.
 import { describe, expect, it } from 'vitest';
 import { Reasons } from '../../../../src/api/index.js';
-import {
-  decideBranch,
-  type BranchDecision,
-} from '../../../../src/controller/issuerun/git-branch.js';
+import { decideBranch } from '../../../../src/controller/issuerun/git-branch.js';
 import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
 import {
   RUN,
@@ -26,6 +23,7 @@ import {
   withoutVolume,
   type RunRow,
 } from '../../../support/fakes/tables.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const { finished, progressing } = runConditions;
 const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
@@ -44,7 +42,7 @@ const kept = (branch: string) =>
   issueRun({ status: { ...startedStatus(1, 'Running'), git: { branch } } });
 
 describe('the branch of a run', () => {
-  it.each<[string, ReturnType<typeof gitConfig>, ReturnType<typeof issueRun>, BranchDecision]>([
+  eachNamedCase('%s', decideBranch, [
     ['no workspace.git: no branch', null, issueRun(), { kind: 'none' }],
     [
       'first time: rendered from the default template',
@@ -124,9 +122,7 @@ describe('the branch of a run', () => {
         message: expect.stringContaining('spec.issue') as unknown as string,
       },
     ],
-  ])('%s', (_name, git, run, want) => {
-    expect(decideBranch(git, run)).toEqual(want);
-  });
+  ]);
 });
 
 const runJson = (branch: string) =>

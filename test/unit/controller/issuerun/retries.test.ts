@@ -25,17 +25,19 @@ import {
 } from '../../../support/fakes/objects.js';
 import {
   playRun,
+  retryScheduled,
   runActions,
   runConditions,
   runWrites,
   type RunRow,
   type RunStep,
 } from '../../../support/fakes/tables.js';
+import { eachCase } from '../../../support/cases.js';
 
 const { finished, progressing } = runConditions;
 
 describe('retry backoff', () => {
-  it.each([
+  eachCase('after attempt %i with a cap of %i ms: %i ms', retryBackoffMs, [
     [1, 300_000, 10_000],
     [2, 300_000, 20_000],
     [5, 300_000, 160_000],
@@ -43,9 +45,7 @@ describe('retry backoff', () => {
     [3, 15_000, 15_000],
     [1, 1000, 1000],
     [10_000, 300_000, 300_000],
-  ])('after attempt %i with a cap of %i ms: %i ms', (attempt, cap, wait) => {
-    expect(retryBackoffMs(attempt, cap)).toBe(wait);
-  });
+  ]);
 });
 
 const outcome = (phase: PodOutcome['phase'], reason: PodOutcome['reason']): PodOutcome => ({
@@ -254,15 +254,7 @@ const rows: RunRow[] = [
     steps: [
       {
         logs: [{ slot: 0, completed: true }],
-        want: runWrites(
-          {
-            phase: 'Pending',
-            reason: Reasons.RetryScheduled,
-            conditions: progressing('RetryScheduled'),
-            slots: [`${podName(0)} Pending/RetryScheduled`],
-          },
-          { requeueAfter: 10_000 },
-        ),
+        want: retryScheduled(10_000),
       },
       {
         advanceMs: 10_000,

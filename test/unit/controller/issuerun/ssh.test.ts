@@ -37,6 +37,7 @@ import {
   type Want,
 } from '../../../support/fakes/tables.js';
 import { planSsh } from '../../../../src/controller/issuerun/ssh-placement.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const A = 'w@host-a';
 const B = 'w@host-b';
@@ -51,14 +52,17 @@ describe('the host of each slot', () => {
     recorded: undefined,
     ...fields,
   });
-  const placed = (hosts: Record<number, string>, fresh = Object.keys(hosts).map(Number)) => ({
+  const placed = (
+    hosts: Record<number, string>,
+    fresh = Object.keys(hosts).map(Number),
+  ): HostChoice => ({
     kind: 'placed',
     hosts: new Map(Object.entries(hosts).map(([slot, host]) => [Number(slot), host])),
     fresh,
   });
   const recorded = (host: string, attempt = 1): SlotStatus[] => [{ slot: 0, attempt, host }];
 
-  it.each<[string, HostChoiceInput, HostChoice | ReturnType<typeof placed>]>([
+  eachNamedCase('%s', chooseHosts, [
     ['an idle pool: the first host', input({}), placed({ 0: A })],
     ['the least loaded host', input({ load: new Map([[A, 2]]) }), placed({ 0: B })],
     [
@@ -165,9 +169,7 @@ describe('the host of each slot', () => {
       input({ slots: [{ slot: 0, attempt: 2 }], recorded: recorded(B, 1) }),
       placed({ 0: A }),
     ],
-  ])('%s', (_name, given, want) => {
-    expect(chooseHosts(given)).toEqual(want);
-  });
+  ]);
 });
 
 describe('the load of each host', () => {

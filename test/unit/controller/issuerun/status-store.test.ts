@@ -11,6 +11,7 @@ import {
 import { ISSUERUNS } from '../../../../src/controller/shared/resources.js';
 import { FakeInformer, FakeKubeClient } from '../../../support/fakes/controller.js';
 import { NS, RUN, T0, issueRun, writtenStatus } from '../../../support/fakes/objects.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const KEY = `${NS}/${RUN}`;
 const pullRequest = { number: 7, url: 'https://h/o/r/pull/7', state: 'open' as const };
@@ -82,7 +83,7 @@ describe('the status store update', () => {
 });
 
 describe('carrying the review fields over', () => {
-  it.each<[string, IssueRunStatus, IssueRunStatus | undefined, IssueRunStatus]>([
+  eachNamedCase('%s', carryReview, [
     ['nothing to carry', { phase: 'Running' }, undefined, { phase: 'Running' }],
     [
       'the latest review and pull request win',
@@ -96,15 +97,13 @@ describe('carrying the review fields over', () => {
       { phase: 'Pending' },
       { phase: 'Running' },
     ],
-  ])('%s', (_name, next, latest, expected) => {
-    expect(carryReview(next, latest)).toEqual(expected);
-  });
+  ]);
 });
 
 describe('carrying the inbox over', () => {
   const inbox = { pending: [], steerSeq: 2, handledComments: ['9'] };
 
-  it.each<[string, IssueRunStatus, IssueRunStatus | undefined, IssueRunStatus]>([
+  eachNamedCase('%s', carryInbox, [
     ['nothing to carry', { phase: 'Running' }, undefined, { phase: 'Running' }],
     [
       'the latest inbox wins',
@@ -118,9 +117,7 @@ describe('carrying the inbox over', () => {
       {},
       { phase: 'Running' },
     ],
-  ])('%s', (_name, next, latest, expected) => {
-    expect(carryInbox(next, latest)).toEqual(expected);
-  });
+  ]);
 
   it('a status the reconciler built from an older one keeps the inbox the inbox controller wrote', async () => {
     const { client, run, store } = setUp();

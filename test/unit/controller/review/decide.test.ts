@@ -16,6 +16,7 @@ import {
   type ReviewInputs,
 } from '../../../../src/controller/review/decide.js';
 import { reviewConfig } from '../../../support/fakes/review.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 const config = reviewConfig();
 const pull: PullRequest = {
@@ -229,13 +230,11 @@ describe('the review ladder', () => {
 });
 
 describe('green checks', () => {
-  it.each<[string, CheckResult[], string[], boolean]>([
+  eachNamedCase('%s', checksGreen, [
     ['no checks at all', [], [], true],
     ['all passed or skipped', [check('a', 'success'), check('b', 'skipped')], [], true],
     ['one running', [check('a', 'success'), check('b', null)], [], false],
     ['a required one missing', [check('a', 'success')], ['a', 'b'], false],
     ['only the required ones count', [check('a', 'success'), check('b', 'failure')], ['a'], true],
-  ])('%s', (_name, checks, required, expected) => {
-    expect(checksGreen(checks, required)).toBe(expected);
-  });
+  ]);
 });

@@ -7,9 +7,10 @@ import {
   LOG_READ_RETRY_BASE_MS,
   LOG_READ_RETRY_MAX_MS,
 } from '../../../../src/controller/issuerun/log-follower.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 describe('exponentialDelay', () => {
-  it.each([
+  eachNamedCase('%s (failures %d, base %d, cap %d → %d)', exponentialDelay, [
     ['the first retry waits the base', 0, 10, 1000, 10],
     ['the second doubles it', 1, 10, 1000, 20],
     ['the third doubles again', 2, 10, 1000, 40],
@@ -24,9 +25,7 @@ describe('exponentialDelay', () => {
     ['a negative count waits the base', -1, 10, 1000, 10],
     ['NaN waits the base', NaN, 10, 1000, 10],
     ['a fractional count rounds down', 2.7, 10, 1000, 40],
-  ])('%s (failures %d, base %d, cap %d → %d)', (_name, failures, base, cap, delay) => {
-    expect(exponentialDelay(failures, base, cap)).toBe(delay);
-  });
+  ]);
 
   it.each([
     [0, 10_000],

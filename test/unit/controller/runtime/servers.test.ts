@@ -7,6 +7,7 @@ import {
   type BoundServer,
   type Check,
 } from '../../../../src/controller/runtime/servers.js';
+import { eachCase } from '../../../support/cases.js';
 
 const servers: BoundServer[] = [];
 afterEach(async () => {
@@ -14,14 +15,12 @@ afterEach(async () => {
 });
 
 describe('parseBindAddress', () => {
-  it.each([
+  eachCase('%s', parseBindAddress, [
     [':8080', { host: '0.0.0.0', port: 8080 }],
     ['127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
     ['[::1]:9440', { host: '::1', port: 9440 }],
     ['0', undefined],
-  ])('%s', (input, expected) => {
-    expect(parseBindAddress(input)).toEqual(expected);
-  });
+  ]);
 
   it.each(['8080', 'host:http', ':70000'])('rejects %s', (input) => {
     expect(() => parseBindAddress(input)).toThrow(/bind address/);

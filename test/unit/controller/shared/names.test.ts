@@ -6,14 +6,13 @@ import {
   runPodName,
   uidFragment,
 } from '../../../../src/controller/shared/object-names.js';
+import { eachNamedCase } from '../../../support/cases.js';
 
 describe('object names', () => {
-  it.each([
+  eachNamedCase('keeps a name that fits (%s)', runPodName, [
     ['short', 'eng-1', 0, 1, 'eng-1-0-1'],
     ['exactly 63', 'a'.repeat(59), 2, 3, `${'a'.repeat(59)}-2-3`],
-  ])('keeps a name that fits (%s)', (_case, run, slot, attempt, expected) => {
-    expect(runPodName(run, slot, attempt)).toBe(expected);
-  });
+  ]);
 
   it('shortens long run names with a digest, stable and ≤ 63 characters', () => {
     const long = `${'x'.repeat(70)}-a`;

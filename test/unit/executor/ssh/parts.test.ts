@@ -8,17 +8,16 @@ import { parseKnownHosts, verifyHostKey } from '../../../../src/executor/ssh/kno
 import { resolveWorkspaceRoot, workerRoot } from '../../../../src/workspace/paths.js';
 import { isLorenzError } from '../../../../src/workflow/errors.js';
 import { parseSshHost } from '../../../../src/workflow/ssh-host.js';
+import { eachCase } from '../../../support/cases.js';
 
 describe('worker.ssh_hosts entries', () => {
-  it.each([
+  eachCase('%s', parseSshHost, [
     ['build-1', { user: null, host: 'build-1', port: 22 }],
     ['ci@build-1.example.com:2222', { user: 'ci', host: 'build-1.example.com', port: 2222 }],
     ['10.0.0.7', { user: null, host: '10.0.0.7', port: 22 }],
     ['[::1]:2200', { user: null, host: '::1', port: 2200 }],
     ['me@::1', { user: 'me', host: '::1', port: 22 }],
-  ])('%s', (text, expected) => {
-    expect(parseSshHost(text)).toEqual(expected);
-  });
+  ]);
 
   it.each(['', 'host:0', 'host:x', 'a b', '-host', '[::1', '[zz]:22', 'user name@host', 'h:70000'])(
     'refuses %j',

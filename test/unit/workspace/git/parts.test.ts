@@ -20,6 +20,7 @@ import { branchMatches, branchNameProblem } from '../../../../src/workspace/git/
 import { inferSetup, parseSetupFile } from '../../../../src/workspace/git/setup-file.js';
 import { writeInput } from '../../../support/child-input.js';
 import { makeTempDir, removeTempDir } from '../../../support/workspace.js';
+import { eachCase } from '../../../support/cases.js';
 
 const run = promisify(execFile);
 
@@ -41,7 +42,7 @@ function codeOf(action: () => unknown): string {
 const issue = normalizeIssue({ identifier: 'ENG-42', title: 'Fix the Login page — très vite!' });
 
 describe('branch names', () => {
-  it.each([
+  eachCase('slug of %j is %j', slugify, [
     ['Fix the Login page!', 'fix-the-login-page'],
     ['Crème brûlée', 'creme-brulee'],
     ['  --- ', ''],
@@ -50,9 +51,7 @@ describe('branch names', () => {
       'one two three four five six seven eight nine ten eleven',
       'one-two-three-four-five-six-seven-eight-nine-ten',
     ],
-  ])('slug of %j is %j', (title, slug) => {
-    expect(slugify(title)).toBe(slug);
-  });
+  ]);
 
   it('renders the default template from the identifier and the title', () => {
     expect(resolveBranchName(gitConfig({ repo: 'https://h/x.git' }), issue)).toBe(
@@ -83,16 +82,14 @@ describe('branch names', () => {
     expect(branchNameProblem('a@{b')).toContain('@{');
   });
 
-  it.each([
+  eachCase('pattern %j matches %j: %s', branchMatches, [
     ['release/*', 'release/1', true],
     ['release/*', 'release/1/hotfix', false],
     ['release/**', 'release/1/hotfix', true],
     ['main', 'main', true],
     ['main', 'mainline', false],
     ['v?.x', 'v1.x', true],
-  ])('pattern %j matches %j: %s', (pattern, branch, expected) => {
-    expect(branchMatches(pattern, branch)).toBe(expected);
-  });
+  ]);
 });
 
 describe('the repository to clone', () => {
