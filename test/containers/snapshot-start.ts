@@ -3,7 +3,7 @@
 // written into a claim, its digest taken by `lorenz workspace digest` in the operator image,
 // the claim snapshotted; a run then starts from it with the setup's marker there, no
 // after_create, and the digest checked; a run given another digest fails before any hook; a
-// snapshot that is not there holds a run Stalled. Declared inside csi-snapshots.test.ts's
+// snapshot that is not there (not yet, or deleted since) holds a run Stalled. Declared inside csi-snapshots.test.ts's
 // describe, on its node.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
@@ -250,6 +250,29 @@ export function describeSnapshotStartsOnRealNode(
       const run = await finished('missing-1');
       expect(run.status?.phase, JSON.stringify(run.status)).toBe('Succeeded');
       expect(run.status?.workspaceSource?.volumeSnapshot).toBe('later-snap');
+    });
+
+    it('a snapshot deleted: a run restored from it keeps its claim, a new run waits SnapshotNotFound, never starting clean', async () => {
+      node.kubectl(['-n', NAMESPACE, 'delete', 'volumesnapshot', SNAPSHOT, '--wait=true']);
+      await createRun('after-delete-1');
+      await until('after-delete-1 Stalled SnapshotNotFound', async () => {
+        const run = await getRun('after-delete-1');
+        return run.status?.reason === 'SnapshotNotFound' ? run : undefined;
+      });
+      const pods = node.kubectl(['-n', NAMESPACE, 'get', 'pods,pvc', '-o', 'name']);
+      expect(pods).not.toContain('after-delete-1');
+      // warm-1's claim was restored before: a copy, still bound, its workspace still there.
+      expect(
+        node.kubectl([
+          '-n',
+          NAMESPACE,
+          'get',
+          'pvc',
+          'warm-1-0-workspace',
+          '-o',
+          'jsonpath={.status.phase}',
+        ]),
+      ).toBe('Bound');
     });
   });
 }
