@@ -60,7 +60,8 @@ describe('local executor: runCommand', () => {
   it('on timeout kills every backgrounded child before returning', async () => {
     const result = await executor.runCommand(
       'sleep 1000 & echo pid:$!; sleep 1000 & echo pid:$!; echo pid:$$; wait',
-      { cwd: dir, env, timeoutMs: 300, killGraceMs: 1000 },
+      // Time for bash to start and print under load (300 ms was not, once: no pid printed).
+      { cwd: dir, env, timeoutMs: 2000, killGraceMs: 1000 },
     );
     expect(result.timedOut).toBe(true);
     expect(result.exitCode).toBeNull();
