@@ -6,7 +6,8 @@ import {
   type Workflow,
 } from '../../api/index.js';
 import type { KubeClient, ResourceRef } from '../runtime/client.js';
-import { KubeApiError, resourcePath, statusOf } from '../runtime/client.js';
+import { resourcePath } from '../runtime/client.js';
+import { lookUpObject } from '../runtime/lookup.js';
 import type { PodObject } from '../shared/resources.js';
 import { podQueueName, runQueueName } from './kueue.js';
 import { queuedOutcome } from './pod-status.js';
@@ -44,36 +45,22 @@ export async function missingLocalQueue(
   const namespace = run.metadata.namespace ?? '';
   const where =
     run.spec.queueName === undefined ? `Workflow ${workflow.metadata.name}` : 'this IssueRun';
-  try {
-    await client.request({ path: resourcePath(LOCAL_QUEUES, namespace, name) });
-    return null;
-  } catch (error) {
-    const status = statusOf(error);
-    if (status === 403) return null;
-    if (status !== 404) throw error;
-    // An object that is not there is a Status naming it; an API that is not served is not.
-    if (!namesObject(error, name)) {
+  const found = await lookUpObject(client, LOCAL_QUEUES, namespace, name);
+  switch (found.kind) {
+    case 'found':
+    case 'forbidden':
+      return null;
+    case 'notServed':
       return {
         reason: Reasons.KueueNotInstalled,
         message: `spec.queueName of ${where} is ${name}, but Kueue is not installed: kueue.x-k8s.io/v1beta2 localqueues is not served by this cluster; no Pod is made until it is (or spec.queueName is removed)`,
       };
-    }
-    return {
-      reason: Reasons.LocalQueueNotFound,
-      message: `waiting for LocalQueue ${name} in namespace ${namespace} (spec.queueName of ${where}): not found; no Pod is made until it exists`,
-    };
+    case 'notFound':
+      return {
+        reason: Reasons.LocalQueueNotFound,
+        message: `waiting for LocalQueue ${name} in namespace ${namespace} (spec.queueName of ${where}): not found; no Pod is made until it exists`,
+      };
   }
-}
-
-/** Whether a 404 names the object asked for (else it is the API that is not served). */
-export function namesObject(error: unknown, name: string): boolean {
-  if (!(error instanceof KubeApiError)) return false;
-  const body = error.body;
-  if (typeof body !== 'object' || body === null || !('details' in body)) return false;
-  const details = body.details;
-  return typeof details === 'object' && details !== null && 'name' in details
-    ? details.name === name
-    : false;
 }
 
 interface WorkloadCondition {

@@ -10,7 +10,7 @@ import {
 import type { WorkflowConfig } from '../../workflow/config.js';
 import type { KubeClient, ResourceRef } from '../runtime/client.js';
 import { STORAGECLASSES, resourcePath, statusOf } from '../runtime/client.js';
-import { namesObject } from './kueue-queues.js';
+import { lookUpObject } from '../runtime/lookup.js';
 
 /**
  * Where a run's workspace starts from (docs/snapshots.md), and whether the cluster can give it
@@ -76,26 +76,21 @@ export async function refuseSnapshotSource(
     };
   }
   const namespace = run.metadata.namespace ?? '';
-  let snapshot: VolumeSnapshotObject;
-  try {
-    snapshot = await client.request<VolumeSnapshotObject>({
-      path: resourcePath(VOLUME_SNAPSHOTS, namespace, name),
-    });
-  } catch (error) {
-    const status = statusOf(error);
-    if (status === 403) return null;
-    if (status !== 404) throw error;
-    if (!namesObject(error, name)) {
-      return {
-        reason: Reasons.SnapshotsNotSupported,
-        message: `the workspace source is VolumeSnapshot ${name}, but this cluster does not serve ${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION} volumesnapshots (the external-snapshotter's CRDs and controller are not installed): no claim or Pod is made`,
-      };
-    }
+  const found = await lookUpObject<VolumeSnapshotObject>(client, VOLUME_SNAPSHOTS, namespace, name);
+  if (found.kind === 'forbidden') return null;
+  if (found.kind === 'notServed') {
+    return {
+      reason: Reasons.SnapshotsNotSupported,
+      message: `the workspace source is VolumeSnapshot ${name}, but this cluster does not serve ${SNAPSHOT_API_GROUP}/${SNAPSHOT_API_VERSION} volumesnapshots (the external-snapshotter's CRDs and controller are not installed): no claim or Pod is made`,
+    };
+  }
+  if (found.kind === 'notFound') {
     return {
       reason: Reasons.SnapshotNotFound,
       message: `waiting for VolumeSnapshot ${name} in namespace ${namespace} (the workspace source): not found; a claim can only be restored from a snapshot of its own namespace`,
     };
   }
+  const snapshot = found.object;
   if (snapshot.status?.readyToUse !== true) {
     const error = snapshot.status?.error?.message;
     return {
