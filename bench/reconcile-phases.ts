@@ -153,8 +153,8 @@ export interface LoadRound {
   /** CPU seconds the controller used from the first create until every Pod existed. */
   cpuSeconds: number;
   writes: WriteCount;
-  /** The controller's CPU profile of the load (BENCH_PROFILE), as .cpuprofile JSON. */
-  profile?: string;
+  /** The controller's CPU profile of the load (BENCH_PROFILE) as .cpuprofile JSON, and its sampled allocations. */
+  profile?: { cpu: string; allocations: string };
 }
 
 /** Step 2: N IssueRuns at once through the Lorenz controller; IssueRun → Pod exists. */
@@ -376,6 +376,9 @@ export async function settled(pid: number, timeoutMs: number): Promise<void> {
   }
 }
 
+/** How long the cache step may wait per run cached, at most (see cacheRss). */
+const CACHE_WAIT_MS_PER_RUN = { writes: 20, settle: 2, relist: 3 } as const;
+
 /**
  * Step 5: RSS with N IssueRuns in the controller's cache. Their Workflow is suspended, so
  * each run gets one status write (Pending, WorkflowSuspended) and no Pod. Measured twice:
@@ -389,6 +392,13 @@ export async function cacheRss(
 ): Promise<CacheFigures> {
   const ns = 'bench-cache';
   const { admin } = cluster;
+  // Bounds, not waits: they grow with the count (BENCH_CACHE_COUNT=100000 takes many minutes
+  // on 2 cores).
+  const waits = {
+    writesMs: Math.max(300_000, count * CACHE_WAIT_MS_PER_RUN.writes),
+    settleMs: Math.max(60_000, count * CACHE_WAIT_MS_PER_RUN.settle),
+    relistMs: Math.max(120_000, count * CACHE_WAIT_MS_PER_RUN.relist),
+  };
   await createNamespace(admin, ns);
   await createWorkflow(admin, ns, 'parked', workflowText(bundles.scriptedAgent), {
     suspend: true,
@@ -411,9 +421,9 @@ export async function cacheRss(
         const done = (await first.writes()).writes - base;
         return done >= count ? done : undefined;
       },
-      300_000,
+      waits.writesMs,
     ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
-    await settled(first.pid, 60_000);
+    await settled(first.pid, waits.settleMs);
     statusWrites = (await first.writes()).writes - base;
     live = await cacheMemory(first);
   } finally {
@@ -421,7 +431,7 @@ export async function cacheRss(
   }
   const second = await start();
   try {
-    await settled(second.pid, 120_000);
+    await settled(second.pid, waits.relistMs);
     return { count, live, restarted: await cacheMemory(second), statusWrites };
   } finally {
     await second.stop();
