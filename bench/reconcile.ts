@@ -267,10 +267,16 @@ async function main(): Promise<void> {
         const label = `${cache.count} IssueRuns cached, ${when}`;
         return [
           [
-            `RSS, ${label}`,
+            `RSS, ${label}, settled`,
             mib(memory.rssMiB),
             ...none,
             cacheRssTarget(cache.count, memory.rssMiB),
+          ],
+          [
+            `RSS, ${label}, 20 s later at rest`,
+            mib(memory.restedRssMiB),
+            ...none,
+            cacheRssTarget(cache.count, memory.restedRssMiB),
           ],
           [
             `  peak RSS / RSS after full GC / anonymous`,
