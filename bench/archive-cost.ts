@@ -130,7 +130,7 @@ async function oneMode(
     const writes = await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark);
     const cpu = (await cpuSeconds(controller.pid)) - cpu0;
     if (profileTop > 0)
-      for (const line of summarizeCpuProfile(await controller.profileStop(), profileTop))
+      for (const line of summarizeCpuProfile((await controller.profileStop()).cpu, profileTop))
         say(`archive ${mode}: ${line}`);
     await controller.collected();
     const rssAfterMiB = (await memoryOf(controller.pid)).rssMiB;

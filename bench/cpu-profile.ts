@@ -1,4 +1,5 @@
-// BENCH_PROFILE's summary: where a V8 CPU profile's time went, by function and by source file.
+// BENCH_PROFILE's summary: where a V8 CPU profile's time went, by function and by source file,
+// and where the sampled allocations were made (the garbage behind the collector's share).
 // The controller runs from an esbuild bundle; its linked source map turns bundle positions
 // back into src/ files and lines, so the summary names the code a change would touch.
 import { readFileSync } from 'node:fs';
@@ -108,5 +109,58 @@ export function summarizeCpuProfile(json: string, count: number): string[] {
     ...top(byFile, count, busyUs).map((line) => `  ${line}`),
     "  inclusive time of src/'s functions (what they and all they call took):",
     ...top(ownInclusive, count, busyUs).map((line) => `  ${line}`),
+  ];
+}
+
+interface AllocationNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  children?: AllocationNode[];
+}
+
+/**
+ * Lines to print: the top `count` functions and files by bytes allocated (V8's sampling heap
+ * profiler, every allocation site weighted by what it sampled), and the inclusive bytes of
+ * src/'s functions, as for the CPU.
+ */
+export function summarizeAllocations(json: string, count: number): string[] {
+  if (!json) return [];
+  const { head } = JSON.parse(json) as { head: AllocationNode };
+  const maps = new Map<string, SourceMap | undefined>();
+  const byFunction = new Map<string, number>();
+  const byFile = new Map<string, number>();
+  const ownInclusive = new Map<string, number>();
+  let total = 0;
+  const walk = (node: AllocationNode, stack: { label: string; file: string }[]) => {
+    const where = place(node.callFrame, maps);
+    const path = [...stack, where];
+    if (node.selfSize > 0) {
+      total += node.selfSize;
+      byFunction.set(where.label, (byFunction.get(where.label) ?? 0) + node.selfSize);
+      byFile.set(where.file, (byFile.get(where.file) ?? 0) + node.selfSize);
+      for (const label of new Set(
+        path.filter((f) => f.file.startsWith('src/')).map((f) => f.label),
+      ))
+        ownInclusive.set(label, (ownInclusive.get(label) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children ?? []) walk(child, path);
+  };
+  walk(head, []);
+  const lines = (totals: Map<string, number>) =>
+    [...totals]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(
+        ([key, bytes]) =>
+          `  ${(bytes / 2 ** 20).toFixed(1).padStart(7)} MiB ${((100 * bytes) / total).toFixed(1).padStart(5)} %  ${key}`,
+      );
+  return [
+    `allocations sampled: ${(total / 2 ** 20).toFixed(0)} MiB (still live at the end or not)`,
+    '  by function:',
+    ...lines(byFunction),
+    '  by file (dependencies by package):',
+    ...lines(byFile),
+    "  inclusive, src/'s functions:",
+    ...lines(ownInclusive),
   ];
 }

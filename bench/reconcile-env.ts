@@ -225,8 +225,8 @@ export interface ControllerChild {
   }>;
   /** Starts V8's sampling profiler in the child (BENCH_PROFILE). */
   profileStart(): Promise<void>;
-  /** Stops it: the .cpuprofile JSON of what ran since profileStart. */
-  profileStop(): Promise<string>;
+  /** Stops it: the .cpuprofile JSON of what ran since profileStart, and the sampled allocations. */
+  profileStop(): Promise<{ cpu: string; allocations: string }>;
   stop(): Promise<void>;
 }
 
@@ -292,7 +292,9 @@ export async function startControllerChild(
       const reply = next('profile');
       ask({ type: 'profile-stop' });
       const answer = await reply;
-      return answer.type === 'profile' ? answer.profile : '';
+      return answer.type === 'profile'
+        ? { cpu: answer.profile, allocations: answer.allocations }
+        : { cpu: '', allocations: '' };
     },
     async stop() {
       if (child.exitCode !== null) return;

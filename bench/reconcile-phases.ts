@@ -153,8 +153,8 @@ export interface LoadRound {
   /** CPU seconds the controller used from the first create until every Pod existed. */
   cpuSeconds: number;
   writes: WriteCount;
-  /** The controller's CPU profile of the load (BENCH_PROFILE), as .cpuprofile JSON. */
-  profile?: string;
+  /** The controller's CPU profile of the load (BENCH_PROFILE) as .cpuprofile JSON, and its sampled allocations. */
+  profile?: { cpu: string; allocations: string };
 }
 
 /** Step 2: N IssueRuns at once through the Lorenz controller; IssueRun → Pod exists. */
@@ -286,7 +286,10 @@ async function removeJobs(cluster: BenchCluster, ns: string): Promise<void> {
 }
 
 interface CacheMemory {
+  /** Once the controller has settled (under 2 % of a core for a second). */
   rssMiB: number;
+  /** AT_REST_MS later, nothing having happened in between. */
+  restedRssMiB: number;
   peakMiB: number;
   anonMiB: number;
   /** After a full GC: the V8 heap still in use, and the RSS left. */
@@ -304,8 +307,17 @@ export interface CacheFigures {
   statusWrites: number;
 }
 
+/**
+ * How long a controller that has settled is left at rest before its RSS is read a second
+ * time: V8's memory reducer starts compacting an idle heap about 8 s after the allocations
+ * stopped; a controller holding a cache spends most of its life so.
+ */
+const AT_REST_MS = 20_000;
+
 async function cacheMemory(controller: ControllerChild): Promise<CacheMemory> {
   const before = await memoryOf(controller.pid);
+  await sleep(AT_REST_MS);
+  const rested = await memoryOf(controller.pid);
   const collected = await controller.collected();
   // The breakdown behind the figures, for finding where memory goes.
   process.stderr.write(
@@ -314,6 +326,7 @@ async function cacheMemory(controller: ControllerChild): Promise<CacheMemory> {
   );
   return {
     ...before,
+    restedRssMiB: rested.rssMiB,
     heapUsedMiB: collected.heapUsedMiB,
     heapTotalMiB: collected.heapTotalMiB,
     externalMiB: collected.externalMiB,
@@ -376,6 +389,9 @@ export async function settled(pid: number, timeoutMs: number): Promise<void> {
   }
 }
 
+/** How long the cache step may wait per run cached, at most (see cacheRss). */
+const CACHE_WAIT_MS_PER_RUN = { writes: 20, settle: 2, relist: 3 } as const;
+
 /**
  * Step 5: RSS with N IssueRuns in the controller's cache. Their Workflow is suspended, so
  * each run gets one status write (Pending, WorkflowSuspended) and no Pod. Measured twice:
@@ -389,6 +405,13 @@ export async function cacheRss(
 ): Promise<CacheFigures> {
   const ns = 'bench-cache';
   const { admin } = cluster;
+  // Bounds, not waits: they grow with the count (BENCH_CACHE_COUNT=100000 takes many minutes
+  // on 2 cores).
+  const waits = {
+    writesMs: Math.max(300_000, count * CACHE_WAIT_MS_PER_RUN.writes),
+    settleMs: Math.max(60_000, count * CACHE_WAIT_MS_PER_RUN.settle),
+    relistMs: Math.max(120_000, count * CACHE_WAIT_MS_PER_RUN.relist),
+  };
   await createNamespace(admin, ns);
   await createWorkflow(admin, ns, 'parked', workflowText(bundles.scriptedAgent), {
     suspend: true,
@@ -411,9 +434,9 @@ export async function cacheRss(
         const done = (await first.writes()).writes - base;
         return done >= count ? done : undefined;
       },
-      300_000,
+      waits.writesMs,
     ).catch((error: unknown) => process.stderr.write(`[bench] ${String(error)}\n`));
-    await settled(first.pid, 60_000);
+    await settled(first.pid, waits.settleMs);
     statusWrites = (await first.writes()).writes - base;
     live = await cacheMemory(first);
   } finally {
@@ -421,7 +444,7 @@ export async function cacheRss(
   }
   const second = await start();
   try {
-    await settled(second.pid, 120_000);
+    await settled(second.pid, waits.relistMs);
     return { count, live, restarted: await cacheMemory(second), statusWrites };
   } finally {
     await second.stop();

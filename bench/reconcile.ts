@@ -27,7 +27,15 @@ import {
   type Bundles,
   type LoadRound,
 } from './reconcile-phases.js';
-import { summarizeCpuProfile } from './cpu-profile.js';
+import { summarizeAllocations, summarizeCpuProfile } from './cpu-profile.js';
+import {
+  cacheRssTarget,
+  ratioTarget,
+  roundVerdicts,
+  TARGET_CPU_RATIO,
+  TARGET_JOB_QPS,
+  TARGET_LATENCY_RATIO,
+} from './reconcile-targets.js';
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
@@ -155,7 +163,10 @@ async function main(): Promise<void> {
             .join(', '),
       );
       if (lorenzRound.profile)
-        for (const line of summarizeCpuProfile(lorenzRound.profile, profileTop))
+        for (const line of [
+          ...summarizeCpuProfile(lorenzRound.profile.cpu, profileTop),
+          ...summarizeAllocations(lorenzRound.profile.allocations, profileTop),
+        ])
           process.stderr.write(`[bench] ${line}\n`);
       for (const rate of settings.rates) {
         say(`round ${round}: ${settings.count} Jobs through the Job controller (qps ${rate.qps})`);
@@ -191,6 +202,8 @@ async function main(): Promise<void> {
       target,
     ];
     const none = baselines.flatMap(() => ['—', '—']);
+    // The targets are ratios against the Job controller at TARGET_JOB_QPS.
+    const yardstick = baselines.find(({ rate }) => rate.qps === TARGET_JOB_QPS)?.figures;
     const n = settings.count;
     console.log('');
     console.log(
@@ -206,14 +219,22 @@ async function main(): Promise<void> {
               percentile(lorenz.latencies, 50),
               (b) => percentile(b.latencies, 50),
               ms,
-              '',
+              ratioTarget(
+                percentile(lorenz.latencies, 50),
+                yardstick && percentile(yardstick.latencies, 50),
+                TARGET_LATENCY_RATIO,
+              ),
             ),
             row(
               `create→Pod p99 (${n} at once)`,
               percentile(lorenz.latencies, 99),
               (b) => percentile(b.latencies, 99),
               ms,
-              '≤ Job controller',
+              ratioTarget(
+                percentile(lorenz.latencies, 99),
+                yardstick && percentile(yardstick.latencies, 99),
+                TARGET_LATENCY_RATIO,
+              ),
             ),
             row(`until every Pod exists`, lorenz.totalMs, (b) => b.totalMs, ms, ''),
             row(
@@ -225,7 +246,13 @@ async function main(): Promise<void> {
             ),
             row('controller RSS before the load', lorenz.idleRssMiB, (b) => b.idleRssMiB, mib, ''),
             row('controller RSS after the load', lorenz.rssMiB, (b) => b.rssMiB, mib, ''),
-            row('controller CPU during the load', lorenz.cpuSeconds, (b) => b.cpuSeconds, cpu, ''),
+            row(
+              'controller CPU during the load',
+              lorenz.cpuSeconds,
+              (b) => b.cpuSeconds,
+              cpu,
+              ratioTarget(lorenz.cpuSeconds, yardstick?.cpuSeconds, TARGET_CPU_RATIO),
+            ),
           ]
         : []),
       ...(writes
@@ -239,7 +266,18 @@ async function main(): Promise<void> {
         const memory = cache[when];
         const label = `${cache.count} IssueRuns cached, ${when}`;
         return [
-          [`RSS, ${label}`, mib(memory.rssMiB), ...none, '≤ 200 MiB'],
+          [
+            `RSS, ${label}, settled`,
+            mib(memory.rssMiB),
+            ...none,
+            cacheRssTarget(cache.count, memory.rssMiB),
+          ],
+          [
+            `RSS, ${label}, 20 s later at rest`,
+            mib(memory.restedRssMiB),
+            ...none,
+            cacheRssTarget(cache.count, memory.restedRssMiB),
+          ],
           [
             `  peak RSS / RSS after full GC / anonymous`,
             `${mib(memory.peakMiB)} / ${mib(memory.rssAfterGcMiB)} / ${mib(memory.anonMiB)}`,
@@ -256,6 +294,8 @@ async function main(): Promise<void> {
       }),
     ]);
     console.log('');
+    const yardstickRounds = jobRounds.get(TARGET_JOB_QPS) ?? [];
+    for (const line of roundVerdicts(lorenzRounds, yardstickRounds)) console.log(line);
     const missing = [lorenz, ...baselines.map((b) => b.figures)].reduce(
       (sum, f) => sum + f.missing,
       0,

@@ -17,13 +17,17 @@ export interface TcpRelay {
   freeze(hangNew?: boolean): void;
   /** Breaks every connection and stops listening. */
   close(): Promise<void>;
+  /** Connections accepted so far. */
+  connections(): number;
 }
 
 export async function startTcpRelay(target: URL): Promise<TcpRelay> {
   const pairs = new Set<[net.Socket, net.Socket]>();
   let refusing = false;
+  let accepted = 0;
   const server = net.createServer((inbound) => {
     if (refusing) return inbound.destroy();
+    accepted += 1;
     const outbound = net.connect(Number(target.port), target.hostname);
     const pair: [net.Socket, net.Socket] = [inbound, outbound];
     pairs.add(pair);
@@ -62,6 +66,7 @@ export async function startTcpRelay(target: URL): Promise<TcpRelay> {
       server.removeAllListeners('connection');
       server.on('connection', (socket: net.Socket) => socket.on('error', () => undefined));
     },
+    connections: () => accepted,
     close() {
       destroyAll();
       return new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { exponentialDelay, sleep } from './backoff.js';
 import { isGone, resourcePath, type KubeClient, type ResourceRef } from './client.js';
 import { createOwnerIndex } from './owner-index.js';
+import { createStringPool, shareStrings, type StringPool } from './string-pool.js';
 
 /** The fields every Kubernetes object has that the cache relies on. */
 export interface KubeObject {
@@ -96,6 +97,19 @@ export function trimForCache(object: KubeObject): void {
   }
 }
 
+/**
+ * The parts of a cached object whose values repeat from object to object (string-pool.ts):
+ * not the name, uid or resourceVersion, which never do.
+ */
+export function shareCachedStrings(object: KubeObject, pool: StringPool): void {
+  const { metadata } = object;
+  shareStrings((object as { spec?: unknown }).spec, pool);
+  shareStrings((object as { status?: unknown }).status, pool);
+  shareStrings(metadata?.labels, pool);
+  shareStrings(metadata?.annotations, pool);
+  shareStrings(metadata?.ownerReferences, pool);
+}
+
 /** Up to this much is added to each retry delay, so informers do not retry in step. */
 const RETRY_JITTER_MS = 1000;
 
@@ -116,7 +130,8 @@ const WATCH_TIMEOUT_SECONDS = () => 300 + Math.floor(Math.random() * 300);
  * resourceVersion) relists and reconciles the cache with the new list (emitting adds,
  * updates and deletes for what changed in between), and a watchdog restarts a watch that
  * has been silent longer than `watchdogMs` even though bookmarks were requested.
- * What the controller never reads is dropped from cached objects (trimForCache).
+ * What the controller never reads is dropped from cached objects (trimForCache), and the
+ * string values they repeat are kept once (shareCachedStrings).
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createInformer<T extends KubeObject>(options: InformerOptions): Informer<T> {
@@ -124,6 +139,7 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
   const { client, resource, logger } = options;
   const cache = new Map<string, T>();
   const owners = createOwnerIndex<T>();
+  const strings = createStringPool();
   const addHandlers: Array<(object: T) => void> = [];
   const updateHandlers: Array<(previous: T, object: T) => void> = [];
   const deleteHandlers: Array<(object: T) => void> = [];
@@ -148,6 +164,7 @@ export function createInformer<T extends KubeObject>(options: InformerOptions): 
 
   function store(object: T): void {
     trimForCache(object);
+    shareCachedStrings(object, strings);
     const key = objectKey(object);
     const previous = cache.get(key);
     if (previous) owners.remove(key, previous);

@@ -1,5 +1,5 @@
 import type { KubeClient, ResourceRef } from '../runtime/client.js';
-import { resourcePath } from '../runtime/client.js';
+import { ACCEPT_METADATA_ONLY, resourcePath } from '../runtime/client.js';
 
 interface Written<S> {
   resourceVersion: string;
@@ -111,6 +111,9 @@ export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef)
         // (exitCode: null of a killed hook means "deleted" in merge-patch semantics).
         patchType: 'json',
         body: [{ op: 'add', path: '/status', value: status }],
+        // Only the resourceVersion is read back: the whole object (its managed fields
+        // included) was serialized by the apiserver and parsed here for nothing.
+        headers: { Accept: ACCEPT_METADATA_ONLY },
       });
       written.set(key, {
         resourceVersion: object.metadata?.resourceVersion ?? '',

@@ -1,6 +1,16 @@
-// jsonEqual answers what comparing two canonicalJson strings answers, without building them.
+// jsonEqual answers what comparing two canonicalJson strings answers, without building them;
+// the status writer asks for no more than it reads back.
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, jsonEqual } from '../../../../src/controller/shared/status-writer.js';
+import {
+  ACCEPT_METADATA_ONLY,
+  type KubeClient,
+  type RequestOptions,
+} from '../../../../src/controller/runtime/client.js';
+import {
+  canonicalJson,
+  createStatusWriter,
+  jsonEqual,
+} from '../../../../src/controller/shared/status-writer.js';
 
 const cases: Array<[string, unknown, unknown]> = [
   ['equal scalars', 'a', 'a'],
@@ -47,5 +57,42 @@ describe('jsonEqual', () => {
   it('has cases of both answers', () => {
     const answers = new Set(cases.map(([, a, b]) => jsonEqual(a, b)));
     expect(answers).toEqual(new Set([true, false]));
+  });
+});
+
+describe('createStatusWriter', () => {
+  it('reads back only the metadata of a status write, and remembers its resourceVersion', async () => {
+    const sent: RequestOptions[] = [];
+    const client: KubeClient = {
+      request: <T>(options: RequestOptions) => {
+        sent.push(options);
+        return Promise.resolve({
+          kind: 'PartialObjectMetadata',
+          metadata: { resourceVersion: '42' },
+        } as T);
+      },
+      stream: () => Promise.resolve(),
+      close: () => undefined,
+    };
+    const writer = createStatusWriter<{ phase: string }>(client, {
+      group: 'lorenz.dev',
+      version: 'v1alpha1',
+      plural: 'issueruns',
+    });
+    await writer.write('ns/a', 'ns', 'a', { phase: 'Running' }, 1);
+    expect(sent).toMatchObject([
+      {
+        method: 'PATCH',
+        path: '/apis/lorenz.dev/v1alpha1/namespaces/ns/issueruns/a/status',
+        headers: { Accept: ACCEPT_METADATA_ONLY },
+      },
+    ]);
+    // A cache older than the write answers with the write; one as new, with itself.
+    expect(
+      writer.freshest('ns/a', { resourceVersion: '41', status: { phase: 'Pending' } }),
+    ).toEqual({ phase: 'Running' });
+    expect(writer.freshest('ns/a', { resourceVersion: '42', status: { phase: 'Done' } })).toEqual({
+      phase: 'Done',
+    });
   });
 });
