@@ -1,6 +1,7 @@
-// `npm run bench:warm`: the workspace tree digest (src/workspace/tree-digest.ts) against issue
-// 32's goal: a 200 MB tree digested in the runner in ≤ 2 s. A benchmark, not a test: it prints
-// the figure beside the goal and never fails on it.
+// `npm run bench:warm`, first part (bench/warm-start.ts is the second): the workspace tree
+// digest (src/workspace/tree-digest.ts) against issue 32's goal: a 200 MB tree digested in the
+// runner in ≤ 2 s. A benchmark, not a test: it prints the figure beside the goal and never
+// fails on it.
 //
 // The tree is what a warm workspace looks like: a node_modules of many small files in many
 // package directories (with .bin links), a .git with loose objects and one large pack, and a

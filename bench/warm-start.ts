@@ -1,0 +1,390 @@
+// `npm run bench:warm`, second part: issue 32's start-time comparison. From an IssueRun's create
+// to its agent's first turn, for a repository whose setup takes 60 s, started clean (the
+// setup in after_create) and warm (the claim restored from a VolumeSnapshot of a volume
+// prepared once by the same setup, docs/snapshots.md). Goal: warm ≤ 5 s plus the claim's
+// restore, whatever the setup costs. A benchmark, not a test: it prints the figures beside
+// the goal and never fails on them. Needs root and Docker (the images of hack/images.sh), as
+// bench/pod-start.ts does; the node and its CSI stack are test/containers' (real-node-env.ts,
+// csi-stack.ts), on an identity of this benchmark's own.
+//
+// The setup is simulated: `sleep 60 && echo set up > setup-marker` (BENCH_SETUP_S). Both
+// Workflows have the same WORKFLOW.md (after_create the setup, before_run checking its
+// marker, the scripted agent the images ship, one turn) and a claim template of the CSI
+// class; `warm` adds `workspace.source`. Runs go one at a time, interleaved clean, warm, …;
+// each is timed client side from its create (wall clock, ms) to:
+//   claim exists, claim Bound   (polled every 10 ms): the claim's restore is Bound − exists;
+//   first turn                  the runner's `turn_started` record's `at` in the run Pod's
+//                               log (the agent's first turn begins: the session is up, the
+//                               prompt about to be sent);
+//   digest check                the `workspace_restored` record's durationMs (warm only).
+//
+//   BENCH_RUNS     runs of each Workflow (3)
+//   BENCH_SETUP_S  the simulated setup's seconds (60)
+import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
+import type { IssueRun } from '../src/api/index.js';
+import { AGENT_CONTAINER_NAME } from '../src/api/run-pod.js';
+import { DEFAULT_RUN_AS_USER } from '../src/controller/issuerun/pod-builder.js';
+import { createKubeClient, getIfExists } from '../src/controller/runtime/client.js';
+import {
+  controllerKubeConfig,
+  installOperator,
+  issueRunManifest,
+  startTestController,
+} from '../test/integration/operator-harness.js';
+import { scriptedWorkflowText } from '../test/support/scripted-workflow.js';
+import {
+  realNodeSkipReason,
+  startRealNode,
+  type RealNode,
+} from '../test/containers/real-node-env.js';
+import {
+  CSI_CONTROLLERS,
+  CSI_SNAPSHOT_CLASS,
+  CSI_STORAGE_CLASS,
+  startCsiStack,
+} from '../test/containers/csi-stack.js';
+import { spawnSync } from 'node:child_process';
+
+const root = join(import.meta.dirname, '..');
+// Bundled into bench/ by hack/run-ts.sh: hack/cluster cannot find tools.sh from there.
+process.env.LORENZ_TOOLS_SCRIPT ??= join(root, 'hack', 'tools.sh');
+
+const envNumber = (name: string, fallback: number) => {
+  const value = Number(process.env[name] ?? fallback);
+  return Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback;
+};
+const RUNS = envNumber('BENCH_RUNS', 3);
+const SETUP_S = envNumber('BENCH_SETUP_S', 60);
+const GOAL_MS = 5000;
+const NAMESPACE = 'bench-warm';
+const PREPARED_CLAIM = 'prepared';
+const SNAPSHOT = 'prepared-snap';
+// Not the tests' nodes, bench/pod-start.ts's, e2e-local's nor the dev cluster's.
+const IDENTITY = {
+  LORENZ_NODE_NAME: 'lorenz-bench-warm',
+  LORENZ_NODE_IP: '10.89.0.7',
+  LORENZ_KUBELET_PORT: '10256',
+  LORENZ_BRIDGE: 'lorenz6',
+  LORENZ_POD_CIDR: '10.88.6.0/24',
+};
+
+const SETUP = `sleep ${SETUP_S} && echo set up > setup-marker`;
+const HOOKS = {
+  timeout_ms: SETUP_S * 1000 + 60_000,
+  after_create: SETUP,
+  before_run: 'test -e setup-marker',
+};
+
+const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+};
+
+interface Sample {
+  claimExists: number;
+  claimBound: number;
+  firstTurn: number;
+  /** The runner's digest check of the restored tree (warm only). */
+  digestMs?: number;
+  digestFiles?: number;
+}
+
+function images(): { operator: string; agent: string } {
+  const result = spawnSync(join(root, 'hack', 'images.sh'), ['--print-env'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const get = (key: string) => result.stdout.match(new RegExp(`^${key}=(.+)$`, 'm'))?.[1];
+  const operator = get('OPERATOR_IMAGE');
+  const agent = get('AGENT_IMAGE');
+  if (result.status !== 0 || !operator || !agent)
+    throw new Error(`hack/images.sh --print-env failed (exit ${result.status})`);
+  return { operator, agent };
+}
+
+const claimSpec = {
+  storageClassName: CSI_STORAGE_CLASS,
+  accessModes: ['ReadWriteOnce'],
+  resources: { requests: { storage: '10Mi' } },
+};
+
+/** The prepared claim: the setup run into .lorenz-source/, then `lorenz workspace digest` of it. */
+async function prepare(
+  node: RealNode,
+  built: { operator: string; agent: string },
+): Promise<string> {
+  const apply = (object: object) => node.kubectl(['apply', '-f', '-'], JSON.stringify(object));
+  apply({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: PREPARED_CLAIM, namespace: NAMESPACE },
+    spec: claimSpec,
+  });
+  const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+  const mounts = [{ name: 'workspace', mountPath: '/workspace' }];
+  apply({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'prepare', namespace: NAMESPACE },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: DEFAULT_RUN_AS_USER,
+        fsGroup: DEFAULT_RUN_AS_USER,
+        fsGroupChangePolicy: 'OnRootMismatch',
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      initContainers: [
+        {
+          name: 'setup',
+          image: built.agent,
+          command: [
+            'sh',
+            '-c',
+            `set -e; mkdir -p /workspace/.lorenz-source; cd /workspace/.lorenz-source; ${SETUP}`,
+          ],
+          securityContext: restricted,
+          volumeMounts: mounts,
+        },
+      ],
+      containers: [
+        {
+          name: 'digest',
+          image: built.operator,
+          args: ['workspace', 'digest', '/workspace/.lorenz-source'],
+          securityContext: restricted,
+          volumeMounts: mounts,
+        },
+      ],
+      volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: PREPARED_CLAIM } }],
+    },
+  });
+  await node.waitForPod(
+    NAMESPACE,
+    'prepare',
+    (pod) => pod.status?.phase === 'Succeeded',
+    SETUP_S + 180,
+  );
+  const digest = node.kubectl(['-n', NAMESPACE, 'logs', 'prepare', '-c', 'digest']).trim();
+  apply({
+    apiVersion: 'snapshot.storage.k8s.io/v1',
+    kind: 'VolumeSnapshot',
+    metadata: { name: SNAPSHOT, namespace: NAMESPACE },
+    spec: {
+      volumeSnapshotClassName: CSI_SNAPSHOT_CLASS,
+      source: { persistentVolumeClaimName: PREPARED_CLAIM },
+    },
+  });
+  for (let i = 0; ; i += 1) {
+    const ready = node.kubectl([
+      ...['-n', NAMESPACE, 'get', 'volumesnapshot', SNAPSHOT],
+      ...['-o', 'jsonpath={.status.readyToUse}'],
+    ]);
+    if (ready === 'true') break;
+    if (i > 240) throw new Error(`VolumeSnapshot ${SNAPSHOT} not readyToUse in 120 s`);
+    await sleep(500);
+  }
+  return digest;
+}
+
+/** The runner's JSON lines of the run's Pod (the agent container). */
+function runnerRecords(
+  node: RealNode,
+  run: string,
+): { type?: string; at?: string; message?: unknown }[] {
+  const pod = node
+    .kubectl([
+      ...['-n', NAMESPACE, 'get', 'pods', '-l', `lorenz.dev/issuerun=${run}`],
+      ...['-o', 'jsonpath={.items[0].metadata.name}'],
+    ])
+    .trim();
+  if (!pod) throw new Error(`no Pod of run ${run} left to read its log from`);
+  const log = node.kubectl(['-n', NAMESPACE, 'logs', pod, '-c', AGENT_CONTAINER_NAME]);
+  return log
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as { type?: string; at?: string; message?: unknown }];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** One IssueRun of `workflow`, created and run to its end; its start timed. */
+async function timeRun(
+  node: RealNode,
+  admin: ReturnType<typeof createKubeClient>,
+  workflow: string,
+  name: string,
+): Promise<Sample> {
+  const api = `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}`;
+  const claimPath = `/api/v1/namespaces/${NAMESPACE}/persistentvolumeclaims/${name}-0-workspace`;
+  const created = Date.now();
+  await admin.request({
+    method: 'POST',
+    path: `${api}/issueruns`,
+    body: issueRunManifest(name, workflow, { identifier: name.toUpperCase(), title: name }),
+  });
+  // The claim first, polled every 10 ms until Bound (a restore is quick on this driver); then
+  // the run, every 200 ms, to its end, so that runs do not overlap.
+  let claimExists: number | undefined;
+  let claimBound: number | undefined;
+  const deadline = created + (SETUP_S + 240) * 1000;
+  while (claimBound === undefined) {
+    const claim = await getIfExists<{ status?: { phase?: string } }>(admin, claimPath);
+    if (claim) claimExists ??= Date.now() - created;
+    if (claim?.status?.phase === 'Bound') claimBound = Date.now() - created;
+    if (Date.now() > deadline) throw new Error(`run ${name}: its claim was not Bound in time`);
+    await sleep(10);
+  }
+  for (;;) {
+    const run = await admin.request<IssueRun>({ path: `${api}/issueruns/${name}` });
+    if (run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')) {
+      if (run.status.phase !== 'Succeeded')
+        throw new Error(`run ${name} ended ${run.status.phase}: ${run.status.message}`);
+      break;
+    }
+    if (Date.now() > deadline) throw new Error(`run ${name} did not finish in time`);
+    await sleep(200);
+  }
+  const records = runnerRecords(node, name);
+  const turn = records.find((record) => record.type === 'turn_started');
+  if (!turn?.at) throw new Error(`run ${name}: no turn_started record in its Pod's log`);
+  const restored = records.find((record) => record.type === 'workspace_restored')?.message as
+    { durationMs?: number; files?: number } | undefined;
+  return {
+    claimExists: claimExists ?? NaN,
+    claimBound,
+    firstTurn: Date.parse(turn.at) - created,
+    ...(restored ? { digestMs: restored.durationMs, digestFiles: restored.files } : {}),
+  };
+}
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+const msSpread = (values: number[]) =>
+  `${Math.round(median(values))} ms (${Math.round(Math.min(...values))}–${Math.round(Math.max(...values))})`;
+const spread = (values: number[]) =>
+  `${seconds(median(values))} s (${seconds(Math.min(...values))}–${seconds(Math.max(...values))})`;
+
+function report(clean: Sample[], warm: Sample[]): void {
+  const turn = (samples: Sample[]) => samples.map((s) => s.firstTurn);
+  const restore = (samples: Sample[]) => samples.map((s) => s.claimBound - s.claimExists);
+  const cleanTurn = median(turn(clean));
+  const warmTurn = median(turn(warm));
+  const warmRestore = median(restore(warm));
+  const goal = GOAL_MS + warmRestore;
+  const digest = warm.flatMap((s) => (s.digestMs === undefined ? [] : [s.digestMs]));
+  console.log(
+    `\n## IssueRun created → the agent's first turn (runner's turn_started), setup ${SETUP_S} s` +
+      ` (sleep), ${RUNS} runs each, interleaved; median (min–max)\n`,
+  );
+  console.log(
+    '| start | first turn | claim exists | claim Bound − exists (restore) | digest check |',
+  );
+  console.log('|---|---|---|---|---|');
+  console.log(
+    `| clean (after_create: the setup) | ${spread(turn(clean))} | ${msSpread(clean.map((s) => s.claimExists))} | ${msSpread(restore(clean))} | — |`,
+  );
+  console.log(
+    `| warm (from the snapshot) | ${spread(turn(warm))} | ${msSpread(warm.map((s) => s.claimExists))} | ${msSpread(restore(warm))} | ${digest.length ? `${Math.round(median(digest))} ms (${Math.round(Math.min(...digest))}–${Math.round(Math.max(...digest))})` : '—'} |`,
+  );
+  say(
+    `${cpus().length} cores, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}, node ${process.version}`,
+  );
+  console.log(
+    `\nclean / warm: ${(cleanTurn / warmTurn).toFixed(1)}× (clean ${seconds(cleanTurn)} s, warm ${seconds(warmTurn)} s)`,
+  );
+  console.log(
+    `warm first turn: median ${seconds(warmTurn)} s; goal ≤ 5 s + the claim's restore (${Math.round(warmRestore)} ms) = ${seconds(goal)} s: ${(warmTurn / goal).toFixed(2)}× the goal`,
+  );
+  console.log(
+    `warm without the claim's restore: ${seconds(warmTurn - warmRestore)} s; clean minus the setup: ${seconds(cleanTurn - SETUP_S * 1000)} s`,
+  );
+}
+
+async function main(): Promise<void> {
+  const built = images();
+  const reason = realNodeSkipReason({ available: true });
+  if (reason) throw new Error(reason);
+  say('starting a control plane, a real node and the CSI stack…');
+  const node = await startRealNode({
+    identity: IDENTITY,
+    extraControllers: CSI_CONTROLLERS,
+    repoRoot: root,
+  });
+  try {
+    await startCsiStack(node, { repoRoot: root });
+    await node.createRestrictedNamespace(NAMESPACE);
+    await installOperator(node.cp, root);
+    const admin = createKubeClient(node.cp.kubeConfig);
+    try {
+      say(`preparing the snapshot's volume (the setup: ${SETUP_S} s)…`);
+      const digest = await prepare(node, built);
+      say(`prepared: ${digest}`);
+      const workflow = scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', {
+        hooks: HOOKS,
+      });
+      for (const [name, source] of [
+        ['clean', undefined],
+        ['warm', { volumeSnapshot: { name: SNAPSHOT }, digest }],
+      ] as const) {
+        await admin.request({
+          method: 'POST',
+          path: `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows`,
+          body: {
+            apiVersion: 'lorenz.dev/v1alpha1',
+            kind: 'Workflow',
+            metadata: { name },
+            spec: {
+              workflow,
+              podTemplate: {
+                spec: { containers: [{ name: AGENT_CONTAINER_NAME, image: built.agent }] },
+              },
+              workspace: {
+                volumeClaimTemplate: { spec: claimSpec },
+                ...(source ? { source } : {}),
+              },
+            },
+          },
+        });
+      }
+      const controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {
+        operatorImage: built.operator,
+      });
+      const clean: Sample[] = [];
+      const warm: Sample[] = [];
+      try {
+        for (let i = 1; i <= RUNS; i += 1) {
+          for (const [workflow, samples] of [
+            ['clean', clean],
+            ['warm', warm],
+          ] as const) {
+            const sample = await timeRun(node, admin, workflow, `${workflow}-${i}`);
+            samples.push(sample);
+            say(
+              `${workflow} ${i}/${RUNS}: ${JSON.stringify(sample, (_, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))}`,
+            );
+          }
+        }
+      } finally {
+        await controller.stop();
+      }
+      report(clean, warm);
+    } finally {
+      admin.close();
+    }
+  } finally {
+    await node.stop();
+  }
+}
+
+await main();
