@@ -11,7 +11,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startKueue } from '../../hack/cluster/kueue.js';
-import type { IssueRun } from '../../src/api/index.js';
+import { KUEUE_TERMINATION_CONDITION, type IssueRun } from '../../src/api/index.js';
 import {
   issueRunManifest,
   podTemplate,
@@ -128,9 +128,22 @@ const podsIn = async (env: OperatorEnv, namespace: string): Promise<V1Pod[]> =>
 const gated = (pod: V1Pod) => (pod.spec?.schedulingGates ?? []).length > 0;
 const terminal = (pod: V1Pod) =>
   pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
-/** A Pod Kueue let go and that has not ended: it holds quota. */
+/**
+ * Kueue has stopped it (preempted): marked TerminationTarget, or being deleted. Its quota is
+ * Kueue's to give again at once, while the Pod still runs its grace period (after_run): Kueue
+ * admitted the owner's Pod beside such a Pod, which counted as five holding quota of four.
+ */
+const stopping = (pod: V1Pod) =>
+  pod.metadata?.deletionTimestamp !== undefined ||
+  (pod.status?.conditions ?? []).some(
+    (condition) => condition.type === KUEUE_TERMINATION_CONDITION && condition.status === 'True',
+  );
+/** A Pod Kueue let go and that has not ended nor been stopped by Kueue: it holds quota. */
 const holdsQuota = (pod: V1Pod) =>
-  pod.metadata?.labels?.[QUEUE_LABEL] !== undefined && !gated(pod) && !terminal(pod);
+  pod.metadata?.labels?.[QUEUE_LABEL] !== undefined &&
+  !gated(pod) &&
+  !terminal(pod) &&
+  !stopping(pod);
 
 const finishedOk = (run: IssueRun) =>
   run.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True');
