@@ -10,4 +10,5 @@ export * from './crd.js';
 export { toStructuralSchema, type JSONSchemaProps } from './structural.js';
 export * from './budget.js';
 export * from './workspace-source.js';
+export * from './warm-up.js';
 export * from './queue.js';

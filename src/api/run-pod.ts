@@ -96,6 +96,17 @@ export const RUNNER_FLAGS = {
    * tree made the workspace, before any hook (docs/snapshots.md). Absent: a clean start.
    */
   sourceDigest: 'source-digest',
+  /**
+   * A warm-up, not a run (src/api/warm-up.ts): prepare `.lorenz-source/` at the default
+   * branch's head (clone, repository setup, after_create), digest it, and report the
+   * WarmUpResult in the termination message. No issue, no agent, no other hook.
+   */
+  prepare: 'prepare',
+  /**
+   * With `--prepare`: the commit the Workflow's warm snapshot holds. When the default branch's
+   * head is still that commit, the warm-up ends at once with `unchanged` and prepares nothing.
+   */
+  unlessCommit: 'unless-commit',
 } as const;
 
 /** The keys of the SSH worker Secret, hence its file names under the ssh mount. */
