@@ -202,6 +202,13 @@ export const slotStatusSchema = z
       ),
     nextAttemptTime: time('When the next attempt of this slot starts (while it waits to retry).'),
     turns: z.int().min(0).optional().describe('Agent turns run.'),
+    firstTurnAfterMs: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "How long the attempt's start took: milliseconds from its Pod's creation to the agent's first turn (the runner's clock against the apiserver's). A warm start skips the clone and the setup.",
+      ),
     usage: usageSchema.optional(),
   })
   .describe('The state of one ensemble slot.');

@@ -60,6 +60,8 @@ export interface RunView extends RunId {
   reason?: string;
   message?: string;
   branch?: string;
+  /** What the workspace started from (status.workspaceSource), as a line. */
+  workspace?: string;
   createdAt?: string;
   startedAt?: string;
   finishedAt?: string;
@@ -128,6 +130,28 @@ const hookOf = (record: Record<string, unknown>, attempt?: number): HookView => 
   ...(num(record.durationMs) === undefined ? {} : { durationMs: num(record.durationMs) }),
 });
 
+/**
+ * status.workspaceSource as one line: `clean`, or the snapshot with its digest and the commit
+ * a warm snapshot was prepared at. Undefined when the run has not started (nothing recorded).
+ */
+export function workspaceStartText(source: unknown): string | undefined {
+  if (!isRecord(source)) return undefined;
+  if (str(source.type) === 'Clean') return 'clean';
+  const snapshot = str(source.volumeSnapshot);
+  if (snapshot === undefined) return undefined;
+  const commit = str(source.commit);
+  const details = [str(source.digest), commit ? `commit ${commit}` : undefined].filter(Boolean);
+  return `VolumeSnapshot ${snapshot}${details.length ? ` (${details.join(', ')})` : ''}`;
+}
+
+const optionalWorkspace = (source: unknown): { workspace?: string } => {
+  const text = workspaceStartText(source);
+  return text === undefined ? {} : { workspace: text };
+};
+
+const archivedStatus = (object: Record<string, unknown>): Record<string, unknown> =>
+  isRecord(object.status) ? object.status : {};
+
 export async function archivedView(reader: ArchiveReader, found: ArchivedRun): Promise<RunView> {
   const { run } = found;
   let toolCalls = 0;
@@ -143,6 +167,7 @@ export async function archivedView(reader: ArchiveReader, found: ArchivedRun): P
     ...(run.reason ? { reason: run.reason } : {}),
     ...(run.message ? { message: run.message } : {}),
     ...(run.branch ? { branch: run.branch } : {}),
+    ...optionalWorkspace(archivedStatus(run.object).workspaceSource),
     createdAt: run.createdAt,
     ...(run.startedAt ? { startedAt: run.startedAt } : {}),
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
@@ -228,6 +253,7 @@ export async function liveView(cluster: UserCluster, run: IssueRun): Promise<Run
     ...(status.reason ? { reason: status.reason } : {}),
     ...(status.message ? { message: status.message } : {}),
     ...(status.git?.branch ? { branch: status.git.branch } : {}),
+    ...optionalWorkspace(status.workspaceSource),
     ...(createdAt ? { createdAt } : {}),
     ...(status.startTime ? { startedAt: status.startTime } : {}),
     ...(status.completionTime ? { finishedAt: status.completionTime } : {}),
@@ -298,6 +324,7 @@ export function formatRunView(view: RunView, now = Date.now()): string {
     field('Phase', `${view.phase}${view.reason ? ` (${view.reason})` : ''}`),
     field('Message', view.message),
     field('Branch', view.branch),
+    field('Workspace', view.workspace),
     field('Created', at(view.createdAt)),
     field('Started', at(view.startedAt)),
     field('Finished', at(view.finishedAt)),

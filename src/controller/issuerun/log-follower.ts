@@ -20,6 +20,8 @@ export interface PodLogState extends FollowTarget {
   /** git_workspace records read so far (their Events are written in order, like hooks'). */
   gitRecords: number;
   turns: number;
+  /** The `at` of the attempt's first turn_started record: when the agent began. */
+  firstTurnAt?: string;
   usage?: TokenUsage;
   /** run_completed was read: the log holds nothing more of interest. */
   completed: boolean;
@@ -158,7 +160,10 @@ export function createLogFollowers(options: {
     let offset = 0;
     const parser = createRecordParser({
       onRecord(record) {
-        if (record.type === 'turn_completed') {
+        if (record.type === 'turn_started') {
+          const at = (record as { at?: unknown }).at;
+          if (state.firstTurnAt === undefined && typeof at === 'string') state.firstTurnAt = at;
+        } else if (record.type === 'turn_completed') {
           state.turns = Math.max(
             state.turns,
             numberOr((record.message as { turn?: unknown })?.turn, state.turns + 1),

@@ -65,7 +65,9 @@ export function observeSlots(
           outcome.summary,
         );
       }
-      return { slot, attempt, podName: name, outcome, log };
+      const created = pod.metadata?.creationTimestamp;
+      const podCreatedAt = created instanceof Date ? created.toISOString() : created;
+      return { slot, attempt, podName: name, outcome, log, podCreatedAt };
     })
     .sort((a, b) => a.slot - b.slot);
 }

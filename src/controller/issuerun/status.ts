@@ -32,6 +32,8 @@ export interface SlotView {
   outcome: PodOutcome | null;
   /** The SSH worker of this attempt, when chosen just now (else the status keeps it). */
   host?: string | undefined;
+  /** When the Pod was created: the start of the attempt's start-up (firstTurnAfterMs). */
+  podCreatedAt?: string | undefined;
   log?: PodLogState | undefined;
 }
 
@@ -186,6 +188,15 @@ const addUsage = (
       }
     : total;
 
+/** Pod created → the agent's first turn, in ms; undefined until both are known. */
+function startDurationMs(view: SlotView): number | undefined {
+  const created = Date.parse(view.podCreatedAt ?? '');
+  const firstTurn = Date.parse(view.log?.firstTurnAt ?? '');
+  if (Number.isNaN(created) || Number.isNaN(firstTurn)) return undefined;
+  // Two clocks (the node's and the apiserver's): a skew never makes it negative.
+  return Math.max(0, firstTurn - created);
+}
+
 export function slotStatuses(
   slots: readonly SlotView[],
   recorded: readonly SlotStatus[] = [],
@@ -209,6 +220,12 @@ export function slotStatuses(
       recorded.find((entry) => entry.slot === view.slot && entry.attempt === view.attempt)?.host;
     if (host !== undefined) status.host = host;
     if (view.nextAttemptTime) status.nextAttemptTime = view.nextAttemptTime;
+    // Kept once known: the log state of a deleted Pod is forgotten, the status is not.
+    const firstTurnAfterMs =
+      startDurationMs(view) ??
+      recorded.find((entry) => entry.slot === view.slot && entry.attempt === view.attempt)
+        ?.firstTurnAfterMs;
+    if (firstTurnAfterMs !== undefined) status.firstTurnAfterMs = firstTurnAfterMs;
     if (usage) status.usage = usage;
     return status;
   });

@@ -1,5 +1,6 @@
 // `lorenz describe run` shows the commits each attempt pushed: from the archive (a real
-// SQLite store, AttemptRecord.git.pushedCommits) and from a live Pod's `push` git record.
+// SQLite store, AttemptRecord.git.pushedCommits) and from a live Pod's `push` git record; and
+// what the workspace started from (status.workspaceSource, kept in the archived object).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,8 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteArchive } from '../../../../src/archive/sqlite.js';
 import type { ArchiveStore } from '../../../../src/archive/types.js';
 import { storeReader } from '../../../../src/cli/runs/archive-reader.js';
-import { archivedView, formatRunView, pushedInLine } from '../../../../src/cli/runs/describe.js';
-import { eachCase } from '../../../support/cases.js';
+import {
+  archivedView,
+  formatRunView,
+  pushedInLine,
+  workspaceStartText,
+} from '../../../../src/cli/runs/describe.js';
+import { eachCase, eachNamedCase } from '../../../support/cases.js';
 
 const ZERO = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 const A = 'a'.repeat(40);
@@ -26,7 +32,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function archive(uid: string, name: string, branch: string | undefined, pushed: string[][]) {
+async function archive(
+  uid: string,
+  name: string,
+  branch: string | undefined,
+  pushed: string[][],
+  object: Record<string, unknown> = {},
+) {
   await store.putRun({
     uid,
     namespace: 'team-a',
@@ -40,7 +52,7 @@ async function archive(uid: string, name: string, branch: string | undefined, pu
     createdAt: '2026-12-01T10:00:00Z',
     ...(branch ? { branch } : {}),
     usage: ZERO,
-    object: {},
+    object,
   });
   for (const [index, commits] of pushed.entries()) {
     await store.putAttempt({
@@ -114,4 +126,50 @@ describe('lorenz describe run: pushed commits', () => {
     [JSON.stringify({ type: 'stderr', message: '"git_workspace" "push"' }), []],
     ['{"git_workspace" "push" not json', []],
   ]);
+});
+
+describe('lorenz describe run: what the workspace started from', () => {
+  eachNamedCase('%s', workspaceStartText, [
+    ['clean', { type: 'Clean' }, 'clean'],
+    [
+      'a snapshot named by hand',
+      {
+        type: 'VolumeSnapshot',
+        volumeSnapshot: 'web-prepared',
+        digest: 'sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd',
+      },
+      'VolumeSnapshot web-prepared (sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd)',
+    ],
+    [
+      'a warm snapshot, with its commit',
+      {
+        type: 'VolumeSnapshot',
+        volumeSnapshot: 'board-warm-3',
+        digest: 'sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd',
+        commit: C,
+      },
+      `VolumeSnapshot board-warm-3 (sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd, commit ${C})`,
+    ],
+    ['not started: nothing recorded', undefined, undefined],
+    ['not a record', 'clean', undefined],
+  ]);
+
+  it("shows the archived run's start in a Workspace line", async () => {
+    const source = {
+      type: 'VolumeSnapshot',
+      volumeSnapshot: 'board-warm-3',
+      digest: 'sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd',
+      commit: C,
+    };
+    await archive('uid-warm', 'warm', undefined, [[]], { status: { workspaceSource: source } });
+    const reader = storeReader(store);
+    const found = await reader.getRun('team-a', 'warm');
+    const text = formatRunView(
+      await archivedView(reader, found!),
+      Date.parse('2026-12-02T00:00:00Z'),
+    );
+    expect(text).toContain(
+      `Workspace:    VolumeSnapshot board-warm-3 (sha256:dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd, commit ${C})\n`,
+    );
+  });
 });

@@ -3,6 +3,7 @@ import {
   hookEntries,
   runConditions,
   runStateFromSlots,
+  slotStatuses,
   type SlotView,
 } from '../../../../src/controller/issuerun/status.js';
 import { canonicalJson } from '../../../../src/controller/shared/status-writer.js';
@@ -30,6 +31,49 @@ const view = (slot: number, result: PodOutcome | null, log?: Partial<PodLogState
 });
 
 describe('run status', () => {
+  it.each<[string, Partial<SlotView>, number | undefined, number | undefined]>([
+    [
+      'Pod created → first turn',
+      {
+        podCreatedAt: '2026-01-01T00:00:00.000Z',
+        log: { firstTurnAt: '2026-01-01T00:00:01.250Z' } as PodLogState,
+      },
+      undefined,
+      1250,
+    ],
+    [
+      'no turn yet',
+      { podCreatedAt: '2026-01-01T00:00:00.000Z', log: {} as PodLogState },
+      undefined,
+      undefined,
+    ],
+    [
+      'the log forgotten: the recorded figure kept',
+      { podCreatedAt: '2026-01-01T00:00:00.000Z' },
+      900,
+      900,
+    ],
+    [
+      'a node clock behind the apiserver: never negative',
+      {
+        podCreatedAt: '2026-01-01T00:00:05.000Z',
+        log: { firstTurnAt: '2026-01-01T00:00:04.000Z' } as PodLogState,
+      },
+      undefined,
+      0,
+    ],
+  ])('firstTurnAfterMs: %s', (_case, extra, recorded, expected) => {
+    const slot = { ...view(0, outcome('Running', 'Running')), ...extra };
+    const previous =
+      recorded === undefined ? [] : [{ slot: 0, attempt: 1, firstTurnAfterMs: recorded }];
+    expect(slotStatuses([slot], previous)[0]?.firstTurnAfterMs).toBe(expected);
+    // Another attempt's figure is not this one's.
+    const other = [{ slot: 0, attempt: 2, firstTurnAfterMs: 5 }];
+    if (extra.log?.firstTurnAt === undefined) {
+      expect(slotStatuses([slot], other)[0]?.firstTurnAfterMs).toBeUndefined();
+    }
+  });
+
   it.each<[string, SlotView[], string, string]>([
     ['no Pod yet', [view(0, null)], 'progressing', 'Pending'],
     ['running', [view(0, outcome('Running', 'Running'))], 'progressing', 'Running'],
