@@ -81,3 +81,23 @@ export const workspaceSourceStatusSchema = z
   })
   .describe('What the workspace started from, fixed when the run first started.');
 export type WorkspaceSourceStatus = z.infer<typeof workspaceSourceStatusSchema>;
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+/**
+ * A run's `status.workspaceSource` as one line, for people (`lorenz describe run`, the web
+ * view): `clean`, or the snapshot with its digest and, for a warm one, the commit it was
+ * prepared at. Undefined when nothing is recorded (the run has not started). Takes the raw
+ * JSON both readers hold: a live object, or one from the archive.
+ */
+export function workspaceStartText(source: unknown): string | undefined {
+  if (typeof source !== 'object' || source === null) return undefined;
+  const record = source as Record<string, unknown>;
+  if (record.type === 'Clean') return 'clean';
+  const snapshot = text(record.volumeSnapshot);
+  if (snapshot === undefined) return undefined;
+  const commit = text(record.commit);
+  const details = [text(record.digest), commit ? `commit ${commit}` : undefined].filter(Boolean);
+  return `VolumeSnapshot ${snapshot}${details.length ? ` (${details.join(', ')})` : ''}`;
+}

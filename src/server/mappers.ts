@@ -1,3 +1,4 @@
+import { workspaceStartText } from '../api/workspace-source.js';
 import type { AttemptRecord, EventRecord, RunRecord } from '../archive/types.js';
 import { awaitingOf } from './inbox-view.js';
 import { get, isRecord, num, records, str, type Json } from './json.js';
@@ -84,6 +85,7 @@ export function runOfIssueRun(run: Json): RunSummary {
   const startedAt = str(get(status, 'startTime'));
   const finishedAt = str(get(status, 'completionTime'));
   const branch = str(get(status, 'git', 'branch'));
+  const workspace = workspaceStartText(get(status, 'workspaceSource'));
   const cancel = get(spec, 'cancelRequested') === true;
   return {
     uid: str(get(meta, 'uid')) ?? '',
@@ -99,6 +101,7 @@ export function runOfIssueRun(run: Json): RunSummary {
     ...(startedAt ? { startedAt } : {}),
     ...(finishedAt ? { finishedAt } : {}),
     ...(branch ? { branch } : {}),
+    ...(workspace ? { workspace } : {}),
     usage: usageOf(get(status, 'usage')),
     source: 'live',
     ...(cancel ? { cancelRequested: true } : {}),
@@ -110,6 +113,7 @@ export function runOfIssueRun(run: Json): RunSummary {
 export function runOfRecord(run: RunRecord): RunSummary {
   const url = safeUrl(run.issueUrl);
   const cancel = get(run.object, 'spec', 'cancelRequested') === true;
+  const workspace = workspaceStartText(get(run.object, 'status', 'workspaceSource'));
   return {
     uid: run.uid,
     namespace: run.namespace,
@@ -130,6 +134,7 @@ export function runOfRecord(run: RunRecord): RunSummary {
     ...(run.startedAt ? { startedAt: run.startedAt } : {}),
     ...(run.finishedAt ? { finishedAt: run.finishedAt } : {}),
     ...(run.branch ? { branch: run.branch } : {}),
+    ...(workspace ? { workspace } : {}),
     usage: { ...run.usage },
     source: 'archive',
     ...(run.deletedAt ? { deletedAt: run.deletedAt } : {}),

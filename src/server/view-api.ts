@@ -127,6 +127,8 @@ export interface RunSummary {
   startedAt?: string;
   finishedAt?: string;
   branch?: string;
+  /** What the workspace started from (status.workspaceSource), as a line; unset before the start. */
+  workspace?: string;
   usage: TokenCounts;
   /** `live`: the IssueRun is in the cluster; `archive`: only the archive has it. */
   source: 'live' | 'archive';

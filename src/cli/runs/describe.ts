@@ -1,5 +1,5 @@
 import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
-import type { IssueRun } from '../../api/index.js';
+import { workspaceStartText, type IssueRun } from '../../api/index.js';
 import type { ArchivedRun, LogFilter, TokenCounts } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
 import type { ArchiveReader } from './archive-reader.js';
@@ -129,20 +129,6 @@ const hookOf = (record: Record<string, unknown>, attempt?: number): HookView => 
     : {}),
   ...(num(record.durationMs) === undefined ? {} : { durationMs: num(record.durationMs) }),
 });
-
-/**
- * status.workspaceSource as one line: `clean`, or the snapshot with its digest and the commit
- * a warm snapshot was prepared at. Undefined when the run has not started (nothing recorded).
- */
-export function workspaceStartText(source: unknown): string | undefined {
-  if (!isRecord(source)) return undefined;
-  if (str(source.type) === 'Clean') return 'clean';
-  const snapshot = str(source.volumeSnapshot);
-  if (snapshot === undefined) return undefined;
-  const commit = str(source.commit);
-  const details = [str(source.digest), commit ? `commit ${commit}` : undefined].filter(Boolean);
-  return `VolumeSnapshot ${snapshot}${details.length ? ` (${details.join(', ')})` : ''}`;
-}
 
 const optionalWorkspace = (source: unknown): { workspace?: string } => {
   const text = workspaceStartText(source);

@@ -8,7 +8,7 @@ import { retryName, retryObject } from '../../../src/server/actions.js';
 import { storeSource } from '../../../src/server/archive-source.js';
 import { newestFirst, type ViewCache } from '../../../src/server/cache.js';
 import { parseServerArgs } from '../../../src/cli/server-command.js';
-import { runOfIssueRun } from '../../../src/server/mappers.js';
+import { runOfIssueRun, runOfRecord } from '../../../src/server/mappers.js';
 import { runsPage } from '../../../src/server/runs-page.js';
 import type { RunSummary } from '../../../src/server/view-api.js';
 import { fixedViewCache } from '../../support/view-fakes.js';
@@ -149,6 +149,30 @@ describe('the runs list', () => {
     );
     expect(page.runs.length).toBe(1000);
     expect(page.runs.every((run) => run.namespace === 'team-b')).toBe(true);
+  });
+});
+
+describe("what a run's workspace started from", () => {
+  const warm = {
+    type: 'VolumeSnapshot',
+    volumeSnapshot: 'board-warm-2',
+    digest: 'sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+    commit: 'c0ffee',
+  };
+  const shown =
+    'VolumeSnapshot board-warm-2 (sha256:eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee, commit c0ffee)';
+  it('is a line of the live run and of the archived one, unset before the start', () => {
+    const live = issueRun(1);
+    expect(
+      runOfIssueRun({ ...live, status: { ...live.status, workspaceSource: warm } }).workspace,
+    ).toBe(shown);
+    expect(runOfIssueRun(live).workspace).toBeUndefined();
+    expect(
+      runOfRecord({ ...archived(2), object: { status: { workspaceSource: warm } } }).workspace,
+    ).toBe(shown);
+    expect(runOfRecord(archived(3)).workspace).toBeUndefined();
+    const clean = { ...live, status: { ...live.status, workspaceSource: { type: 'Clean' } } };
+    expect(runOfIssueRun(clean).workspace).toBe('clean');
   });
 });
 

@@ -122,6 +122,8 @@ export function Run({ namespace, name, uid }: { namespace: string; name: string;
         <dd>{run.attempt}</dd>
         <dt>Branch</dt>
         <dd>{run.branch ? displayText(run.branch) : '–'}</dd>
+        <dt>Workspace</dt>
+        <dd>{run.workspace ? displayText(run.workspace) : '–'}</dd>
         <dt>Pushed commits</dt>
         <dd>{pushed.length ? pushed.map((c) => <code key={c}>{displayText(c)} </code>) : '–'}</dd>
         <dt>Node / host</dt>

@@ -8,12 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteArchive } from '../../../../src/archive/sqlite.js';
 import type { ArchiveStore } from '../../../../src/archive/types.js';
 import { storeReader } from '../../../../src/cli/runs/archive-reader.js';
-import {
-  archivedView,
-  formatRunView,
-  pushedInLine,
-  workspaceStartText,
-} from '../../../../src/cli/runs/describe.js';
+import { archivedView, formatRunView, pushedInLine } from '../../../../src/cli/runs/describe.js';
+import { workspaceStartText } from '../../../../src/api/workspace-source.js';
 import { eachCase, eachNamedCase } from '../../../support/cases.js';
 
 const ZERO = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
