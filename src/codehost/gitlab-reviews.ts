@@ -24,28 +24,40 @@ import { gitlabGet } from './gitlab-transport.js';
 // line). Both the approvals and the reviewers endpoints may be missing on an older or a
 // restricted instance (404): then they say nothing, and the discussions still count.
 
-async function approvals(
+/**
+ * The verdicts of a merge request's `part` (approvals, reviewers) as `read` finds them in its
+ * answer; none where the instance does not have that part (404).
+ */
+async function optionalVerdicts(
   context: GitlabContext,
   iid: number,
+  part: 'approvals' | 'reviewers',
+  read: (context: GitlabContext, body: unknown, path: string) => Review[],
   signal: AbortSignal | undefined,
 ): Promise<Review[]> {
-  const url = projectUrl(context, `/merge_requests/${iid}/approvals`);
+  const url = projectUrl(context, `/merge_requests/${iid}/${part}`);
   const answer = await gitlabGet(context.transport, url, { signal, allow: [404] });
-  if (answer.status === 404) return [];
-  const parsed = parseAnswer(
-    context.transport,
-    approvalsSchema,
-    answer.body,
-    new URL(url).pathname,
+  return answer.status === 404 ? [] : read(context, answer.body, new URL(url).pathname);
+}
+
+/** A verdict without words of its own: GitLab's words are in the discussions. */
+const bareVerdict = (
+  id: string,
+  author: string,
+  state: Review['state'],
+  submittedAt: string | null | undefined,
+): Review => ({ id, author, state, body: '', submittedAt: submittedAt ?? null, commitSha: null });
+
+function approvals(context: GitlabContext, body: unknown, path: string): Review[] {
+  const parsed = parseAnswer(context.transport, approvalsSchema, body, path);
+  return parsed.approved_by.map((entry) =>
+    bareVerdict(
+      `approval:${entry.user.username}`,
+      entry.user.username,
+      'approved',
+      entry.approved_at,
+    ),
   );
-  return parsed.approved_by.map((entry) => ({
-    id: `approval:${entry.user.username}`,
-    author: entry.user.username,
-    state: 'approved',
-    body: '',
-    submittedAt: entry.approved_at ?? null,
-    commitSha: null,
-  }));
 }
 
 /** A reviewer's state as a verdict; unreviewed (and unknown) states say nothing. */
@@ -62,33 +74,18 @@ function reviewerVerdict(state: string): Review['state'] | null {
   }
 }
 
-async function reviewerStates(
-  context: GitlabContext,
-  iid: number,
-  signal: AbortSignal | undefined,
-): Promise<Review[]> {
-  const url = projectUrl(context, `/merge_requests/${iid}/reviewers`);
-  const answer = await gitlabGet(context.transport, url, { signal, allow: [404] });
-  if (answer.status === 404) return [];
-  if (!Array.isArray(answer.body)) {
-    parseAnswer(context.transport, reviewerSchema.array(), answer.body, new URL(url).pathname);
+function reviewerStates(context: GitlabContext, body: unknown, path: string): Review[] {
+  if (!Array.isArray(body)) {
+    parseAnswer(context.transport, reviewerSchema.array(), body, path);
     return [];
   }
-  const reviewers = parseItems(reviewerSchema, answer.body, 'reviewer', context.onWarning);
-  const out: Review[] = [];
-  for (const reviewer of reviewers) {
+  const reviewers = parseItems(reviewerSchema, body, 'reviewer', context.onWarning);
+  return reviewers.flatMap((reviewer) => {
     const state = reviewerVerdict(reviewer.state);
-    if (state === null) continue;
-    out.push({
-      id: `reviewer:${reviewer.user.username}:${reviewer.state}`,
-      author: reviewer.user.username,
-      state,
-      body: '',
-      submittedAt: reviewer.created_at ?? null,
-      commitSha: null,
-    });
-  }
-  return out;
+    if (state === null) return [];
+    const id = `reviewer:${reviewer.user.username}:${reviewer.state}`;
+    return [bareVerdict(id, reviewer.user.username, state, reviewer.created_at)];
+  });
 }
 
 /**
@@ -152,8 +149,8 @@ export async function gitlabFeedback(
   signal: AbortSignal | undefined,
 ): Promise<PullRequestFeedback> {
   const [approved, reviewed, comments] = await Promise.all([
-    approvals(context, pull.number, signal),
-    reviewerStates(context, pull.number, signal),
+    optionalVerdicts(context, pull.number, 'approvals', approvals, signal),
+    optionalVerdicts(context, pull.number, 'reviewers', reviewerStates, signal),
     discussionComments(context, pull.number, signal),
   ]);
   const reviews = latestPerAuthor([...approved, ...reviewed]).sort((a, b) =>

@@ -107,6 +107,23 @@ export function runsParamsOf(
   };
 }
 
+/**
+ * The two ends of a range (since and until, from and to), each optional and read by `read`;
+ * the second may not come before the first (both compare as text: RFC 3339 UTC, YYYY-MM-DD).
+ */
+function rangeParams(
+  params: Params,
+  first: string,
+  second: string,
+  read: (params: Params, key: string) => string | undefined,
+): [string | undefined, string | undefined] {
+  const start = read(params, first);
+  const end = read(params, second);
+  if (start !== undefined && end !== undefined && start > end)
+    throw badParameter(second, `is before ${first} (${start})`);
+  return [start, end];
+}
+
 /** The path of one run of the read API (its log is below it). */
 export const archiveRunPath = (namespace: string, name: string): string =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/runs/${encodeURIComponent(name)}`;
@@ -125,12 +142,9 @@ export function runQueryOf(params: Params): { namespace?: string; query: RunQuer
   if (phase !== undefined) query.phase = phase;
   const reason = pattern(params, 'reason', REASON, 'a CamelCase reason');
   if (reason !== undefined) query.reason = reason;
-  const since = timeParam(params, 'since');
+  const [since, until] = rangeParams(params, 'since', 'until', timeParam);
   if (since !== undefined) query.since = since;
-  const until = timeParam(params, 'until');
   if (until !== undefined) query.until = until;
-  if (since !== undefined && until !== undefined && since > until)
-    throw badParameter('until', `is before since (${since})`);
   const limit = integerParam(params, 'limit', 1, 1000);
   if (limit !== undefined) query.limit = limit;
   const next = textParam(params, 'continue', 4096);
@@ -147,12 +161,9 @@ export function usageQueryOf(params: Params): { namespace?: string; query: Usage
   const query: UsageQuery = {};
   const workflow = pattern(params, 'workflow', SUBDOMAIN, 'a Workflow name');
   if (workflow !== undefined) query.workflow = workflow;
-  const from = dayParam(params, 'from');
+  const [from, to] = rangeParams(params, 'from', 'to', dayParam);
   if (from !== undefined) query.from = from;
-  const to = dayParam(params, 'to');
   if (to !== undefined) query.to = to;
-  if (from !== undefined && to !== undefined && from > to)
-    throw badParameter('to', `is before from (${from})`);
   return { ...(namespace ? { namespace } : {}), query };
 }
 

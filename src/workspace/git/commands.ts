@@ -40,6 +40,19 @@ export function runSteps(
 export const git = (context: CommandContext, ...args: string[]): Promise<CommandResult> =>
   runSteps(context, [['git', ...args]]);
 
+/** Where origin's `branch` is kept in the clone. */
+export const trackingRef = (branch: string): string => `refs/remotes/origin/${branch}`;
+
+/** The fetch of origin's `branch`, `depth` commits deep, into its tracking ref. */
+export const fetchBranch = (depth: number, branch: string): string[] => [
+  'git',
+  'fetch',
+  '--depth',
+  String(depth),
+  'origin',
+  `+refs/heads/${branch}:${trackingRef(branch)}`,
+];
+
 export const succeeded = (result: CommandResult): boolean => result.exitCode === 0;
 
 /** Why a command failed, in a line: the start of its output, or how it was stopped. */

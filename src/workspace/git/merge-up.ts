@@ -1,5 +1,5 @@
 import type { CommandResult } from '../../executor/types.js';
-import { failureOf, git, runSteps, succeeded } from './commands.js';
+import { failureOf, git, runSteps, succeeded, trackingRef } from './commands.js';
 import { isProtectedBranch, protectedPatterns } from './repo-and-branch.js';
 import { commandContext, report, type GitWorkspaceOptions } from './context.js';
 
@@ -45,8 +45,8 @@ async function undo(options: GitWorkspaceOptions, tracking: string): Promise<Com
 export async function mergeUp(options: GitWorkspaceOptions, defaultBranch: string): Promise<void> {
   const startedAt = Date.now();
   const context = commandContext(options);
-  const defaultRef = `refs/remotes/origin/${defaultBranch}`;
-  const tracking = `refs/remotes/origin/${options.branch}`;
+  const defaultRef = trackingRef(defaultBranch);
+  const tracking = trackingRef(options.branch);
   const warn = (detail: string) => report(options, 'merge_up', 'warning', detail, startedAt);
   const found = await mergeBase(options, defaultRef);
   if (found === null) {

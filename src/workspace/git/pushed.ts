@@ -1,5 +1,5 @@
 import type { GitCommit } from '../../workflow/events.js';
-import { git, succeeded } from './commands.js';
+import { git, succeeded, trackingRef } from './commands.js';
 import { commandContext, report, type GitWorkspaceOptions } from './context.js';
 
 /**
@@ -59,7 +59,7 @@ export async function pushedCommits(
   base: PushBase,
 ): Promise<{ count: number; commits: GitCommit[] }> {
   const context = commandContext(options);
-  const tracking = `refs/remotes/origin/${options.branch}`;
+  const tracking = trackingRef(options.branch);
   const exists = await git(context, 'rev-parse', '--verify', '--quiet', `${tracking}^{commit}`);
   if (!succeeded(exists)) return { count: 0, commits: [] };
   const range = [tracking, ...(base.tips.length > 0 ? ['--not', ...base.tips] : [])];

@@ -1,4 +1,4 @@
-import { failureOf, git, runSteps, succeeded } from './commands.js';
+import { failureOf, fetchBranch, git, runSteps, succeeded, trackingRef } from './commands.js';
 import { commandContext, report, type GitWorkspaceOptions } from './context.js';
 import { mergeUp } from './merge-up.js';
 import { pushBase } from './pushed.js';
@@ -26,17 +26,9 @@ export async function adoptRestoredClone(options: GitWorkspaceOptions): Promise<
       `the snapshot's clone is not on a branch: ${failureOf(head, options.timeoutMs)}`,
     );
   }
-  const tracking = `refs/remotes/origin/${defaultBranch}`;
   const caughtUp = await runSteps(context, [
-    [
-      'git',
-      'fetch',
-      '--depth',
-      String(options.git.depth),
-      'origin',
-      `+refs/heads/${defaultBranch}:${tracking}`,
-    ],
-    ['git', 'merge', '--ff-only', '--quiet', tracking],
+    fetchBranch(options.git.depth, defaultBranch),
+    ['git', 'merge', '--ff-only', '--quiet', trackingRef(defaultBranch)],
   ]);
   if (!succeeded(caughtUp)) {
     throw cloneFailed(

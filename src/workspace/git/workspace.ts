@@ -1,6 +1,14 @@
 import { dirname, join, relative } from 'node:path';
 import { LorenzError, errorMessage, isLorenzError } from '../../workflow/errors.js';
-import { commandLine, failureOf, git, runSteps, succeeded } from './commands.js';
+import {
+  commandLine,
+  failureOf,
+  fetchBranch,
+  git,
+  runSteps,
+  succeeded,
+  trackingRef,
+} from './commands.js';
 import { commandContext, report, type GitWorkspaceOptions } from './context.js';
 import {
   CHAINED_HOOKS,
@@ -167,22 +175,14 @@ export async function checkOutBranch(
     throw cloneFailed(options, `git ls-remote ${failureOf(listed, options.timeoutMs)}`);
   }
   const exists = listed.output.trim() !== '';
-  const tracking = `refs/remotes/origin/${branch}`;
   const steps: string[][] = [
     ['git', 'config', GIT_CONFIG_KEYS.defaultBranch, defaultBranch],
     ...patterns.map((pattern) => ['git', 'config', '--add', GIT_CONFIG_KEYS.protected, pattern]),
     ['git', 'remote', 'set-branches', '--add', 'origin', branch],
     ...(exists
       ? [
-          [
-            'git',
-            'fetch',
-            '--depth',
-            String(options.git.depth),
-            'origin',
-            `+refs/heads/${branch}:${tracking}`,
-          ],
-          ['git', 'checkout', '-B', branch, tracking],
+          fetchBranch(options.git.depth, branch),
+          ['git', 'checkout', '-B', branch, trackingRef(branch)],
         ]
       : [['git', 'checkout', '-b', branch]]),
     ['git', 'config', `branch.${branch}.remote`, 'origin'],

@@ -123,14 +123,8 @@ func (c controller) makeVolume(dir string, meta volumeMeta) error {
 }
 
 func (c controller) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
-	id := req.GetVolumeId()
-	if !safeID.MatchString(id) {
-		return nil, status.Errorf(codes.InvalidArgument, "bad volume id %q", id)
-	}
-	c.store.mu.Lock()
-	defer c.store.mu.Unlock()
-	if err := os.RemoveAll(c.store.volumePath(id)); err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+	if err := c.remove("volume", req.GetVolumeId(), c.store.volumePath); err != nil {
+		return nil, err
 	}
 	return &csi.DeleteVolumeResponse{}, nil
 }
@@ -206,14 +200,8 @@ func (c controller) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotReq
 }
 
 func (c controller) DeleteSnapshot(_ context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
-	id := req.GetSnapshotId()
-	if !safeID.MatchString(id) {
-		return nil, status.Errorf(codes.InvalidArgument, "bad snapshot id %q", id)
-	}
-	c.store.mu.Lock()
-	defer c.store.mu.Unlock()
-	if err := os.RemoveAll(c.store.snapshotPath(id)); err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
+	if err := c.remove("snapshot", req.GetSnapshotId(), c.store.snapshotPath); err != nil {
+		return nil, err
 	}
 	return &csi.DeleteSnapshotResponse{}, nil
 }
@@ -254,4 +242,18 @@ func (c controller) ListSnapshots(_ context.Context, req *csi.ListSnapshotsReque
 		resp.NextToken = strconv.Itoa(end)
 	}
 	return resp, nil
+}
+
+// remove deletes the volume or snapshot `id` names (`what` says which, for the error); an id
+// that names nothing is deleted already, as the spec wants deletes idempotent.
+func (c controller) remove(what string, id string, path func(string) string) error {
+	if !safeID.MatchString(id) {
+		return status.Errorf(codes.InvalidArgument, "bad %s id %q", what, id)
+	}
+	c.store.mu.Lock()
+	defer c.store.mu.Unlock()
+	if err := os.RemoveAll(path(id)); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	return nil
 }

@@ -96,20 +96,21 @@ func treeSize(root string) (int64, error) {
 	return size, err
 }
 
-// readMeta reads <dir>/meta.json into value; false when there is none (nothing, or a
-// volume or snapshot whose making was cut short).
-func readMeta(dir string, value any) (bool, error) {
+// readMeta reads <dir>/meta.json as a T; nil when there is none (nothing, or a volume or
+// snapshot whose making was cut short).
+func readMeta[T any](dir string) (*T, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "meta.json"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return nil, nil
 	}
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if err := json.Unmarshal(data, value); err != nil {
-		return false, fmt.Errorf("%s: %w", dir, err)
+	var value T
+	if err := json.Unmarshal(data, &value); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	return true, nil
+	return &value, nil
 }
 
 // meta.json last, by rename: its presence is what says the volume or snapshot is whole.
@@ -125,23 +126,9 @@ func writeMeta(dir string, value any) error {
 	return os.Rename(path+".partial", path)
 }
 
-func readSnapshot(dir string) (*snapshotMeta, error) {
-	var meta snapshotMeta
-	found, err := readMeta(dir, &meta)
-	if !found || err != nil {
-		return nil, err
-	}
-	return &meta, nil
-}
+func readSnapshot(dir string) (*snapshotMeta, error) { return readMeta[snapshotMeta](dir) }
 
-func readVolume(dir string) (*volumeMeta, error) {
-	var meta volumeMeta
-	found, err := readMeta(dir, &meta)
-	if !found || err != nil {
-		return nil, err
-	}
-	return &meta, nil
-}
+func readVolume(dir string) (*volumeMeta, error) { return readMeta[volumeMeta](dir) }
 
 // listSnapshots reads every snapshot whose meta.json was written (a half-made one has none).
 func (s *store) listSnapshots() ([]*snapshotMeta, error) {

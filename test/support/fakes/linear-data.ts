@@ -192,6 +192,11 @@ export function issueMatches(
   })(issue, filter, where);
 }
 
+/** The user `id` names, or null (no one, or no such user). */
+export function userById(data: FakeData, id: string | null | undefined): FakeUser | null {
+  return data.users.find((user) => user.id === id) ?? null;
+}
+
 export function stateOf(data: FakeData, issue: FakeIssue): FakeState {
   const state = data.states.find((s) => s.id === issue.stateId);
   if (state === undefined) throw new Error(`fixture: issue ${issue.identifier} has no state`);

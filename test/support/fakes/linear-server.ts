@@ -16,6 +16,7 @@ import {
   UnsupportedFilter,
   issueMatches,
   stateOf,
+  userById,
 } from './linear-data.js';
 import {
   type CommentBy,
@@ -106,7 +107,7 @@ function nodesConnection<T>(items: readonly T[], args: ConnectionArgs) {
 /** The object graph the schema's default resolvers walk; connections are functions of args. */
 function issueObject(data: FakeData, issue: FakeIssue): Record<string, unknown> {
   const state = stateOf(data, issue);
-  const assignee = data.users.find((user) => user.id === issue.assigneeId) ?? null;
+  const assignee = userById(data, issue.assigneeId);
   return {
     id: issue.id,
     identifier: issue.identifier,
@@ -279,10 +280,7 @@ async function handle(standIn: LinearStandIn, request: IncomingMessage, response
   }
 
   const rootValue = {
-    viewer: () => {
-      const me = standIn.data.users.find((user) => user.id === standIn.data.viewerId);
-      return me ?? null;
-    },
+    viewer: () => userById(standIn.data, standIn.data.viewerId),
     issues: (args: ConnectionArgs & { filter?: unknown }) => issuesConnection(standIn, args),
     ...writeResolvers(() => standIn.data, issueObject),
   };

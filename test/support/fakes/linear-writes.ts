@@ -10,6 +10,7 @@ import {
   type FakeIssue,
   type FakeTeam,
   UnsupportedFilter,
+  userById,
 } from './linear-data.js';
 
 type Resolved = Record<string, unknown>;
@@ -63,7 +64,7 @@ function issueByRef(data: FakeData, ref: unknown): FakeIssue {
 }
 
 export function commentObject(data: FakeData, comment: FakeComment): Resolved {
-  const user = data.users.find((candidate) => candidate.id === comment.userId) ?? null;
+  const user = userById(data, comment.userId);
   return {
     id: comment.id,
     body: comment.body,

@@ -241,6 +241,11 @@ export const retryScheduled = (ms: number): Want<RunSummary> =>
     },
     { requeueAfter: ms },
   );
+/** A reconcile once slot 0's log has been read to its end (its attempt's outcome is known). */
+export const afterLogRead = (want: Want<RunSummary>): RunStep => ({
+  logs: [{ slot: 0, completed: true }],
+  want,
+});
 /** The steps of a row with a single reconcile. */
 export const runOnce = (want: Want<RunSummary>, step: Omit<RunStep, 'want'> = {}): RunStep[] => [
   { ...step, want },

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { budgetDay, isTimeZone, nextDayStart } from '../../../src/workflow/budget-day.js';
 import { eachCase } from '../../support/cases.js';
 
+/** The budget day of the instant `at` (ISO text) in `timeZone`. */
+const dayOf = (at: string, timeZone: string): string => budgetDay(new Date(at), timeZone);
+
 describe('budgetDay', () => {
-  it.each<[string, string, string]>([
+  eachCase('%s in %s is %s', dayOf, [
     ['2026-06-15T23:59:59.999Z', 'UTC', '2026-06-15'],
     ['2026-06-16T00:00:00.000Z', 'UTC', '2026-06-16'],
     // Paris is UTC+2 in summer: 21:59Z is 23:59 local, 22:00Z is midnight
@@ -20,9 +23,7 @@ describe('budgetDay', () => {
     ['2026-07-01T04:00:00.000Z', 'America/New_York', '2026-07-01'],
     // the year turns
     ['2026-12-31T23:30:00.000Z', 'Europe/Paris', '2027-01-01'],
-  ])('%s in %s is %s', (at, timeZone, day) => {
-    expect(budgetDay(new Date(at), timeZone)).toBe(day);
-  });
+  ]);
 });
 
 describe('budgetDay remembered across calls', () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createLocalExecutor } from '../../../src/executor/local.js';
 import { resolveSkillSources, syncSkills } from '../../../src/workspace/skills.js';
 import { useTempDir } from '../../support/workspace.js';
+import { eachNamedCase } from '../../support/cases.js';
 
 const executor = createLocalExecutor();
 let base: string;
@@ -147,16 +148,16 @@ describe('syncSkills', () => {
 
 describe('resolveSkillSources', () => {
   const env = { HOME: '/home/me', SKILLS: '/opt/skills', EMPTY: '' };
-  it.each([
-    ['a relative path, from the WORKFLOW.md directory', 'skills/review', '/repo/skills/review'],
-    ['a parent-relative path', '../common/deploy', '/common/deploy'],
-    ['an absolute path, as is', '/abs/skill', '/abs/skill'],
-    ['~/…, against HOME', '~/skills/review', '/home/me/skills/review'],
-    ['a whole-value $VAR', '$SKILLS', '/opt/skills'],
-    ['an embedded $VAR, literally (relative)', '$HOME/x', '/repo/$HOME/x'],
-  ])('resolves %s', (_name, entry, expected) => {
-    expect(resolveSkillSources([entry], '/repo', env)).toEqual([expected]);
-  });
+  /** Where one skills entry of a WORKFLOW.md in /repo resolves to. */
+  const resolved = (entry: string): string[] => resolveSkillSources([entry], '/repo', env);
+  eachNamedCase('resolves %s', resolved, [
+    ['a relative path, from the WORKFLOW.md directory', 'skills/review', ['/repo/skills/review']],
+    ['a parent-relative path', '../common/deploy', ['/common/deploy']],
+    ['an absolute path, as is', '/abs/skill', ['/abs/skill']],
+    ['~/…, against HOME', '~/skills/review', ['/home/me/skills/review']],
+    ['a whole-value $VAR', '$SKILLS', ['/opt/skills']],
+    ['an embedded $VAR, literally (relative)', '$HOME/x', ['/repo/$HOME/x']],
+  ]);
 
   it.each(['$UNSET', '$EMPTY'])(
     'reports %s, which expands to nothing, as a missing source',

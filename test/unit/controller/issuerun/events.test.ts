@@ -5,6 +5,7 @@ import { describe, it } from 'vitest';
 import { REQUEUE_MS } from '../../../../src/controller/issuerun/reconciler.js';
 import { RUN, issueRun, runPod, startedStatus, summary } from '../../../support/fakes/objects.js';
 import {
+  afterLogRead,
   playRun,
   retryScheduled,
   requeue,
@@ -25,10 +26,7 @@ const rows: RunRow[] = [
     pods: [runPod({ phase: 'Succeeded', agent: summary() })],
     steps: [
       { logs: [{ slot: 0, completed: true, flushed: stillWriting() }], want: waiting },
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: writes({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') }),
-      },
+      afterLogRead(writes({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') })),
     ],
   },
   {
@@ -37,10 +35,7 @@ const rows: RunRow[] = [
     pods: [runPod({ phase: 'Failed', agent: summary({ succeeded: false, cancelled: true }) })],
     steps: [
       { logs: [{ slot: 0, completed: true, flushed: stillWriting() }], want: waiting },
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: writes({ phase: 'Failed', reason: 'Cancelled' }),
-      },
+      afterLogRead(writes({ phase: 'Failed', reason: 'Cancelled' })),
     ],
   },
   {
@@ -54,10 +49,7 @@ const rows: RunRow[] = [
     ],
     steps: [
       { logs: [{ slot: 0, completed: true, flushed: stillWriting() }], want: waiting },
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: retryScheduled(10_000),
-      },
+      afterLogRead(retryScheduled(10_000)),
     ],
   },
 ];

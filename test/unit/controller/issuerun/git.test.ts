@@ -16,6 +16,7 @@ import {
   workflowText,
 } from '../../../support/fakes/objects.js';
 import {
+  afterLogRead,
   playRun,
   runActions,
   runConditions,
@@ -272,13 +273,12 @@ const rows: RunRow[] = [
     }),
     pods: [failedPod],
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: runWrites(
+      afterLogRead(
+        runWrites(
           { reason: Reasons.RetryScheduled, branch: 'lorenz/eng-1-fix-the-bug' },
           { requeueAfter: 10_000 },
         ),
-      },
+      ),
       {
         advanceMs: 10_000,
         want: {

@@ -17,6 +17,7 @@ import {
   workflowText,
 } from '../../../support/fakes/objects.js';
 import {
+  afterLogRead,
   RUN_OPTIONS,
   nothing,
   playRun,
@@ -359,10 +360,7 @@ const rows: RunRow[] = [
         },
       },
       { want: requeue(500) },
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: writes({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') }),
-      },
+      afterLogRead(writes({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') })),
     ],
   },
   {

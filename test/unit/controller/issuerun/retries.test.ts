@@ -24,6 +24,7 @@ import {
   workflowText,
 } from '../../../support/fakes/objects.js';
 import {
+  afterLogRead,
   playRun,
   retryScheduled,
   runActions,
@@ -228,23 +229,14 @@ const rows: RunRow[] = [
     name: 'a tracker run that succeeds with its issue still active continues 1 s later as attempt 2',
     run: continuing('Todo'),
     pods: [succeeded(1)],
-    steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: scheduled(Reasons.ContinuationScheduled, 1000),
-      },
-      attempt2After(1000),
-    ],
+    steps: [afterLogRead(scheduled(Reasons.ContinuationScheduled, 1000)), attempt2After(1000)],
   },
   {
     name: 'a tracker run that succeeds once its issue left the active states ends Succeeded',
     run: continuing('In Review'),
     pods: [succeeded(1)],
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: runWrites({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') }),
-      },
+      afterLogRead(runWrites({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') })),
     ],
   },
   {
@@ -252,10 +244,7 @@ const rows: RunRow[] = [
     run: retrying,
     pods: [failed(1)],
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: retryScheduled(10_000),
-      },
+      afterLogRead(retryScheduled(10_000)),
       {
         advanceMs: 10_000,
         want: {
@@ -329,22 +318,14 @@ const rows: RunRow[] = [
     run: retrying,
     snapshot: workflowText({ maxRetryBackoffMs: 2000 }),
     pods: [failed(1)],
-    steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: runWrites({ reason: Reasons.RetryScheduled }, { requeueAfter: 2000 }),
-      },
-    ],
+    steps: [afterLogRead(runWrites({ reason: Reasons.RetryScheduled }, { requeueAfter: 2000 }))],
   },
   {
     name: 'a failure with no retries asked for ends the run at once',
     run: issueRun({ status: startedStatus(1, 'Running') }),
     pods: [failed(1)],
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: runWrites({ phase: 'Failed', conditions: finished(false, 'HookFailed') }),
-      },
+      afterLogRead(runWrites({ phase: 'Failed', conditions: finished(false, 'HookFailed') })),
     ],
   },
   {

@@ -21,6 +21,7 @@ import {
   workflow,
 } from '../../../support/fakes/objects.js';
 import {
+  afterLogRead,
   playRun,
   runActions,
   runOnce as once,
@@ -140,14 +141,11 @@ const rows: RunRow[] = [
     pods: [failed(1)],
     toolsUrl: URL,
     steps: [
-      {
-        logs: [{ slot: 0, completed: true }],
-        want: {
-          actions: [STATUS],
-          status: { reason: 'RetryScheduled' },
-          result: { requeueAfter: 10_000 },
-        },
-      },
+      afterLogRead({
+        actions: [STATUS],
+        status: { reason: 'RetryScheduled' },
+        result: { requeueAfter: 10_000 },
+      }),
       {
         advanceMs: 10_000,
         want: {

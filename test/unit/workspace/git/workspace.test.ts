@@ -89,6 +89,11 @@ interface Run {
   root: string;
 }
 
+/** A workspace root of its own under the test's folder, not made yet. */
+const newRoot = (): string => join(base, `root-${(repoCount += 1)}`);
+/** The lifecycle of a slot whose workspace a snapshot restored, kept for a look afterwards. */
+const RESTORED: Partial<LifecycleOptions> = { restoredSlots: new Set([0]), cleanup: false };
+
 async function runWith(
   git: Record<string, unknown>,
   options: {
@@ -96,9 +101,11 @@ async function runWith(
     agent?: string[];
     title?: string;
     lifecycle?: Partial<LifecycleOptions>;
+    /** A root made (and filled) beforehand, as a snapshot's restore leaves it. */
+    root?: string;
   } = {},
 ): Promise<Run> {
-  const root = join(base, `root-${(repoCount += 1)}`);
+  const root = options.root ?? newRoot();
   const events: LorenzEvent[] = [];
   const shell: Shell[] = [];
   const { config } = parseConfig({
@@ -494,7 +501,7 @@ describe('setup and errors', () => {
 describe('a git workspace restored from a snapshot', () => {
   it('is not cloned again: the default branch is caught up, the issue branch made from it, setup output kept', async () => {
     await server.createRepo(repo, { defaultBranch: 'main' });
-    const root = join(base, `root-${(repoCount += 1)}`);
+    const root = newRoot();
     // What a warm-up left: a clone on the default branch with its setup's untracked output.
     // Asynchronously: the git server answers from this process, so a sync call would hang.
     await promisify(execFile)(
@@ -505,33 +512,22 @@ describe('a git workspace restored from a snapshot', () => {
     writeFileSync(join(root, 'ENG-9', 'setup-marker'), 'set up\n');
     // The default branch moves after the snapshot was taken.
     await server.commit(repo, 'main', { 'later.txt': 'after the snapshot\n' });
-    const events: LorenzEvent[] = [];
-    const shell: Shell[] = [];
-    const { config } = parseConfig({
-      workspace: { root, git: { repo: server.repoUrl(repo) } },
-      hooks: { after_create: 'echo after_create > ran-after-create' },
-    });
-    const summary = await runIssueLifecycle({
-      config,
-      issue: normalizeIssue({ identifier: 'ENG-9', title: 'Fix login' }),
-      executor,
-      emit: (event) => events.push(event),
-      attempt: null,
-      env: environment(),
-      git: { credentialsDirectory: credentials },
-      restoredSlots: new Set([0]),
-      cleanup: false,
-      agent: shellAgent(
-        ['git branch --show-current && cat later.txt setup-marker && ls ran-after-create'],
-        shell,
-      ),
-    });
-    expect(summary.succeeded).toBe(true);
-    expect(shell[0]?.output).toMatch(
+    const run = await runWith(
+      { repo: server.repoUrl(repo) },
+      {
+        root,
+        hooks: { after_create: 'echo after_create > ran-after-create' },
+        agent: ['git branch --show-current && cat later.txt setup-marker && ls ran-after-create'],
+        lifecycle: RESTORED,
+      },
+    );
+    expect(run.summary.succeeded).toBe(true);
+    expect(run.shell[0]?.output).toMatch(
       new RegExp(`^${BRANCH}\\nafter the snapshot\\nset up\\nls: cannot access 'ran-after-create'`),
     );
-    const git = events.flatMap((event) => (event.type === 'git_workspace' ? [event.message] : []));
-    expect(git.map((message) => `${message.step} ${message.status}: ${message.detail}`)).toEqual([
+    expect(
+      run.git.map((message) => `${message.step} ${message.status}: ${message.detail}`),
+    ).toEqual([
       "clone completed: restored from a snapshot, main at the remote's tip",
       `branch completed: created ${BRANCH} from main`,
     ]);
@@ -539,19 +535,12 @@ describe('a git workspace restored from a snapshot', () => {
 
   it('a restored workspace that is not a clone fails workspace_clone_failed', async () => {
     await server.createRepo(repo);
-    const root = join(base, `root-${(repoCount += 1)}`);
+    const root = newRoot();
     mkdirSync(join(root, 'ENG-9'), { recursive: true });
-    const { config } = parseConfig({ workspace: { root, git: { repo: server.repoUrl(repo) } } });
-    const summary = await runIssueLifecycle({
-      config,
-      issue: normalizeIssue({ identifier: 'ENG-9', title: 'Fix login' }),
-      executor,
-      emit: () => {},
-      attempt: null,
-      env: environment(),
-      restoredSlots: new Set([0]),
-      cleanup: false,
-    });
+    const { summary } = await runWith(
+      { repo: server.repoUrl(repo) },
+      { root, lifecycle: RESTORED },
+    );
     expect(summary.slots[0]).toMatchObject({
       succeeded: false,
       errorCode: 'workspace_clone_failed',
