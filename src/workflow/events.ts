@@ -4,6 +4,7 @@
  * and Events. One definition so that every layer spells them the same way.
  */
 
+import type { WarmUpResult } from '../api/warm-up.js';
 import type { SlotErrorCode } from './errors.js';
 
 export type HookName = 'after_create' | 'before_run' | 'after_run' | 'before_remove';
@@ -143,7 +144,12 @@ export type LorenzEvent =
   | { type: 'git_workspace'; message: GitWorkspaceMessage }
   | { type: 'stderr'; message: string; slot?: number }
   | { type: AgentEventType; message: Record<string, unknown> | string; slot?: number }
-  | { type: 'run_completed'; message: RunSummary };
+  | { type: 'run_completed'; message: RunSummary }
+  /**
+   * A warm-up's last record (`lorenz runner --prepare`, docs/snapshots.md#the-warm-up-pod): what
+   * its termination message says. A warm-up's log has no run_completed.
+   */
+  | { type: 'warm_up_completed'; message: WarmUpResult };
 
 export interface SlotSummary {
   slot: number;
