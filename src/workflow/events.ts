@@ -4,7 +4,6 @@
  * and Events. One definition so that every layer spells them the same way.
  */
 
-import type { WarmUpResult } from '../api/warm-up.js';
 import type { SlotErrorCode } from './errors.js';
 
 export type HookName = 'after_create' | 'before_run' | 'after_run' | 'before_remove';
@@ -149,7 +148,24 @@ export type LorenzEvent =
    * A warm-up's last record (`lorenz runner --prepare`, docs/snapshots.md#the-warm-up-pod): what
    * its termination message says. A warm-up's log has no run_completed.
    */
-  | { type: 'warm_up_completed'; message: WarmUpResult };
+  | { type: 'warm_up_completed'; message: WarmUpCompletedMessage };
+
+/**
+ * A warm-up's outcome: api/warm-up.ts's WarmUpResult (that module is a layer above this one;
+ * the runner emits a WarmUpResult as this message, so one that no longer fits fails to compile).
+ */
+export type WarmUpCompletedMessage =
+  | {
+      outcome: 'prepared';
+      digest: string;
+      commit: string | null;
+      files: number;
+      bytes: number;
+      prepareMs: number;
+      digestMs: number;
+    }
+  | { outcome: 'unchanged'; commit: string }
+  | { outcome: 'failed'; errorCode: string; error: string };
 
 export interface SlotSummary {
   slot: number;
