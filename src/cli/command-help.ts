@@ -146,9 +146,9 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
     example: 'lorenz poll --workflow WORKFLOW.md --dry-run',
   },
   runner: {
-    usage: 'runner [--inputs DIR] [--slot N] [--workspace DIR] [FLAGS]',
+    usage: 'runner [--inputs DIR] [--slot N] [--workspace DIR] [FLAGS] | runner --prepare [FLAGS]',
     summary:
-      'Runs one slot inside a run Pod (the controller writes these flags; a person rarely does).',
+      "Runs one slot inside a run Pod, or with --prepare a Workflow's warm-up (the controller writes these flags; a person rarely does).",
     flags: [
       { name: 'inputs', value: 'DIR', default: RUN_POD_PATHS.inputs, text: 'the rendered inputs' },
       { name: 'slot', value: 'N', default: '0', text: 'the ensemble slot' },
@@ -192,6 +192,15 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
         name: 'source-digest',
         value: 'sha256:HEX',
         text: 'the claim was restored from a snapshot: check its prepared tree (.lorenz-source/) has this digest and make it the workspace, before any hook',
+      },
+      {
+        name: 'prepare',
+        text: "a warm-up, not a run: clone the default branch into the workspace's .lorenz-source/, run its setup and after_create, digest it (takes --inputs, --inputs-digest-file, --workspace, --git-credentials, --termination-log, --unless-commit)",
+      },
+      {
+        name: 'unless-commit',
+        value: 'SHA',
+        text: "with --prepare: when the default branch's head is still this commit, prepare nothing (outcome unchanged)",
       },
     ],
     example: 'lorenz runner --inputs /lorenz/inputs --slot 0 --workspace /workspace',

@@ -1,16 +1,8 @@
 import { writeFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import type { McpServer } from '../agent/index.js';
 import type { AgentInbox } from '../agent/inbox.js';
 import { createLazyAcpAgentStep } from '../agent/lazy.js';
-import {
-  INPUT_FILES,
-  ISSUE_STATE_PATH,
-  RUNNER_FLAGS,
-  RUN_POD_PATHS,
-  promptInputFile,
-  type RunDescriptor,
-} from '../api/run-pod.js';
+import { INPUT_FILES, promptInputFile, type RunDescriptor } from '../api/run-pod.js';
 import { createLocalExecutor } from '../executor/local.js';
 import type { Executor } from '../executor/types.js';
 import type { WorkflowConfig } from '../workflow/config.js';
@@ -26,10 +18,9 @@ import { loadWorkflowText } from '../template/load-workflow.js';
 import { markStartup } from '../workflow/startup-marks.js';
 import type { AgentStep } from '../workspace/agent-step.js';
 import { runIssueLifecycle } from '../workspace/lifecycle.js';
-import { ensembleSize } from '../workspace/ensemble.js';
-import { workspacePath } from '../workspace/paths.js';
-import { TREE_DIGEST_PATTERN } from '../api/workspace-source.js';
-import { restoreSnapshotWorkspace } from './snapshot-restore.js';
+import { restoreSource } from './snapshot-restore.js';
+import { parseRunnerInvocation, type RunnerArgs, type RunnerInvocation } from './args.js';
+import { runPrepare } from './prepare.js';
 import { credentialSecrets, loadGitCredentials } from '../workspace/git/index.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { createIssueStateCheck } from './issue-state.js';
@@ -37,11 +28,21 @@ import { readSecret } from './read-secret.js';
 import { createRedactor, secretsFromEnv } from './redact.js';
 import { renderHooks } from './rendered-hooks.js';
 import { encodeTerminationSummary, summarizeSlot } from './summary.js';
-import { connectWorker, readWorkerCredentials, sshKeySecrets, type RunnerSsh } from './ssh.js';
-import { gatewayServer, readToolsToken, type RunnerTools } from './tools.js';
+import { connectWorker, readWorkerCredentials, sshKeySecrets } from './ssh.js';
+import { gatewayServer, readToolsToken } from './tools.js';
 import { runnerInbox } from './inbox-wiring.js';
 import { readRunBudget } from './budget.js';
 import type { RunBudget } from '../workflow/budget.js';
+
+export {
+  PREPARE_FLAGS,
+  RUNNER_DEFAULTS,
+  RUNNER_OPTIONS,
+  parseRunnerArgs,
+  parseRunnerInvocation,
+  type PrepareArgs,
+  type RunnerArgs,
+} from './args.js';
 
 /**
  * `lorenz runner`: the entrypoint of a run Pod. It runs one ensemble slot of one IssueRun
@@ -49,27 +50,7 @@ import type { RunBudget } from '../workflow/budget.js';
  * stdout (the controller follows the Pod log), and leaves a compact summary in the
  * termination message. It never talks to the Kubernetes API.
  */
-export interface RunnerOptions {
-  inputsDir: string;
-  slot: number;
-  /** The workspace volume: the lifecycle's root, unless it runs on an SSH worker. */
-  workspaceRoot: string;
-  issueStateFile: string;
-  /** The digest the inputs must have (a downward-API file); absent: the manifest alone. */
-  inputsDigestFile?: string | undefined;
-  terminationLogPath: string;
-  /** With a persistent claim the tree outlives the Pod: no before_remove, no removal. */
-  keepWorkspace: boolean;
-  /** Run the hooks only (no agent step). */
-  noAgent: boolean;
-  /** The digest of the snapshot's prepared tree the claim was restored from; absent: clean. */
-  sourceDigest?: string | undefined;
-  /** The agent-tools gateway to offer the agent; absent: no tools. */
-  tools?: RunnerTools | undefined;
-  /** The directory of per-host git credential files (the mounted Secret); absent: anonymous. */
-  gitCredentials?: string | undefined;
-  /** The SSH worker of this slot (the mounted key Secret and the chosen host); with worker.ssh_hosts. */
-  ssh?: RunnerSsh | undefined;
+export interface RunnerOptions extends RunnerArgs {
   env: NodeJS.ProcessEnv;
   write: (line: string) => void;
   /** A promise while `write`'s destination is behind (a full stdout pipe); absent: never. */
@@ -90,94 +71,6 @@ export interface RunnerOptions {
     /** The attempt's budget (RUN_BUDGET_ENV); absent: no limits. */
     budget?: RunBudget | undefined;
   }) => AgentStep;
-}
-
-/** Where the controller puts everything (the run-Pod contract), so the flags are optional. */
-export const RUNNER_DEFAULTS = {
-  inputsDir: RUN_POD_PATHS.inputs,
-  workspaceRoot: RUN_POD_PATHS.workspace,
-  issueStateFile: ISSUE_STATE_PATH,
-  terminationLogPath: RUN_POD_PATHS.terminationLog,
-} as const;
-
-/** The flags `lorenz runner` parses (their help: cli/command-help.ts). */
-export const RUNNER_OPTIONS = {
-  [RUNNER_FLAGS.inputs]: { type: 'string', default: RUNNER_DEFAULTS.inputsDir },
-  [RUNNER_FLAGS.slot]: { type: 'string', default: '0' },
-  [RUNNER_FLAGS.workspace]: { type: 'string', default: RUNNER_DEFAULTS.workspaceRoot },
-  [RUNNER_FLAGS.issueStateFile]: { type: 'string', default: RUNNER_DEFAULTS.issueStateFile },
-  [RUNNER_FLAGS.inputsDigestFile]: { type: 'string' },
-  [RUNNER_FLAGS.terminationLog]: {
-    type: 'string',
-    default: RUNNER_DEFAULTS.terminationLogPath,
-  },
-  [RUNNER_FLAGS.keepWorkspace]: { type: 'boolean', default: false },
-  [RUNNER_FLAGS.noAgent]: { type: 'boolean', default: false },
-  [RUNNER_FLAGS.toolsUrl]: { type: 'string' },
-  [RUNNER_FLAGS.toolsTokenFile]: { type: 'string' },
-  [RUNNER_FLAGS.toolsServerName]: { type: 'string', default: 'lorenz' },
-  [RUNNER_FLAGS.gitCredentials]: { type: 'string' },
-  [RUNNER_FLAGS.sshKey]: { type: 'string' },
-  [RUNNER_FLAGS.knownHosts]: { type: 'string' },
-  [RUNNER_FLAGS.sshHost]: { type: 'string' },
-  [RUNNER_FLAGS.sourceDigest]: { type: 'string' },
-} as const;
-
-export function parseRunnerArgs(
-  argv: string[],
-): Omit<RunnerOptions, 'env' | 'write' | 'signal' | 'executor' | 'createAgentStep'> {
-  const { values } = parseArgs({
-    args: argv,
-    options: RUNNER_OPTIONS,
-    strict: true,
-    allowPositionals: false,
-  });
-  const slotText = values[RUNNER_FLAGS.slot];
-  const slot = Number(slotText);
-  if (!Number.isInteger(slot) || slot < 0)
-    throw new Error(`--${RUNNER_FLAGS.slot}: not a slot number: ${slotText}`);
-  const toolsUrl = values[RUNNER_FLAGS.toolsUrl];
-  const tokenFile = values[RUNNER_FLAGS.toolsTokenFile];
-  if ((toolsUrl === undefined) !== (tokenFile === undefined)) {
-    throw new Error(
-      `--${RUNNER_FLAGS.toolsUrl} and --${RUNNER_FLAGS.toolsTokenFile} go together: give both or neither`,
-    );
-  }
-  const sourceDigest = values[RUNNER_FLAGS.sourceDigest];
-  if (sourceDigest !== undefined && !new RegExp(TREE_DIGEST_PATTERN).test(sourceDigest)) {
-    throw new Error(
-      `--${RUNNER_FLAGS.sourceDigest}: not a sha256:<64 hex> digest: ${sourceDigest}`,
-    );
-  }
-  const ssh: RunnerSsh = {
-    keyFile: values[RUNNER_FLAGS.sshKey],
-    knownHostsFile: values[RUNNER_FLAGS.knownHosts],
-    host: values[RUNNER_FLAGS.sshHost],
-  };
-  return {
-    inputsDir: values[RUNNER_FLAGS.inputs],
-    slot,
-    workspaceRoot: values[RUNNER_FLAGS.workspace],
-    issueStateFile: values[RUNNER_FLAGS.issueStateFile],
-    inputsDigestFile: values[RUNNER_FLAGS.inputsDigestFile],
-    terminationLogPath: values[RUNNER_FLAGS.terminationLog],
-    keepWorkspace: values[RUNNER_FLAGS.keepWorkspace],
-    noAgent: values[RUNNER_FLAGS.noAgent],
-    ...(sourceDigest === undefined ? {} : { sourceDigest }),
-    ...(values[RUNNER_FLAGS.gitCredentials] === undefined
-      ? {}
-      : { gitCredentials: values[RUNNER_FLAGS.gitCredentials] }),
-    ...(Object.values(ssh).some((value) => value !== undefined) ? { ssh } : {}),
-    ...(toolsUrl !== undefined && tokenFile !== undefined
-      ? {
-          tools: {
-            url: toolsUrl,
-            tokenFile,
-            serverName: values[RUNNER_FLAGS.toolsServerName],
-          },
-        }
-      : {}),
-  };
 }
 
 interface RunPlan {
@@ -222,34 +115,6 @@ async function planRun(options: RunnerOptions): Promise<RunPlan> {
 }
 
 const onWorker = (config: WorkflowConfig): boolean => config.worker.sshHosts.length > 0;
-
-/**
- * A claim restored from a snapshot: its prepared tree checked against the digest and made the
- * slot's workspace before the lifecycle (and so before any hook) starts. The controller never
- * gives a snapshot source to a run on an SSH worker (the tree is on the volume, not the host).
- */
-async function restoreSource(
-  options: RunnerOptions,
-  plan: RunPlan,
-  remote: boolean,
-  emit: (event: LorenzEvent) => void,
-): Promise<ReadonlySet<number>> {
-  if (options.sourceDigest === undefined || remote) return new Set();
-  const size = ensembleSize(plan.issue, plan.config.agent.ensembleSize);
-  const workspace = workspacePath(options.workspaceRoot, plan.issue.identifier, options.slot, size);
-  const restored = await restoreSnapshotWorkspace({
-    root: options.workspaceRoot,
-    workspace,
-    expectedDigest: options.sourceDigest,
-  });
-  if (restored.kind === 'reused') return new Set();
-  const { digest, files, bytes, durationMs } = restored;
-  emit({
-    type: 'workspace_restored',
-    message: { path: workspace, digest, files, bytes, durationMs, slot: options.slot },
-  });
-  return new Set([options.slot]);
-}
 
 function defaultAgentStep(
   options: Parameters<NonNullable<RunnerOptions['createAgentStep']>>[0],
@@ -340,7 +205,15 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
           inbox: runnerInbox({ ...plan, tools: options.tools, token, slot: options.slot, emit }),
           budget,
         });
-    const restoredSlots = await restoreSource(options, plan, remote, emit);
+    const restoredSlots = await restoreSource({
+      root: options.workspaceRoot,
+      issue: plan.issue,
+      configuredEnsembleSize: plan.config.agent.ensembleSize,
+      slot: options.slot,
+      sourceDigest: options.sourceDigest,
+      remote,
+      emit,
+    });
     summary = await runIssueLifecycle({
       config: plan.config,
       issue: plan.issue,
@@ -411,11 +284,14 @@ export async function runRunner(options: RunnerOptions): Promise<number> {
   return termination.succeeded ? 0 : 1;
 }
 
-/** The `lorenz runner` command: argv after the subcommand; SIGTERM cancels the run. */
+/**
+ * The `lorenz runner` command: argv after the subcommand. A run, or with `--prepare` a
+ * warm-up (prepare.ts); SIGTERM cancels either. Exit 0 done, 1 failed, 2 a usage error.
+ */
 export async function runRunnerCommand(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseRunnerArgs>;
+  let invocation: RunnerInvocation;
   try {
-    parsed = parseRunnerArgs(argv);
+    invocation = parseRunnerInvocation(argv);
   } catch (error) {
     process.stderr.write(`lorenz runner: ${errorMessage(error)}\n`);
     return 2;
@@ -424,14 +300,16 @@ export async function runRunnerCommand(argv: string[]): Promise<number> {
   const onTerm = (): void => controller.abort();
   process.on('SIGTERM', onTerm);
   process.on('SIGINT', onTerm);
+  const io = {
+    env: process.env,
+    write: (line: string) => process.stdout.write(line),
+    drained: stdoutDrained(),
+    signal: controller.signal,
+  };
   try {
-    return await runRunner({
-      ...parsed,
-      env: process.env,
-      write: (line) => process.stdout.write(line),
-      drained: stdoutDrained(),
-      signal: controller.signal,
-    });
+    return invocation.mode === 'prepare'
+      ? await runPrepare({ ...invocation.args, ...io })
+      : await runRunner({ ...invocation.args, ...io });
   } finally {
     process.off('SIGTERM', onTerm);
     process.off('SIGINT', onTerm);

@@ -2,6 +2,10 @@ import { lstat, mkdir, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SOURCE_TREE_DIR } from '../api/workspace-source.js';
 import { LorenzError } from '../workflow/errors.js';
+import type { EventSink } from '../workflow/events.js';
+import type { Issue } from '../workflow/issue.js';
+import { ensembleSize } from '../workspace/ensemble.js';
+import { workspacePath } from '../workspace/paths.js';
 import { verifyWorkspaceDigest } from '../workspace/tree-digest.js';
 
 /**
@@ -45,6 +49,41 @@ export async function restoreSnapshotWorkspace(options: {
     bytes: tree.bytes,
     durationMs: Math.round(performance.now() - startedAt),
   };
+}
+
+/**
+ * The runner's restore step: with a source digest, the slot's workspace made from the claim's
+ * prepared tree before the lifecycle (and so before any hook) starts, and a
+ * `workspace_restored` record written. Answers the slots restored (the lifecycle adopts their
+ * clone instead of making one). The controller never gives a snapshot source to a run on an
+ * SSH worker (the tree is on the volume, not the host): `remote` restores nothing.
+ */
+export async function restoreSource(options: {
+  root: string;
+  issue: Issue;
+  /** agent.ensemble_size as configured (the issue's labels may change it). */
+  configuredEnsembleSize: number;
+  slot: number;
+  /** `--source-digest`; absent: a clean start, nothing restored. */
+  sourceDigest: string | undefined;
+  remote: boolean;
+  emit: EventSink;
+}): Promise<ReadonlySet<number>> {
+  if (options.sourceDigest === undefined || options.remote) return new Set();
+  const size = ensembleSize(options.issue, options.configuredEnsembleSize);
+  const workspace = workspacePath(options.root, options.issue.identifier, options.slot, size);
+  const restored = await restoreSnapshotWorkspace({
+    root: options.root,
+    workspace,
+    expectedDigest: options.sourceDigest,
+  });
+  if (restored.kind === 'reused') return new Set();
+  const { digest, files, bytes, durationMs } = restored;
+  options.emit({
+    type: 'workspace_restored',
+    message: { path: workspace, digest, files, bytes, durationMs, slot: options.slot },
+  });
+  return new Set([options.slot]);
 }
 
 async function exists(path: string): Promise<boolean> {

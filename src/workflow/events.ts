@@ -143,7 +143,29 @@ export type LorenzEvent =
   | { type: 'git_workspace'; message: GitWorkspaceMessage }
   | { type: 'stderr'; message: string; slot?: number }
   | { type: AgentEventType; message: Record<string, unknown> | string; slot?: number }
-  | { type: 'run_completed'; message: RunSummary };
+  | { type: 'run_completed'; message: RunSummary }
+  /**
+   * A warm-up's last record (`lorenz runner --prepare`, docs/snapshots.md#the-warm-up-pod): what
+   * its termination message says. A warm-up's log has no run_completed.
+   */
+  | { type: 'warm_up_completed'; message: WarmUpCompletedMessage };
+
+/**
+ * A warm-up's outcome: api/warm-up.ts's WarmUpResult (that module is a layer above this one;
+ * the runner emits a WarmUpResult as this message, so one that no longer fits fails to compile).
+ */
+export type WarmUpCompletedMessage =
+  | {
+      outcome: 'prepared';
+      digest: string;
+      commit: string | null;
+      files: number;
+      bytes: number;
+      prepareMs: number;
+      digestMs: number;
+    }
+  | { outcome: 'unchanged'; commit: string }
+  | { outcome: 'failed'; errorCode: string; error: string };
 
 export interface SlotSummary {
   slot: number;

@@ -26,3 +26,10 @@ export {
   type GitCredentials,
 } from './credential-files.js';
 export { stageCredentialsOnWorker, type WorkerCredentials } from './worker-credentials.js';
+export {
+  clonePrepared,
+  releasePreparedClone,
+  remoteDefaultHead,
+  type PreparedClone,
+  type RemoteHead,
+} from './warm-up.js';

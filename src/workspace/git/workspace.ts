@@ -95,7 +95,7 @@ export async function installGuard(options: GitWorkspaceOptions): Promise<GitGua
 }
 
 /** The clone's credential settings: no helper but Lorenz's, and that one only with credentials. */
-function credentialConfig(options: GitWorkspaceOptions, guard: GitGuard): string[][] {
+export function credentialConfig(options: GitWorkspaceOptions, guard: GitGuard): string[][] {
   // An empty helper first clears any the machine configures (a laptop's store, a keychain).
   const entries = [['credential.helper', '']];
   if (options.credentialsDirectory !== undefined) {
@@ -113,7 +113,8 @@ export function cloneFailed(options: GitWorkspaceOptions, what: string): LorenzE
   });
 }
 
-async function clone(options: GitWorkspaceOptions, guard: GitGuard): Promise<string> {
+/** Clones the remote's default branch into the (existing, empty) workspace; answers its name. */
+export async function clone(options: GitWorkspaceOptions, guard: GitGuard): Promise<string> {
   const startedAt = Date.now();
   const config = [
     ...credentialConfig(options, guard),
