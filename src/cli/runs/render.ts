@@ -128,6 +128,8 @@ function recordText(record: Json, state: RenderState): string | undefined {
       return `workspace ${str(body.path) ?? ''}${body.created === true ? ' (created)' : ''}`;
     case 'workspace_restored':
       return `workspace ${str(body.path) ?? ''} restored from a snapshot, digest ${str(body.digest) ?? ''} checked${typeof body.durationMs === 'number' ? ` (${shortMs(body.durationMs)})` : ''}`;
+    case 'warm_up_completed':
+      return warmUpLine(body);
     case 'workspace_removed':
       return `workspace ${str(body.path) ?? ''} removed`;
     case 'skills_synced':
@@ -221,4 +223,18 @@ export function createLogRenderer(): LogRenderer {
     },
     end: close,
   };
+}
+
+/** A warm-up's last record (`lorenz runner --prepare`): what it prepared, or why not. */
+function warmUpLine(body: Record<string, unknown>): string {
+  const commit = str(body.commit);
+  const outcome = str(body.outcome);
+  if (outcome === 'prepared') {
+    const took = num(body.prepareMs);
+    return `warm-up prepared ${str(body.digest) ?? ''}${commit ? ` at ${commit}` : ''}: ${num(body.files) ?? 0} files${took === undefined ? '' : ` (${shortMs(took)})`}`;
+  }
+  if (outcome === 'unchanged') {
+    return `warm-up: the default branch is still at ${commit ?? '?'}, nothing to prepare`;
+  }
+  return `warm-up failed (${str(body.errorCode) ?? 'runner_failed'}): ${str(body.error) ?? ''}`;
 }

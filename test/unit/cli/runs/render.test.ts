@@ -17,6 +17,35 @@ const update = (value: object) =>
 describe('the log renderer', () => {
   eachNamedCase('renders %s', render, [
     [
+      'a warm-up that prepared the tree',
+      line({
+        type: 'warm_up_completed',
+        message: {
+          outcome: 'prepared',
+          digest: 'sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+          commit: 'c0ffee',
+          files: 12,
+          bytes: 900,
+          prepareMs: 61500,
+          digestMs: 4,
+        },
+      }),
+      'warm-up prepared sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa at c0ffee: 12 files (61s)\n',
+    ],
+    [
+      'a warm-up with nothing to do',
+      line({ type: 'warm_up_completed', message: { outcome: 'unchanged', commit: 'c0ffee' } }),
+      'warm-up: the default branch is still at c0ffee, nothing to prepare\n',
+    ],
+    [
+      'a failed warm-up',
+      line({
+        type: 'warm_up_completed',
+        message: { outcome: 'failed', errorCode: 'hook_failed', error: 'after_create exited 1' },
+      }),
+      'warm-up failed (hook_failed): after_create exited 1\n',
+    ],
+    [
       'a hook start',
       line({
         type: 'hook_execution',
