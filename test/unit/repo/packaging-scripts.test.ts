@@ -23,6 +23,7 @@ const SCRIPTS = [
   'hack/lib/docker.sh',
   'hack/lib/samples.sh',
   'hack/lib/local-cluster.sh',
+  'hack/lib/node-lock.sh',
   'hack/lib/progress.sh',
   'hack/tools.sh',
   'hack/e2e-local.sh',
