@@ -493,6 +493,7 @@ describe('make targets', () => {
     ['dev', 'hack/dev.sh'],
     ['demo', "DEMO_CLUSTER='local' hack/demo.sh"],
     ['demo CLUSTER=kind', "DEMO_CLUSTER='kind' hack/demo.sh"],
+    ['demo KEEP=1', "DEMO_KEEP='1' DEMO_CLUSTER='local' hack/demo.sh"],
     ['docker-build', 'docker build -t ghcr.io/lorenz-dev/lorenz:0.1.0 .'],
     ['helm-lint', 'lint --strict charts/lorenz'],
     ['e2e-kind', 'hack/e2e-kind.sh'],
