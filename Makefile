@@ -47,8 +47,8 @@ crds: deps ## Regenerate crds/ and config/rbac from src/api; sync the chart and 
 dev: build ## Local cluster + the controller in the foreground; Ctrl-C tears it down
 	hack/dev.sh
 
-demo: build ## The samples to Succeeded on the local control plane (CLUSTER=kind: on kind, with Docker)
-	DEMO_CLUSTER='$(CLUSTER)' hack/demo.sh
+demo: build ## The samples to Succeeded on the local control plane, then stops it (KEEP=1 keeps it; CLUSTER=kind: on kind, with Docker)
+	DEMO_KEEP='$(KEEP)' DEMO_CLUSTER='$(CLUSTER)' hack/demo.sh
 
 docker-build: ## Build the operator image $(IMG) and the example agent image $(AGENT_IMG)
 	docker build -t $(IMG) .

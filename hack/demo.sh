@@ -9,7 +9,10 @@
 # image and the Helm chart, which needs Docker and kind's node image. Then applies
 # config/samples, waits for issuerun/demo-1 to finish (saying every 15 s where it is), and
 # prints `kubectl get issueruns` and the run's hook Events; then the board, and an agent that
-# asks before a force push, answered with `/approve` on its issue. The cluster is left up.
+# asks before a force push, answered with `/approve` on its issue. Locally it then stops what
+# it started (the controller; the cluster, unless it was up before) and leaves nothing
+# running; DEMO_KEEP=1 (`make demo KEEP=1`) leaves the cluster and the web view up. A kind
+# cluster is left up.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 
@@ -42,7 +45,7 @@ choose_mode() {
     --kind) mode=kind ;;
     "") ;;
     -h | --help)
-      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -60,20 +63,38 @@ stop_controller() {
   stop_within "$CONTROLLER_PID" "$STOP_GRACE" "the controller" "$CONTROLLER_LOG"
 }
 
+# DEMO_KEEP=1 (make demo KEEP=1): the cluster and the web view outlive the demo.
+keeping() { [[ "${DEMO_KEEP:-0}" == 1 ]]; }
+
+# On any exit: the controller stops; so does the cluster when this demo started it, unless kept.
+finish_local() {
+  stop_controller
+  if [[ "${CLUSTER_STARTED_HERE:-0}" == 1 ]] && ! keeping; then
+    say "stopping the local cluster this demo started (make demo KEEP=1 leaves it up)…"
+    "$ROOT/hack/dev-cluster.sh" down >/dev/null 2>&1 || say "hack/dev-cluster.sh down failed"
+  fi
+}
+
 # The local path: dev cluster + the controller as a background process of this script.
 # The controller stops when the demo ends; what it wrote stays in the cluster.
 demo_local() {
   ensure_built
   say "starting the local control plane and process node (the first start builds kube-apiserver and etcd: minutes)…"
+  trap finish_local EXIT
   local_cluster_up
   controller_command
   "${CONTROLLER_CMD[@]}" >"$CONTROLLER_LOG" 2>&1 &
   CONTROLLER_PID=$!
-  trap stop_controller EXIT
   say "controller started (pid $CONTROLLER_PID, logs: $CONTROLLER_LOG)"
   run_samples
   show_git_sample "$NAMESPACE" 180
   show_history "$NAMESPACE"
+  echo
+  if [[ "$CLUSTER_STARTED_HERE" == 1 ]] && ! keeping; then
+    echo "The demo stops the cluster it started now. To look further, keep it up:"
+    echo "  make demo KEEP=1                        # the cluster and the web view stay up"
+    return
+  fi
   start_web_view "$NAMESPACE"
   echo
   echo "The local cluster is still up. To look further:"

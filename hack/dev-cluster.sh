@@ -98,9 +98,10 @@ real_node_possible() {
   }
 }
 
+# <pid>: the cluster daemon, which owns the node's lock (hack/lib/node-lock.sh) while it runs.
 start_real_node() {
   say "starting the real node (hack/real-node.sh; log: $STATE/real-node/logs)…"
-  "$ROOT/hack/real-node.sh" up "$STATE/real-node" "$STATE/cluster/kubeconfig" \
+  LORENZ_NODE_OWNER_PID="$1" "$ROOT/hack/real-node.sh" up "$STATE/real-node" "$STATE/cluster/kubeconfig" \
     "$STATE/cluster/certs/ca.crt" "$STATE/cluster/certs/ca.key" >"$STATE/real-node.env"
 }
 
@@ -143,7 +144,7 @@ up() {
   pid=$!
   echo "$pid" >"$PID_FILE"
   wait_until_ready "$pid"
-  if [[ "$node" == real ]]; then start_real_node; fi
+  if [[ "$node" == real ]]; then start_real_node "$pid"; fi
   say "up in $((SECONDS - started))s: $(grep '^SERVER=' "$READY_FILE" | cut -d"'" -f2)"
   print_exports
 }

@@ -16,12 +16,16 @@
 # (LORENZ_BRIDGE lorenz0, LORENZ_POD_CIDR 10.88.0.0/24), no masquerade and no default route,
 # so nothing is routed off the machine. Needs root (containerd, kubelet). Two nodes on one
 # machine need their own LORENZ_NODE_NAME, LORENZ_NODE_IP, LORENZ_KUBELET_PORT, LORENZ_BRIDGE
-# and LORENZ_POD_CIDR.
+# and LORENZ_POD_CIDR. One node of a name at a time (hack/lib/node-lock.sh): a second `up`
+# of a name in use waits for the first's `down` (at most LORENZ_NODE_LOCK_WAIT seconds); the
+# lock's owner is LORENZ_NODE_OWNER_PID, by default the process that ran `up`.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 shopt -s globstar nullglob
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=lib/node-lock.sh
+source "$ROOT/hack/lib/node-lock.sh"
 NODE_NAME="${LORENZ_NODE_NAME:-lorenz-real-node}"
 POD_CIDR="${LORENZ_POD_CIDR:-10.88.0.0/24}"
 KUBELET_PORT="${LORENZ_KUBELET_PORT:-10250}"
@@ -218,6 +222,9 @@ up() {
   SERVER="$(awk '/server:/ { print $2; exit }' "$kubeconfig")"
   ensure_packages
   mkdir -p "$dir"/{logs,pki,containerd,cni/net.d,kubelet/root}
+  dir="$(cd "$dir" && pwd)"
+  node_lock_acquire "$NODE_NAME" "$dir" "${LORENZ_NODE_OWNER_PID:-$PPID}" "$ROOT" ||
+    die "node/$NODE_NAME is in use (above); give this node another LORENZ_NODE_NAME, LORENZ_NODE_IP, LORENZ_KUBELET_PORT, LORENZ_BRIDGE and LORENZ_POD_CIDR, or wait"
   say "images (hack/images.sh)…"
   images="$("$ROOT/hack/images.sh" --print-env)" || die "hack/images.sh failed"
   local pause operator agent base
@@ -304,7 +311,25 @@ down() {
     usage
     exit 2
   }
-  local dir="$1" name pid
+  local dir="$1" whole=1
+  [[ -d "$dir" ]] && dir="$(cd "$dir" && pwd)"
+  # Another live owner's node of this name: its cgroup root, bridge and address stay.
+  if node_lock_held_by_other "$NODE_NAME" "$dir"; then
+    say "node/$NODE_NAME is held by pid $LOCK_PID (state $LOCK_DIR): stopping only what $dir started"
+    whole=0
+  fi
+  stop_node "$dir" "$whole"
+  if ((whole)); then node_lock_release "$NODE_NAME" "$dir"; fi
+  say "down"
+}
+
+# A stale lock's node (hack/lib/node-lock.sh): the owner is gone, what it started goes.
+node_lock_on_stale() { stop_node "$1" 1; }
+
+# stop_node <dir> <whole>: the daemons <dir> started and their mounts; with <whole> 1, what
+# belongs to the node's identity too (its cgroup root, bridge, address, kube-proxy's rules).
+stop_node() {
+  local dir="$1" whole="$2" name pid
   for name in kube-proxy kube-scheduler kubelet containerd; do
     if running "$dir/$name.pid"; then
       pid="$(cat "$dir/$name.pid")"
@@ -314,19 +339,25 @@ down() {
     fi
     rm -f "$dir/$name.pid"
   done
+  # The containers' shims outlive containerd; they belong to this node's socket only.
+  pkill_shims "$dir"
+  if ((whole)); then stop_identity "$dir"; fi
+  # The kubelet's volume mounts (projected, emptyDir on tmpfs) and containerd's rootfs
+  # mounts, deepest first, so the state directory can be removed.
+  # (No mount left is no failure: under pipefail grep's 1 would end `down` here.)
+  findmnt -rn -o TARGET | { grep -F "$dir/" || true; } | sort -r | while read -r target; do
+    umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
+  done
+}
+
+stop_identity() {
+  local dir="$1" pid
   # A stopped kubelet leaves its Pods running: every process in this node's cgroup root is
   # one of its containers (the root is the node's own, see cgroupRoot), and nothing else.
   local procs
   for procs in /sys/fs/cgroup/memory/"$NODE_NAME"/**/cgroup.procs; do
     [[ -f "$procs" ]] || continue
     while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done <"$procs"
-  done
-  # The containers' shims outlive containerd; they belong to this node's socket only.
-  pkill_shims "$dir"
-  # The kubelet's volume mounts (projected, emptyDir on tmpfs) and containerd's rootfs
-  # mounts, deepest first, so the state directory can be removed.
-  findmnt -rn -o TARGET | grep -F "$dir/" | sort -r | while read -r target; do
-    umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
   done
   if [[ -f "$dir/kube-proxy.started" ]]; then
     # Its KUBE-* chains outlive it; --cleanup removes them.
@@ -342,7 +373,6 @@ down() {
     fi
   done
   ip addr del "$NODE_IP/32" dev lo 2>/dev/null || true
-  say "down"
 }
 
 # Only shims started for this node's containerd (their command line names its socket).

@@ -1,7 +1,7 @@
 // Shared set-up for the operator integration files: one control plane + process node per
 // file, the CRDs and config/rbac installed, the controller run in-process as its
 // ServiceAccount (impersonated, so a verb missing from config/rbac fails a test).
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { execFile } from 'node:child_process';
 import { chmod, copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -137,8 +137,44 @@ export const startTestController = (
     ...overrides,
   });
 
-/** `repoRoot`: for a bundled caller (a benchmark), whose import.meta is not this file's. */
-export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
+/** The runner bundle and the scripted agent; `remove`, when they are the caller's to delete. */
+export interface OperatorBundles {
+  runner: string;
+  scriptedAgent: string;
+  remove?: () => Promise<void>;
+}
+
+/**
+ * The operator image's own files, bundled from source into new folders run Pods (uid 65532)
+ * can read: the runner and the scripted agent. `remove` deletes them.
+ */
+export async function buildOperatorBundles(repoRoot = root): Promise<Required<OperatorBundles>> {
+  const bundleDir = await mkdtemp(join(tmpdir(), 'lorenz-operator-it-'));
+  await chmod(bundleDir, 0o755);
+  const runner = await buildRunnerBundle(bundleDir, repoRoot);
+  const scriptedAgent = await buildScriptedAgent(
+    join(repoRoot, 'test/fixtures/scripted-agent/main.ts'),
+  );
+  await chmod(dirname(scriptedAgent), 0o755);
+  return {
+    runner,
+    scriptedAgent,
+    async remove() {
+      await rm(bundleDir, { recursive: true, force: true });
+      await rm(dirname(scriptedAgent), { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * `repoRoot`: for a bundled caller (a benchmark), whose import.meta is not this file's.
+ * `bundles`: the runner and scripted agent built already (the tier's global setup), kept on
+ * stop; without them they are built here and removed on stop.
+ */
+export async function startOperatorEnv(
+  repoRoot = root,
+  bundles?: OperatorBundles,
+): Promise<OperatorEnv> {
   // The garbage collector: owner references cascade (a deleted IssueRun takes its Pods).
   const cp = await startControlPlane({ controllers: ['garbage-collector-controller'] });
   const kubectl = async (...args: string[]) =>
@@ -149,13 +185,8 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
 
   // Run Pods run as uid 65532: what they read must be readable by others.
   await providePodNode(repoRoot);
-  const bundleDir = await mkdtemp(join(tmpdir(), 'lorenz-operator-it-'));
-  await chmod(bundleDir, 0o755);
-  const runner = await buildRunnerBundle(bundleDir, repoRoot);
-  const scriptedAgent = await buildScriptedAgent(
-    join(repoRoot, 'test/fixtures/scripted-agent/main.ts'),
-  );
-  await chmod(dirname(scriptedAgent), 0o755);
+  const built = bundles ?? (await buildOperatorBundles(repoRoot));
+  const { runner, scriptedAgent } = built;
   const node = await startProcessNode({
     controlPlane: cp,
     // The operator image as the Dockerfile builds it: the runner and the scripted agent.
@@ -195,8 +226,7 @@ export async function startOperatorEnv(repoRoot = root): Promise<OperatorEnv> {
       await node.stop();
       admin.close();
       await cp.stop();
-      await rm(bundleDir, { recursive: true, force: true });
-      await rm(dirname(scriptedAgent), { recursive: true, force: true });
+      if (!bundles) await built.remove?.();
     },
   };
   return env;
@@ -245,7 +275,7 @@ export function useOperatorEnv(controller: ControllerSetup | false = {}): Operat
   return useStarted(
     'the operator environment',
     async () => {
-      const env = await startOperatorEnv();
+      const env = await startOperatorEnv(root, inject('operatorBundles'));
       try {
         if (controller !== false)
           await env.startController(
