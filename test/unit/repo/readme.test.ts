@@ -14,7 +14,7 @@ const lines = readme.split('\n');
 
 describe('README.md', () => {
   it('is under 12 KB', () => {
-    expect(Buffer.byteLength(readme)).toBeLessThan(12 * 1024);
+    expect(Buffer.byteLength(readme)).toBeLessThan(12_000);
   });
 
   it('starts with the two commands', () => {
