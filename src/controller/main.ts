@@ -23,6 +23,7 @@ import { createTrackerCache } from './shared/trackers.js';
 import { TOOLS_STOP_GRACE_MS } from '../tools/index.js';
 import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
+import { setupWarmController } from './warm/setup.js';
 import { setupWebhookReceiver } from './webhooks/setup.js';
 import { createWakeBoard, type WakeBoard } from './shared/wake.js';
 import { setupArchiver, type Archiver } from './archive/setup.js';
@@ -239,6 +240,15 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     ...(archiver ? { runFinalizers: archiver.finalizers } : {}),
     wakes,
     priceTable,
+    now: options.now,
+  });
+  // The Workflows' warm workspaces (docs/snapshots.md#warm-workspaces): status.warm only.
+  setupWarmController(manager, {
+    client,
+    logger,
+    operatorImage: operatorImage.image,
+    podTemplatePolicy,
+    identity,
     now: options.now,
   });
 

@@ -1,6 +1,6 @@
 import type {
+  V1OwnerReference,
   V1Container,
-  V1PersistentVolumeClaim,
   V1EnvVar,
   V1PersistentVolumeClaimSpec,
   V1Pod,
@@ -39,12 +39,15 @@ import {
 } from '../shared/constants.js';
 import { labelValue, runPodName, workspaceClaimName } from '../shared/object-names.js';
 import { kueueMetadata, type RunPodQueue } from './kueue.js';
-import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
+import {
+  issueRunOwnerReference,
+  workflowOwnerReference,
+  type ObjectIdentity,
+} from '../shared/owner.js';
 import { podTemplateProblems, type PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { agentEnv, agentEnvFrom } from './agent-env.js';
 import { RUN_BUDGET_ENV, type RunBudget } from '../../workflow/budget.js';
 import { restrictedContainer, restrictedPod } from './pod-security-context.js';
-import { SNAPSHOT_API_GROUP, VOLUME_SNAPSHOT_KIND } from '../../api/workspace-source.js';
 
 export { DEFAULT_RUN_AS_USER } from './pod-security-context.js';
 
@@ -197,14 +200,29 @@ export function terminationGraceSeconds(hooksTimeoutMs: number): number {
   return 2 * Math.ceil(hooksTimeoutMs / 1000) + 15;
 }
 
-function workspaceVolume(options: RunPodOptions): V1Volume {
-  if (options.volumeClaimSpec) {
-    return {
-      name: VOLUME_WORKSPACE,
-      persistentVolumeClaim: { claimName: workspaceClaimName(options.run.name, options.slot) },
-    };
+function workspaceVolume(claimName: string | undefined): V1Volume {
+  if (claimName !== undefined) {
+    return { name: VOLUME_WORKSPACE, persistentVolumeClaim: { claimName } };
   }
   return { name: VOLUME_WORKSPACE, emptyDir: {} };
+}
+
+/**
+ * Who a Pod is: its name, the controller's labels, its owner, its claim and what the runner
+ * is told beyond the common flags. A run Pod's (buildRunPod) and a warm-up Pod's
+ * (buildWarmUpPod) differ only in these.
+ */
+interface PodShape {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  owner: V1OwnerReference;
+  /** The workspace claim; absent: an emptyDir. */
+  claimName: string | undefined;
+  slot: number;
+  /** Flags after the common ones (mode, tools, credentials, SSH). */
+  runnerArgs: string[];
 }
 
 /**
@@ -219,8 +237,115 @@ function withBudget(env: V1EnvVar[], budget: RunBudget | undefined): V1EnvVar[] 
   return budget ? [...kept, { name: RUN_BUDGET_ENV, value: JSON.stringify(budget) }] : kept;
 }
 
-// eslint-disable-next-line max-lines-per-function -- the run Pod spec as one object literal, read as the manifest it renders
 export function buildRunPod(options: RunPodOptions): V1Pod {
+  const kueue = kueueMetadata(options.queue);
+  return agentPod(options, {
+    name: runPodName(options.run.name, options.slot, options.attempt),
+    namespace: options.run.namespace,
+    labels: {
+      ...kueue.labels,
+      [LABEL_ISSUERUN]: labelValue(options.run.name),
+      [LABEL_WORKFLOW]: labelValue(options.workflowName),
+      [LABEL_SLOT]: String(options.slot),
+      [LABEL_ATTEMPT]: String(options.attempt),
+      [LABEL_MANAGED_BY]: MANAGED_BY,
+    },
+    annotations: {
+      ...kueue.annotations,
+      [ANNOTATION_ISSUE_STATE]: options.issueState ?? '',
+      [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
+    },
+    owner: issueRunOwnerReference(options.run),
+    claimName: options.volumeClaimSpec
+      ? workspaceClaimName(options.run.name, options.slot)
+      : undefined,
+    slot: options.slot,
+    runnerArgs: [
+      // A claim outlives the Pod: keep the tree for the next attempt.
+      ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
+      // The claim was restored from a snapshot: the runner checks its tree before any hook.
+      ...(options.sourceDigest === undefined
+        ? []
+        : [`--${RUNNER_FLAGS.sourceDigest}`, options.sourceDigest]),
+      ...toolsArgs(options.tools),
+      ...gitCredentialsArgs(options.gitCredentialsSecret),
+      ...sshArgs(options.ssh),
+    ],
+  });
+}
+
+/** What a warm-up Pod is made from (src/controller/warm/): a run Pod's settings, no issue. */
+export interface WarmUpPodOptions extends Pick<
+  RunPodOptions,
+  | 'podTemplate'
+  | 'operatorImage'
+  | 'inputsConfigMap'
+  | 'inputsDigest'
+  | 'hooksTimeoutMs'
+  | 'activeDeadlineSeconds'
+  | 'redactSecrets'
+  | 'policy'
+  | 'gitCredentialsSecret'
+> {
+  workflow: ObjectIdentity;
+  /** `<workflow>-warm-<build>`: the Pod's, the inputs ConfigMap's and the claim's name. */
+  name: string;
+  /** Labels the controller sets (warm-of, managed-by); never the IssueRun's. */
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** The commit status.warm holds: a head still there prepares nothing (`unchanged`). */
+  unlessCommit?: string | undefined;
+}
+
+/**
+ * A Workflow's warm-up Pod (src/api/warm-up.ts): a run Pod in all but its identity and mode,
+ * so it runs the Workflow's image, env and restricted security, and mounts the git
+ * credentials as runs do; the runner prepares `.lorenz-source/` on the claim and reports in
+ * its termination message. Owned by the Workflow; no tools, no SSH, no Kueue, no budget.
+ */
+export function buildWarmUpPod(options: WarmUpPodOptions): V1Pod {
+  return agentPod(options, {
+    name: options.name,
+    namespace: options.workflow.namespace,
+    labels: options.labels,
+    annotations: {
+      ...options.annotations,
+      [ANNOTATION_ISSUE_STATE]: '',
+      [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
+    },
+    owner: workflowOwnerReference(options.workflow),
+    claimName: options.name,
+    slot: 0,
+    runnerArgs: [
+      `--${RUNNER_FLAGS.prepare}`,
+      ...(options.unlessCommit === undefined
+        ? []
+        : [`--${RUNNER_FLAGS.unlessCommit}`, options.unlessCommit]),
+      // The prepared tree is the snapshot's content: it outlives the Pod.
+      `--${RUNNER_FLAGS.keepWorkspace}`,
+      ...gitCredentialsArgs(options.gitCredentialsSecret),
+    ],
+  });
+}
+
+type AgentPodOptions = Pick<
+  RunPodOptions,
+  | 'podTemplate'
+  | 'operatorImage'
+  | 'inputsConfigMap'
+  | 'hooksTimeoutMs'
+  | 'activeDeadlineSeconds'
+  | 'redactSecrets'
+  | 'policy'
+  | 'tools'
+  | 'gitCredentialsSecret'
+  | 'ssh'
+  | 'budget'
+  | 'sourceDigest'
+>;
+
+// eslint-disable-next-line max-lines-per-function -- the Pod spec as one object literal, read as the manifest it renders
+function agentPod(options: AgentPodOptions, shape: PodShape): V1Pod {
   const problems = podTemplateProblems(options.podTemplate, options.policy);
   if (problems.length > 0) {
     throw new LorenzError('invalid_pod_template', problems.join('; '), { problems });
@@ -231,21 +356,13 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
   ) as V1Container;
   const podSecurity = templateSpec?.securityContext;
   const runAsUser = agentTemplate.securityContext?.runAsUser ?? podSecurity?.runAsUser;
-  const kueue = kueueMetadata(options.queue);
   const labels: Record<string, string> = {
     ...options.podTemplate?.metadata?.labels,
-    ...kueue.labels,
-    [LABEL_ISSUERUN]: labelValue(options.run.name),
-    [LABEL_WORKFLOW]: labelValue(options.workflowName),
-    [LABEL_SLOT]: String(options.slot),
-    [LABEL_ATTEMPT]: String(options.attempt),
-    [LABEL_MANAGED_BY]: MANAGED_BY,
+    ...shape.labels,
   };
   const annotations: Record<string, string> = {
     ...options.podTemplate?.metadata?.annotations,
-    ...kueue.annotations,
-    [ANNOTATION_ISSUE_STATE]: options.issueState ?? '',
-    [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
+    ...shape.annotations,
   };
   const installRunner: V1Container = {
     name: INIT_CONTAINER_NAME,
@@ -270,22 +387,14 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
       `--${RUNNER_FLAGS.inputs}`,
       INPUTS_DIR,
       `--${RUNNER_FLAGS.slot}`,
-      String(options.slot),
+      String(shape.slot),
       `--${RUNNER_FLAGS.workspace}`,
       WORKSPACE_DIR,
       `--${RUNNER_FLAGS.issueStateFile}`,
       ISSUE_STATE_PATH,
       `--${RUNNER_FLAGS.inputsDigestFile}`,
       INPUTS_DIGEST_PATH,
-      // A claim outlives the Pod: keep the tree for the next attempt.
-      ...(options.volumeClaimSpec ? [`--${RUNNER_FLAGS.keepWorkspace}`] : []),
-      // The claim was restored from a snapshot: the runner checks its tree before any hook.
-      ...(options.sourceDigest === undefined
-        ? []
-        : [`--${RUNNER_FLAGS.sourceDigest}`, options.sourceDigest]),
-      ...toolsArgs(options.tools),
-      ...gitCredentialsArgs(options.gitCredentialsSecret),
-      ...sshArgs(options.ssh),
+      ...shape.runnerArgs,
     ],
     workingDir: WORKSPACE_DIR,
     env: withBudget(agentEnv(agentTemplate, options.redactSecrets ?? true), options.budget),
@@ -326,7 +435,7 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
         ],
       },
     },
-    workspaceVolume(options),
+    workspaceVolume(shape.claimName),
     ...toolsVolume(options.tools),
     ...gitCredentialsVolume(options.gitCredentialsSecret),
     ...sshVolume(options.ssh),
@@ -335,11 +444,11 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: runPodName(options.run.name, options.slot, options.attempt),
-      namespace: options.run.namespace,
+      name: shape.name,
+      namespace: shape.namespace,
       labels,
       annotations,
-      ownerReferences: [issueRunOwnerReference(options.run)],
+      ownerReferences: [shape.owner],
     },
     spec: {
       restartPolicy: 'Never',
@@ -365,39 +474,4 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
   };
 }
 
-/** The workspace claim of a slot, owned by the IssueRun (kept across attempts). */
-export function workspaceClaim(options: {
-  run: ObjectIdentity;
-  workflowName: string;
-  slot: number;
-  spec: V1PersistentVolumeClaimSpec;
-  /** A VolumeSnapshot (in the run's namespace) the claim is restored from; absent: empty. */
-  fromSnapshot?: string | undefined;
-}): V1PersistentVolumeClaim {
-  return {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: {
-      name: workspaceClaimName(options.run.name, options.slot),
-      namespace: options.run.namespace,
-      labels: {
-        [LABEL_ISSUERUN]: labelValue(options.run.name),
-        [LABEL_WORKFLOW]: labelValue(options.workflowName),
-        [LABEL_SLOT]: String(options.slot),
-        [LABEL_MANAGED_BY]: MANAGED_BY,
-      },
-      ownerReferences: [issueRunOwnerReference(options.run)],
-    },
-    spec:
-      options.fromSnapshot === undefined
-        ? options.spec
-        : {
-            ...options.spec,
-            dataSource: {
-              apiGroup: SNAPSHOT_API_GROUP,
-              kind: VOLUME_SNAPSHOT_KIND,
-              name: options.fromSnapshot,
-            },
-          },
-  };
-}
+export { workspaceClaim } from './workspace-claim.js';

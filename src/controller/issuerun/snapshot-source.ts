@@ -172,10 +172,7 @@ export async function refuseSnapshotSource(
  * shared by the runs' sources and the warm controller (which must not warm what no run could
  * start from).
  */
-export function snapshotsUnsupportedWhy(
-  workflow: Workflow,
-  config: WorkflowConfig,
-): string | null {
+export function snapshotsUnsupportedWhy(workflow: Workflow, config: WorkflowConfig): string | null {
   if (!workflow.spec.workspace?.volumeClaimTemplate) {
     return `Workflow ${workflow.metadata.name} has no spec.workspace.volumeClaimTemplate: only a claim can be restored from a snapshot`;
   }

@@ -86,14 +86,17 @@ export function statusFieldsPatch(
   leave: readonly string[],
 ): { op: 'add' | 'remove'; path: string; value?: unknown }[] {
   const owned = (key: string) => !leave.includes(key);
-  const kept = Object.entries(next).filter(([key, value]) => owned(key) && value !== undefined);
-  if (before === undefined) return [{ op: 'add', path: '/status', value: Object.fromEntries(kept) }];
+  const kept = Object.entries(next as Record<string, unknown>).filter(
+    ([key, value]) => owned(key) && value !== undefined,
+  );
+  if (before === undefined)
+    return [{ op: 'add', path: '/status', value: Object.fromEntries(kept) }];
   const set = kept.map(([key, value]) => ({
     op: 'add' as const,
     path: `/status/${pointerSegment(key)}`,
     value,
   }));
-  const dropped = Object.entries(before)
+  const dropped = Object.entries(before as Record<string, unknown>)
     .filter(([key, value]) => owned(key) && value !== undefined)
     .filter(([key]) => (next as Record<string, unknown>)[key] === undefined)
     .map(([key]) => ({ op: 'remove' as const, path: `/status/${pointerSegment(key)}` }));
@@ -145,7 +148,7 @@ export function createStatusWriter<S extends object>(
       name: string,
       status: S,
       now: number,
-      before?: S | undefined,
+      before?: S,
     ): Promise<void> {
       const object = await client.request<{ metadata?: { resourceVersion?: string } }>({
         method: 'PATCH',
