@@ -70,6 +70,8 @@ export interface ControllerRunOptions {
   archiveLogCapBytes?: number;
   /** How long a deletion waits for an archive that keeps failing; default 24 h. */
   archiveGiveUpAfterMs?: number;
+  /** How long a superseded warm snapshot outlives its successor's readiness (tests make it short). */
+  warmGcGraceMs?: number;
   /** Backoff of failed archive writes (tests make it short). */
   archiveRetry?: { baseMs: number; maxMs: number };
   /**
@@ -250,6 +252,7 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     podTemplatePolicy,
     identity,
     now: options.now,
+    gcGraceMs: options.warmGcGraceMs,
   });
 
   let stopping: Promise<void> | undefined;

@@ -36,6 +36,7 @@ export async function collectWarmSnapshots(options: {
   building: string | undefined;
   runs: readonly IssueRun[];
   now: number;
+  graceMs?: number | undefined;
 }): Promise<CollectResult> {
   const { client, workflow } = options;
   const namespace = workflow.metadata.namespace ?? '';
@@ -77,6 +78,7 @@ export async function collectWarmSnapshots(options: {
     runs: options.runs,
     claims,
     now: options.now,
+    graceMs: options.graceMs,
   });
   await Promise.all(plan.delete.map((name) => deleteWarmSnapshot(client, namespace, name)));
   return { remaining: names.length - plan.delete.length, held: plan.held.length > 0 };

@@ -27,6 +27,8 @@ export interface WarmGcFacts {
   /** The namespace's claims. */
   claims: readonly ClaimView[];
   now: number;
+  /** The grace period; WARM_GC_GRACE_MS unless given (tests make it short). */
+  graceMs?: number | undefined;
 }
 
 export interface WarmGcPlan {
@@ -65,7 +67,8 @@ export function planWarmGc(facts: WarmGcFacts): WarmGcPlan {
     }
   }
   const graceOver =
-    facts.currentReadyAt === undefined || facts.now >= facts.currentReadyAt + WARM_GC_GRACE_MS;
+    facts.currentReadyAt === undefined ||
+    facts.now >= facts.currentReadyAt + (facts.graceMs ?? WARM_GC_GRACE_MS);
   const plan: WarmGcPlan = { delete: [], held: [] };
   for (const name of [...facts.snapshots].sort()) {
     if (name === facts.current || name === facts.building) continue;

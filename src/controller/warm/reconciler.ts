@@ -56,6 +56,8 @@ export interface WarmReconcilerDeps {
   now: () => Date;
   events?: LifecycleEventWriter | undefined;
   logger?: Logger | undefined;
+  /** How long a superseded snapshot outlives its successor's readiness (gc.ts); tests: short. */
+  gcGraceMs?: number | undefined;
 }
 
 type WarmUpEventArgs = Parameters<typeof warmUpEvent>;
@@ -367,6 +369,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
       building: off ? undefined : warm?.building,
       runs: deps.issueRuns.list(workflow.metadata.namespace),
       now: ctx.now.getTime(),
+      graceMs: deps.gcGraceMs,
     });
     if (result.held) return WARM_POLL_MS.collect;
     memory.collect = false;

@@ -22,6 +22,8 @@ export interface WarmControllerOptions {
   /** Names this replica in the Events it writes. */
   identity?: string;
   now?: (() => Date) | undefined;
+  /** How long a superseded warm snapshot is kept past its successor's readiness (tests: short). */
+  gcGraceMs?: number | undefined;
 }
 
 /** Few at once: a warm-up is rare, and each reconcile makes at most a handful of requests. */
@@ -72,6 +74,7 @@ export function setupWarmController(manager: Manager, options: WarmControllerOpt
     podTemplatePolicy: options.podTemplatePolicy,
     now: options.now ?? (() => new Date()),
     logger: options.logger,
+    gcGraceMs: options.gcGraceMs,
     events: createLifecycleEventWriter({
       client: options.client,
       reportingInstance: options.identity ?? hostname(),

@@ -2,7 +2,6 @@
 // digest moves with what shapes the tree and nothing else; an after_create that reads the
 // issue is refused; the warm-up Pod is a run Pod in prepare mode, owned by the Workflow.
 import { describe, expect, it } from 'vitest';
-import type { V1Container } from '@kubernetes/client-node';
 import type { Workflow } from '../../../../src/api/index.js';
 import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
 import { warmConfigDigest } from '../../../../src/controller/warm/config-digest.js';
@@ -22,7 +21,10 @@ describe('warmConfigDigest', () => {
   const base = config('  after_create: npm ci', `\n${GIT}`);
   const wf = workflow(claimedWorkspace('fast-ssd'));
   const digest = warmConfigDigest(wf, base);
-  const withAgent = (agent: Partial<V1Container>): Workflow =>
+  const withAgent = (agent: {
+    image?: string;
+    env?: { name: string; value: string }[];
+  }): Workflow =>
     workflow({
       ...claimedWorkspace('fast-ssd'),
       podTemplate: {
