@@ -7,6 +7,7 @@ import type {
 } from '@kubernetes/client-node';
 import {
   INPUT_FILES,
+  RUNNER_FLAGS,
   SNAPSHOT_API_GROUP,
   SNAPSHOT_API_VERSION,
   VOLUME_SNAPSHOT_KIND,
@@ -18,6 +19,7 @@ import {
 import type { WorkflowConfig } from '../../workflow/config.js';
 import {
   ANNOTATION_INPUTS_DIGEST,
+  ANNOTATION_ISSUE_STATE,
   ANNOTATION_WARM_CONFIG_DIGEST,
   LABEL_COMPONENT,
   LABEL_MANAGED_BY,
@@ -27,7 +29,7 @@ import {
 import { labelValue } from '../shared/object-names.js';
 import { workflowOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
-import { buildWarmUpPod } from '../issuerun/pod-builder.js';
+import { agentPod, gitCredentialsArgs } from '../shared/agent-pod.js';
 
 /** The component label of a warm-up's inputs ConfigMap. */
 export const COMPONENT_WARM_UP_INPUTS = 'warm-up-inputs';
@@ -94,7 +96,13 @@ export function warmUpClaim(
   };
 }
 
-/** The warm-up Pod: a run Pod of the Workflow's template in prepare mode (pod-builder.ts). */
+/**
+ * A Workflow's warm-up Pod (src/api/warm-up.ts): an agent Pod like a run's in all but its
+ * identity and mode (shared/agent-pod.ts), so it runs the Workflow's image, env and restricted
+ * security, and mounts the git credentials as runs do; the runner prepares `.lorenz-source/`
+ * on the claim and reports in its termination message. Owned by the Workflow, labelled
+ * warm-of and never with an IssueRun; no tools, no SSH, no Kueue, no budget.
+ */
 export function warmUpPod(options: {
   workflow: Workflow;
   config: WorkflowConfig;
@@ -105,26 +113,45 @@ export function warmUpPod(options: {
   unlessCommit: string | undefined;
   policy?: PodTemplatePolicy | undefined;
 }): V1Pod {
-  const { workflow, config } = options;
+  const { workflow, config, name } = options;
   const identity = identityOf(workflow);
-  return buildWarmUpPod({
-    workflow: identity,
-    name: options.name,
-    labels: warmLabels(identity.name),
-    annotations: { [ANNOTATION_WARM_CONFIG_DIGEST]: options.configDigest },
-    podTemplate: workflow.spec.podTemplate as V1PodTemplateSpec | undefined,
-    operatorImage: options.operatorImage,
-    inputsConfigMap: options.name,
-    inputsDigest: options.inputsDigest,
-    hooksTimeoutMs: config.hooks.timeoutMs,
-    activeDeadlineSeconds: warmUpDeadlineSeconds(config),
-    redactSecrets: workflow.spec.redactSecretOutput ?? true,
-    policy: options.policy,
-    gitCredentialsSecret: config.workspace.git
-      ? workflow.spec.git?.credentialsSecretRef?.name
-      : undefined,
-    unlessCommit: options.unlessCommit,
-  });
+  const gitCredentialsSecret = config.workspace.git
+    ? workflow.spec.git?.credentialsSecretRef?.name
+    : undefined;
+  return agentPod(
+    {
+      podTemplate: workflow.spec.podTemplate as V1PodTemplateSpec | undefined,
+      operatorImage: options.operatorImage,
+      inputsConfigMap: name,
+      hooksTimeoutMs: config.hooks.timeoutMs,
+      activeDeadlineSeconds: warmUpDeadlineSeconds(config),
+      redactSecrets: workflow.spec.redactSecretOutput ?? true,
+      policy: options.policy,
+      gitCredentialsSecret,
+    },
+    {
+      name,
+      namespace: identity.namespace,
+      labels: warmLabels(identity.name),
+      annotations: {
+        [ANNOTATION_WARM_CONFIG_DIGEST]: options.configDigest,
+        [ANNOTATION_ISSUE_STATE]: '',
+        [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
+      },
+      owner: workflowOwnerReference(identity),
+      claimName: name,
+      slot: 0,
+      runnerArgs: [
+        `--${RUNNER_FLAGS.prepare}`,
+        ...(options.unlessCommit === undefined
+          ? []
+          : [`--${RUNNER_FLAGS.unlessCommit}`, options.unlessCommit]),
+        // The prepared tree is the snapshot's content: it outlives the Pod.
+        `--${RUNNER_FLAGS.keepWorkspace}`,
+        ...gitCredentialsArgs(gitCredentialsSecret),
+      ],
+    },
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import type { KubeClient } from '../runtime/client.js';
 import { PVCS, resourcePath, statusOf } from '../runtime/client.js';
 import { LABEL_WARM_OF } from '../shared/constants.js';
 import { labelValue } from '../shared/object-names.js';
-import { VOLUME_SNAPSHOTS } from '../issuerun/snapshot-source.js';
+import { VOLUME_SNAPSHOTS } from '../shared/snapshot-support.js';
 import type { VolumeSnapshotObject } from './children.js';
 import { planWarmGc, type ClaimView } from './gc.js';
 import { deleteWarmSnapshot } from './objects.js';

@@ -8,7 +8,7 @@ import {
 } from '../../api/index.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { PodObject } from '../shared/resources.js';
-import { warmName } from './names.js';
+import { warmName } from './warm-names.js';
 
 /** A failed warm-up is tried again after base·2^(failures-1), at most the cap. */
 export const WARM_RETRY = { baseMs: 30_000, maxMs: 10 * 60_000 } as const;

@@ -12,7 +12,7 @@ import {
 import { lookUpObject } from '../runtime/lookup.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
-import { VOLUME_SNAPSHOTS, snapshotClassFor } from '../issuerun/snapshot-source.js';
+import { VOLUME_SNAPSHOTS, snapshotClassFor } from '../shared/snapshot-support.js';
 import {
   identityOf,
   warmSnapshot,

@@ -21,7 +21,7 @@ import {
   snapshotClassFor,
   snapshotClassProblem,
   snapshotsUnsupportedWhy,
-} from '../issuerun/snapshot-source.js';
+} from '../shared/snapshot-support.js';
 import { collectWarmSnapshots } from './collect.js';
 import { warmConfigDigest } from './config-digest.js';
 import {

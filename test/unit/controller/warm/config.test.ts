@@ -7,7 +7,7 @@ import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
 import { warmConfigDigest } from '../../../../src/controller/warm/config-digest.js';
 import { afterCreateDependsOnIssue } from '../../../../src/controller/warm/issue-independence.js';
 import { warmUpPod } from '../../../../src/controller/warm/children.js';
-import { warmName } from '../../../../src/controller/warm/names.js';
+import { warmName } from '../../../../src/controller/warm/warm-names.js';
 import { claimedWorkspace, workflow } from '../../../support/fakes/objects.js';
 
 const config = (hooks: string, extra = '') =>
