@@ -359,8 +359,9 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
     warm: WarmStatus | undefined,
   ): Promise<number | undefined> {
     const { workflow, memory, key } = ctx;
-    if (!memory.collect) return undefined;
     const off = decision.action === 'off';
+    // Off: every warm snapshot is to go, whatever an earlier pass found.
+    if (!memory.collect && !off) return undefined;
     const result = await collectWarmSnapshots({
       client: deps.client,
       workflow,

@@ -199,4 +199,31 @@ describe('the warm reconciler', () => {
       },
     });
   });
+
+  it('warm turned off: deletes the warm snapshots no run needs, then drops status.warm', async () => {
+    const off = workflow(claimedWorkspace('fast-ssd'), {
+      lastGoodConfigMap: SNAPSHOT,
+      warm: { snapshot: 'wf-warm-2', digest: DIGEST, build: 2, reason: Reasons.WarmUpSucceeded },
+    });
+    const { client, reconcile } = setup(off);
+    const owned = (name: string) => ({
+      metadata: { name, ownerReferences: [{ controller: true, uid: WORKFLOW_UID }] },
+    });
+    client.answer(
+      {
+        match: 'GET volumesnapshots',
+        answer: { body: { items: [owned('wf-warm-1'), owned('wf-warm-2')] } },
+      },
+      { match: 'GET persistentvolumeclaims', answer: { body: { items: [] } } },
+    );
+    await reconcile(KEY);
+    expect(client.summaries()).toEqual([
+      'GET volumesnapshots',
+      'GET persistentvolumeclaims',
+      'DELETE volumesnapshots/wf-warm-1',
+      'DELETE volumesnapshots/wf-warm-2',
+      'PATCH workflows/wf/status',
+    ]);
+    expect(client.actions.at(-1)?.body).toEqual({ status: { warm: null } });
+  });
 });
