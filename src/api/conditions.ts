@@ -127,6 +127,19 @@ export const Reasons = {
   SnapshotClassNotFound: 'SnapshotClassNotFound',
   /** A snapshot source where it cannot be used (no claim template, SSH workers, isolation none). */
   WorkspaceSourceUnsupported: 'WorkspaceSourceUnsupported',
+  /**
+   * A run of a Workflow with spec.workspace.warm and fallback wait: no warm snapshot is ready
+   * yet (the message says how the warm-up stands): no claim, no Pod.
+   */
+  WarmWorkspaceNotReady: 'WarmWorkspaceNotReady',
+  /** status.warm: a warm-up Pod is preparing the workspace. */
+  WarmUpRunning: 'WarmUpRunning',
+  /** status.warm: the last warm-up made a snapshot, or found the default branch unchanged. */
+  WarmUpSucceeded: 'WarmUpSucceeded',
+  /** status.warm: the last warm-up failed; the last good snapshot stays in force. */
+  WarmUpFailed: 'WarmUpFailed',
+  /** status.warm: the Workflow cannot be warmed (the message says why): no warm-up is made. */
+  WarmWorkspaceUnsupported: 'WarmWorkspaceUnsupported',
   /** spec.queueName is set but Kueue's API (kueue.x-k8s.io) is not served here: no Pod is made. */
   KueueNotInstalled: 'KueueNotInstalled',
   /** The LocalQueue spec.queueName names does not exist (yet) in the run's namespace: no Pod. */

@@ -11,4 +11,5 @@ export { toStructuralSchema, type JSONSchemaProps } from './structural.js';
 export * from './budget.js';
 export * from './workspace-source.js';
 export * from './warm-up.js';
+export * from './warm-workspace.js';
 export * from './queue.js';

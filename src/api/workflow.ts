@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { conditionListSchema } from './conditions.js';
 import { kueueQueueNameSchema } from './queue.js';
 import { workspaceSourceSchema } from './workspace-source.js';
+import { warmStatusSchema, warmWorkspaceSchema } from './warm-workspace.js';
 import { secretKeyRefSchema, workflowReviewSchema } from './review.js';
 import { workflowBudgetSchema, workflowBudgetStatusSchema } from './budget.js';
 import { customResourceSchema, templateMetaSchema, upstreamObject } from './meta.js';
@@ -231,6 +232,7 @@ export const workflowSpecSchema = z
             'A claim per IssueRun for the workspace, so that retries reuse the tree; an emptyDir when absent.',
           ),
         source: workspaceSourceSchema.optional(),
+        warm: warmWorkspaceSchema.optional(),
       })
       .meta({
         'x-kubernetes-validations': [
@@ -238,6 +240,16 @@ export const workflowSpecSchema = z
             rule: '!has(self.source) || !has(self.source.volumeSnapshot) || has(self.volumeClaimTemplate)',
             message:
               'a volumeSnapshot source needs volumeClaimTemplate: only a claim can be restored from a snapshot',
+          },
+          {
+            rule: '!has(self.warm) || has(self.volumeClaimTemplate)',
+            message:
+              'warm needs volumeClaimTemplate: a warm workspace is a snapshot of a claim, and only a claim can be restored from one',
+          },
+          {
+            rule: '!has(self.warm) || !has(self.source)',
+            message:
+              'warm and source are mutually exclusive: a warm workspace is the source of the runs',
           },
         ],
       })
@@ -387,6 +399,7 @@ export const workflowStatusSchema = z
     runs: workflowRunCountsSchema.optional(),
     dispatch: workflowDispatchSchema.optional(),
     budget: workflowBudgetStatusSchema.optional(),
+    warm: warmStatusSchema.optional(),
   })
   .describe('The observed state of a Workflow.');
 

@@ -23,6 +23,7 @@ import { createTrackerCache } from './shared/trackers.js';
 import { TOOLS_STOP_GRACE_MS } from '../tools/index.js';
 import { setupToolsGateway } from './tools/setup.js';
 import { setupWorkflowController } from './workflow/setup.js';
+import { setupWarmController } from './warm/setup.js';
 import { setupWebhookReceiver } from './webhooks/setup.js';
 import { createWakeBoard, type WakeBoard } from './shared/wake.js';
 import { setupArchiver, type Archiver } from './archive/setup.js';
@@ -69,6 +70,8 @@ export interface ControllerRunOptions {
   archiveLogCapBytes?: number;
   /** How long a deletion waits for an archive that keeps failing; default 24 h. */
   archiveGiveUpAfterMs?: number;
+  /** How long a superseded warm snapshot outlives its successor's readiness (tests make it short). */
+  warmGcGraceMs?: number;
   /** Backoff of failed archive writes (tests make it short). */
   archiveRetry?: { baseMs: number; maxMs: number };
   /**
@@ -240,6 +243,16 @@ export async function startController(options: ControllerRunOptions): Promise<Ru
     wakes,
     priceTable,
     now: options.now,
+  });
+  // The Workflows' warm workspaces (docs/snapshots.md#warm-workspaces): status.warm only.
+  setupWarmController(manager, {
+    client,
+    logger,
+    operatorImage: operatorImage.image,
+    podTemplatePolicy,
+    identity,
+    now: options.now,
+    gcGraceMs: options.warmGcGraceMs,
   });
 
   let stopping: Promise<void> | undefined;

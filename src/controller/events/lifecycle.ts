@@ -57,6 +57,12 @@ export const LifecycleReasons = {
   ReviewRoundRequested: 'ReviewRoundRequested',
   /** On the IssueRun: the review loop ended (approved, merged, closed, out of rounds). */
   ReviewEnded: 'ReviewEnded',
+  /** On the Workflow: a full warm-up started (docs/snapshots.md#warm-workspaces). */
+  WarmUpStarted: 'WarmUpStarted',
+  /** On the Workflow: a warm-up's snapshot is ready; runs start from it from now on. */
+  WarmUpSucceeded: 'WarmUpSucceeded',
+  /** On the Workflow: a warm-up failed (the note has the error); the last good snapshot stays. */
+  WarmUpFailed: 'WarmUpFailed',
 } as const;
 export type LifecycleReason = (typeof LifecycleReasons)[keyof typeof LifecycleReasons];
 
@@ -231,6 +237,37 @@ export function runLifecycleEvents(
 }
 
 const workflowRef = (workflow: Workflow) => ownObjectRef(WORKFLOW_KIND, workflow.metadata);
+
+/**
+ * An Event of a Workflow's warm-up (src/controller/warm/), named by the build and what it
+ * records (`<workflow>.<uid8>.warm-<build>-<step>`): a restart that writes it again meets 409.
+ */
+export function warmUpEvent(
+  workflow: Workflow,
+  reason:
+    | typeof LifecycleReasons.WarmUpStarted
+    | typeof LifecycleReasons.WarmUpSucceeded
+    | typeof LifecycleReasons.WarmUpFailed,
+  warmUp: { name: string; build: number },
+  text: string,
+): LifecycleEvent {
+  const step = reason.replace(/^WarmUp/, '').toLowerCase();
+  const regarding = workflowRef(workflow);
+  return {
+    name: boundedName(
+      workflow.metadata.name ?? '',
+      `.${uidFragment(workflow.metadata.uid ?? '')}.warm-${warmUp.build}-${step}`,
+      253,
+    ),
+    namespace: regarding.namespace,
+    regarding,
+    related: { apiVersion: 'v1', kind: 'Pod', name: warmUp.name, namespace: regarding.namespace },
+    action: 'WarmUp',
+    reason,
+    type: reason === LifecycleReasons.WarmUpFailed ? 'Warning' : 'Normal',
+    note: note(text),
+  };
+}
 
 /**
  * A name for a condition's change, from the Workflow and the condition it leaves (its

@@ -8,39 +8,96 @@ import {
   type WorkspaceSourceStatus,
 } from '../../api/index.js';
 import type { WorkflowConfig } from '../../workflow/config.js';
-import type { KubeClient, ResourceRef } from '../runtime/client.js';
-import { STORAGECLASSES, resourcePath, statusOf } from '../runtime/client.js';
+import type { KubeClient } from '../runtime/client.js';
 import { lookUpObject } from '../runtime/lookup.js';
+import {
+  VOLUME_SNAPSHOTS,
+  snapshotClassFor,
+  snapshotClassProblem,
+  snapshotsUnsupportedWhy,
+} from '../shared/snapshot-support.js';
+
+export {
+  VOLUME_SNAPSHOTS,
+  VOLUME_SNAPSHOT_CLASSES,
+  snapshotClassFor,
+  snapshotClassProblem,
+  snapshotsUnsupportedWhy,
+  type SnapshotClassLookup,
+} from '../shared/snapshot-support.js';
 
 /**
  * Where a run's workspace starts from (docs/snapshots.md), and whether the cluster can give it
  * that start. A snapshot source that cannot be honoured holds the run with a reason; it is
  * never quietly replaced by a clean start, which would run the agent on a tree nobody asked for.
  */
-export const VOLUME_SNAPSHOTS: ResourceRef = {
-  group: SNAPSHOT_API_GROUP,
-  version: SNAPSHOT_API_VERSION,
-  plural: 'volumesnapshots',
-};
-export const VOLUME_SNAPSHOT_CLASSES: ResourceRef = {
-  group: SNAPSHOT_API_GROUP,
-  version: SNAPSHOT_API_VERSION,
-  plural: 'volumesnapshotclasses',
-};
-const DEFAULT_CLASS_ANNOTATION = 'storageclass.kubernetes.io/is-default-class';
+/**
+ * What a run's workspace starts from: clean; a snapshot with its digest (the run's own
+ * source, its Workflow's, or the Workflow's warm snapshot, with the commit that one holds);
+ * or nothing yet: a warm Workflow with no ready snapshot whose fallback is to wait.
+ */
+export type RequestedSource =
+  | { kind: 'clean' }
+  | { kind: 'snapshot'; name: string; digest: string; commit?: string | undefined; warm: boolean }
+  | { kind: 'warmNotReady'; message: string };
 
-/** The source the run asked for: its own, else its Workflow's; absent means clean. */
-export function requestedSource(run: IssueRun, workflow: Workflow): WorkspaceSource | undefined {
-  return run.spec.workspace?.source ?? workflow.spec.workspace?.source;
+/**
+ * The source the run asks for: its own, else its Workflow's, else the Workflow's warm
+ * snapshot when it has one ready (else its fallback); absent everywhere: clean.
+ */
+export function requestedSource(run: IssueRun, workflow: Workflow): RequestedSource {
+  const named = run.spec.workspace?.source ?? workflow.spec.workspace?.source;
+  if (named) return namedSource(named);
+  const warm = workflow.spec.workspace?.warm;
+  if (!warm) return { kind: 'clean' };
+  const status = workflow.status?.warm;
+  if (status?.snapshot !== undefined && status.digest !== undefined) {
+    return {
+      kind: 'snapshot',
+      name: status.snapshot,
+      digest: status.digest,
+      commit: status.commit,
+      warm: true,
+    };
+  }
+  if (warm.fallback === 'clean') return { kind: 'clean' };
+  return { kind: 'warmNotReady', message: warmNotReadyMessage(workflow) };
 }
 
-/** The status record of a source, as the run starts. */
-export function sourceStatus(source: WorkspaceSource | undefined): WorkspaceSourceStatus {
-  if (!source?.volumeSnapshot || source.digest === undefined) return { type: 'Clean' };
+function namedSource(source: WorkspaceSource): RequestedSource {
+  if (!source.volumeSnapshot || source.digest === undefined) return { kind: 'clean' };
+  return { kind: 'snapshot', name: source.volumeSnapshot.name, digest: source.digest, warm: false };
+}
+
+/** What a run held for its Workflow's warm snapshot is told: how the warm-up stands. */
+function warmNotReadyMessage(workflow: Workflow): string {
+  const name = workflow.metadata.name ?? '';
+  const warm = workflow.status?.warm;
+  const head = `waiting for Workflow ${name}'s warm workspace (spec.workspace.warm, fallback wait)`;
+  if (warm?.reason === Reasons.WarmUpFailed) {
+    return `${head}: its last warm-up failed (WarmUpFailed: ${warm.message ?? ''}); it is tried again`;
+  }
+  if (warm?.reason === Reasons.WarmWorkspaceUnsupported) {
+    return `${head}: it cannot be warmed (WarmWorkspaceUnsupported: ${warm.message ?? ''})`;
+  }
+  if (warm?.building !== undefined) {
+    return `${head}: warm-up ${warm.building} is preparing it`;
+  }
+  return `${head}: no warm snapshot is ready yet`;
+}
+
+/**
+ * The status record of a source, as the run starts. A warm Workflow's run with nothing
+ * ready is held before it starts, so warmNotReady is only met for a run whose Pods were made
+ * before any source was recorded: it started clean.
+ */
+export function sourceStatus(source: RequestedSource): WorkspaceSourceStatus {
+  if (source.kind !== 'snapshot') return { type: 'Clean' };
   return {
     type: 'VolumeSnapshot',
-    volumeSnapshot: source.volumeSnapshot.name,
+    volumeSnapshot: source.name,
     digest: source.digest,
+    ...(source.commit === undefined ? {} : { commit: source.commit }),
   };
 }
 
@@ -66,9 +123,12 @@ export async function refuseSnapshotSource(
   config: WorkflowConfig,
 ): Promise<SourceRefusal | null> {
   const source = requestedSource(run, workflow);
-  const name = source?.volumeSnapshot?.name;
-  if (name === undefined) return null;
-  const unsupported = unsupportedWhy(workflow, config);
+  if (source.kind === 'warmNotReady') {
+    return { reason: Reasons.WarmWorkspaceNotReady, message: source.message };
+  }
+  if (source.kind === 'clean') return null;
+  const { name } = source;
+  const unsupported = snapshotsUnsupportedWhy(workflow, config);
   if (unsupported !== null) {
     return {
       reason: Reasons.WorkspaceSourceUnsupported,
@@ -98,70 +158,11 @@ export async function refuseSnapshotSource(
       message: `waiting for VolumeSnapshot ${name} (the workspace source) to be readyToUse${error ? `: ${error}` : ''}`,
     };
   }
-  return missingSnapshotClass(client, workflow, name);
-}
-
-function unsupportedWhy(workflow: Workflow, config: WorkflowConfig): string | null {
-  if (!workflow.spec.workspace?.volumeClaimTemplate) {
-    return `Workflow ${workflow.metadata.name} has no spec.workspace.volumeClaimTemplate: only a claim can be restored from a snapshot`;
-  }
-  if (config.worker.sshHosts.length > 0) {
-    return 'the workflow runs on SSH workers (worker.ssh_hosts): the restored tree is on the volume, not on the host';
-  }
-  if (config.workspace.isolation === 'none') {
-    return "workspace.isolation is none: a snapshot restores one issue's workspace, not a shared root";
-  }
-  return null;
-}
-
-interface StorageClassObject {
-  metadata?: { name?: string; annotations?: Record<string, string> };
-  provisioner?: string;
-}
-interface SnapshotClassObject {
-  driver?: string;
-}
-
-/** The claim's StorageClass must have a driver some VolumeSnapshotClass serves. */
-async function missingSnapshotClass(
-  client: KubeClient,
-  workflow: Workflow,
-  snapshot: string,
-): Promise<SourceRefusal | null> {
-  const named = workflow.spec.workspace?.volumeClaimTemplate?.spec.storageClassName;
-  let storageClass: StorageClassObject | undefined;
-  try {
-    if (typeof named === 'string' && named !== '') {
-      storageClass = await client.request<StorageClassObject>({
-        path: resourcePath(STORAGECLASSES, undefined, named),
-      });
-    } else {
-      const listed = await client.request<{ items?: StorageClassObject[] }>({
-        path: resourcePath(STORAGECLASSES),
-      });
-      storageClass = listed.items?.find(
-        (item) => item.metadata?.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true',
-      );
-    }
-    if (storageClass?.provisioner === undefined) {
-      return {
-        reason: Reasons.SnapshotClassNotFound,
-        message: `the workspace source is VolumeSnapshot ${snapshot}, but the claim template names no StorageClass and the cluster has no default one: a claim without a provisioner cannot be restored from a snapshot`,
-      };
-    }
-    const classes = await client.request<{ items?: SnapshotClassObject[] }>({
-      path: resourcePath(VOLUME_SNAPSHOT_CLASSES),
-    });
-    const driver = storageClass.provisioner;
-    if ((classes.items ?? []).some((item) => item.driver === driver)) return null;
-    return {
-      reason: Reasons.SnapshotClassNotFound,
-      message: `the workspace source is VolumeSnapshot ${snapshot}, but no VolumeSnapshotClass serves the driver ${driver} of StorageClass ${storageClass.metadata?.name ?? ''}: its claims cannot be snapshotted or restored`,
-    };
-  } catch (error) {
-    // 404: the StorageClass check before this one says so; 403: not ours to know.
-    const status = statusOf(error);
-    if (status === 403 || status === 404) return null;
-    throw error;
-  }
+  const lookup = await snapshotClassFor(client, workflow);
+  const why = snapshotClassProblem(lookup);
+  if (why === null) return null;
+  return {
+    reason: Reasons.SnapshotClassNotFound,
+    message: `the workspace source is VolumeSnapshot ${name}, but ${why}`,
+  };
 }

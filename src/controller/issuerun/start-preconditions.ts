@@ -114,7 +114,8 @@ export async function checkStart(
       return refuse('stalled', reason, missing, REQUEUE_MS.storageClassMissing);
     }
   }
-  // Only before the first claim is made: later attempts reuse it, whatever became of the snapshot.
+  // Only before the first claim is made: later attempts reuse it, whatever became of the
+  // snapshot (or of the Workflow's warm snapshot: a later warm build never touches a run).
   if (pods.length === 0 && !run.status?.workspaceSource) {
     const refused = await refuseSnapshotSource(deps.client, run, workflow, config);
     if (refused !== null) {

@@ -54,9 +54,15 @@ export const NAMESPACED_CONTROLLER_RULES: readonly PolicyRule[] = [
   // list: a claim template that names no class uses the default one, whose driver a snapshot
   // source needs a VolumeSnapshotClass for (docs/snapshots.md).
   { apiGroups: ['storage.k8s.io'], resources: ['storageclasses'], verbs: ['get', 'list'] },
-  // Snapshot sources, read only: get the VolumeSnapshot a run starts from (ready? here?) and
-  // list the classes, whether one serves the claim's driver.
-  { apiGroups: ['snapshot.storage.k8s.io'], resources: ['volumesnapshots'], verbs: ['get'] },
+  // Snapshot sources: get the VolumeSnapshot a run starts from (ready? here?) and list the
+  // classes, whether one serves the claim's driver. Warm workspaces (docs/snapshots.md): create
+  // the snapshot of a warm-up's claim, list a Workflow's warm snapshots and delete the ones no
+  // run needs any more (watch goes with list: the controller keeps no cache of them today).
+  {
+    apiGroups: ['snapshot.storage.k8s.io'],
+    resources: ['volumesnapshots'],
+    verbs: [...READ, 'create', 'delete'],
+  },
   {
     apiGroups: ['snapshot.storage.k8s.io'],
     resources: ['volumesnapshotclasses'],

@@ -36,6 +36,11 @@ export const LABEL_ISSUERUN = 'lorenz.dev/issuerun';
 export const LABEL_WORKFLOW = 'lorenz.dev/workflow';
 export const LABEL_SLOT = 'lorenz.dev/slot';
 export const LABEL_ATTEMPT = 'lorenz.dev/attempt';
+/**
+ * On a Workflow's warm-up objects (Pod, inputs ConfigMap, claim) and its warm VolumeSnapshots:
+ * the Workflow. Never beside LABEL_ISSUERUN: what watches run objects leaves these alone.
+ */
+export const LABEL_WARM_OF = 'lorenz.dev/warm-of';
 export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'lorenz';
 /** Marks ConfigMaps the controller writes (inputs, config snapshots). */
@@ -53,6 +58,8 @@ export const ANNOTATION_ISSUE_ID = 'lorenz.dev/issue-id';
 export const ANNOTATION_STOP_NOTE = 'lorenz.dev/stop-note';
 /** sha256 of the inputs manifest, so a Pod records which inputs it ran. */
 export const ANNOTATION_INPUTS_DIGEST = 'lorenz.dev/inputs-digest';
+/** On a warm-up Pod: the warm config digest it was made for (recorded once it succeeds). */
+export const ANNOTATION_WARM_CONFIG_DIGEST = 'lorenz.dev/warm-config-digest';
 /** sha256 of a config snapshot's WORKFLOW.md. */
 export const ANNOTATION_CONFIG_DIGEST = 'lorenz.dev/config-digest';
 /** The component label value of an attempt's agent-tools token Secret. */

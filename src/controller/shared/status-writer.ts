@@ -71,13 +71,54 @@ const olderThan = (a: string | undefined, b: string): boolean => {
   return /^\d+$/.test(a) && /^\d+$/.test(b) ? BigInt(a) < BigInt(b) : false;
 };
 
+/** A JSON pointer's segment (RFC 6901): `~` and `/` escaped. */
+const pointerSegment = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * The JSON patch of a status written field by field, leaving the `leave` fields to their own
+ * writer: each field of `next` is set (replaced whole), each field `before` had and `next`
+ * lacks is removed. With no status before, the whole status is added: the other writer waits
+ * for the first one (the warm controller for the config the Workflow reconciler records).
+ */
+export function statusFieldsPatch(
+  before: object | undefined,
+  next: object,
+  leave: readonly string[],
+): { op: 'add' | 'remove'; path: string; value?: unknown }[] {
+  const owned = (key: string) => !leave.includes(key);
+  const kept = Object.entries(next as Record<string, unknown>).filter(
+    ([key, value]) => owned(key) && value !== undefined,
+  );
+  if (before === undefined)
+    return [{ op: 'add', path: '/status', value: Object.fromEntries(kept) }];
+  const set = kept.map(([key, value]) => ({
+    op: 'add' as const,
+    path: `/status/${pointerSegment(key)}`,
+    value,
+  }));
+  const dropped = Object.entries(before as Record<string, unknown>)
+    .filter(([key, value]) => owned(key) && value !== undefined)
+    .filter(([key]) => (next as Record<string, unknown>)[key] === undefined)
+    .map(([key]) => ({ op: 'remove' as const, path: `/status/${pointerSegment(key)}` }));
+  return [...set, ...dropped];
+}
+
 /**
  * Status writes through the status subresource, and the memory of the last one: an
  * informer's cache lags a write by a watch event, so a reconcile that runs in between
  * would see the old status and write the same change again. Comparing with the last write
  * (while the cache is older than it) makes that a no-op.
+ *
+ * `leave`: top-level status fields another controller writes (the Workflow's `warm`, the
+ * warm controller's): this writer's patches set and remove its own fields one by one and
+ * never name those, so neither writer's stale copy can overwrite the other's.
  */
-export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef) {
+export function createStatusWriter<S extends object>(
+  client: KubeClient,
+  resource: ResourceRef,
+  options: { leave?: readonly string[] } = {},
+) {
+  const leave = options.leave ?? [];
   const written = new Map<string, Written<S>>();
   const freshest = (key: string, cached: Cached<S>): S | undefined => {
     const last = written.get(key);
@@ -97,12 +138,17 @@ export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef)
     lastWriteAt(key: string): number {
       return written.get(key)?.at ?? 0;
     },
+    /**
+     * Writes `status`. `before`: the freshest status known (freshest()), needed with `leave`
+     * to remove the fields `status` drops.
+     */
     async write(
       key: string,
       namespace: string,
       name: string,
       status: S,
       now: number,
+      before?: S,
     ): Promise<void> {
       const object = await client.request<{ metadata?: { resourceVersion?: string } }>({
         method: 'PATCH',
@@ -110,7 +156,10 @@ export function createStatusWriter<S>(client: KubeClient, resource: ResourceRef)
         // A JSON patch replacing the whole status: a merge patch would drop every null
         // (exitCode: null of a killed hook means "deleted" in merge-patch semantics).
         patchType: 'json',
-        body: [{ op: 'add', path: '/status', value: status }],
+        body:
+          leave.length === 0
+            ? [{ op: 'add', path: '/status', value: status }]
+            : statusFieldsPatch(before, status, leave),
         // Only the resourceVersion is read back: the whole object (its managed fields
         // included) was serialized by the apiserver and parsed here for nothing.
         headers: { Accept: ACCEPT_METADATA_ONLY },

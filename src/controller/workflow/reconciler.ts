@@ -22,6 +22,9 @@ import type { PollOutcome } from '../shared/run-metrics.js';
 import type { PriceTableSource } from '../shared/price-table-source.js';
 import { dayBudget } from './daily-spend.js';
 
+/** The Workflow status field the warm controller writes (a merge patch of it alone). */
+export const WARM_STATUS_FIELD = 'warm';
+
 /** How long a change of run counts alone may wait before it is written. */
 export const DEFAULT_COUNTS_INTERVAL_MS = 10_000;
 
@@ -60,7 +63,10 @@ export interface WorkflowReconcilerDeps {
  */
 // eslint-disable-next-line max-lines-per-function -- a factory: the closures it returns share the state it keeps
 export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
-  const statuses = createStatusWriter<WorkflowStatus>(deps.client, WORKFLOWS);
+  // status.warm is the warm controller's (src/controller/warm/): never written from here.
+  const statuses = createStatusWriter<WorkflowStatus>(deps.client, WORKFLOWS, {
+    leave: [WARM_STATUS_FIELD],
+  });
   const countsInterval = deps.countsIntervalMs ?? DEFAULT_COUNTS_INTERVAL_MS;
   /** When a pending counts-only change becomes due, per Workflow. */
   const countsDue = new Map<string, number>();
@@ -147,7 +153,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     }
     countsDue.delete(key);
     const { namespace = '', name } = splitKey(key);
-    await statuses.write(key, namespace, name, next, now);
+    await statuses.write(key, namespace, name, next, now, before);
   }
 
   /**

@@ -292,9 +292,15 @@ export function writtenStatus<S>(client: FakeKubeClient, from = 0): S | undefine
     .filter((action) => action.method === 'PATCH' && action.subresource === 'status')
     .at(-1);
   if (!patch) return undefined;
-  const operations = patch.body as Array<{ op: string; path: string; value: S }>;
+  const operations = patch.body as Array<{ op: string; path: string; value: unknown }>;
   const replace = operations.find((operation) => operation.path === '/status');
-  return replace?.value;
+  if (replace) return replace.value as S;
+  // Written field by field (a writer that leaves another's fields alone: the Workflow
+  // reconciler and status.warm): every field it keeps is set, so they make the status.
+  const fields = operations
+    .filter((operation) => operation.op === 'add' && operation.path.startsWith('/status/'))
+    .map((operation) => [operation.path.slice('/status/'.length), operation.value] as const);
+  return fields.length > 0 ? (Object.fromEntries(fields) as S) : undefined;
 }
 
 /** A slot of a run's status on its attempt, with what it used (budgets' tests). */

@@ -38,6 +38,8 @@ const LAYERS: Record<string, number> = {
   'controller/webhooks': 13,
   // The inbox controller: approvals, questions and steers read from the comments.
   'controller/inbox': 13,
+  // The warm controller: a Workflow's warm workspace (docs/snapshots.md#warm-workspaces).
+  'controller/warm': 13,
   controller: 14,
   // The archive's read API: the controller's runtime (its KubeClient) and lower layers.
   server: 14,
