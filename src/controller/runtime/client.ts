@@ -208,6 +208,13 @@ const PATCH_TYPES = {
   apply: 'application/apply-patch+yaml',
 } as const;
 
+/**
+ * A path sent as it is, without a URL object per request (a burst's creates and status
+ * writes): only characters a URL leaves unescaped in a path, and no dot segment (which URL
+ * resolves). Anything else, and every query, goes through URL.
+ */
+const PLAIN_PATH = /^\/[A-Za-z0-9._~\-/:@]*$/;
+
 /** What every request carries: TLS material for the agent, and the auth headers. */
 interface Credentials {
   tls: https.RequestOptions;
@@ -281,13 +288,23 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
     return agent;
   }
 
-  /** The response's status and body, over HTTP/2 where the server speaks it. */
-  async function open(options: RequestOptions): Promise<HttpResponse> {
-    const method = options.method ?? 'GET';
-    const url = new URL(server.origin + server.pathname.replace(/\/$/, '') + options.path);
+  const basePath = server.pathname.replace(/\/$/, '');
+
+  /** The path and query to ask for: a plain path as it is, anything else through URL. */
+  function target(options: RequestOptions): string {
+    if (!options.query && PLAIN_PATH.test(options.path) && !options.path.includes('/.'))
+      return basePath + options.path;
+    const url = new URL(server.origin + basePath + options.path);
     for (const [key, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
+    return url.pathname + url.search;
+  }
+
+  /** The response's status and body, over HTTP/2 where the server speaks it. */
+  async function open(options: RequestOptions): Promise<HttpResponse> {
+    const method = options.method ?? 'GET';
+    const path = target(options);
     const auth = await currentCredentials();
     const headers: Record<string, string> = {
       Accept: 'application/json',
@@ -301,17 +318,29 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
         method === 'PATCH' ? PATCH_TYPES[options.patchType ?? 'merge'] : 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
-    const basic: Record<string, string> = auth.basicAuth
-      ? { Authorization: `Basic ${Buffer.from(auth.basicAuth).toString('base64')}` }
-      : {};
+    // HTTP/1.1 sends basic auth from the request's `auth` option; HTTP/2 needs the header.
+    const h2Headers = auth.basicAuth
+      ? {
+          ...headers,
+          Authorization: `Basic ${Buffer.from(auth.basicAuth).toString('base64')}`,
+        }
+      : headers;
     const response =
       (await http2?.request({
         method,
-        path: url.pathname + url.search,
-        headers: { ...headers, ...basic },
+        path,
+        headers: h2Headers,
         body: payload,
         signal: options.signal,
-      })) ?? (await openHttp1(url, method, headers, payload, auth, options.signal));
+      })) ??
+      (await openHttp1(
+        new URL(server.origin + path),
+        method,
+        headers,
+        payload,
+        auth,
+        options.signal,
+      ));
     if (response.status === 401 && rotating) credentials = undefined;
     return response;
   }
