@@ -44,19 +44,28 @@ const DEFAULTS = {
   minSpacingMs: 5000,
 } as const;
 
+type GcFunction = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
 /**
- * V8's full collection without exposing `gc` to every module of the process (as
- * `--expose-gc` on the command line would): the flag is on only while one context is made.
+ * V8's collection of all it can give back, without exposing `gc` to every module of the
+ * process (as `--expose-gc` on the command line would): the flag is on only while one
+ * context is made. The "last-resort" flavor is the one that compacts, shrinks the young
+ * generation and returns the freed pages to the system, as the memory reducer's does; a
+ * plain gc() frees the objects but keeps the pages (RSS unchanged).
  */
 export function fullCollection(): () => void {
-  const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
-  if (exposed) return (globalThis as unknown as { gc: () => void }).gc;
-  setFlagsFromString('--expose-gc');
-  try {
-    return runInNewContext('gc') as () => void;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
+  const global = globalThis as { gc?: unknown };
+  let gc: GcFunction;
+  if (typeof global.gc === 'function') gc = global.gc as GcFunction;
+  else {
+    setFlagsFromString('--expose-gc');
+    try {
+      gc = runInNewContext('gc') as GcFunction;
+    } finally {
+      setFlagsFromString('--no-expose-gc');
+    }
   }
+  return () => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
 export function startIdleCollector(options: IdleCollectorOptions = {}): IdleCollector {
