@@ -48,8 +48,10 @@ USER 65532:65532
 WORKDIR /lorenz
 EXPOSE 8080 8081 8090
 # V8 grows the young generation up to 2 x 64 MiB under a burst of watch events and keeps it;
-# capped at 16 MiB semi-spaces the controller with 10 000 IssueRuns cached measured
-# 308 -> 204 MiB RSS (329 -> 224 after a restart) for a few more scavenges (bench:reconcile);
-# --optimize-for-size (V8 trades some peak speed for a compact old space): 204 -> 168 MiB.
-ENTRYPOINT ["node", "--max-semi-space-size=16", "--optimize-for-size", "/lorenz/lorenz.js"]
+# 8 MiB semi-spaces, fixed (min = max), cost a burst of 500 runs about 25 scavenges where
+# the 1 MiB that --optimize-for-size implies on the command line cost about 210. The
+# controller and the server turn --optimize-for-size on once running instead (compact old
+# space, memory given back at rest; src/controller/runtime/heap-flags.ts), which keeps these
+# semi-spaces. Measured by bench:reconcile (docs/benchmarks.md, "Reconcile cost, third pass").
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--min-semi-space-size=8", "/lorenz/lorenz.js"]
 CMD ["controller"]

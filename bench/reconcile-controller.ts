@@ -5,6 +5,10 @@ import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { KubeConfig } from '@kubernetes/client-node';
 import { startController } from '../src/controller/main.js';
+import {
+  CONTROLLER_RUNTIME_V8_FLAGS,
+  tuneControllerHeap,
+} from '../src/controller/runtime/heap-flags.js';
 import { createLogger } from '../src/controller/runtime/logger.js';
 
 export type ControllerRequest =
@@ -34,6 +38,13 @@ const [kubeconfigPath, namespace] = process.argv.slice(2);
 if (!kubeconfigPath || !namespace) throw new Error('usage: <kubeconfig> <namespace>');
 const send = (reply: ControllerReply) => process.send?.(reply);
 
+// As `lorenz controller` does (src/cli/controller-command.ts); BENCH_RUNTIME_V8_FLAGS
+// replaces the flags it turns on ('' for none), to compare.
+const collector = tuneControllerHeap(
+  process.env.BENCH_RUNTIME_V8_FLAGS === undefined
+    ? CONTROLLER_RUNTIME_V8_FLAGS
+    : process.env.BENCH_RUNTIME_V8_FLAGS.split(/\s+/).filter(Boolean),
+);
 const kubeConfig = new KubeConfig();
 kubeConfig.loadFromFile(kubeconfigPath);
 const running = await startController({
@@ -81,6 +92,7 @@ let stopping = false;
 const stop = async () => {
   if (stopping) return;
   stopping = true;
+  collector.stop();
   await running.stop();
   send({ type: 'stopped' });
   process.exit(0);

@@ -9,11 +9,16 @@
 //                      (20 is kube-controller-manager's default; burst = 1.5 × qps)
 //   BENCH_LOG          the controller's log level                        (silent)
 //   BENCH_NODE_FLAGS   Node/V8 flags of the Lorenz controller  (default: the flags of the Dockerfile's ENTRYPOINT)
+//   BENCH_RUNTIME_V8_FLAGS  V8 flags the controller turns on once started ('' for none;
+//                      default: CONTROLLER_RUNTIME_V8_FLAGS, src/controller/runtime/heap-flags.ts)
 //   BENCH_PROFILE      N: profile the controller during each load and print the top N
 //                      functions and files by self time (the CPU figure then includes the
 //                      profiler's own cost: read it from a run without)      (off)
+//   BENCH_PROFILE_DIR  with BENCH_PROFILE: also write each round's raw .cpuprofile and
+//                      .heapprofile there (Chrome DevTools opens them)          (off)
 //   BENCH_PHASES       which steps run, comma-separated: writes,load,cache (all three)
 //                      (e.g. BENCH_PHASES=cache measures only the RSS with a full cache)
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { buildRunnerBundle, esbuildBundle } from '../test/support/operator-build.js';
@@ -162,6 +167,13 @@ async function main(): Promise<void> {
             .map(([what, count]) => `${what} ×${count}`)
             .join(', '),
       );
+      if (lorenzRound.profile && process.env.BENCH_PROFILE_DIR) {
+        // The raw profiles, for a profiler's own viewer (Chrome DevTools opens both).
+        const base = join(process.env.BENCH_PROFILE_DIR, `controller-round${round}`);
+        await writeFile(`${base}.cpuprofile`, lorenzRound.profile.cpu);
+        await writeFile(`${base}.heapprofile`, lorenzRound.profile.allocations);
+        say(`round ${round}: profiles written to ${base}.cpuprofile and .heapprofile`);
+      }
       if (lorenzRound.profile)
         for (const line of [
           ...summarizeCpuProfile(lorenzRound.profile.cpu, profileTop),

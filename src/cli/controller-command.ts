@@ -51,7 +51,10 @@ export async function controllerCommand(args: string[]): Promise<number> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const { createLogger } = await import('../controller/runtime/logger.js');
   const { createKubeClient } = await import('../controller/runtime/client.js');
+  const { tuneControllerHeap } = await import('../controller/runtime/heap-flags.js');
   const { kubeconfig: _path, ...options } = parseControllerArgs(rest);
+  // Before the informers fill the heap: see heap-flags.ts for why not on the command line.
+  const collector = tuneControllerHeap();
   const kubeConfig = new KubeConfig();
   if (kubeconfig) kubeConfig.loadFromFile(kubeconfig);
   else kubeConfig.loadFromDefault();
@@ -75,6 +78,7 @@ export async function controllerCommand(args: string[]): Promise<number> {
     logger.info('archive read API not served: the run archive is off');
   }
   const reason = await running.done;
+  collector.stop();
   await api?.close();
   client.close();
   switch (reason) {

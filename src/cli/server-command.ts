@@ -75,6 +75,10 @@ export async function serverCommand(
   err: (text: string) => void,
 ): Promise<number> {
   const options = parseServerArgs(args);
+  // The image's other long-running process: it keeps --optimize-for-size as it had it on the
+  // ENTRYPOINT before the controller needed it off there (heap-flags.ts).
+  const { applyControllerHeapFlags } = await import('../controller/runtime/heap-flags.js');
+  applyControllerHeapFlags();
   const { startServer } = await import('../server/main.js');
   const running = await startServer(options);
   out(`lorenz server (${running.mode} mode) serving the web view at ${running.url}\n`);

@@ -230,9 +230,10 @@ export function createHttp2Pool(
       ':method': request.method,
       ':path': request.path,
     };
-    for (const [name, value] of Object.entries(request.headers)) {
+    // for-in, not Object.entries(): no array per header of every request.
+    for (const name in request.headers) {
       const lower = name.toLowerCase();
-      if (!CONNECTION_HEADERS.has(lower)) headers[lower] = value;
+      if (!CONNECTION_HEADERS.has(lower)) headers[lower] = request.headers[name];
     }
     const stream = connection.session.request(headers, {
       endStream: request.body === undefined,

@@ -42,7 +42,9 @@ export function shareStrings(node: unknown, pool: StringPool): void {
   }
   if (typeof node !== 'object' || node === null) return;
   const record = node as Record<string, unknown>;
-  for (const key of Object.keys(record)) {
+  // for-in, not Object.keys(): no key array per object of every watch event.
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
     const value = record[key];
     if (typeof value === 'string') record[key] = pool(value);
     else if (typeof value === 'object' && value !== null) shareStrings(value, pool);

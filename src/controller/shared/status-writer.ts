@@ -31,7 +31,9 @@ const jsonLeaf = (value: unknown): unknown =>
 /**
  * Whether two values have the same canonicalJson, without building either string: the
  * status checks of every reconcile compare this way (building both strings, sorted copies
- * first, was a few percent of a burst's CPU).
+ * first, was a few percent of a burst's CPU). Index loops and for-in rather than every() and
+ * Object.keys(): this runs on every status of a burst, and a closure and a key array per
+ * object compared were 3 % of the burst's allocations (the young generation's scavenges).
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   const left = jsonLeaf(a);
@@ -41,13 +43,17 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     return false;
   if (Array.isArray(left) || Array.isArray(right)) {
     if (!Array.isArray(left) || !Array.isArray(right) || left.length !== right.length) return false;
-    // In JSON an undefined element is null.
-    return left.every((item, index) => jsonEqual(item ?? null, right[index] ?? null));
+    for (let index = 0; index < left.length; index++) {
+      // In JSON an undefined element is null.
+      if (!jsonEqual(left[index] ?? null, right[index] ?? null)) return false;
+    }
+    return true;
   }
   const leftObject = left as Record<string, unknown>;
   const rightObject = right as Record<string, unknown>;
   let defined = 0;
-  for (const key of Object.keys(leftObject)) {
+  for (const key in leftObject) {
+    if (!Object.hasOwn(leftObject, key)) continue;
     const value = leftObject[key];
     if (value === undefined) continue;
     defined += 1;
@@ -56,7 +62,9 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
       return false;
   }
   let rightDefined = 0;
-  for (const key of Object.keys(rightObject)) if (rightObject[key] !== undefined) rightDefined += 1;
+  for (const key in rightObject) {
+    if (Object.hasOwn(rightObject, key) && rightObject[key] !== undefined) rightDefined += 1;
+  }
   return defined === rightDefined;
 }
 
