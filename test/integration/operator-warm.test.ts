@@ -214,7 +214,8 @@ describe('warm workspaces', () => {
     await createWarmWorkflow('web', 'npm ci');
     const pod = await until('the warm-up Pod', () => getPod('web-warm-1').catch(() => undefined));
     const command = pod.spec?.containers[0]?.command ?? [];
-    expect(command).toEqual(expect.arrayContaining(['runner', '--prepare', '--keep-workspace']));
+    expect(command).toEqual(expect.arrayContaining(['runner', '--prepare']));
+    expect(command).not.toContain('--slot');
     expect(command).not.toContain('--unless-commit');
     expect(pod.metadata?.labels).toMatchObject({ 'lorenz.dev/warm-of': 'web' });
     expect(pod.metadata?.labels).not.toHaveProperty('lorenz.dev/issuerun');

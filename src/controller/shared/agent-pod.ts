@@ -201,7 +201,11 @@ export interface PodShape {
   owner: V1OwnerReference;
   /** The workspace claim; absent: an emptyDir. */
   claimName: string | undefined;
-  slot: number;
+  /**
+   * A run's ensemble slot: the runner is told it and where the issue's state is. Absent for a
+   * warm-up, which has neither (`runner --prepare` refuses the flags of a run).
+   */
+  slot: number | undefined;
   /** Flags after the common ones (mode, tools, credentials, SSH). */
   runnerArgs: string[];
 }
@@ -254,12 +258,10 @@ export function agentPod(options: AgentPodOptions, shape: PodShape): V1Pod {
       'runner',
       `--${RUNNER_FLAGS.inputs}`,
       INPUTS_DIR,
-      `--${RUNNER_FLAGS.slot}`,
-      String(shape.slot),
+      ...(shape.slot === undefined ? [] : [`--${RUNNER_FLAGS.slot}`, String(shape.slot)]),
       `--${RUNNER_FLAGS.workspace}`,
       WORKSPACE_DIR,
-      `--${RUNNER_FLAGS.issueStateFile}`,
-      ISSUE_STATE_PATH,
+      ...(shape.slot === undefined ? [] : [`--${RUNNER_FLAGS.issueStateFile}`, ISSUE_STATE_PATH]),
       `--${RUNNER_FLAGS.inputsDigestFile}`,
       INPUTS_DIGEST_PATH,
       ...shape.runnerArgs,

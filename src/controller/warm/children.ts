@@ -140,14 +140,13 @@ export function warmUpPod(options: {
       },
       owner: workflowOwnerReference(identity),
       claimName: name,
-      slot: 0,
+      // No slot, no issue: the runner's warm-up takes none of a run's flags.
+      slot: undefined,
       runnerArgs: [
         `--${RUNNER_FLAGS.prepare}`,
         ...(options.unlessCommit === undefined
           ? []
           : [`--${RUNNER_FLAGS.unlessCommit}`, options.unlessCommit]),
-        // The prepared tree is the snapshot's content: it outlives the Pod.
-        `--${RUNNER_FLAGS.keepWorkspace}`,
         ...gitCredentialsArgs(gitCredentialsSecret),
       ],
     },

@@ -8,6 +8,7 @@ import { warmConfigDigest } from '../../../../src/controller/warm/config-digest.
 import { afterCreateDependsOnIssue } from '../../../../src/controller/warm/issue-independence.js';
 import { warmUpPod } from '../../../../src/controller/warm/children.js';
 import { warmName } from '../../../../src/controller/warm/warm-names.js';
+import { parseRunnerInvocation } from '../../../../src/runner/args.js';
 import { claimedWorkspace, workflow } from '../../../support/fakes/objects.js';
 
 const config = (hooks: string, extra = '') =>
@@ -149,19 +150,17 @@ describe('the warm-up Pod', () => {
       'runner',
       '--inputs',
       '/lorenz/inputs',
-      '--slot',
-      '0',
       '--workspace',
       '/workspace',
-      '--issue-state-file',
-      '/lorenz/podinfo/issue-state',
       '--inputs-digest-file',
       '/lorenz/podinfo/inputs-digest',
       '--prepare',
-      '--keep-workspace',
       '--git-credentials',
       '/lorenz/git-credentials',
     ]);
+    // The runner in the Pod takes these flags as a warm-up (it refuses a run's flags there).
+    const invocation = parseRunnerInvocation(agent?.command?.slice(3) ?? []);
+    expect(invocation.mode).toBe('prepare');
     expect(pod.spec?.volumes).toEqual(
       expect.arrayContaining([
         { name: 'workspace', persistentVolumeClaim: { claimName: 'wf-warm-4' } },
@@ -173,10 +172,15 @@ describe('the warm-up Pod', () => {
     expect(pod.spec?.initContainers?.[0]?.name).toBe('install-runner');
   });
 
-  it('a head check adds --unless-commit', () => {
-    expect(make('abc123').spec?.containers[0]?.command).toEqual(
-      expect.arrayContaining(['--prepare', '--unless-commit', 'abc123', '--keep-workspace']),
+  it('a head check adds --unless-commit, which the runner takes', () => {
+    const command = make('a'.repeat(40)).spec?.containers[0]?.command ?? [];
+    expect(command).toEqual(
+      expect.arrayContaining(['--prepare', '--unless-commit', 'a'.repeat(40)]),
     );
+    expect(parseRunnerInvocation(command.slice(3))).toMatchObject({
+      mode: 'prepare',
+      args: { unlessCommit: 'a'.repeat(40) },
+    });
   });
 
   it('names are bounded like Pod names', () => {
