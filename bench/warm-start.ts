@@ -1,7 +1,8 @@
 // `npm run bench:warm`, second part: issue 32's start-time comparison. From an IssueRun's create
 // to its agent's first turn, for a repository whose setup takes 60 s, started clean (the
-// setup in after_create) and warm (the claim restored from a VolumeSnapshot of a volume
-// prepared once by the same setup, docs/snapshots.md). Goal: warm ≤ 5 s plus the claim's
+// setup in after_create) and warm (`workspace.warm`: the warm controller runs the setup once
+// into a warm-up claim and snapshots it; runs' claims are restored from that snapshot,
+// docs/snapshots.md#warm-workspaces). Goal: warm ≤ 5 s plus the claim's
 // restore, whatever the setup costs. A benchmark, not a test: it prints the figures beside
 // the goal and never fails on them. Needs root and Docker (the images of hack/images.sh), as
 // bench/pod-start.ts does; the node and its CSI stack are test/containers' (real-node-env.ts,
@@ -10,7 +11,8 @@
 // The setup is simulated: `sleep 60 && echo set up > setup-marker` (BENCH_SETUP_S). Both
 // Workflows have the same WORKFLOW.md (after_create the setup, before_run checking its
 // marker, the scripted agent the images ship, one turn) and a claim template of the CSI
-// class; `warm` adds `workspace.source`. Runs go one at a time, interleaved clean, warm, …;
+// class; `warm` adds `workspace.warm`, whose warm-up is timed first (the Workflow's create to
+// its status naming a ready snapshot). Runs go one at a time, interleaved clean, warm, …;
 // each is timed client side from its create (wall clock, ms) to:
 //   claim exists, claim Bound   (polled every 10 ms): the claim's restore is Bound − exists;
 //   first turn                  the runner's `turn_started` record's `at` in the run Pod's
@@ -22,9 +24,8 @@
 //   BENCH_SETUP_S  the simulated setup's seconds (60)
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
-import type { IssueRun } from '../src/api/index.js';
+import type { IssueRun, Workflow } from '../src/api/index.js';
 import { AGENT_CONTAINER_NAME } from '../src/api/run-pod.js';
-import { DEFAULT_RUN_AS_USER } from '../src/controller/issuerun/pod-builder.js';
 import { createKubeClient, getIfExists } from '../src/controller/runtime/client.js';
 import {
   controllerKubeConfig,
@@ -38,12 +39,7 @@ import {
   startRealNode,
   type RealNode,
 } from '../test/containers/real-node-env.js';
-import {
-  CSI_CONTROLLERS,
-  CSI_SNAPSHOT_CLASS,
-  CSI_STORAGE_CLASS,
-  startCsiStack,
-} from '../test/containers/csi-stack.js';
+import { CSI_CONTROLLERS, CSI_STORAGE_CLASS, startCsiStack } from '../test/containers/csi-stack.js';
 import { spawnSync } from 'node:child_process';
 
 const root = join(import.meta.dirname, '..');
@@ -58,8 +54,6 @@ const RUNS = envNumber('BENCH_RUNS', 3);
 const SETUP_S = envNumber('BENCH_SETUP_S', 60);
 const GOAL_MS = 5000;
 const NAMESPACE = 'bench-warm';
-const PREPARED_CLAIM = 'prepared';
-const SNAPSHOT = 'prepared-snap';
 // Not the tests' nodes, bench/pod-start.ts's, e2e-local's nor the dev cluster's.
 const IDENTITY = {
   LORENZ_NODE_NAME: 'lorenz-bench-warm',
@@ -111,85 +105,27 @@ const claimSpec = {
   resources: { requests: { storage: '10Mi' } },
 };
 
-/** The prepared claim: the setup run into .lorenz-source/, then `lorenz workspace digest` of it. */
-async function prepare(
-  node: RealNode,
-  built: { operator: string; agent: string },
-): Promise<string> {
-  const apply = (object: object) => node.kubectl(['apply', '-f', '-'], JSON.stringify(object));
-  apply({
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name: PREPARED_CLAIM, namespace: NAMESPACE },
-    spec: claimSpec,
-  });
-  const restricted = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
-  const mounts = [{ name: 'workspace', mountPath: '/workspace' }];
-  apply({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'prepare', namespace: NAMESPACE },
-    spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: DEFAULT_RUN_AS_USER,
-        fsGroup: DEFAULT_RUN_AS_USER,
-        fsGroupChangePolicy: 'OnRootMismatch',
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
-      initContainers: [
-        {
-          name: 'setup',
-          image: built.agent,
-          command: [
-            'sh',
-            '-c',
-            `set -e; mkdir -p /workspace/.lorenz-source; cd /workspace/.lorenz-source; ${SETUP}`,
-          ],
-          securityContext: restricted,
-          volumeMounts: mounts,
-        },
-      ],
-      containers: [
-        {
-          name: 'digest',
-          image: built.operator,
-          args: ['workspace', 'digest', '/workspace/.lorenz-source'],
-          securityContext: restricted,
-          volumeMounts: mounts,
-        },
-      ],
-      volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: PREPARED_CLAIM } }],
-    },
-  });
-  await node.waitForPod(
-    NAMESPACE,
-    'prepare',
-    (pod) => pod.status?.phase === 'Succeeded',
-    SETUP_S + 180,
-  );
-  const digest = node.kubectl(['-n', NAMESPACE, 'logs', 'prepare', '-c', 'digest']).trim();
-  apply({
-    apiVersion: 'snapshot.storage.k8s.io/v1',
-    kind: 'VolumeSnapshot',
-    metadata: { name: SNAPSHOT, namespace: NAMESPACE },
-    spec: {
-      volumeSnapshotClassName: CSI_SNAPSHOT_CLASS,
-      source: { persistentVolumeClaimName: PREPARED_CLAIM },
-    },
-  });
-  for (let i = 0; ; i += 1) {
-    const ready = node.kubectl([
-      ...['-n', NAMESPACE, 'get', 'volumesnapshot', SNAPSHOT],
-      ...['-o', 'jsonpath={.status.readyToUse}'],
-    ]);
-    if (ready === 'true') break;
-    if (i > 240) throw new Error(`VolumeSnapshot ${SNAPSHOT} not readyToUse in 120 s`);
-    await sleep(500);
+/**
+ * The warm Workflow's warm-up, timed from the Workflow's create to its status naming a ready
+ * snapshot: the warm controller's Pod runs the setup into .lorenz-source/ and digests it, then
+ * the claim is snapshotted (docs/snapshots.md#warm-workspaces).
+ */
+async function warmedUp(
+  admin: ReturnType<typeof createKubeClient>,
+  created: number,
+): Promise<{ snapshot: string; digest: string; ms: number }> {
+  const path = `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows/warm`;
+  const deadline = created + (SETUP_S + 240) * 1000;
+  for (;;) {
+    const warm = (await admin.request<Workflow>({ path })).status?.warm;
+    if (warm?.snapshot && warm.digest) {
+      return { snapshot: warm.snapshot, digest: warm.digest, ms: Date.now() - created };
+    }
+    if (warm?.reason === 'WarmUpFailed' || warm?.reason === 'WarmWorkspaceUnsupported')
+      throw new Error(`the warm-up failed: ${warm.reason}: ${warm.message ?? ''}`);
+    if (Date.now() > deadline) throw new Error('the warm snapshot was not ready in time');
+    await sleep(200);
   }
-  return digest;
 }
 
 /** The runner's JSON lines of the run's Pod (the agent container). */
@@ -273,7 +209,7 @@ const msSpread = (values: number[]) =>
 const spread = (values: number[]) =>
   `${seconds(median(values))} s (${seconds(Math.min(...values))}–${seconds(Math.max(...values))})`;
 
-function report(clean: Sample[], warm: Sample[]): void {
+function report(clean: Sample[], warm: Sample[], warmUpMs: number): void {
   const turn = (samples: Sample[]) => samples.map((s) => s.firstTurn);
   const restore = (samples: Sample[]) => samples.map((s) => s.claimBound - s.claimExists);
   const cleanTurn = median(turn(clean));
@@ -307,6 +243,9 @@ function report(clean: Sample[], warm: Sample[]): void {
     `warm first turn: median ${seconds(warmTurn)} s; goal ≤ 5 s + the claim's restore (${Math.round(warmRestore)} ms) = ${seconds(goal)} s: ${(warmTurn / goal).toFixed(2)}× the goal`,
   );
   console.log(
+    `the warm-up (Workflow created → status.warm names a ready snapshot, once per default-branch head): ${seconds(warmUpMs)} s`,
+  );
+  console.log(
     `warm without the claim's restore: ${seconds(warmTurn - warmRestore)} s; clean minus the setup: ${seconds(cleanTurn - SETUP_S * 1000)} s`,
   );
 }
@@ -327,15 +266,13 @@ async function main(): Promise<void> {
     await installOperator(node.cp, root);
     const admin = createKubeClient(node.cp.kubeConfig);
     try {
-      say(`preparing the snapshot's volume (the setup: ${SETUP_S} s)…`);
-      const digest = await prepare(node, built);
-      say(`prepared: ${digest}`);
       const workflow = scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', {
         hooks: HOOKS,
       });
-      for (const [name, source] of [
-        ['clean', undefined],
-        ['warm', { volumeSnapshot: { name: SNAPSHOT }, digest }],
+      const created = Date.now();
+      for (const [name, warm] of [
+        ['warm', { warm: {} }],
+        ['clean', {}],
       ] as const) {
         await admin.request({
           method: 'POST',
@@ -349,10 +286,7 @@ async function main(): Promise<void> {
               podTemplate: {
                 spec: { containers: [{ name: AGENT_CONTAINER_NAME, image: built.agent }] },
               },
-              workspace: {
-                volumeClaimTemplate: { spec: claimSpec },
-                ...(source ? { source } : {}),
-              },
+              workspace: { volumeClaimTemplate: { spec: claimSpec }, ...warm },
             },
           },
         });
@@ -362,7 +296,11 @@ async function main(): Promise<void> {
       });
       const clean: Sample[] = [];
       const warm: Sample[] = [];
+      let warmUp: Awaited<ReturnType<typeof warmedUp>> | undefined;
       try {
+        say(`the warm controller prepares the warm snapshot (the setup: ${SETUP_S} s)…`);
+        warmUp = await warmedUp(admin, created);
+        say(`warm: ${warmUp.snapshot} ${warmUp.digest} in ${seconds(warmUp.ms)} s`);
         for (let i = 1; i <= RUNS; i += 1) {
           for (const [workflow, samples] of [
             ['clean', clean],
@@ -378,7 +316,7 @@ async function main(): Promise<void> {
       } finally {
         await controller.stop();
       }
-      report(clean, warm);
+      report(clean, warm, warmUp?.ms ?? NaN);
     } finally {
       admin.close();
     }

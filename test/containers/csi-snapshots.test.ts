@@ -14,10 +14,16 @@ import {
   startCsiStack,
 } from './csi-stack.js';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
+import { installOperator } from '../integration/operator-harness.js';
 import { describeSnapshotStartsOnRealNode } from './snapshot-start.js';
+import { describeWarmStartsOnRealNode } from './warm-start.js';
 
 const images = inject('containerImages');
 const skipReason = realNodeSkipReason(images);
+const builtImages = () => {
+  if (!images.available) throw new Error(`no images: ${images.reason}`);
+  return { operator: images.operator, agent: images.agent };
+};
 if (skipReason) console.warn(`[containers] skipping the CSI snapshot tests: ${skipReason}`);
 
 // Not real-node.test.ts's node nor the dev cluster's: its own name, address, port, bridge, range.
@@ -153,6 +159,8 @@ describe.skipIf(skipReason !== '')('CSI volumes and snapshots on the real node',
     // Said in the log: what the stack adds to a node's start (its tools built, or cached).
     process.stderr.write(`[containers] CSI stack ready in ${(Date.now() - started) / 1000}s\n`);
     await node.createRestrictedNamespace(NAMESPACE);
+    // The CRDs and RBAC of the operator, once for the controllers the describes below start.
+    await installOperator(node.cp);
   }, 900_000);
 
   afterAll(async () => {
@@ -266,12 +274,10 @@ describe.skipIf(skipReason !== '')('CSI volumes and snapshots on the real node',
     ).toBe('');
   });
 
-  describeSnapshotStartsOnRealNode(
-    () => node,
-    () => {
-      if (!images.available) throw new Error(`no images: ${images.reason}`);
-      return { operator: images.operator, agent: images.agent };
-    },
-    { storageClass: CSI_STORAGE_CLASS, snapshotClass: CSI_SNAPSHOT_CLASS },
-  );
+  describeSnapshotStartsOnRealNode(() => node, builtImages, {
+    storageClass: CSI_STORAGE_CLASS,
+    snapshotClass: CSI_SNAPSHOT_CLASS,
+  });
+
+  describeWarmStartsOnRealNode(() => node, builtImages, { storageClass: CSI_STORAGE_CLASS });
 });

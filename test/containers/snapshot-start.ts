@@ -4,7 +4,7 @@
 // the claim snapshotted; a run then starts from it with the setup's marker there, no
 // after_create, and the digest checked; a run given another digest fails before any hook; a
 // snapshot that is not there (not yet, or deleted since) holds a run Stalled. Declared inside csi-snapshots.test.ts's
-// describe, on its node.
+// describe, on its node, which has the operator's CRDs and RBAC installed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import type { RunningController } from '../../src/controller/main.js';
@@ -12,7 +12,6 @@ import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.j
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import {
   controllerKubeConfig,
-  installOperator,
   issueRunManifest,
   startTestController,
   until,
@@ -141,7 +140,6 @@ export function describeSnapshotStartsOnRealNode(
     beforeAll(async () => {
       node = realNode();
       await node.createRestrictedNamespace(NAMESPACE);
-      await installOperator(node.cp);
       admin = createKubeClient(node.cp.kubeConfig);
       digest = await prepareAndDigest();
       apply({
