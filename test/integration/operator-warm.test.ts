@@ -4,7 +4,8 @@
 // the controller then records status.warm, deletes the warm-up's objects, starts held runs
 // from the snapshot, rebuilds on a config change, collects the superseded snapshot once no
 // run needs it, holds (or starts clean) runs while a failed warm-up has nothing ready, and
-// refuses an after_create that depends on the issue. The controller runs as its
+// refuses an after_create that depends on the issue; a snapshot source of another namespace
+// holds its run SnapshotNotFound. The controller runs as its
 // ServiceAccount: a verb missing from config/rbac fails here.
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -419,5 +420,55 @@ describe('warm workspaces', () => {
     });
     expect(warm.message).toMatch(/hooks\.after_create depends on the issue/);
     expect(await exists(`${path.pods}/perissue-warm-1`)).toBe(false);
+  });
+
+  it("a snapshot of another namespace is not the run's: Stalled SnapshotNotFound, no claim", async () => {
+    // Same name, ready, in a namespace the run is not in: a claim could not be restored from it.
+    await admin.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { metadata: { name: 'elsewhere' } },
+    });
+    await admin.request({
+      method: 'POST',
+      path: '/apis/snapshot.storage.k8s.io/v1/namespaces/elsewhere/volumesnapshots',
+      body: {
+        apiVersion: 'snapshot.storage.k8s.io/v1',
+        kind: 'VolumeSnapshot',
+        metadata: { name: 'theirs' },
+        spec: { volumeSnapshotClassName: 'csi-snap', source: { persistentVolumeClaimName: 'x' } },
+      },
+    });
+    await admin.request({
+      method: 'PATCH',
+      path: '/apis/snapshot.storage.k8s.io/v1/namespaces/elsewhere/volumesnapshots/theirs/status',
+      patchType: 'merge',
+      body: { status: { readyToUse: true, restoreSize: '1Gi' } },
+    });
+    await admin.request({
+      method: 'POST',
+      path: path.workflows(),
+      body: {
+        apiVersion: 'lorenz.dev/v1alpha1',
+        kind: 'Workflow',
+        metadata: { name: 'borrower' },
+        spec: {
+          workflow: text('true', false),
+          podTemplate,
+          workspace: {
+            volumeClaimTemplate: claimTemplate,
+            source: { volumeSnapshot: { name: 'theirs' }, digest: DIGEST_1 },
+          },
+        },
+      },
+    });
+    await createRun('borrower-1', 'borrower');
+    const run = await until('borrower-1 Stalled SnapshotNotFound', async () => {
+      const value = await getRun('borrower-1');
+      return value.status?.reason === 'SnapshotNotFound' ? value : undefined;
+    });
+    expect(run.status?.message).toContain(`in namespace ${NAMESPACE}`);
+    expect(await exists(`${claims}/borrower-1-0-workspace`)).toBe(false);
+    expect(await exists(`${path.pods}/borrower-1-0-1`)).toBe(false);
   });
 });
