@@ -1,7 +1,8 @@
-import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { parseTerminationSummary, type TerminationSummary } from '../../runner/summary.js';
 import type { SlotErrorCode } from '../../workflow/errors.js';
 import { AGENT_CONTAINER_NAME } from '../../api/run-pod.js';
+import { allContainerStatuses, waitingProblem } from '../shared/pod-waiting.js';
 import { admittedAt, kueueStop, podQueueName, queuedByKueue, queuedMessage } from './kueue.js';
 
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed';
@@ -64,17 +65,7 @@ export interface PodStatusOptions {
   pendingTimeoutMs: number;
 }
 
-export const DEFAULT_POD_STATUS_OPTIONS = {
-  imagePullGraceMs: 120_000,
-  pendingTimeoutMs: 600_000,
-} as const;
-
-const IMAGE_PULL_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName']);
-
-const allContainerStatuses = (pod: V1Pod): V1ContainerStatus[] => [
-  ...(pod.status?.initContainerStatuses ?? []),
-  ...(pod.status?.containerStatuses ?? []),
-];
+export { DEFAULT_POD_STATUS_OPTIONS } from '../shared/pod-waiting.js';
 
 /**
  * Failure codes of the engine → the IssueRun reason that names them. No default: a new code
@@ -199,22 +190,10 @@ function waitingVerdict(pod: V1Pod, options: PodStatusOptions): PodOutcome | nul
   if (queue !== undefined && queuedByKueue(pod)) return queuedOutcome(queue);
   const since = admittedAt(pod) ?? options.now.getTime();
   const age = options.now.getTime() - since;
-  for (const status of allContainerStatuses(pod)) {
-    const waiting = status.state?.waiting;
-    if (!waiting?.reason) continue;
-    const imagePull = IMAGE_PULL_REASONS.has(waiting.reason);
-    if (!imagePull && waiting.reason !== 'CreateContainerConfigError') continue;
-    const reason: PodReason = imagePull ? 'ImagePullFailed' : 'CreateContainerConfigError';
-    const message = `container ${status.name}: ${waiting.reason}: ${waiting.message ?? ''}`.trim();
-    const immediate = waiting.reason === 'InvalidImageName';
-    return failedPastGrace(options.imagePullGraceMs, age, reason, message, immediate);
-  }
-  const scheduled = pod.status?.conditions?.find((condition) => condition.type === 'PodScheduled');
-  if (scheduled?.status === 'False') {
-    const message = scheduled.message ?? scheduled.reason ?? 'the Pod cannot be scheduled';
-    return failedPastGrace(options.pendingTimeoutMs, age, 'Unschedulable', message);
-  }
-  return null;
+  const problem = waitingProblem(pod);
+  if (problem === null) return null;
+  const grace = problem.grace === 'imagePull' ? options.imagePullGraceMs : options.pendingTimeoutMs;
+  return failedPastGrace(grace, age, problem.reason, problem.message, problem.immediate);
 }
 
 function failedVerdict(pod: V1Pod, summary: TerminationSummary | null): PodOutcome {

@@ -8,6 +8,7 @@ import {
 } from '../../api/index.js';
 import { exponentialDelay } from '../runtime/backoff.js';
 import type { PodObject } from '../shared/resources.js';
+import { DEFAULT_POD_STATUS_OPTIONS, waitingProblem } from '../shared/pod-waiting.js';
 import { warmName } from './warm-names.js';
 
 /** A failed warm-up is tried again after base·2^(failures-1), at most the cap. */
@@ -57,7 +58,8 @@ export type WarmDecision =
   | { action: 'start'; build: number; name: string; unlessCommit?: string; why: string }
   /** The warm-up is recorded but its Pod is not made (or not seen yet): make its objects. */
   | { action: 'create'; name: string; unlessCommit?: string }
-  | { action: 'waitPod'; name: string }
+  /** The Pod has not ended; look again after recheckAfterMs (absent: when it changes). */
+  | { action: 'waitPod'; name: string; recheckAfterMs?: number }
   /** The Pod prepared the tree: snapshot its claim. */
   | { action: 'snapshot'; name: string; result: PreparedResult }
   | { action: 'waitSnapshot'; name: string; error?: string | undefined }
@@ -85,6 +87,30 @@ function endedWithout(pod: PodObject): string {
   return `warm-up Pod ${pod.metadata?.name ?? ''} ended ${pod.status?.phase ?? ''} with no result in its termination message (${how})`;
 }
 
+/**
+ * A warm-up Pod that has not ended: failed once it cannot start for longer than a run Pod may
+ * (an image that does not pull, a missing Secret key, no node that fits), so that a Workflow
+ * with a bad image says so and its runs are not held by a warm-up that never comes.
+ */
+function startingVerdict(pod: PodObject, name: string, now: number): WarmDecision {
+  const problem = waitingProblem(pod);
+  if (problem === null) return { action: 'waitPod', name };
+  const grace =
+    problem.grace === 'imagePull'
+      ? DEFAULT_POD_STATUS_OPTIONS.imagePullGraceMs
+      : DEFAULT_POD_STATUS_OPTIONS.pendingTimeoutMs;
+  const stamp: unknown = pod.metadata?.creationTimestamp;
+  // A string from the cache's JSON, a Date from a typed client.
+  const created =
+    stamp instanceof Date ? stamp.getTime() : typeof stamp === 'string' ? Date.parse(stamp) : NaN;
+  const age = Number.isNaN(created) ? 0 : now - created;
+  if (!problem.immediate && age < grace) {
+    return { action: 'waitPod', name, recheckAfterMs: grace - age };
+  }
+  const message = `warm-up Pod ${name} cannot start (${problem.reason}): ${problem.message}`;
+  return { action: 'record', name, outcome: 'failed', message };
+}
+
 /** The warm-up in progress, from its Pod and snapshot. */
 function decideBuilding(facts: WarmFacts, name: string): WarmDecision {
   const { pod } = facts;
@@ -100,7 +126,7 @@ function decideBuilding(facts: WarmFacts, name: string): WarmDecision {
       message: `warm-up Pod ${name} was deleted before it ended`,
     };
   }
-  if (!ended(pod)) return { action: 'waitPod', name };
+  if (!ended(pod)) return startingVerdict(pod, name, facts.now);
   const result = warmUpResultOf(pod);
   if (result === null)
     return { action: 'record', name, outcome: 'failed', message: endedWithout(pod) };

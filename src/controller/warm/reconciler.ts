@@ -195,8 +195,11 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
         }
         return keep;
       case 'waitConfig':
-      case 'waitPod':
         return keep;
+      case 'waitPod':
+        return decision.recheckAfterMs === undefined
+          ? keep
+          : { warm, requeueAfterMs: decision.recheckAfterMs };
       case 'idle':
         return {
           warm,

@@ -39,6 +39,38 @@ const READY: WarmStatus = {
 };
 const BUILDING: WarmStatus = { ...READY, build: 3, building: 'wf-warm-3' };
 
+/** A warm-up Pod made at `created` whose agent container waits for `reason`. */
+const waiting = (reason: string, created: number): PodObject => ({
+  metadata: { name: 'wf-warm-3', namespace: 'ns', creationTimestamp: new Date(created) },
+  status: {
+    phase: 'Pending',
+    containerStatuses: [
+      {
+        name: 'agent',
+        image: 'x',
+        imageID: '',
+        ready: false,
+        restartCount: 0,
+        state: { waiting: { reason, message: 'Back-off pulling image' } },
+      },
+    ],
+  },
+});
+const unschedulable = (created: number): PodObject => ({
+  metadata: { name: 'wf-warm-3', namespace: 'ns', creationTimestamp: new Date(created) },
+  status: {
+    phase: 'Pending',
+    conditions: [
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'Unschedulable',
+        message: '0/1 nodes are available',
+      },
+    ],
+  },
+});
+
 const pod = (phase: string, result?: WarmUpResult | string): PodObject => ({
   metadata: { name: 'wf-warm-3', namespace: 'ns' },
   status: {
@@ -171,6 +203,37 @@ const rows: { name: string; facts: WarmFacts; want: unknown }[] = [
     name: 'building, unsupported meanwhile: the warm-up in progress is seen to its end first',
     facts: facts({ warm: BUILDING, unsupported: 'x', pod: pod('Running') }),
     want: { action: 'waitPod', name: 'wf-warm-3' },
+  },
+  {
+    name: 'building, its image not pulled for 1 min: waits out the pull grace (2 min)',
+    facts: facts({ warm: BUILDING, pod: waiting('ImagePullBackOff', NOW - MIN) }),
+    want: { action: 'waitPod', name: 'wf-warm-3', recheckAfterMs: MIN },
+  },
+  {
+    name: 'building, its image not pulled for 3 min: failed, saying why, not held for ever',
+    facts: facts({ warm: BUILDING, pod: waiting('ImagePullBackOff', NOW - 3 * MIN) }),
+    want: {
+      action: 'record',
+      name: 'wf-warm-3',
+      outcome: 'failed',
+      message:
+        'warm-up Pod wf-warm-3 cannot start (ImagePullFailed): container agent: ImagePullBackOff: Back-off pulling image',
+    },
+  },
+  {
+    name: 'building, an image name that is not one: failed at once',
+    facts: facts({ warm: BUILDING, pod: waiting('InvalidImageName', NOW) }),
+    want: expect.objectContaining({ action: 'record', outcome: 'failed' }),
+  },
+  {
+    name: 'building, unschedulable for 11 min: failed past the pending timeout (10 min)',
+    facts: facts({ warm: BUILDING, pod: unschedulable(NOW - 11 * MIN) }),
+    want: {
+      action: 'record',
+      name: 'wf-warm-3',
+      outcome: 'failed',
+      message: 'warm-up Pod wf-warm-3 cannot start (Unschedulable): 0/1 nodes are available',
+    },
   },
   {
     name: 'building, its Pod seen before and gone: failed (deleted)',
