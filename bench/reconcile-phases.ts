@@ -150,7 +150,10 @@ export interface LoadRound {
   peakMiB: number;
   /** RSS after the warm-up object, before the load. */
   idleRssMiB: number;
-  /** CPU seconds the controller used from the first create until every Pod existed. */
+  /**
+   * CPU seconds the controller used from the first create until it was idle again (under
+   * 2 % of a core for a second): the Pods and the status writes that trail them.
+   */
   cpuSeconds: number;
   writes: WriteCount;
   /** The controller's CPU profile of the load (BENCH_PROFILE) as .cpuprofile JSON, and its sampled allocations. */
@@ -197,10 +200,12 @@ export async function lorenzLoad(
       concurrency: settings.concurrency,
       timeoutMs: settings.timeoutMs,
     });
+    const memory = await memoryOf(controller.pid);
+    // The status writes that trail the Pods are the load's too: counted until the
+    // controller is idle again, on both sides alike.
+    await settled(controller.pid, SETTLE_MS);
     const cpu = (await cpuSeconds(controller.pid)) - cpuBefore;
     const profile = settings.profile ? await controller.profileStop() : undefined;
-    const memory = await memoryOf(controller.pid);
-    await sleep(2000); // let the status writes that follow the Pods land
     const writes = await countWrites(cluster.auditLog, CONTROLLER_USER, ns, mark);
     return {
       figures,
@@ -244,9 +249,9 @@ export async function jobLoad(
       concurrency: settings.concurrency,
       timeoutMs: settings.timeoutMs,
     });
-    const cpu = (await cpuSeconds(manager.pid)) - cpuBefore;
     const memory = await memoryOf(manager.pid);
-    await sleep(2000);
+    await settled(manager.pid, SETTLE_MS);
+    const cpu = (await cpuSeconds(manager.pid)) - cpuBefore;
     const writes = await countWrites(cluster.auditLog, JOB_CONTROLLER_USER, ns, mark);
     await removeJobs(cluster, ns);
     return { figures, ...memory, idleRssMiB: idle.rssMiB, cpuSeconds: cpu, writes };
@@ -376,6 +381,9 @@ export async function cpuSeconds(pid: number): Promise<number> {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
+
+/** How long a load's controller may take to go idle after its last Pod (settled). */
+const SETTLE_MS = 30_000;
 
 /** Waits until the process is (nearly) idle: under 2 % of a core over one second. */
 export async function settled(pid: number, timeoutMs: number): Promise<void> {

@@ -259,7 +259,7 @@ async function main(): Promise<void> {
             row('controller RSS before the load', lorenz.idleRssMiB, (b) => b.idleRssMiB, mib, ''),
             row('controller RSS after the load', lorenz.rssMiB, (b) => b.rssMiB, mib, ''),
             row(
-              'controller CPU during the load',
+              'controller CPU, load until idle',
               lorenz.cpuSeconds,
               (b) => b.cpuSeconds,
               cpu,

@@ -40,9 +40,12 @@ export async function nodeLoss(
     (await env.admin.request<{ items: IssueRun[] }>({ path: runsPath })).items.filter((run) =>
       wanted.has(run.metadata.name ?? ''),
     );
-  // Mid-run: every run's Pod is running its hooks.
+  // Mid-run: every run's Pod is running its hooks. A read refused for a moment (429 while the
+  // apiserver's cache of IssueRuns initializes, seen under load) is read again.
   const deadline = Date.now() + 120_000;
-  while ((await list()).filter((run) => run.status?.phase === 'Running').length < names.length) {
+  const running = async () =>
+    (await list().catch(() => [] as IssueRun[])).filter((run) => run.status?.phase === 'Running');
+  while ((await running()).length < names.length) {
     if (Date.now() > deadline) throw new Error('the runs never all ran on the first node');
     await sleep(500);
   }

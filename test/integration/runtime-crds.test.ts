@@ -7,6 +7,9 @@ import {
   type ControlPlane,
 } from '../../hack/cluster/control-plane.js';
 import { writeInput } from '../support/child-input.js';
+import { createKubeClient } from '../../src/controller/runtime/index.js';
+import { createStatusWriter } from '../../src/controller/shared/status-writer.js';
+import { ISSUERUNS } from '../../src/controller/shared/resources.js';
 import { ISSUE_RUN_COLUMNS } from './operator-harness.js';
 
 /** The column names of a table `kubectl get` printed. */
@@ -287,6 +290,36 @@ describe('Lorenz CRDs on a real apiserver', () => {
     for (const [args, allowed] of cases) {
       const result = await kubectl(['auth', 'can-i', ...args, `--as=${as}`]);
       expect(result.stdout.trim(), args.join(' ')).toBe(allowed ? 'yes' : 'no');
+    }
+  });
+
+  it('write a status only to the object it was built for: another under the name refuses it', async () => {
+    const run = () =>
+      issueRun('run-uid', { workflowRef: { name: 'wf' }, issue: { ...ISSUE, id: 'i-9' } });
+    const uidOf = async () =>
+      (await kubectl(['get', 'issuerun', 'run-uid', '-o', 'jsonpath={.metadata.uid}'])).stdout;
+    expect((await apply(run())).code).toBe(0);
+    const first = await uidOf();
+    const client = createKubeClient(cp.kubeConfig);
+    try {
+      const statuses = createStatusWriter(client, ISSUERUNS);
+      const key = 'default/run-uid';
+      await statuses.write(key, 'default', 'run-uid', { phase: 'Pending' }, 0, undefined, first);
+      expect(
+        (await kubectl(['get', 'issuerun', 'run-uid', '-o', 'jsonpath={.status.phase}'])).stdout,
+      ).toBe('Pending');
+      // Deleted and made again under the name: the status built for the first is refused.
+      expect((await kubectl(['delete', 'issuerun', 'run-uid'])).code).toBe(0);
+      expect((await apply(run())).code).toBe(0);
+      expect(await uidOf()).not.toBe(first);
+      await expect(
+        statuses.write(key, 'default', 'run-uid', { phase: 'Running' }, 0, undefined, first),
+      ).rejects.toThrow();
+      expect(
+        (await kubectl(['get', 'issuerun', 'run-uid', '-o', 'jsonpath={.status.phase}'])).stdout,
+      ).toBe('');
+    } finally {
+      client.close();
     }
   });
 });

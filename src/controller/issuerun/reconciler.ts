@@ -8,7 +8,7 @@ import {
 import type { KubeClient } from '../runtime/client.js';
 import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
-import type { ReconcileResult } from '../runtime/controller.js';
+import type { ReconcileContext, ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
@@ -217,6 +217,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     pods: readonly PodObject[],
     /** The cached Pods controlled by an IssueRun of this name: an earlier run's may be among them. */
     namesakePods: readonly PodObject[],
+    /** Aborted when this replica stops leading: the start's status is then not written. */
+    signal: AbortSignal | undefined,
   ): Promise<ReconcileResult> {
     const verdict = await checkStart(preconditions, run, pods);
     if (!verdict.start) {
@@ -278,8 +280,10 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
       inputsConfigMap,
       workspaceSource: source,
     });
-    const result = await patchStatus(key, current, next, true);
-    return endedUnread ? { requeueAfter: 0 } : result;
+    // Written after this worker moves on (status-store.ts, patchLater): in a burst, the next
+    // runs' Pod creates go to the apiserver before this status, whose write holds no worker.
+    store.patchLater(key, current, next, signal);
+    return endedUnread ? { requeueAfter: 0 } : undefined;
   }
 
   /** Running: map the Pods and logs to a status; the end is written at once. */
@@ -368,7 +372,10 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     return Number.isFinite(after) ? { requeueAfter: after } : result;
   }
 
-  return async function reconcileIssueRun(key: string): Promise<ReconcileResult> {
+  return async function reconcileIssueRun(
+    key: string,
+    context?: ReconcileContext,
+  ): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
     const cachedRun = deps.issueRuns.get(namespace, name);
     if (!cachedRun || cachedRun.metadata.deletionTimestamp) {
@@ -397,7 +404,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     if (hasFinished(run, pods, deps.now())) return finishedRun(key, run);
     if (run.spec.cancelRequested) return cancelRun(key, run, pods);
     if (!run.status?.inputsConfigMap || (run.status.slots ?? []).length === 0) {
-      return startRun(key, run, pods, deps.pods.ownedByName(namespace, ISSUERUN_KIND, name));
+      const namesakes = deps.pods.ownedByName(namespace, ISSUERUN_KIND, name);
+      return startRun(key, run, pods, namesakes, context?.signal);
     }
     const cachedPods = new Set(pods.map((pod) => pod.metadata?.name ?? ''));
     if (expectations.unmet(runUid(run), cachedPods, deps.now().getTime())) {

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../workflow/errors.js';
 import type { Logger } from 'pino';
 import type { IssueRun, Workflow } from '../../api/index.js';
 import {
@@ -156,6 +157,15 @@ export function setupIssueRunController(
     progressIntervalMs: options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
     events: lifecycleEvents,
     onWritten: metrics.statusWritten,
+    // A start's status that could not be written: the run starts again from what the
+    // apiserver holds (its objects exist, so nothing is made twice).
+    onDeferredFailed: (key, error) => {
+      logger.warn(
+        { key, err: errorMessage(error) },
+        'writing a start status failed; reconciling again',
+      );
+      enqueue(key);
+    },
   });
   const controller = manager.controller({
     name: 'issuerun',

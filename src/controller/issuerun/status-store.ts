@@ -9,6 +9,7 @@ import {
 } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
 import { failpoint } from '../runtime/failpoints.js';
+import { createLane, type Lane } from '../runtime/lane.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
 import { splitKey } from '../runtime/informer.js';
@@ -51,6 +52,17 @@ export interface RunStatusStore {
     /** Slots of attempts this write replaces (a retry): their last usage is counted first. */
     ended?: readonly SlotStatus[],
   ) => Promise<ReconcileResult>;
+  /**
+   * Writes a start's status after the caller has moved on: the status is the key's freshest
+   * at once (fresh(), freshRuns(), and every later write of the key waits for it), and goes
+   * out through a narrow lane, so that in a burst the Pod creates of the starts behind it
+   * reach the apiserver first. Skipped when `signal` is aborted before its turn (a replica
+   * that stopped leading writes nothing); a write that fails is forgotten and `onDeferredFailed`
+   * told, so that the key is reconciled again from what the apiserver holds.
+   */
+  patchLater: (key: string, run: IssueRun, next: IssueRunStatus, signal?: AbortSignal) => void;
+  /** Resolves once every status handed to patchLater so far is written, skipped or failed. */
+  settled: () => Promise<void>;
   /** A status with no Pods behind it: waiting on the Workflow, or ended before any Pod. */
   writePodless: (key: string, run: IssueRun, state: RunState) => Promise<ReconcileResult>;
   /** Writes the run's branch into its status; returns the run as it now stands. */
@@ -130,6 +142,12 @@ export function carryInbox(
   return withLatest(next, latest, 'inbox');
 }
 
+/**
+ * patchLater's writes in flight at once. Eight: a burst's 500 start statuses then trail its
+ * Pod creates by about a second instead of sharing the apiserver with them.
+ */
+const DEFERRED_WRITES_AT_ONCE = 8;
+
 /** Runs the writes of one key one after another (two writers in one process). */
 function createKeyedSerializer() {
   const tails = new Map<string, Promise<unknown>>();
@@ -162,9 +180,15 @@ export function createRunStatusStore(deps: {
     | undefined;
   /** The time zone the run's budget counts days in (its Workflow's); UTC when absent. */
   budgetTimeZone?: ((run: IssueRun) => string) | undefined;
+  /** Told of a patchLater write that failed: the key should be reconciled again. */
+  onDeferredFailed?: ((key: string, error: unknown) => void) | undefined;
 }): RunStatusStore {
   const statuses = createStatusWriter<IssueRunStatus>(deps.client, ISSUERUNS);
   const serial = createKeyedSerializer();
+  const deferredLane = createLane(DEFERRED_WRITES_AT_ONCE);
+  /** patchLater's statuses not written yet: the freshest of their keys meanwhile. */
+  const pending = new Map<string, IssueRunStatus>();
+  const deferred = new Set<Promise<void>>();
   /** The freshest status of the key: the informer's, or this store's last write if newer. */
   const latest = (key: string, run: IssueRun): IssueRunStatus | undefined => {
     const { namespace, name } = splitKey(key);
@@ -189,12 +213,26 @@ export function createRunStatusStore(deps: {
   const dayOf = (run: IssueRun): string =>
     budgetDay(deps.now(), deps.budgetTimeZone?.(run) ?? DEFAULT_BUDGET_TIME_ZONE);
 
-  const patch: RunStatusStore['patch'] = (key, run, built, urgent, ended) =>
-    serial(key, () => {
+  const patch = (
+    key: string,
+    run: IssueRun,
+    built: IssueRunStatus,
+    urgent: boolean,
+    ended?: readonly SlotStatus[],
+    /** What the write waits for its turn in (patchLater's lane); at once when absent. */
+    lane?: Lane,
+    signal?: AbortSignal,
+  ): Promise<ReconcileResult> => {
+    const write = async (): Promise<ReconcileResult> => {
+      if (signal?.aborted) return;
       const base = latest(key, run);
       const carried = carryInbox(carryReview(built, base), base);
-      return patchNow(key, run, carryUsage(carried, base, dayOf(run), ended), urgent, base);
-    });
+      const next = carryUsage(carried, base, dayOf(run), ended);
+      // Written later, the name may hold another run by then (deleted and made again).
+      return patchNow(key, run, next, urgent, base, lane ? run.metadata.uid : undefined);
+    };
+    return serial(key, () => (lane ? lane(write) : write()));
+  };
 
   const patchNow = async (
     key: string,
@@ -202,6 +240,7 @@ export function createRunStatusStore(deps: {
     next: IssueRunStatus,
     urgent: boolean,
     base: IssueRunStatus | undefined,
+    uid?: string,
   ): Promise<ReconcileResult> => {
     if (jsonEqual(next, base ?? {})) return;
     const now = deps.now().getTime();
@@ -216,7 +255,7 @@ export function createRunStatusStore(deps: {
     // Before the status: a restart in between computes the same Events again (see
     // events/lifecycle.ts), where one after it would lose them.
     await deps.events?.(runLifecycleEvents(run, run.status, next));
-    await statuses.write(key, namespace, name, next, now);
+    await statuses.write(key, namespace, name, next, now, undefined, uid);
     deps.onWritten?.(run, run.status, next);
   };
 
@@ -292,14 +331,38 @@ export function createRunStatusStore(deps: {
   const countUsage: RunStatusStore['countUsage'] = (key, run, ended) =>
     update(key, run, (status) => carryUsage(status, status, dayOf(run), ended));
 
+  const patchLater: RunStatusStore['patchLater'] = (key, run, built, signal) => {
+    pending.set(key, built);
+    const write = patch(key, run, built, true, undefined, deferredLane, signal);
+    const done = write.then(
+      () => {
+        if (pending.get(key) === built) pending.delete(key);
+      },
+      (error: unknown) => {
+        if (pending.get(key) === built) pending.delete(key);
+        deps.onDeferredFailed?.(key, error);
+      },
+    );
+    deferred.add(done);
+    void done.then(() => deferred.delete(done));
+  };
+
+  const settled = async () => {
+    while (deferred.size > 0) await Promise.all([...deferred]);
+  };
+
   const fresh: RunStatusStore['fresh'] = (key, run) => {
+    const waiting = pending.get(key);
+    if (waiting) return { ...run, status: waiting };
     const cached = { resourceVersion: run.metadata.resourceVersion, status: run.status };
     return { ...run, status: statuses.freshest(key, cached) };
   };
 
   return {
     statusOf,
-    patch,
+    patch: (key, run, next, urgent, ended) => patch(key, run, next, urgent, ended),
+    patchLater,
+    settled,
     writePodless,
     storeBranch,
     storeHosts,
@@ -308,6 +371,9 @@ export function createRunStatusStore(deps: {
     fresh,
     freshRuns: (namespace) =>
       deps.issueRuns.list(namespace).map((each) => fresh(runKey(each), each)),
-    forget: (key) => statuses.forget(key),
+    forget: (key) => {
+      statuses.forget(key);
+      pending.delete(key);
+    },
   };
 }

@@ -148,7 +148,8 @@ export function createStatusWriter<S extends object>(
     },
     /**
      * Writes `status`. `before`: the freshest status known (freshest()), needed with `leave`
-     * to remove the fields `status` drops.
+     * to remove the fields `status` drops. `uid`: the object the status was built for; the
+     * apiserver refuses the patch (its `test` fails) when the name now holds another one.
      */
     async write(
       key: string,
@@ -157,17 +158,19 @@ export function createStatusWriter<S extends object>(
       status: S,
       now: number,
       before?: S,
+      uid?: string,
     ): Promise<void> {
+      const operations =
+        leave.length === 0
+          ? [{ op: 'add', path: '/status', value: status }]
+          : statusFieldsPatch(before, status, leave);
       const object = await client.request<{ metadata?: { resourceVersion?: string } }>({
         method: 'PATCH',
         path: resourcePath(resource, namespace, name, 'status'),
         // A JSON patch replacing the whole status: a merge patch would drop every null
         // (exitCode: null of a killed hook means "deleted" in merge-patch semantics).
         patchType: 'json',
-        body:
-          leave.length === 0
-            ? [{ op: 'add', path: '/status', value: status }]
-            : statusFieldsPatch(before, status, leave),
+        body: uid ? [{ op: 'test', path: '/metadata/uid', value: uid }, ...operations] : operations,
         // Only the resourceVersion is read back: the whole object (its managed fields
         // included) was serialized by the apiserver and parsed here for nothing.
         headers: { Accept: ACCEPT_METADATA_ONLY },
