@@ -85,21 +85,21 @@ export const pipelineSchema = z.object({
   web_url: z.string().nullish(),
 });
 
-export const jobSchema = z.object({
+/** What a pipeline job and an external commit status share: each is one check of a commit. */
+const checkSchema = z.object({
   id: z.number(),
   name: z.string(),
   status: z.string(),
   allow_failure: z.boolean().optional(),
+});
+
+export const jobSchema = checkSchema.extend({
   failure_reason: z.string().nullish(),
   web_url: z.string().nullish(),
 });
 export type GitlabJob = z.infer<typeof jobSchema>;
 
-export const commitStatusSchema = z.object({
-  id: z.number(),
-  name: z.string(),
-  status: z.string(),
-  allow_failure: z.boolean().optional(),
+export const commitStatusSchema = checkSchema.extend({
   description: z.string().nullish(),
   target_url: z.string().nullish(),
 });
