@@ -1,7 +1,7 @@
 // Link-header pagination for the code host, bounded: a pull request with more than ten pages
 // of comments is read as far as ten pages and the rest is said in a warning, because the
 // review loop must go on (a round on what it has) rather than fail the run.
-import { nextLink } from '../tracker/github/pages.js';
+import { nextLink, resolveNextLink } from '../tracker/github/pages.js';
 import { type GithubTransport, githubFailure, githubGet } from '../tracker/github/transport.js';
 
 /** GitHub's largest page. */
@@ -60,6 +60,7 @@ export async function codehostPages(
   return items;
 }
 
+/** The next page's URL, or null on the last page; a link not to follow is `codehost_response`. */
 function followed(
   transport: GithubTransport,
   next: string | null,
@@ -69,29 +70,11 @@ function followed(
   what: string,
 ): string | null {
   if (next === null) return null;
-  let resolved: URL;
-  try {
-    resolved = new URL(next, current);
-  } catch {
-    throw githubFailure(
-      transport,
-      'codehost_response',
-      `GitHub's next link of ${what} is not a URL`,
-    );
-  }
-  if (resolved.origin !== origin) {
-    throw githubFailure(
-      transport,
-      'codehost_response',
-      `GitHub's next link of ${what} leaves ${origin}; not followed`,
-    );
-  }
-  if (seen.has(resolved.toString())) {
-    throw githubFailure(
-      transport,
-      'codehost_response',
-      `GitHub's next link of ${what} points at an earlier page`,
-    );
-  }
-  return resolved.toString();
+  const resolved = resolveNextLink(next, current, origin, seen);
+  if ('url' in resolved) return resolved.url;
+  throw githubFailure(
+    transport,
+    'codehost_response',
+    `GitHub's next link of ${what} ${resolved.problem}`,
+  );
 }

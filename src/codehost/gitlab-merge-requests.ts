@@ -5,6 +5,7 @@ import {
   type GitlabMergeRequest,
   branchSchema,
   compareSchema,
+  getChecked,
   mergeRequestSchema,
   parseAnswer,
 } from './gitlab-schemas.js';
@@ -42,10 +43,7 @@ export async function getMergeRequest(
   signal: AbortSignal | undefined,
 ): Promise<PullRequest> {
   const url = projectUrl(context, `/merge_requests/${iid}`);
-  const answer = await gitlabGet(context.transport, url, { signal });
-  return pullRequestOf(
-    parseAnswer(context.transport, mergeRequestSchema, answer.body, pathOf(url)),
-  );
+  return pullRequestOf(await getChecked(context.transport, mergeRequestSchema, url, signal));
 }
 
 export async function findOpenMergeRequest(
@@ -54,8 +52,7 @@ export async function findOpenMergeRequest(
   signal: AbortSignal | undefined,
 ): Promise<PullRequest | null> {
   const url = projectUrl(context, '/merge_requests', { source_branch: head, state: 'opened' });
-  const answer = await gitlabGet(context.transport, url, { signal });
-  const list = parseAnswer(context.transport, mergeRequestSchema.array(), answer.body, pathOf(url));
+  const list = await getChecked(context.transport, mergeRequestSchema.array(), url, signal);
   // A fork's merge request into this project can use the same branch name: not ours.
   const own = list.filter(
     (mr) =>
@@ -139,7 +136,6 @@ export async function compareBranches(
     to: head,
     straight: 'false',
   });
-  const compare = await gitlabGet(transport, compareUrl, { signal });
-  const parsed = parseAnswer(transport, compareSchema, compare.body, pathOf(compareUrl));
+  const parsed = await getChecked(transport, compareSchema, compareUrl, signal);
   return { aheadBy: parsed.commits.length, headSha };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type GitlabTransport, gitlabFailure } from './gitlab-transport.js';
+import { type GitlabTransport, gitlabFailure, gitlabGet } from './gitlab-transport.js';
 
 // The shapes of GitLab REST v4 answers, as much of each as the review loop reads (extra
 // fields pass). Where GitLab's docs say a field may be null, it may be null here too.
@@ -85,21 +85,21 @@ export const pipelineSchema = z.object({
   web_url: z.string().nullish(),
 });
 
-export const jobSchema = z.object({
+/** What a pipeline job and an external commit status share: each is one check of a commit. */
+const checkSchema = z.object({
   id: z.number(),
   name: z.string(),
   status: z.string(),
   allow_failure: z.boolean().optional(),
+});
+
+export const jobSchema = checkSchema.extend({
   failure_reason: z.string().nullish(),
   web_url: z.string().nullish(),
 });
 export type GitlabJob = z.infer<typeof jobSchema>;
 
-export const commitStatusSchema = z.object({
-  id: z.number(),
-  name: z.string(),
-  status: z.string(),
-  allow_failure: z.boolean().optional(),
+export const commitStatusSchema = checkSchema.extend({
   description: z.string().nullish(),
   target_url: z.string().nullish(),
 });
@@ -122,6 +122,17 @@ export function parseAnswer<T>(
     `GitLab's answer for ${path} is not what its API documents${where}`,
     { path },
   );
+}
+
+/** GET one URL and check its answer against the schema (parseAnswer, naming the URL's path). */
+export async function getChecked<T>(
+  transport: GitlabTransport,
+  schema: z.ZodType<T>,
+  url: string,
+  signal: AbortSignal | undefined,
+): Promise<T> {
+  const answer = await gitlabGet(transport, url, { signal });
+  return parseAnswer(transport, schema, answer.body, new URL(url).pathname);
 }
 
 /**

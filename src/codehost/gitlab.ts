@@ -23,12 +23,8 @@ import {
   openMergeRequest,
 } from './gitlab-merge-requests.js';
 import { gitlabFeedback } from './gitlab-reviews.js';
-import { parseAnswer, projectSchema, userSchema } from './gitlab-schemas.js';
-import {
-  GITLAB_REQUEST_TIMEOUT_MS,
-  SHARED_GITLAB_ETAG_CACHE,
-  gitlabGet,
-} from './gitlab-transport.js';
+import { getChecked, projectSchema, userSchema } from './gitlab-schemas.js';
+import { GITLAB_REQUEST_TIMEOUT_MS, SHARED_GITLAB_ETAG_CACHE } from './gitlab-transport.js';
 
 export { withoutDraftPrefix } from './gitlab-merge-requests.js';
 
@@ -86,8 +82,7 @@ function contextOf(options: CodeHostOptions, internals: GitlabInternals): Gitlab
 async function defaultBranch(context: GitlabContext, signal?: AbortSignal): Promise<string> {
   const url = projectUrl(context, '');
   const path = new URL(url).pathname;
-  const answer = await gitlabGet(context.transport, url, { signal });
-  const project = parseAnswer(context.transport, projectSchema, answer.body, path);
+  const project = await getChecked(context.transport, projectSchema, url, signal);
   if (project.default_branch === null || project.default_branch === '') {
     throw new LorenzError(
       'codehost_response',
@@ -100,8 +95,7 @@ async function defaultBranch(context: GitlabContext, signal?: AbortSignal): Prom
 
 async function identity(context: GitlabContext, signal?: AbortSignal): Promise<string> {
   const url = `${context.transport.apiUrl}/user`;
-  const answer = await gitlabGet(context.transport, url, { signal });
-  return parseAnswer(context.transport, userSchema, answer.body, new URL(url).pathname).username;
+  return (await getChecked(context.transport, userSchema, url, signal)).username;
 }
 
 export function createGitlabCodeHost(

@@ -21,6 +21,7 @@ import { runIssueLifecycle } from '../workspace/lifecycle.js';
 import { restoreSource } from './snapshot-restore.js';
 import { parseRunnerInvocation, type RunnerArgs, type RunnerInvocation } from './args.js';
 import { runPrepare } from './prepare.js';
+import type { RunnerProcess } from './process.js';
 import { credentialSecrets, loadGitCredentials } from '../workspace/git/index.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { createIssueStateCheck } from './issue-state.js';
@@ -49,15 +50,9 @@ export {
  * with the core engine and the local executor, reports every event as a JSON line on
  * stdout (the controller follows the Pod log), and leaves a compact summary in the
  * termination message. It never talks to the Kubernetes API.
+ * On SIGTERM (`signal`) the agent stops; after_run still runs.
  */
-export interface RunnerOptions extends RunnerArgs {
-  env: NodeJS.ProcessEnv;
-  write: (line: string) => void;
-  /** A promise while `write`'s destination is behind (a full stdout pipe); absent: never. */
-  drained?: () => Promise<void> | undefined;
-  /** Aborted on SIGTERM: the agent stops, after_run still runs. */
-  signal?: AbortSignal;
-  executor?: Executor;
+export interface RunnerOptions extends RunnerArgs, RunnerProcess {
   /** Seam for tests: the agent step for a config and a rendered prompt. */
   createAgentStep?: (options: {
     config: WorkflowConfig;

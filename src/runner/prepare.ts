@@ -25,6 +25,7 @@ import {
 import { runHook } from '../workspace/hooks.js';
 import { workspaceTreeDigest } from '../workspace/tree-digest.js';
 import type { PrepareArgs } from './args.js';
+import type { RunnerProcess } from './process.js';
 import { readVerifiedInputs, requireInput } from './inputs.js';
 import { readSecret } from './read-secret.js';
 import { createRedactor, secretsFromEnv, type Redactor } from './redact.js';
@@ -35,16 +36,9 @@ import { createRedactor, secretsFromEnv, type Redactor } from './redact.js';
  * branch cloned, the repository's setup run, after_create run (rendered with WARM_UP_ISSUE),
  * then digests the tree. Events go to stdout as a run's do, ending with `warm_up_completed`;
  * the WarmUpResult goes to the termination message. Exit 0 prepared or unchanged, 1 failed.
+ * On SIGTERM (`signal`) the clone, setup or after_create is stopped.
  */
-export interface PrepareOptions extends PrepareArgs {
-  env: NodeJS.ProcessEnv;
-  write: (line: string) => void;
-  /** A promise while `write`'s destination is behind (a full stdout pipe); absent: never. */
-  drained?: () => Promise<void> | undefined;
-  /** Aborted on SIGTERM: the clone, setup or after_create is stopped. */
-  signal?: AbortSignal;
-  executor?: Executor;
-}
+export type PrepareOptions = PrepareArgs & RunnerProcess;
 
 /** The slot every record of a warm-up names: it prepares one tree. */
 const SLOT = 0;

@@ -83,7 +83,9 @@ export type LorenzErrorCode =
  * The code of a failed slot (SlotSummary, an agent step's result, the runner's termination
  * message): any LorenzErrorCode, or an outcome that no LorenzError is thrown for. Every
  * mapping from a code (status reason, exit code) is an exhaustive switch over this union or
- * LorenzErrorCode, so a new code does not compile until each mapping places it.
+ * LorenzErrorCode, so a new code does not compile until each mapping places it. The switches
+ * list the same families (agent, tracker, code host) on purpose: a family mapped once for all
+ * would let a new code take its family's place unseen (budget_exceeded has its own reason).
  */
 export type SlotErrorCode =
   | LorenzErrorCode

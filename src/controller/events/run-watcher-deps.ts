@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { IssueRun, IssueRunStatus, Workflow } from '../../api/index.js';
 import type { KubeClient } from '../runtime/client.js';
-import { type Informer, splitKey } from '../runtime/informer.js';
+import { type Informer, liveObject } from '../runtime/informer.js';
 import type { Manager } from '../runtime/manager.js';
 import { type RunnableWorkflow, createWorkflowConfigCache } from '../shared/config-snapshot.js';
 import { ISSUERUNS, WORKFLOWS } from '../shared/resources.js';
@@ -82,8 +82,7 @@ export function currentRun(
   deps: { issueRuns: Informer<IssueRun>; store: Pick<RunWatcherStore, 'fresh'> },
   key: string,
 ): IssueRun | undefined {
-  const { namespace = '', name } = splitKey(key);
-  const cached = deps.issueRuns.get(namespace, name);
-  if (!cached || cached.metadata.deletionTimestamp) return undefined;
+  const cached = liveObject(deps.issueRuns, key);
+  if (!cached) return undefined;
   return deps.store.fresh(key, cached);
 }

@@ -18,16 +18,9 @@ import type { SlotView } from './status.js';
  * What the controller asks Kueue's API (kueue.x-k8s.io/v1beta2), read only: does the
  * LocalQueue a run names exist, and why does Kueue hold a queued attempt (docs/queues.md).
  */
-export const LOCAL_QUEUES: ResourceRef = {
-  group: 'kueue.x-k8s.io',
-  version: 'v1beta2',
-  plural: 'localqueues',
-};
-export const WORKLOADS: ResourceRef = {
-  group: 'kueue.x-k8s.io',
-  version: 'v1beta2',
-  plural: 'workloads',
-};
+const KUEUE_API = { group: 'kueue.x-k8s.io', version: 'v1beta2' } as const;
+export const LOCAL_QUEUES: ResourceRef = { ...KUEUE_API, plural: 'localqueues' };
+export const WORKLOADS: ResourceRef = { ...KUEUE_API, plural: 'workloads' };
 
 /**
  * Why a run that names a LocalQueue cannot start: Kueue is not installed (its API is not

@@ -10,7 +10,7 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import { isNotFound, resourcePath } from '../runtime/client.js';
 import type { ReconcileContext, ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { liveObject, splitKey } from '../runtime/informer.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { ISSUERUNS, type PodObject } from '../shared/resources.js';
 import { ensureRunObjects, startOf } from './ensure.js';
@@ -377,8 +377,8 @@ export function createIssueRunReconciler(deps: IssueRunReconcilerDeps) {
     context?: ReconcileContext,
   ): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
-    const cachedRun = deps.issueRuns.get(namespace, name);
-    if (!cachedRun || cachedRun.metadata.deletionTimestamp) {
+    const cachedRun = liveObject(deps.issueRuns, key);
+    if (!cachedRun) {
       store.forget(key);
       const uid = uids.get(key);
       if (uid !== undefined) forgetRun(uid);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { createHttp2Pool } from './http2-pool.js';
+import { tlsMaterial } from './tls-material.js';
 import { textChunks, type HttpResponse } from './text-chunks.js';
 
 /**
@@ -274,15 +275,8 @@ export function createKubeClient(kubeConfig: KubeConfig): KubeClient {
     agent ??= secure
       ? new https.Agent({
           keepAlive: true,
-          ca: tls.ca,
-          cert: tls.cert,
-          key: tls.key,
-          pfx: tls.pfx,
-          passphrase: tls.passphrase,
+          ...tlsMaterial(tls),
           servername: tls.servername,
-          ...(tls.rejectUnauthorized !== undefined
-            ? { rejectUnauthorized: tls.rejectUnauthorized }
-            : {}),
         })
       : new http.Agent({ keepAlive: true });
     return agent;

@@ -3,6 +3,7 @@ import type https from 'node:https';
 import { isIP } from 'node:net';
 import tls from 'node:tls';
 import { textChunks, type HttpResponse } from './text-chunks.js';
+import { tlsMaterial } from './tls-material.js';
 
 /**
  * HTTP/2 to the apiserver, as client-go speaks it: requests and watches multiplexed over one
@@ -133,14 +134,7 @@ export function createHttp2Pool(
         : isIP(host) === 0
           ? { servername: host }
           : {}),
-      ca: options.ca,
-      cert: options.cert,
-      key: options.key,
-      pfx: options.pfx,
-      passphrase: options.passphrase,
-      ...(options.rejectUnauthorized !== undefined
-        ? { rejectUnauthorized: options.rejectUnauthorized }
-        : {}),
+      ...tlsMaterial(options),
       ALPNProtocols: ['h2', 'http/1.1'],
     });
     return await new Promise<tls.TLSSocket | undefined>((resolve, reject) => {

@@ -78,6 +78,20 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
     : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/**
+ * The cached object a key names, or undefined when it is not there or its deletion has begun:
+ * every reconciler treats an object being deleted as gone and only forgets it (what it owns
+ * goes with it, by owner references).
+ */
+export function liveObject<T extends KubeObject>(
+  informer: Pick<Informer<T>, 'get'>,
+  key: string,
+): T | undefined {
+  const { namespace = '', name } = splitKey(key);
+  const object = informer.get(namespace, name);
+  return object?.metadata?.deletionTimestamp ? undefined : object;
+}
+
 /** kubectl's copy of the object as last applied: a second spec, read only by kubectl. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 

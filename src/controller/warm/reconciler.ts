@@ -12,7 +12,7 @@ import type { LifecycleEventWriter } from '../events/recorder.js';
 import type { KubeClient } from '../runtime/client.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { liveObject } from '../runtime/informer.js';
 import type { RunnableWorkflow } from '../shared/config-snapshot.js';
 import { ANNOTATION_WARM_CONFIG_DIGEST } from '../shared/constants.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
@@ -152,9 +152,8 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
   }
 
   async function reconcileWarm(key: string): Promise<ReconcileResult> {
-    const { namespace = '', name } = splitKey(key);
-    const workflow = deps.workflows.get(namespace, name);
-    if (!workflow || workflow.metadata.deletionTimestamp) {
+    const workflow = liveObject(deps.workflows, key);
+    if (!workflow) {
       // Its warm-up objects and snapshots are its own: the garbage collector takes them.
       statuses.forget(key);
       memories.delete(key);

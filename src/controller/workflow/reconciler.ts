@@ -5,7 +5,7 @@ import type { KubeClient } from '../runtime/client.js';
 import { CONFIGMAPS, isConflict, resourcePath } from '../runtime/client.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { Informer } from '../runtime/informer.js';
-import { splitKey } from '../runtime/informer.js';
+import { liveObject, splitKey } from '../runtime/informer.js';
 import { createWorkflowConfigCache, snapshotConfigMap } from '../shared/config-snapshot.js';
 import type { PodTemplatePolicy } from '../shared/pod-template-check.js';
 import { WORKFLOWS, type ConfigMapObject } from '../shared/resources.js';
@@ -167,8 +167,8 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
 
   async function reconcileWorkflow(key: string): Promise<ReconcileResult> {
     const { namespace = '', name } = splitKey(key);
-    const workflow = deps.workflows.get(namespace, name);
-    if (!workflow || workflow.metadata.deletionTimestamp) {
+    const workflow = liveObject(deps.workflows, key);
+    if (!workflow) {
       statuses.forget(key);
       countsDue.delete(key);
       pollDue.delete(key);

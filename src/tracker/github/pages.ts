@@ -23,6 +23,26 @@ export function nextLink(header: string | null): string | null {
   return null;
 }
 
+/**
+ * A next link resolved against the page that gave it, or why it may not be followed: it is not
+ * a URL, it leaves the first page's origin (the token would go with it), or it comes back to a
+ * page already read (a loop). The tracker and the code host walk GitHub's lists alike; each
+ * reports the problem under its own error code.
+ */
+export function resolveNextLink(
+  next: string,
+  current: string,
+  origin: string,
+  seen: ReadonlySet<string>,
+): { url: string } | { problem: string } {
+  const resolved = URL.parse(next, current);
+  if (resolved === null) return { problem: 'is not a URL' };
+  if (resolved.origin !== origin) return { problem: `leaves ${origin}; not followed` };
+  const url = resolved.toString();
+  if (seen.has(url)) return { problem: 'points at an earlier page' };
+  return { url };
+}
+
 export interface PagesResult {
   items: unknown[];
   /** How many pages GitHub answered 304 (cost no rate limit). */
@@ -73,36 +93,16 @@ export async function fetchAllPages(
     items.push(...(answer.body as unknown[]));
     const next = nextLink(answer.link);
     if (next === null) break;
-    let resolved: URL;
-    try {
-      resolved = new URL(next, url);
-    } catch {
+    const followed = resolveNextLink(next, url, origin, seen);
+    if ('problem' in followed) {
       throw githubFailure(
         transport,
         'tracker_pagination',
-        `GitHub's next link on page ${page} is not a URL`,
-        {
-          page,
-        },
-      );
-    }
-    if (resolved.origin !== origin) {
-      throw githubFailure(
-        transport,
-        'tracker_pagination',
-        `GitHub's next link on page ${page} leaves ${origin}; not followed`,
+        `GitHub's next link on page ${page} ${followed.problem}`,
         { page },
       );
     }
-    if (seen.has(resolved.toString())) {
-      throw githubFailure(
-        transport,
-        'tracker_pagination',
-        `GitHub's next link on page ${page} points at an earlier page`,
-        { page },
-      );
-    }
-    url = resolved.toString();
+    url = followed.url;
   }
   return { items, notModified, pages: page };
 }
