@@ -16,7 +16,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { IssueRun } from '../src/api/index.js';
 import type { KubeClient } from '../src/controller/runtime/client.js';
 import { createKubeClient } from '../src/controller/runtime/client.js';
 import { realpathSync } from 'node:fs';
@@ -33,9 +32,9 @@ import {
 import {
   controllerKubeConfig,
   installOperator,
-  issueRunManifest,
   startTestController,
 } from '../test/integration/operator-harness.js';
+import { lorenzApi } from '../test/containers/lorenz-api.js';
 import { realNodeSkipReason, startRealNode } from '../test/containers/real-node-env.js';
 
 const root = join(import.meta.dirname, '..');
@@ -61,14 +60,11 @@ const HOOKS = { after_create: 'true', before_run: 'true', after_run: 'true' };
 /** Runs `samples` IssueRuns of `workflow` one after another and times each one's start. */
 async function timeRuns(admin: KubeClient, namespace: string, workflow: string) {
   const results: Sample[] = [];
+  const runs = lorenzApi(() => admin, namespace);
   for (let i = 0; i < samples; i += 1) {
     const name = `${workflow}-${i + 1}`;
     const started = performance.now();
-    await admin.request({
-      method: 'POST',
-      path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/issueruns`,
-      body: issueRunManifest(name, workflow, { identifier: name.toUpperCase(), title: name }),
-    });
+    await runs.createRun(name, workflow);
     const seen: Partial<Sample> = {};
     const deadline = Date.now() + 180_000;
     for (;;) {
@@ -105,18 +101,9 @@ async function timeRuns(admin: KubeClient, namespace: string, workflow: string) 
       await sleep(50);
     }
     // To its end, so that samples do not overlap.
-    for (;;) {
-      const run = await admin.request<IssueRun>({
-        path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/issueruns/${name}`,
-      });
-      if (run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')) {
-        if (run.status.phase !== 'Succeeded')
-          throw new Error(`run ${name} ended ${run.status.phase}: ${run.status.message}`);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error(`run ${name} did not finish in 180 s`);
-      await sleep(200);
-    }
+    const run = await runs.finished(name, Math.max(0, deadline - Date.now()));
+    if (run.status?.phase !== 'Succeeded')
+      throw new Error(`run ${name} ended ${run.status?.phase}: ${run.status?.message}`);
     results.push(seen as Sample);
     say(
       `${workflow} ${i + 1}/${samples}: ${JSON.stringify(seen, (_, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))}`,
@@ -212,19 +199,10 @@ async function timeOnCluster(
       const workflows = [{ name, spec: {} }, ...(variant ? [variant] : [])];
       const timed: Sample[][] = [];
       for (const workflow of workflows) {
-        await admin.request({
-          method: 'POST',
-          path: `/apis/lorenz.dev/v1alpha1/namespaces/${namespace}/workflows`,
-          body: {
-            apiVersion: 'lorenz.dev/v1alpha1',
-            kind: 'Workflow',
-            metadata: { name: workflow.name },
-            spec: {
-              workflow: WORKFLOW,
-              podTemplate: { spec: { containers: [agent] } },
-              ...workflow.spec,
-            },
-          },
+        await lorenzApi(() => admin, namespace).createWorkflow(workflow.name, {
+          workflow: WORKFLOW,
+          podTemplate: { spec: { containers: [agent] } },
+          ...workflow.spec,
         });
         timed.push(await timeRuns(admin, namespace, workflow.name));
       }

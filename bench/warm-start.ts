@@ -24,15 +24,15 @@
 //   BENCH_SETUP_S  the simulated setup's seconds (60)
 import { join } from 'node:path';
 import { cpus, loadavg } from 'node:os';
-import type { IssueRun, Workflow } from '../src/api/index.js';
+import type { Workflow } from '../src/api/index.js';
 import { AGENT_CONTAINER_NAME } from '../src/api/run-pod.js';
 import { createKubeClient, getIfExists } from '../src/controller/runtime/client.js';
 import {
   controllerKubeConfig,
   installOperator,
-  issueRunManifest,
   startTestController,
 } from '../test/integration/operator-harness.js';
+import { lorenzApi } from '../test/containers/lorenz-api.js';
 import { scriptedWorkflowText } from '../test/support/scripted-workflow.js';
 import {
   realNodeSkipReason,
@@ -160,14 +160,10 @@ async function timeRun(
   workflow: string,
   name: string,
 ): Promise<Sample> {
-  const api = `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}`;
+  const runs = lorenzApi(() => admin, NAMESPACE);
   const claimPath = `/api/v1/namespaces/${NAMESPACE}/persistentvolumeclaims/${name}-0-workspace`;
   const created = Date.now();
-  await admin.request({
-    method: 'POST',
-    path: `${api}/issueruns`,
-    body: issueRunManifest(name, workflow, { identifier: name.toUpperCase(), title: name }),
-  });
+  await runs.createRun(name, workflow);
   // The claim first, polled every 10 ms until Bound (a restore is quick on this driver); then
   // the run, every 200 ms, to its end, so that runs do not overlap.
   let claimExists: number | undefined;
@@ -180,16 +176,9 @@ async function timeRun(
     if (Date.now() > deadline) throw new Error(`run ${name}: its claim was not Bound in time`);
     await sleep(10);
   }
-  for (;;) {
-    const run = await admin.request<IssueRun>({ path: `${api}/issueruns/${name}` });
-    if (run.status?.conditions?.some((c) => c.type === 'Finished' && c.status === 'True')) {
-      if (run.status.phase !== 'Succeeded')
-        throw new Error(`run ${name} ended ${run.status.phase}: ${run.status.message}`);
-      break;
-    }
-    if (Date.now() > deadline) throw new Error(`run ${name} did not finish in time`);
-    await sleep(200);
-  }
+  const run = await runs.finished(name, Math.max(0, deadline - Date.now()));
+  if (run.status?.phase !== 'Succeeded')
+    throw new Error(`run ${name} ended ${run.status?.phase}: ${run.status?.message}`);
   const records = runnerRecords(node, name);
   const turn = records.find((record) => record.type === 'turn_started');
   if (!turn?.at) throw new Error(`run ${name}: no turn_started record in its Pod's log`);
@@ -274,21 +263,12 @@ async function main(): Promise<void> {
         ['warm', { warm: {} }],
         ['clean', {}],
       ] as const) {
-        await admin.request({
-          method: 'POST',
-          path: `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows`,
-          body: {
-            apiVersion: 'lorenz.dev/v1alpha1',
-            kind: 'Workflow',
-            metadata: { name },
-            spec: {
-              workflow,
-              podTemplate: {
-                spec: { containers: [{ name: AGENT_CONTAINER_NAME, image: built.agent }] },
-              },
-              workspace: { volumeClaimTemplate: { spec: claimSpec }, ...warm },
-            },
+        await lorenzApi(() => admin, NAMESPACE).createWorkflow(name, {
+          workflow,
+          podTemplate: {
+            spec: { containers: [{ name: AGENT_CONTAINER_NAME, image: built.agent }] },
           },
+          workspace: { volumeClaimTemplate: { spec: claimSpec }, ...warm },
         });
       }
       const controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {

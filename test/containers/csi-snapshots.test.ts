@@ -17,6 +17,7 @@ import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.j
 import { installOperator } from '../integration/operator-harness.js';
 import { describeSnapshotStartsOnRealNode } from './snapshot-start.js';
 import { describeWarmStartsOnRealNode } from './warm-start.js';
+import { RESTRICTED_CONTAINER, restrictedPod } from './restricted-pod.js';
 
 const images = inject('containerImages');
 const skipReason = realNodeSkipReason(images);
@@ -117,33 +118,25 @@ describe.skipIf(skipReason !== '')('CSI volumes and snapshots on the real node',
     fsGroupChangePolicy = 'OnRootMismatch',
   ): Promise<string> {
     if (!images.available) throw new Error(images.reason);
-    apply({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: NAMESPACE },
-      spec: {
-        restartPolicy: 'Never',
-        automountServiceAccountToken: false,
-        securityContext: {
-          runAsNonRoot: true,
-          runAsUser: DEFAULT_RUN_AS_USER,
-          runAsGroup: DEFAULT_RUN_AS_USER,
-          fsGroup: DEFAULT_RUN_AS_USER,
-          fsGroupChangePolicy,
-          seccompProfile: { type: 'RuntimeDefault' },
-        },
+    const podSecurity = {
+      runAsGroup: DEFAULT_RUN_AS_USER,
+      fsGroup: DEFAULT_RUN_AS_USER,
+      fsGroupChangePolicy,
+    };
+    apply(
+      restrictedPod(name, NAMESPACE, podSecurity, {
         containers: [
           {
             name: 'main',
             image: images.base,
             command: ['sh', '-c', script],
-            securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            securityContext: RESTRICTED_CONTAINER,
             volumeMounts: [{ name: 'workspace', mountPath: '/workspace' }],
           },
         ],
         volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName } }],
-      },
-    });
+      }),
+    );
     const ended = await node.waitForPod(NAMESPACE, name, (pod) =>
       ['Succeeded', 'Failed'].includes(pod.status?.phase ?? ''),
     );

@@ -16,11 +16,10 @@ import { workspaceClaimName } from '../../src/controller/shared/object-names.js'
 import {
   controllerKubeConfig,
   installOperator,
-  issueRunManifest,
   startTestController,
-  until,
 } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
+import { lorenzApi } from './lorenz-api.js';
 import type { RealNode } from './real-node-env.js';
 
 const NAMESPACE = 'lorenz-runs';
@@ -64,59 +63,30 @@ export function describeControllerOnRealNode(
     let node: RealNode;
     let admin: KubeClient;
     let controller: RunningController | undefined;
-    const api = `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}`;
+    const runs = lorenzApi(() => admin, NAMESPACE);
 
-    async function createWorkflow(name: string, shape: WorkflowShape): Promise<void> {
-      await admin.request({
-        method: 'POST',
-        path: `${api}/workflows`,
-        body: {
-          apiVersion: 'lorenz.dev/v1alpha1',
-          kind: 'Workflow',
-          metadata: { name },
+    const createWorkflow = (name: string, shape: WorkflowShape) =>
+      runs.createWorkflow(name, {
+        workflow: workflowText(shape.hooks),
+        podTemplate: {
           spec: {
-            workflow: workflowText(shape.hooks),
-            podTemplate: {
-              spec: {
-                containers: [
-                  {
-                    name: 'agent',
-                    image: shape.image ?? images().agent,
-                    ...(shape.memoryLimit
-                      ? { resources: { limits: { memory: shape.memoryLimit } } }
-                      : {}),
-                  },
-                ],
+            containers: [
+              {
+                name: 'agent',
+                image: shape.image ?? images().agent,
+                ...(shape.memoryLimit
+                  ? { resources: { limits: { memory: shape.memoryLimit } } }
+                  : {}),
               },
-            },
-            ...(shape.workspace ? { workspace: shape.workspace } : {}),
+            ],
           },
         },
+        ...(shape.workspace ? { workspace: shape.workspace } : {}),
       });
-    }
 
     async function runToEnd(name: string, workflow: string, spec: object = {}): Promise<IssueRun> {
-      await admin.request({
-        method: 'POST',
-        path: `${api}/issueruns`,
-        body: issueRunManifest(
-          name,
-          workflow,
-          { identifier: name.toUpperCase(), title: name },
-          spec,
-        ),
-      });
-      return until(
-        `IssueRun ${name} to finish`,
-        async () => {
-          const run = await admin.request<IssueRun>({ path: `${api}/issueruns/${name}` });
-          const done = run.status?.conditions?.some(
-            (c) => c.type === 'Finished' && c.status === 'True',
-          );
-          return done ? run : undefined;
-        },
-        120_000,
-      );
+      await runs.createRun(name, workflow, spec);
+      return runs.finished(name, 120_000);
     }
 
     const hook = (run: IssueRun, name: string) =>

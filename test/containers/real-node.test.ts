@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { realNodeSkipReason, startRealNode, type RealNode } from './real-node-env.js';
 import { describeControllerOnRealNode } from './real-node-controller.js';
+import { RESTRICTED_CONTAINER, restrictedPod } from './restricted-pod.js';
 import { buildRunPod, DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
@@ -47,29 +48,23 @@ describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
   const kubectl = (args: string[], input?: string) => node.kubectl(args, input);
   const waitFor = (name: string, done: (pod: V1Pod) => boolean) =>
     node.waitForPod(NAMESPACE, name, done);
-  const restrictedPod = (name: string, image: string, command: string[], memory?: string) => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: NAMESPACE },
-    spec: {
-      restartPolicy: 'Never',
-      automountServiceAccountToken: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: DEFAULT_RUN_AS_USER,
-        seccompProfile: { type: 'RuntimeDefault' },
+  const agentPod = (name: string, image: string, command: string[], memory?: string) =>
+    restrictedPod(
+      name,
+      NAMESPACE,
+      {},
+      {
+        containers: [
+          {
+            name: 'agent',
+            image,
+            command,
+            securityContext: RESTRICTED_CONTAINER,
+            ...(memory ? { resources: { limits: { memory } } } : {}),
+          },
+        ],
       },
-      containers: [
-        {
-          name: 'agent',
-          image,
-          command,
-          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-          ...(memory ? { resources: { limits: { memory } } } : {}),
-        },
-      ],
-    },
-  });
+    );
 
   beforeAll(async () => {
     // The binder: the controller's cases bind a static PersistentVolume to a run's claim.
@@ -141,7 +136,7 @@ describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
     kubectl(
       ['create', '-f', '-'],
       JSON.stringify(
-        restrictedPod(
+        agentPod(
           'oom',
           images.agent,
           ['node', '-e', 'const held = []; for (;;) held.push(Buffer.alloc(1 << 20, 1));'],
@@ -159,7 +154,7 @@ describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
     // A registry on a closed local port: the pull fails at once, and nothing leaves the machine.
     kubectl(
       ['create', '-f', '-'],
-      JSON.stringify(restrictedPod('no-image', '127.0.0.1:1/lorenz/missing:1.0.0', ['true'])),
+      JSON.stringify(agentPod('no-image', '127.0.0.1:1/lorenz/missing:1.0.0', ['true'])),
     );
     const waiting = await waitFor('no-image', (p) =>
       ['ErrImagePull', 'ImagePullBackOff'].includes(

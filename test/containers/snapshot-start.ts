@@ -6,18 +6,18 @@
 // snapshot that is not there (not yet, or deleted since) holds a run Stalled. Declared inside csi-snapshots.test.ts's
 // describe, on its node, which has the operator's CRDs and RBAC installed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssueRun } from '../../src/api/index.js';
 import type { RunningController } from '../../src/controller/main.js';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import {
   controllerKubeConfig,
-  issueRunManifest,
   startTestController,
   until,
 } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
+import { lorenzApi } from './lorenz-api.js';
 import type { RealNode } from './real-node-env.js';
+import { RESTRICTED_CONTAINER, restrictedPod } from './restricted-pod.js';
 import type { ContainerImages } from './real-node-controller.js';
 
 const NAMESPACE = 'lorenz-snapshots';
@@ -52,7 +52,7 @@ export function describeSnapshotStartsOnRealNode(
     let admin: KubeClient;
     let controller: RunningController | undefined;
     let digest = '';
-    const api = `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}`;
+    const { getRun, createWorkflow, ...runs } = lorenzApi(() => admin, NAMESPACE);
     const apply = (object: object) => node.kubectl(['apply', '-f', '-'], JSON.stringify(object));
     const claimTemplate = {
       spec: {
@@ -61,28 +61,8 @@ export function describeSnapshotStartsOnRealNode(
         resources: { requests: { storage: '10Mi' } },
       },
     };
-    const getRun = (name: string) => admin.request<IssueRun>({ path: `${api}/issueruns/${name}` });
-
-    async function createRun(name: string, spec: object = {}): Promise<void> {
-      await admin.request({
-        method: 'POST',
-        path: `${api}/issueruns`,
-        body: issueRunManifest(name, 'warm', { identifier: name.toUpperCase(), title: name }, spec),
-      });
-    }
-
-    const finished = (name: string) =>
-      until(
-        `IssueRun ${name} to finish`,
-        async () => {
-          const run = await getRun(name);
-          const done = run.status?.conditions?.some(
-            (c) => c.type === 'Finished' && c.status === 'True',
-          );
-          return done ? run : undefined;
-        },
-        180_000,
-      );
+    const createRun = (name: string, spec: object = {}) => runs.createRun(name, 'warm', spec);
+    const finished = (name: string) => runs.finished(name, 180_000);
 
     /** A Pod on the prepared claim: the agent image writes the tree, the operator image digests it. */
     async function prepareAndDigest(): Promise<string> {
@@ -92,26 +72,12 @@ export function describeSnapshotStartsOnRealNode(
         metadata: { name: PREPARED_CLAIM, namespace: NAMESPACE },
         spec: claimTemplate.spec,
       });
-      const restricted = {
-        allowPrivilegeEscalation: false,
-        capabilities: { drop: ['ALL'] },
-      };
+      const restricted = RESTRICTED_CONTAINER;
       const mounts = [{ name: 'workspace', mountPath: '/workspace' }];
-      apply({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'prepare', namespace: NAMESPACE },
-        spec: {
-          restartPolicy: 'Never',
-          automountServiceAccountToken: false,
-          // As run Pods are: the same user and group, so the restored root already matches.
-          securityContext: {
-            runAsNonRoot: true,
-            runAsUser: DEFAULT_RUN_AS_USER,
-            fsGroup: DEFAULT_RUN_AS_USER,
-            fsGroupChangePolicy: 'OnRootMismatch',
-            seccompProfile: { type: 'RuntimeDefault' },
-          },
+      // As run Pods are: the same user and group, so the restored root already matches.
+      const podSecurity = { fsGroup: DEFAULT_RUN_AS_USER, fsGroupChangePolicy: 'OnRootMismatch' };
+      apply(
+        restrictedPod('prepare', NAMESPACE, podSecurity, {
           initContainers: [
             {
               name: 'setup',
@@ -131,8 +97,8 @@ export function describeSnapshotStartsOnRealNode(
             },
           ],
           volumes: [{ name: 'workspace', persistentVolumeClaim: { claimName: PREPARED_CLAIM } }],
-        },
-      });
+        }),
+      );
       await node.waitForPod(NAMESPACE, 'prepare', (pod) => pod.status?.phase === 'Succeeded', 120);
       return node.kubectl(['-n', NAMESPACE, 'logs', 'prepare', '-c', 'digest']).trim();
     }
@@ -163,23 +129,12 @@ export function describeSnapshotStartsOnRealNode(
         ]);
         return ready === 'true' ? true : undefined;
       });
-      await admin.request({
-        method: 'POST',
-        path: `${api}/workflows`,
-        body: {
-          apiVersion: 'lorenz.dev/v1alpha1',
-          kind: 'Workflow',
-          metadata: { name: 'warm' },
-          spec: {
-            workflow: scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', {
-              hooks: HOOKS,
-            }),
-            podTemplate: { spec: { containers: [{ name: 'agent', image: images().agent }] } },
-            workspace: {
-              volumeClaimTemplate: claimTemplate,
-              source: { volumeSnapshot: { name: SNAPSHOT }, digest },
-            },
-          },
+      await createWorkflow('warm', {
+        workflow: scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', { hooks: HOOKS }),
+        podTemplate: { spec: { containers: [{ name: 'agent', image: images().agent }] } },
+        workspace: {
+          volumeClaimTemplate: claimTemplate,
+          source: { volumeSnapshot: { name: SNAPSHOT }, digest },
         },
       });
       controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {

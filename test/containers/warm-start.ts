@@ -6,16 +6,15 @@
 // checked. Declared inside csi-snapshots.test.ts's describe, on its node, which has the
 // operator's CRDs and RBAC installed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IssueRun, Workflow } from '../../src/api/index.js';
 import type { RunningController } from '../../src/controller/main.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import {
   controllerKubeConfig,
-  issueRunManifest,
   startTestController,
   until,
 } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
+import { lorenzApi } from './lorenz-api.js';
 import type { RealNode } from './real-node-env.js';
 import type { ContainerImages } from './real-node-controller.js';
 
@@ -48,57 +47,27 @@ export function describeWarmStartsOnRealNode(
     let node: RealNode;
     let admin: KubeClient;
     let controller: RunningController | undefined;
-    const api = `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}`;
-    const getRun = (name: string) => admin.request<IssueRun>({ path: `${api}/issueruns/${name}` });
-    const getWorkflow = () => admin.request<Workflow>({ path: `${api}/workflows/${WORKFLOW}` });
-
-    const createRun = (name: string) =>
-      admin.request({
-        method: 'POST',
-        path: `${api}/issueruns`,
-        body: issueRunManifest(name, WORKFLOW, { identifier: name.toUpperCase(), title: name }),
-      });
-
-    const finished = (name: string) =>
-      until(
-        `IssueRun ${name} to finish`,
-        async () => {
-          const run = await getRun(name);
-          const done = run.status?.conditions?.some(
-            (c) => c.type === 'Finished' && c.status === 'True',
-          );
-          return done ? run : undefined;
-        },
-        240_000,
-      );
+    const runs = lorenzApi(() => admin, NAMESPACE);
+    const getWorkflow = () => runs.getWorkflow(WORKFLOW);
+    const createRun = (name: string) => runs.createRun(name, WORKFLOW);
+    const finished = (name: string) => runs.finished(name, 240_000);
 
     beforeAll(async () => {
       node = realNode();
       await node.createRestrictedNamespace(NAMESPACE);
       admin = createKubeClient(node.cp.kubeConfig);
-      await admin.request({
-        method: 'POST',
-        path: `${api}/workflows`,
-        body: {
-          apiVersion: 'lorenz.dev/v1alpha1',
-          kind: 'Workflow',
-          metadata: { name: WORKFLOW },
-          spec: {
-            workflow: scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', {
-              hooks: HOOKS,
-            }),
-            podTemplate: { spec: { containers: [{ name: 'agent', image: images().agent }] } },
-            workspace: {
-              volumeClaimTemplate: {
-                spec: {
-                  storageClassName: storage.storageClass,
-                  accessModes: ['ReadWriteOnce'],
-                  resources: { requests: { storage: '10Mi' } },
-                },
-              },
-              warm: {},
+      await runs.createWorkflow(WORKFLOW, {
+        workflow: scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', { hooks: HOOKS }),
+        podTemplate: { spec: { containers: [{ name: 'agent', image: images().agent }] } },
+        workspace: {
+          volumeClaimTemplate: {
+            spec: {
+              storageClassName: storage.storageClass,
+              accessModes: ['ReadWriteOnce'],
+              resources: { requests: { storage: '10Mi' } },
             },
           },
+          warm: {},
         },
       });
       controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {

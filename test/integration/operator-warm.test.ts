@@ -116,22 +116,21 @@ const claimTemplate = {
   },
 };
 
-async function createWarmWorkflow(name: string, afterCreate: string, warm: object = {}) {
+/** Workflow `name` of this spec, created as the admin. */
+async function createWorkflowOf(name: string, spec: object) {
   await admin.request({
     method: 'POST',
     path: path.workflows(),
-    body: {
-      apiVersion: 'lorenz.dev/v1alpha1',
-      kind: 'Workflow',
-      metadata: { name },
-      spec: {
-        workflow: text(afterCreate),
-        podTemplate,
-        workspace: { volumeClaimTemplate: claimTemplate, warm },
-      },
-    },
+    body: { apiVersion: 'lorenz.dev/v1alpha1', kind: 'Workflow', metadata: { name }, spec },
   });
 }
+
+const createWarmWorkflow = (name: string, afterCreate: string, warm: object = {}) =>
+  createWorkflowOf(name, {
+    workflow: text(afterCreate),
+    podTemplate,
+    workspace: { volumeClaimTemplate: claimTemplate, warm },
+  });
 
 const getWorkflow = (name: string) => admin.request<Workflow>({ path: path.workflows(name) });
 const getPod = (name: string) => admin.request<V1Pod>({ path: `${path.pods}/${name}` });
@@ -445,21 +444,12 @@ describe('warm workspaces', () => {
       patchType: 'merge',
       body: { status: { readyToUse: true, restoreSize: '1Gi' } },
     });
-    await admin.request({
-      method: 'POST',
-      path: path.workflows(),
-      body: {
-        apiVersion: 'lorenz.dev/v1alpha1',
-        kind: 'Workflow',
-        metadata: { name: 'borrower' },
-        spec: {
-          workflow: text('true', false),
-          podTemplate,
-          workspace: {
-            volumeClaimTemplate: claimTemplate,
-            source: { volumeSnapshot: { name: 'theirs' }, digest: DIGEST_1 },
-          },
-        },
+    await createWorkflowOf('borrower', {
+      workflow: text('true', false),
+      podTemplate,
+      workspace: {
+        volumeClaimTemplate: claimTemplate,
+        source: { volumeSnapshot: { name: 'theirs' }, digest: DIGEST_1 },
       },
     });
     await createRun('borrower-1', 'borrower');

@@ -1,7 +1,7 @@
 // Builders of the objects the reconciler tests put in the fake caches, shaped as the JSON
 // client reads them from the apiserver, and summaries of what the reconcilers write.
 import { createHash } from 'node:crypto';
-import type { V1ContainerState } from '@kubernetes/client-node';
+import type { V1ContainerState, V1ContainerStatus } from '@kubernetes/client-node';
 import type {
   Condition,
   InboxPending,
@@ -146,6 +146,16 @@ export interface PodOptions {
   issueState?: string;
 }
 
+/** An agent container's status in this state; the other fields are what the controllers ignore. */
+export const agentStatus = (state: V1ContainerState): V1ContainerStatus => ({
+  name: 'agent',
+  image: 'x',
+  imageID: '',
+  ready: false,
+  restartCount: 0,
+  state,
+});
+
 /** A run Pod owned by the run, as the pod builder labels it. */
 export function runPod(options: PodOptions): PodObject {
   const slot = options.slot ?? 0;
@@ -193,13 +203,7 @@ export function runPod(options: PodOptions): PodObject {
     },
     status: {
       phase: options.phase,
-      ...(state
-        ? {
-            containerStatuses: [
-              { name: 'agent', image: 'x', imageID: '', ready: false, restartCount: 0, state },
-            ],
-          }
-        : {}),
+      ...(state ? { containerStatuses: [agentStatus(state)] } : {}),
     },
   };
 }

@@ -3,15 +3,18 @@
 // a growing delay when retrying can help, and the end of the run when it cannot.
 import { describe, expect, it } from 'vitest';
 import { conflict, failWith } from '../../../support/fakes/controller.js';
-import { RUN, issueRun, runPod, workflowText } from '../../../support/fakes/objects.js';
 import {
+  RUN,
+  issueRun,
   playRun,
   runActions,
   runConditions,
   runOnce as once,
+  runPod,
   slotSummary as slot,
+  workflowText,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
 const { stalled, finished, progressing } = runConditions;
 const { status: STATUS, createInputs: CREATE_INPUTS, getInputs: GET_INPUTS } = runActions;

@@ -7,18 +7,16 @@ import {
   RUN,
   at,
   issueRun,
-  podName,
-  runPod,
-  startedStatus,
-  summary,
-} from '../../../support/fakes/objects.js';
-import {
   playRun,
+  podName,
   runConditions,
   runOnce,
+  runPod,
   runWrites as writes,
+  startedStatus,
+  summary,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
 const { finished } = runConditions;
 const NOTE =

@@ -3,16 +3,20 @@
 // reconcile requeues instead of holding a worker, and goes on once the writes are in.
 import { describe, it } from 'vitest';
 import { REQUEUE_MS } from '../../../../src/controller/issuerun/reconciler.js';
-import { RUN, issueRun, runPod, startedStatus, summary } from '../../../support/fakes/objects.js';
 import {
+  RUN,
   afterLogRead,
+  issueRun,
   playRun,
-  retryScheduled,
   requeue,
+  retryScheduled,
   runConditions,
+  runPod,
   runWrites as writes,
+  startedStatus,
+  summary,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
 const { finished } = runConditions;
 /** An Event write that has not come back yet (and, within the row, never does). */

@@ -6,28 +6,27 @@ import { Reasons } from '../../../../src/api/index.js';
 import { decideBranch } from '../../../../src/controller/issuerun/git-branch.js';
 import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
 import {
+  CREATE_INPUTS,
+  CREATE_POD,
   RUN,
+  STATUS,
+  afterLogRead,
   issueRun,
+  playRun,
   podName,
+  runConditions,
   runPod,
+  runWrites,
   startedStatus,
   summary,
+  withoutVolume,
   workflow,
   workflowText,
-} from '../../../support/fakes/objects.js';
-import {
-  afterLogRead,
-  playRun,
-  runActions,
-  runConditions,
-  runWrites,
-  withoutVolume,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 import { eachNamedCase } from '../../../support/cases.js';
 
 const { finished, progressing } = runConditions;
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 
 /** The fakes' scripted WORKFLOW.md with a workspace.git section (YAML lines under `git:`). */
 const gitWorkflow = (...git: string[]): string =>

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { V1ContainerState, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { mapPodStatus } from '../../../../src/controller/issuerun/pod-status.js';
 import { encodeTerminationSummary } from '../../../../src/runner/summary.js';
 import type { SlotErrorCode } from '../../../../src/workflow/errors.js';
+import { agentStatus } from '../../../support/fakes/objects.js';
 
 const created = new Date('2026-01-01T00:00:00Z');
 const options = (afterMs: number) => ({
@@ -14,16 +15,6 @@ const options = (afterMs: number) => ({
 const pod = (status: V1Pod['status']): V1Pod => ({
   metadata: { name: 'p', creationTimestamp: created },
   status,
-});
-
-/** The agent container's status in this state; the other fields are what the mapping ignores. */
-const agentStatus = (state: V1ContainerState): V1ContainerStatus => ({
-  name: 'agent',
-  image: 'x',
-  imageID: '',
-  ready: false,
-  restartCount: 0,
-  state,
 });
 
 const waiting = (reason: string, message = 'detail') =>

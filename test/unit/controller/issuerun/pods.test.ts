@@ -5,19 +5,17 @@ import { describe, it } from 'vitest';
 import {
   finishedStatus,
   issueRun,
-  podName,
-  runPod,
-  startedStatus,
-  summary,
-} from '../../../support/fakes/objects.js';
-import {
   playRun,
+  podName,
   runConditions,
   runOnce as once,
+  runPod,
   runWrites as writes,
   slotSummary as slot,
+  startedStatus,
+  summary,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
 const { finished, progressing } = runConditions;
 const stoppedByDeletion = runPod({

@@ -15,24 +15,23 @@ import { deletedSlots } from '../../../../src/controller/issuerun/slot-views.js'
 import type { PodObject } from '../../../../src/controller/shared/resources.js';
 import { FakeLogFollowers } from '../../../support/fakes/controller.js';
 import {
+  CREATE_INPUTS,
+  CREATE_POD,
   RUN,
+  STATUS,
   T0,
   issueRun,
-  podName,
-  runPod,
-  startedStatus,
-  workflow,
-} from '../../../support/fakes/objects.js';
-import {
   playRun,
-  runActions,
+  podName,
   runConditions,
   runOnce as once,
+  runPod,
   slotSummary as slot,
+  startedStatus,
+  workflow,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 const GET_QUEUE = 'GET localqueues/team-q';
 const LIST_WORKLOADS = 'GET workloads';
 const queued = workflow({ queueName: 'team-q' });

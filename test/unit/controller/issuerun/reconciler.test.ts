@@ -4,36 +4,35 @@
 import { describe, expect, it } from 'vitest';
 import { failWith } from '../../../support/fakes/controller.js';
 import {
+  CREATE_INPUTS,
+  CREATE_POD,
   RUN,
+  RUN_OPTIONS,
+  STATUS,
+  afterLogRead,
   at,
   finishedStatus,
   issueRun,
+  nothing,
+  playRun,
   podName,
+  requeue,
+  runConditions,
+  runOnce as once,
   runPod,
+  runWrites as writes,
   sha256,
+  slotSummary as slot,
   startedStatus,
   summary,
   workflow,
   workflowText,
-} from '../../../support/fakes/objects.js';
-import {
-  afterLogRead,
-  RUN_OPTIONS,
-  nothing,
-  playRun,
-  requeue,
-  runActions,
-  runConditions,
-  runOnce as once,
-  runWrites as writes,
-  slotSummary as slot,
   type RunRow,
   type RunSummary,
   type Want,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
 const { progressing, stalled, finished } = runConditions;
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 
 const fresh: Want<RunSummary> = {
   actions: [CREATE_INPUTS, CREATE_POD(0), STATUS],

@@ -15,24 +15,22 @@ import type { SlotView } from '../../../../src/controller/issuerun/status.js';
 import {
   RUN,
   T0,
+  afterLogRead,
   at,
   issueRun,
-  podName,
-  runPod,
-  startedStatus,
-  summary,
-  workflowText,
-} from '../../../support/fakes/objects.js';
-import {
-  afterLogRead,
   playRun,
+  podName,
   retryScheduled,
   runActions,
   runConditions,
+  runPod,
   runWrites,
+  startedStatus,
+  summary,
+  workflowText,
   type RunRow,
   type RunStep,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 import { eachCase } from '../../../support/cases.js';
 
 const { finished, progressing } = runConditions;

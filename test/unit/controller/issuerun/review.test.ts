@@ -9,6 +9,8 @@ import { reviewContextConfigMap } from '../../../../src/controller/shared/review
 import {
   NS,
   RUN,
+  fakeRunReconciler,
+  followerOf,
   issueRun,
   podName,
   runPod,
@@ -16,8 +18,7 @@ import {
   summary,
   workflow,
   writtenStatus,
-} from '../../../support/fakes/objects.js';
-import { fakeRunReconciler, followerOf } from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 import { reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
 
 const KEY = `${NS}/${RUN}`;

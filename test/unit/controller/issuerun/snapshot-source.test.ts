@@ -7,22 +7,27 @@ import { describe, expect, it } from 'vitest';
 import { Reasons, type WorkspaceSource } from '../../../../src/api/index.js';
 import { failWith } from '../../../support/fakes/controller.js';
 import {
-  RUN,
+  CREATE_CLAIM,
+  CREATE_INPUTS,
+  CREATE_POD,
+  GET_CLASS,
+  LIST_CLASSES,
+  LIST_SNAPSHOT_CLASSES,
+  STATUS,
   claimedWorkspace,
+  classFound,
+  getSnapshot,
   issueRun,
+  playRun,
   podName,
+  runConditions,
   workflow,
-} from '../../../support/fakes/objects.js';
-import { playRun, runActions, runConditions, type RunRow } from '../../../support/fakes/tables.js';
+  type RunRow,
+} from '../../../support/fakes/run-table.js';
 
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 const DIGEST = `sha256:${'ab'.repeat(32)}`;
 const SNAPSHOT = 'repo-warm';
-const GET_CLASS = 'GET storageclasses/fast-ssd';
-const GET_SNAPSHOT = `GET volumesnapshots/${SNAPSHOT}`;
-const LIST_SNAPSHOT_CLASSES = 'GET volumesnapshotclasses';
-const LIST_CLASSES = 'GET storageclasses';
-const CREATE_CLAIM = `POST persistentvolumeclaims/${RUN}-0-workspace`;
+const GET_SNAPSHOT = getSnapshot(SNAPSHOT);
 const SOURCE: WorkspaceSource = { volumeSnapshot: { name: SNAPSHOT }, digest: DIGEST };
 
 const claimed = workflow(claimedWorkspace('fast-ssd'));
@@ -31,10 +36,6 @@ const fromSnapshot = (storageClassName = 'fast-ssd') => {
   return workflow({ workspace: { ...spec.workspace, source: SOURCE } });
 };
 
-const classFound = {
-  match: GET_CLASS,
-  answer: { body: { metadata: { name: 'fast-ssd' }, provisioner: 'hostpath.csi.example' } },
-};
 const snapshotIs = (status: object) => ({
   match: GET_SNAPSHOT,
   answer: { body: { metadata: { name: SNAPSHOT }, status } },
@@ -43,6 +44,11 @@ const ready = snapshotIs({ readyToUse: true, restoreSize: '1Gi' });
 const snapshotClasses = (...drivers: string[]) => ({
   match: LIST_SNAPSHOT_CLASSES,
   answer: { body: { items: drivers.map((driver) => ({ driver })) } },
+});
+/** The StorageClasses listed (looked for when the claim template names none). */
+const classesListed = (...items: object[]) => ({
+  match: LIST_CLASSES,
+  answer: { body: { items } },
 });
 const snapshotMissing = {
   match: GET_SNAPSHOT,
@@ -158,13 +164,7 @@ const rows: RunRow[] = [
     workflow: fromSnapshot(''),
     steps: [
       {
-        answers: [
-          ready,
-          {
-            match: LIST_CLASSES,
-            answer: { body: { items: [{ metadata: { name: 'slow' }, provisioner: 'x' }] } },
-          },
-        ],
+        answers: [ready, classesListed({ metadata: { name: 'slow' }, provisioner: 'x' })],
         want: stalled(
           Reasons.SnapshotClassNotFound,
           `the workspace source is VolumeSnapshot ${SNAPSHOT}, but the claim template names no StorageClass and the cluster has no default one: a claim without a provisioner cannot be restored from a snapshot`,
@@ -181,22 +181,13 @@ const rows: RunRow[] = [
       {
         answers: [
           ready,
-          {
-            match: LIST_CLASSES,
-            answer: {
-              body: {
-                items: [
-                  {
-                    metadata: {
-                      name: 'std',
-                      annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
-                    },
-                    provisioner: 'hostpath.csi.example',
-                  },
-                ],
-              },
+          classesListed({
+            metadata: {
+              name: 'std',
+              annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' },
             },
-          },
+            provisioner: 'hostpath.csi.example',
+          }),
           snapshotClasses('hostpath.csi.example'),
         ],
         want: {

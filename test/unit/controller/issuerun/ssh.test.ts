@@ -16,26 +16,26 @@ import {
   type HostChoiceInput,
 } from '../../../../src/controller/issuerun/worker-host.js';
 import {
+  CREATE_INPUTS,
+  CREATE_POD,
   RUN,
+  STATUS,
   issueRun,
+  playRun,
   podName,
+  runConditions,
+  runOnce,
   runPod,
   startedStatus,
   summary,
+  withoutVolume,
   workflow,
   workflowText,
-} from '../../../support/fakes/objects.js';
-import {
-  playRun,
-  runActions,
-  runConditions,
-  runOnce,
-  withoutVolume,
   type RunRow,
   type RunStep,
   type RunSummary,
   type Want,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 import { planSsh } from '../../../../src/controller/issuerun/ssh-placement.js';
 import { eachNamedCase } from '../../../support/cases.js';
 
@@ -285,7 +285,6 @@ const withKey = (spec: Partial<ReturnType<typeof workflow>['spec']> = {}) =>
   workflow({ worker: { sshKeySecretRef: { name: 'worker-ssh' } }, ...spec });
 const GET_KEY = 'GET secrets/worker-ssh';
 const KEY = { match: GET_KEY, answer: { body: { metadata: { name: 'worker-ssh' } } } };
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 
 /** Another run of the Workflow, its slot 0 live on `host`. */
 const busyRun = (name: string, host: string): IssueRun =>

@@ -5,17 +5,21 @@ import { describe, it } from 'vitest';
 import { Reasons } from '../../../../src/api/index.js';
 import { failWith } from '../../../support/fakes/controller.js';
 import {
+  CREATE_CLAIM,
+  CREATE_INPUTS,
+  CREATE_POD,
+  GET_CLASS,
   RUN,
+  STATUS,
   claimedWorkspace,
   issueRun,
+  playRun,
   podName,
+  runConditions,
   workflow,
-} from '../../../support/fakes/objects.js';
-import { playRun, runActions, runConditions, type RunRow } from '../../../support/fakes/tables.js';
+  type RunRow,
+} from '../../../support/fakes/run-table.js';
 
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
-const GET_CLASS = 'GET storageclasses/fast-ssd';
-const CREATE_CLAIM = `POST persistentvolumeclaims/${RUN}-0-workspace`;
 const claimed = (storageClassName: string) => workflow(claimedWorkspace(storageClassName));
 
 const created = {

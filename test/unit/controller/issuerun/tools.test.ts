@@ -10,26 +10,25 @@ import {
 import { controllerNamespace, parseControllerArgs } from '../../../../src/controller/main.js';
 import { failWith } from '../../../support/fakes/controller.js';
 import {
+  CREATE_INPUTS,
+  CREATE_POD,
   RUN,
   RUN_UID,
+  STATUS,
+  afterLogRead,
   finishedStatus,
   issueRun,
+  playRun,
   podName,
+  runOnce as once,
   runPod,
   startedStatus,
   summary,
   workflow,
-} from '../../../support/fakes/objects.js';
-import {
-  afterLogRead,
-  playRun,
-  runActions,
-  runOnce as once,
   type RunRow,
-} from '../../../support/fakes/tables.js';
+} from '../../../support/fakes/run-table.js';
 
 const URL = 'http://lorenz-tools.lorenz-system.svc:8090/mcp';
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 const createToken = (attempt: number) => `POST secrets/${RUN}-tools-${attempt}`;
 const getToken = (attempt: number) => `GET secrets/${RUN}-tools-${attempt}`;
 const deleteToken = (attempt: number) => `DELETE secrets/${RUN}-tools-${attempt}`;

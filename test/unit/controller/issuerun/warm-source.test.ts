@@ -15,24 +15,29 @@ import {
   sourceStatus,
 } from '../../../../src/controller/issuerun/snapshot-source.js';
 import {
-  RUN,
+  CREATE_CLAIM,
+  CREATE_INPUTS,
+  CREATE_POD,
+  GET_CLASS,
+  LIST_SNAPSHOT_CLASSES,
   SNAPSHOT as CONFIG_SNAPSHOT,
+  STATUS,
   claimedWorkspace,
+  classFound,
+  getSnapshot,
   issueRun,
+  playRun,
   podName,
+  runConditions,
   workflow,
-} from '../../../support/fakes/objects.js';
-import { playRun, runActions, runConditions, type RunRow } from '../../../support/fakes/tables.js';
+  type RunRow,
+} from '../../../support/fakes/run-table.js';
 
-const { status: STATUS, createInputs: CREATE_INPUTS, createPod: CREATE_POD } = runActions;
 const DIGEST = `sha256:${'cd'.repeat(32)}`;
 const OTHER_DIGEST = `sha256:${'ef'.repeat(32)}`;
 const WARM = 'wf-warm-3';
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
-const GET_CLASS = 'GET storageclasses/fast-ssd';
-const GET_SNAPSHOT = `GET volumesnapshots/${WARM}`;
-const LIST_SNAPSHOT_CLASSES = 'GET volumesnapshotclasses';
-const CREATE_CLAIM = `POST persistentvolumeclaims/${RUN}-0-workspace`;
+const GET_SNAPSHOT = getSnapshot(WARM);
 
 const READY: WarmStatus = {
   snapshot: WARM,
@@ -54,10 +59,6 @@ const warmWorkflow = (warm: WarmStatus | undefined, fallback?: 'wait' | 'clean')
   );
 };
 
-const classFound = {
-  match: GET_CLASS,
-  answer: { body: { metadata: { name: 'fast-ssd' }, provisioner: 'hostpath.csi.example' } },
-};
 const snapshotReady = {
   match: GET_SNAPSHOT,
   answer: { body: { metadata: { name: WARM }, status: { readyToUse: true } } },

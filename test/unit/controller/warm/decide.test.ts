@@ -13,7 +13,7 @@ import {
 } from '../../../../src/api/index.js';
 import { decideWarm, type WarmFacts } from '../../../../src/controller/warm/decide.js';
 import type { PodObject } from '../../../../src/controller/shared/resources.js';
-import { claimedWorkspace, workflow } from '../../../support/fakes/objects.js';
+import { agentStatus, claimedWorkspace, workflow } from '../../../support/fakes/objects.js';
 
 const NOW = Date.parse('2026-03-01T10:00:00Z');
 const MIN = 60_000;
@@ -44,16 +44,7 @@ const waiting = (reason: string, created: number): PodObject => ({
   metadata: { name: 'wf-warm-3', namespace: 'ns', creationTimestamp: new Date(created) },
   status: {
     phase: 'Pending',
-    containerStatuses: [
-      {
-        name: 'agent',
-        image: 'x',
-        imageID: '',
-        ready: false,
-        restartCount: 0,
-        state: { waiting: { reason, message: 'Back-off pulling image' } },
-      },
-    ],
+    containerStatuses: [agentStatus({ waiting: { reason, message: 'Back-off pulling image' } })],
   },
 });
 const unschedulable = (created: number): PodObject => ({
@@ -76,22 +67,15 @@ const pod = (phase: string, result?: WarmUpResult | string): PodObject => ({
   status: {
     phase,
     containerStatuses: [
-      {
-        name: 'agent',
-        image: 'x',
-        imageID: '',
-        ready: false,
-        restartCount: 0,
-        state: {
-          terminated: {
-            exitCode: phase === 'Failed' ? 1 : 0,
-            reason: phase === 'Failed' ? 'Error' : 'Completed',
-            ...(result === undefined
-              ? {}
-              : { message: typeof result === 'string' ? result : encodeWarmUpResult(result) }),
-          },
+      agentStatus({
+        terminated: {
+          exitCode: phase === 'Failed' ? 1 : 0,
+          reason: phase === 'Failed' ? 'Error' : 'Completed',
+          ...(result === undefined
+            ? {}
+            : { message: typeof result === 'string' ? result : encodeWarmUpResult(result) }),
         },
-      },
+      }),
     ],
   },
 });

@@ -29,6 +29,7 @@ import {
   SNAPSHOT,
   T0,
   WORKFLOW_UID,
+  agentStatus,
   claimedWorkspace,
   workflow,
   workflowText,
@@ -138,27 +139,20 @@ describe('the warm reconciler', () => {
       status: {
         phase: 'Succeeded',
         containerStatuses: [
-          {
-            name: 'agent',
-            image: 'x',
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: {
-              terminated: {
-                exitCode: 0,
-                message: encodeWarmUpResult({
-                  outcome: 'prepared',
-                  digest: DIGEST,
-                  commit: null,
-                  files: 2,
-                  bytes: 20,
-                  prepareMs: 3000,
-                  digestMs: 1,
-                }),
-              },
+          agentStatus({
+            terminated: {
+              exitCode: 0,
+              message: encodeWarmUpResult({
+                outcome: 'prepared',
+                digest: DIGEST,
+                commit: null,
+                files: 2,
+                bytes: 20,
+                prepareMs: 3000,
+                digestMs: 1,
+              }),
             },
-          },
+          }),
         ],
       },
     };
