@@ -196,19 +196,17 @@ export async function startCsiStack(
 /** A claim provisioned and snapshotted end to end, then deleted: every part answers. */
 async function probe(node: RealNode, timeoutMs: number, abort: () => Promise<string | undefined>) {
   const claim = 'lorenz-csi-probe';
-  node.kubectl(
-    ['apply', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      metadata: { name: claim, namespace: 'default' },
-      spec: {
-        storageClassName: CSI_STORAGE_CLASS,
-        accessModes: ['ReadWriteOnce'],
-        resources: { requests: { storage: '1Mi' } },
-      },
-    }),
-  );
+  /** The probe's objects, each named `claim` in default. */
+  const create = (apiVersion: string, kind: string, spec: object) =>
+    node.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion, kind, metadata: { name: claim, namespace: 'default' }, spec }),
+    );
+  create('v1', 'PersistentVolumeClaim', {
+    storageClassName: CSI_STORAGE_CLASS,
+    accessModes: ['ReadWriteOnce'],
+    resources: { requests: { storage: '1Mi' } },
+  });
   const get = (kind: string, jsonpath: string) =>
     node.kubectl(['-n', 'default', 'get', kind, claim, '-o', `jsonpath=${jsonpath}`]);
   await waitFor(
@@ -216,18 +214,10 @@ async function probe(node: RealNode, timeoutMs: number, abort: () => Promise<str
     async () => get('pvc', '{.status.phase}') === 'Bound',
     { timeoutMs, intervalMs: 500, abort },
   );
-  node.kubectl(
-    ['apply', '-f', '-'],
-    JSON.stringify({
-      apiVersion: 'snapshot.storage.k8s.io/v1',
-      kind: 'VolumeSnapshot',
-      metadata: { name: claim, namespace: 'default' },
-      spec: {
-        volumeSnapshotClassName: CSI_SNAPSHOT_CLASS,
-        source: { persistentVolumeClaimName: claim },
-      },
-    }),
-  );
+  create('snapshot.storage.k8s.io/v1', 'VolumeSnapshot', {
+    volumeSnapshotClassName: CSI_SNAPSHOT_CLASS,
+    source: { persistentVolumeClaimName: claim },
+  });
   await waitFor(
     'the probe snapshot to be ready',
     async () => get('volumesnapshot', '{.status.readyToUse}') === 'true',

@@ -7,19 +7,15 @@
 // two on this machine).
 import { chownSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
-import type { RunningController } from '../../src/controller/main.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { workspaceClaimName } from '../../src/controller/shared/object-names.js';
-import {
-  controllerKubeConfig,
-  installOperator,
-  startTestController,
-} from '../integration/operator-harness.js';
+import { installOperator } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
 import { lorenzApi } from './lorenz-api.js';
+import { controllerOnNode } from './node-controller.js';
 import type { RealNode } from './real-node-env.js';
 
 const NAMESPACE = 'lorenz-runs';
@@ -62,7 +58,7 @@ export function describeControllerOnRealNode(
   describe('IssueRuns through the controller', () => {
     let node: RealNode;
     let admin: KubeClient;
-    let controller: RunningController | undefined;
+    const startController = controllerOnNode(NAMESPACE, images, () => admin);
     const runs = lorenzApi(() => admin, NAMESPACE);
 
     const createWorkflow = (name: string, shape: WorkflowShape) =>
@@ -97,16 +93,8 @@ export function describeControllerOnRealNode(
       await node.createRestrictedNamespace(NAMESPACE);
       await installOperator(node.cp);
       admin = createKubeClient(node.cp.kubeConfig);
-      controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {
-        operatorImage: images().operator,
-        podStatus: { imagePullGraceMs: IMAGE_PULL_GRACE_MS },
-      });
+      await startController(node, { podStatus: { imagePullGraceMs: IMAGE_PULL_GRACE_MS } });
     }, 120_000);
-
-    afterAll(async () => {
-      await controller?.stop();
-      admin?.close();
-    });
 
     it('ends a run whose hook outgrows the podTemplate memory limit OOMKilled, naming the container', async () => {
       await createWorkflow('oom', {

@@ -5,17 +5,13 @@
 // after_create, and the digest checked; a run given another digest fails before any hook; a
 // snapshot that is not there (not yet, or deleted since) holds a run Stalled. Declared inside csi-snapshots.test.ts's
 // describe, on its node, which has the operator's CRDs and RBAC installed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningController } from '../../src/controller/main.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
-import {
-  controllerKubeConfig,
-  startTestController,
-  until,
-} from '../integration/operator-harness.js';
+import { until } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
 import { lorenzApi } from './lorenz-api.js';
+import { controllerOnNode } from './node-controller.js';
 import type { RealNode } from './real-node-env.js';
 import { RESTRICTED_CONTAINER, restrictedPod } from './restricted-pod.js';
 import type { ContainerImages } from './real-node-controller.js';
@@ -50,7 +46,7 @@ export function describeSnapshotStartsOnRealNode(
   describe('IssueRuns that start from a VolumeSnapshot, through the controller', () => {
     let node: RealNode;
     let admin: KubeClient;
-    let controller: RunningController | undefined;
+    const startController = controllerOnNode(NAMESPACE, images, () => admin);
     let digest = '';
     const { getRun, createWorkflow, ...runs } = lorenzApi(() => admin, NAMESPACE);
     const apply = (object: object) => node.kubectl(['apply', '-f', '-'], JSON.stringify(object));
@@ -137,15 +133,8 @@ export function describeSnapshotStartsOnRealNode(
           source: { volumeSnapshot: { name: SNAPSHOT }, digest },
         },
       });
-      controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {
-        operatorImage: images().operator,
-      });
+      await startController(node);
     }, 300_000);
-
-    afterAll(async () => {
-      await controller?.stop();
-      admin?.close();
-    });
 
     it('starts from the snapshot: the digest checked, the setup there, after_create not run, before_run run', async () => {
       expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);

@@ -5,16 +5,12 @@
 // start from that snapshot, the setup's marker there, after_create not run again, the digest
 // checked. Declared inside csi-snapshots.test.ts's describe, on its node, which has the
 // operator's CRDs and RBAC installed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningController } from '../../src/controller/main.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
-import {
-  controllerKubeConfig,
-  startTestController,
-  until,
-} from '../integration/operator-harness.js';
+import { until } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
 import { lorenzApi } from './lorenz-api.js';
+import { controllerOnNode } from './node-controller.js';
 import type { RealNode } from './real-node-env.js';
 import type { ContainerImages } from './real-node-controller.js';
 
@@ -46,7 +42,7 @@ export function describeWarmStartsOnRealNode(
   describe('a Workflow with workspace.warm: issues start from its warm snapshot', () => {
     let node: RealNode;
     let admin: KubeClient;
-    let controller: RunningController | undefined;
+    const startController = controllerOnNode(NAMESPACE, images, () => admin);
     const runs = lorenzApi(() => admin, NAMESPACE);
     const getWorkflow = () => runs.getWorkflow(WORKFLOW);
     const createRun = (name: string) => runs.createRun(name, WORKFLOW);
@@ -70,15 +66,8 @@ export function describeWarmStartsOnRealNode(
           warm: {},
         },
       });
-      controller = await startTestController(controllerKubeConfig(node.cp), NAMESPACE, {
-        operatorImage: images().operator,
-      });
+      await startController(node);
     }, 300_000);
-
-    afterAll(async () => {
-      await controller?.stop();
-      admin?.close();
-    });
 
     it('warms up once, then each issue starts from the snapshot: the digest checked, the setup there, after_create not run again', async () => {
       // The first issue is created while the warm-up runs: it waits for the snapshot (the

@@ -38,3 +38,17 @@ export function gitServerPerFile(
     use({ server, base, credentials });
   });
 }
+
+/**
+ * The environment git runs in against `server`: the caller's PATH, `home` as HOME, the
+ * server's CA trusted, no system config, the C locale.
+ */
+export function gitEnvironment(server: GitServer, home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    GIT_SSL_CAINFO: server.caFile,
+    GIT_CONFIG_NOSYSTEM: '1',
+    LANG: 'C',
+  };
+}

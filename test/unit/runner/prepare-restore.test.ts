@@ -10,7 +10,7 @@ import { INPUT_FILES, inputManifest, inputManifestText } from '../../../src/api/
 import { decodeWarmUpResult } from '../../../src/api/warm-up.js';
 import { runPrepare } from '../../../src/runner/prepare.js';
 import type { GitServer } from '../../support/fakes/git-server.js';
-import { gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
+import { gitEnvironment, gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
 import { runInPod, writeRunInputs } from './run-inputs.js';
 
 const TOKEN = 'lorenz-warm-path-token-9c2f41';
@@ -28,13 +28,7 @@ gitServerPerFile(
   },
 );
 
-const environment = (): NodeJS.ProcessEnv => ({
-  PATH: process.env.PATH,
-  HOME: base,
-  GIT_SSL_CAINFO: server.caFile,
-  GIT_CONFIG_NOSYSTEM: '1',
-  LANG: 'C',
-});
+const environment = (): NodeJS.ProcessEnv => gitEnvironment(server, base);
 
 /** One WORKFLOW.md for the warm-up and the run, as the Workflow gives both. */
 const workflow = (repo: string) => `---

@@ -15,7 +15,7 @@ import { runPrepare } from '../../../src/runner/prepare.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { workspaceTreeDigest } from '../../../src/workspace/tree-digest.js';
 import type { GitServer } from '../../support/fakes/git-server.js';
-import { gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
+import { gitEnvironment, gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
 
 const TOKEN = 'lorenz-warm-up-token-5d1e7b';
 let server: GitServer;
@@ -68,15 +68,7 @@ async function writeInputs(workflowText: string | null): Promise<string> {
   return dir;
 }
 
-function environment(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: base,
-    GIT_SSL_CAINFO: server.caFile,
-    GIT_CONFIG_NOSYSTEM: '1',
-    LANG: 'C',
-  };
-}
+const environment = (): NodeJS.ProcessEnv => gitEnvironment(server, base);
 
 interface WarmUp {
   code: number;

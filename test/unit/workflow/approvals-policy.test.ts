@@ -85,50 +85,7 @@ describe('rule matchers', () => {
     ['kinds compared trimmed, any case', { kind: 'execute' }, { toolKind: ' Execute ' }, true],
     ['a kind rule vs a call of no kind', { kind: 'other' }, { toolKind: null }, false],
     ['no kind: any kind', {}, { toolKind: 'switch_mode' }, true],
-    // command globs: anchored, * crosses spaces and slashes
-    [
-      'command glob, prefix',
-      { command: 'git push --force*' },
-      { command: 'git push --force' },
-      true,
-    ],
-    [
-      'command glob, anchored at the start',
-      { command: 'git push*' },
-      { command: 'sudo git push' },
-      false,
-    ],
-    [
-      'command glob, anchored at the end',
-      { command: 'git push' },
-      { command: 'git push origin' },
-      false,
-    ],
-    ['command glob, * crosses /', { command: 'cat */.env' }, { command: 'cat src/app/.env' }, true],
-    [
-      'command glob, * crosses newlines',
-      { command: '*rm -rf*' },
-      { command: 'cd x\nrm -rf y' },
-      true,
-    ],
-    ['command glob, ? is one character', { command: 'ls -?' }, { command: 'ls -l' }, true],
-    ['command glob, ? is not two', { command: 'ls -?' }, { command: 'ls -la' }, false],
-    ['command glob, a class', { command: 'terraform [ad]*' }, { command: 'terraform apply' }, true],
-    [
-      'command glob, a negated class',
-      { command: 'terraform [!ad]*' },
-      { command: 'terraform apply' },
-      false,
-    ],
-    ['command glob, a range', { command: 'make [a-c]*' }, { command: 'make build' }, true],
-    ['command glob, an escaped *', { command: 'echo \\*' }, { command: 'echo *' }, true],
-    [
-      'command glob, an escaped * is literal',
-      { command: 'echo \\*' },
-      { command: 'echo hi' },
-      false,
-    ],
-    ['command glob, case-sensitive', { command: 'git push*' }, { command: 'GIT PUSH' }, false],
+    // a command rule, a call without a command or with an empty one
     [
       'a command rule vs a call without a command',
       { command: '*' },
@@ -136,89 +93,13 @@ describe('rule matchers', () => {
       false,
     ],
     ['a command rule vs an empty command', { command: '*' }, { command: '' }, true],
-    ['command glob, ] first in a class is itself', { command: 'a[]]b' }, { command: 'a]b' }, true],
-    ['command glob, an escape in a class', { command: 'a[\\-x]b' }, { command: 'a-b' }, true],
-    ['command glob, a class matches /', { command: 'a[/]b' }, { command: 'a/b' }, true],
-    // regexes: unanchored unless anchored, flags apply
-    [
-      'command regex, unanchored',
-      { command: '/terraform\\s+apply/' },
-      { command: 'cd infra && terraform  apply' },
-      true,
-    ],
-    [
-      'command regex, anchored',
-      { command: '/^terraform apply$/' },
-      { command: 'terraform apply -auto' },
-      false,
-    ],
-    ['command regex, flag i', { command: '/git push/i' }, { command: 'GIT PUSH' }, true],
-    ['command regex, no flag i', { command: '/git push/' }, { command: 'GIT PUSH' }, false],
-    ['command regex, flag s lets . cross lines', { command: '/a.b/s' }, { command: 'a\nb' }, true],
-    ['command regex, without s . stops at lines', { command: '/a.b/' }, { command: 'a\nb' }, false],
-    ['command regex, flag m anchors lines', { command: '/^rm /m' }, { command: 'ls\nrm x' }, true],
     // titles
     ['title glob', { title: 'Run *' }, { title: 'Run npm test' }, true],
     ['title regex', { title: '/deploy/i' }, { title: 'Deploy to prod' }, true],
     ['title glob, other', { title: 'Run *' }, { title: 'Read x' }, false],
-    // paths: * stops at /, ** crosses, **/ is zero or more directories
-    ['path **/.env, nested', { path: '**/.env' }, { paths: ['/work/ws/app/.env'] }, true],
-    ['path **/.env, top', { path: '**/.env' }, { paths: ['.env'] }, true],
-    ['path **/.env, not a suffix', { path: '**/.env' }, { paths: ['/ws/.env.example'] }, false],
-    ['path * stops at /', { path: 'src/*.ts' }, { paths: ['src/a/b.ts'] }, false],
-    ['path * within a segment', { path: 'src/*.ts' }, { paths: ['src/b.ts'] }, true],
-    ['path /**/ matches no directory', { path: 'src/**/b.ts' }, { paths: ['src/b.ts'] }, true],
-    ['path /**/ matches directories', { path: 'src/**/b.ts' }, { paths: ['src/x/y/b.ts'] }, true],
-    [
-      'path /** is everything below',
-      { path: '/etc/**' },
-      { paths: ['/etc/ssh/sshd_config'] },
-      true,
-    ],
-    ['path /** is not the directory itself', { path: '/etc/**' }, { paths: ['/etc'] }, false],
-    ['path ? does not match /', { path: 'a?b' }, { paths: ['a/b'] }, false],
-    ['path ** mid-segment crosses /', { path: '/ws/**.pem' }, { paths: ['/ws/keys/id.pem'] }, true],
-    ['path .env is any .env', { path: '.env' }, { paths: ['/ws/app/.env'] }, true],
-    ['path *.pem, any depth', { path: '*.pem' }, { paths: ['/ws/keys/id.pem'] }, true],
-    [
-      'path with no /, not a directory name',
-      { path: 'keys' },
-      { paths: ['/ws/keys/id.pem'] },
-      false,
-    ],
-    ['path relative glob, at any depth', { path: 'src/*.ts' }, { paths: ['/ws/src/a.ts'] }, true],
-    [
-      'path relative glob, * still stops at /',
-      { path: 'src/*.ts' },
-      { paths: ['/ws/src/x/a.ts'] },
-      false,
-    ],
-    [
-      'path relative glob, whole segments only',
-      { path: 'src/*.ts' },
-      { paths: ['/ws/mysrc/a.ts'] },
-      false,
-    ],
-    [
-      'path relative dir/** is inside it',
-      { path: 'keys/**' },
-      { paths: ['/ws/keys/id.pem'] },
-      true,
-    ],
-    ['path absolute glob is anchored', { path: '/src/*.ts' }, { paths: ['/ws/src/a.ts'] }, false],
-    ['path relative fact, relative glob', { path: '.env' }, { paths: ['.env'] }, true],
-    ['path absolute glob', { path: '/etc/passwd' }, { paths: ['/etc/passwd'] }, true],
-    [
-      'path normalized: . and ..',
-      { path: '**/secrets/*' },
-      { paths: ['/ws/src/../secrets/./k'] },
-      true,
-    ],
-    ['path normalized: doubled slashes', { path: '/ws/.env' }, { paths: ['/ws//.env'] }, true],
-    ['path normalized: a trailing slash', { path: '/ws/cache' }, { paths: ['/ws/cache/'] }, true],
+    // a path rule against a call's several paths, or none
     ['path: any path of the call', { path: '**/.env' }, { paths: ['/ws/a.ts', '/ws/.env'] }, true],
     ['path: a call with no paths', { path: '**' }, { paths: [] }, false],
-    ['path regex', { path: '/\\.env$/i' }, { paths: ['/ws/.ENV'] }, true],
     // every matcher must match
     [
       'kind and command, both',
@@ -233,6 +114,71 @@ describe('rule matchers', () => {
       false,
     ],
     ['no matcher: everything', {}, { toolKind: 'fetch', title: 'anything' }, true],
+  ]);
+
+  /** A rule of one command pattern against a call of one command. */
+  const commandMatches = (pattern: string, command: string) =>
+    matches({ command: pattern }, { command });
+
+  eachNamedCase('%s', commandMatches, [
+    // globs: anchored, * crosses spaces and slashes
+    ['command glob, prefix', 'git push --force*', 'git push --force', true],
+    ['command glob, anchored at the start', 'git push*', 'sudo git push', false],
+    ['command glob, anchored at the end', 'git push', 'git push origin', false],
+    ['command glob, * crosses /', 'cat */.env', 'cat src/app/.env', true],
+    ['command glob, * crosses newlines', '*rm -rf*', 'cd x\nrm -rf y', true],
+    ['command glob, ? is one character', 'ls -?', 'ls -l', true],
+    ['command glob, ? is not two', 'ls -?', 'ls -la', false],
+    ['command glob, a class', 'terraform [ad]*', 'terraform apply', true],
+    ['command glob, a negated class', 'terraform [!ad]*', 'terraform apply', false],
+    ['command glob, a range', 'make [a-c]*', 'make build', true],
+    ['command glob, an escaped *', 'echo \\*', 'echo *', true],
+    ['command glob, an escaped * is literal', 'echo \\*', 'echo hi', false],
+    ['command glob, case-sensitive', 'git push*', 'GIT PUSH', false],
+    ['command glob, ] first in a class is itself', 'a[]]b', 'a]b', true],
+    ['command glob, an escape in a class', 'a[\\-x]b', 'a-b', true],
+    ['command glob, a class matches /', 'a[/]b', 'a/b', true],
+    // regexes: unanchored unless anchored, flags apply
+    ['command regex, unanchored', '/terraform\\s+apply/', 'cd infra && terraform  apply', true],
+    ['command regex, anchored', '/^terraform apply$/', 'terraform apply -auto', false],
+    ['command regex, flag i', '/git push/i', 'GIT PUSH', true],
+    ['command regex, no flag i', '/git push/', 'GIT PUSH', false],
+    ['command regex, flag s lets . cross lines', '/a.b/s', 'a\nb', true],
+    ['command regex, without s . stops at lines', '/a.b/', 'a\nb', false],
+    ['command regex, flag m anchors lines', '/^rm /m', 'ls\nrm x', true],
+  ]);
+
+  /** A rule of one path pattern against a call of one path. */
+  const pathMatches = (pattern: string, path: string) =>
+    matches({ path: pattern }, { paths: [path] });
+
+  eachNamedCase('%s', pathMatches, [
+    // * stops at /, ** crosses, **/ is zero or more directories
+    ['path **/.env, nested', '**/.env', '/work/ws/app/.env', true],
+    ['path **/.env, top', '**/.env', '.env', true],
+    ['path **/.env, not a suffix', '**/.env', '/ws/.env.example', false],
+    ['path * stops at /', 'src/*.ts', 'src/a/b.ts', false],
+    ['path * within a segment', 'src/*.ts', 'src/b.ts', true],
+    ['path /**/ matches no directory', 'src/**/b.ts', 'src/b.ts', true],
+    ['path /**/ matches directories', 'src/**/b.ts', 'src/x/y/b.ts', true],
+    ['path /** is everything below', '/etc/**', '/etc/ssh/sshd_config', true],
+    ['path /** is not the directory itself', '/etc/**', '/etc', false],
+    ['path ? does not match /', 'a?b', 'a/b', false],
+    ['path ** mid-segment crosses /', '/ws/**.pem', '/ws/keys/id.pem', true],
+    ['path .env is any .env', '.env', '/ws/app/.env', true],
+    ['path *.pem, any depth', '*.pem', '/ws/keys/id.pem', true],
+    ['path with no /, not a directory name', 'keys', '/ws/keys/id.pem', false],
+    ['path relative glob, at any depth', 'src/*.ts', '/ws/src/a.ts', true],
+    ['path relative glob, * still stops at /', 'src/*.ts', '/ws/src/x/a.ts', false],
+    ['path relative glob, whole segments only', 'src/*.ts', '/ws/mysrc/a.ts', false],
+    ['path relative dir/** is inside it', 'keys/**', '/ws/keys/id.pem', true],
+    ['path absolute glob is anchored', '/src/*.ts', '/ws/src/a.ts', false],
+    ['path relative fact, relative glob', '.env', '.env', true],
+    ['path absolute glob', '/etc/passwd', '/etc/passwd', true],
+    ['path normalized: . and ..', '**/secrets/*', '/ws/src/../secrets/./k', true],
+    ['path normalized: doubled slashes', '/ws/.env', '/ws//.env', true],
+    ['path normalized: a trailing slash', '/ws/cache', '/ws/cache/', true],
+    ['path regex', '/\\.env$/i', '/ws/.ENV', true],
   ]);
 
   it('ruleMatches agrees with decideApproval', () => {

@@ -6,6 +6,7 @@ import {
   fullCollection,
   startIdleCollector,
   type IdleCollector,
+  type IdleCollectorOptions,
 } from '../../../../src/controller/runtime/idle-collect.js';
 
 const MiB = 2 ** 20;
@@ -46,9 +47,15 @@ describe('startIdleCollector', () => {
     vi.advanceTimersByTime(ms);
   };
 
-  it('collects once at the first idle sample after the heap grew, then waits for more growth', () => {
+  /** A fake process with the collector started on it (its options, then `options`). */
+  const startOnFake = (options: IdleCollectorOptions = {}) => {
     const fake = fakeProcess();
-    collector = startIdleCollector(fake.options);
+    collector = startIdleCollector({ ...fake.options, ...options });
+    return fake;
+  };
+
+  it('collects once at the first idle sample after the heap grew, then waits for more growth', () => {
+    const fake = startOnFake();
     // A burst: busy, the heap grows.
     fake.state.heapUsed = 70 * MiB;
     tick(fake, 2000);
@@ -57,15 +64,14 @@ describe('startIdleCollector', () => {
     fake.state.utilization = 0.01;
     tick(fake, 500);
     expect(fake.state.collected).toBe(1);
-    expect(collector.collections()).toBe(1);
+    expect(collector?.collections()).toBe(1);
     // Still idle, nothing grew: nothing more, however long.
     tick(fake, 30_000);
     expect(fake.state.collected).toBe(1);
   });
 
   it('does not collect while the event loop works, nor for a heap that barely grew', () => {
-    const fake = fakeProcess();
-    collector = startIdleCollector(fake.options);
+    const fake = startOnFake();
     fake.state.heapUsed = 100 * MiB;
     tick(fake, 10_000);
     expect(fake.state.collected).toBe(0);
@@ -76,8 +82,7 @@ describe('startIdleCollector', () => {
   });
 
   it('keeps collections at least minSpacingMs apart', () => {
-    const fake = fakeProcess();
-    collector = startIdleCollector({ ...fake.options, minSpacingMs: 5000 });
+    const fake = startOnFake({ minSpacingMs: 5000 });
     fake.state.utilization = 0;
     fake.state.heapUsed = 60 * MiB;
     tick(fake, 500);

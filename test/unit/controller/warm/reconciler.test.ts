@@ -54,6 +54,10 @@ function setup(wf: Workflow, pods: PodObject[] = []) {
   return { client, reconcile };
 }
 
+/** The body of the Workflow's status patch. */
+const statusPatch = (client: FakeKubeClient) =>
+  client.actions.find((action) => action.summary === 'PATCH workflows/wf/status')?.body;
+
 const warmWorkflow = (warm?: WarmStatus): Workflow => {
   const spec = claimedWorkspace('fast-ssd');
   return workflow(
@@ -93,8 +97,7 @@ describe('the warm reconciler', () => {
       'POST persistentvolumeclaims/wf-warm-1',
       'POST pods/wf-warm-1',
     ]);
-    const patch = client.actions.find((action) => action.summary === 'PATCH workflows/wf/status');
-    expect(patch?.body).toEqual({
+    expect(statusPatch(client)).toEqual({
       status: {
         warm: expect.objectContaining({
           build: 1,
@@ -114,8 +117,7 @@ describe('the warm reconciler', () => {
     });
     expect(await reconcile(KEY)).toEqual({ requeueAfter: 60_000 });
     expect(client.summaries().filter((s) => s.startsWith('POST'))).toEqual([]);
-    const patch = client.actions.find((action) => action.summary === 'PATCH workflows/wf/status');
-    expect(patch?.body).toMatchObject({
+    expect(statusPatch(client)).toMatchObject({
       status: {
         warm: {
           reason: Reasons.WarmWorkspaceUnsupported,
@@ -174,8 +176,7 @@ describe('the warm reconciler', () => {
       'DELETE pods/wf-warm-1',
       'GET volumesnapshots',
     ]);
-    const patch = client.actions.find((action) => action.summary === 'PATCH workflows/wf/status');
-    expect(patch?.body).toEqual({
+    expect(statusPatch(client)).toEqual({
       status: {
         warm: {
           snapshot: 'wf-warm-1',

@@ -16,7 +16,7 @@ import type {
 } from '../../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../../src/workflow/issue.js';
 import type { GitServer } from '../../../support/fakes/git-server.js';
-import { gitServerPerFile } from '../../../support/fakes/git-server-per-file.js';
+import { gitEnvironment, gitServerPerFile } from '../../../support/fakes/git-server-per-file.js';
 
 /**
  * Git workspaces end to end with real git against a real HTTPS git server on loopback:
@@ -71,15 +71,7 @@ function shellAgent(commands: string[], seen: Shell[]): AgentStep {
   };
 }
 
-function environment(): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: base,
-    GIT_SSL_CAINFO: server.caFile,
-    GIT_CONFIG_NOSYSTEM: '1',
-    LANG: 'C',
-  };
-}
+const environment = (): NodeJS.ProcessEnv => gitEnvironment(server, base);
 
 interface Run {
   summary: RunSummary;
