@@ -35,6 +35,7 @@ import {
   startTestController,
 } from '../test/integration/operator-harness.js';
 import { lorenzApi } from '../test/containers/lorenz-api.js';
+import { builtImages, median, say } from './report.js';
 import { realNodeSkipReason, startRealNode } from '../test/containers/real-node-env.js';
 
 const root = join(import.meta.dirname, '..');
@@ -42,12 +43,7 @@ const root = join(import.meta.dirname, '..');
 process.env.LORENZ_TOOLS_SCRIPT ??= join(root, 'hack', 'tools.sh');
 const samples = Math.max(1, Number(process.env.BENCH_SAMPLES ?? 5) || 5);
 const nodes = new Set((process.env.BENCH_NODES ?? 'real,process').split(','));
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-};
 
 interface Sample {
   podCreated: number;
@@ -120,19 +116,6 @@ function report(label: string, results: Sample[]): void {
   console.log(
     `| ${label} | ${results.length} | ${column('podCreated')} | ${column('podStarted')} | ${column('firstHook')} |`,
   );
-}
-
-function images(): { operator: string; agent: string } {
-  const result = spawnSync(join(root, 'hack', 'images.sh'), ['--print-env'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const get = (key: string) => result.stdout.match(new RegExp(`^${key}=(.+)$`, 'm'))?.[1];
-  const operator = get('OPERATOR_IMAGE');
-  const agent = get('AGENT_IMAGE');
-  if (result.status !== 0 || !operator || !agent)
-    throw new Error(`hack/images.sh --print-env failed (exit ${result.status})`);
-  return { operator, agent };
 }
 
 /** WORKFLOW.md: the scripted agent the operator image ships, three trivial hooks. */
@@ -216,7 +199,7 @@ async function timeOnCluster(
 }
 
 async function realNode(): Promise<Sample[]> {
-  const built = images();
+  const built = builtImages();
   const reason = realNodeSkipReason({ available: true });
   if (reason) throw new Error(reason);
   say('starting a control plane and a real node…');

@@ -33,6 +33,7 @@ import {
   startTestController,
 } from '../test/integration/operator-harness.js';
 import { lorenzApi } from '../test/containers/lorenz-api.js';
+import { builtImages, median, say } from './report.js';
 import { scriptedWorkflowText } from '../test/support/scripted-workflow.js';
 import {
   realNodeSkipReason,
@@ -40,7 +41,6 @@ import {
   type RealNode,
 } from '../test/containers/real-node-env.js';
 import { CSI_CONTROLLERS, CSI_STORAGE_CLASS, startCsiStack } from '../test/containers/csi-stack.js';
-import { spawnSync } from 'node:child_process';
 
 const root = join(import.meta.dirname, '..');
 // Bundled into bench/ by hack/run-ts.sh: hack/cluster cannot find tools.sh from there.
@@ -70,12 +70,7 @@ const HOOKS = {
   before_run: 'test -e setup-marker',
 };
 
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
-};
 
 interface Sample {
   claimExists: number;
@@ -84,19 +79,6 @@ interface Sample {
   /** The runner's digest check of the restored tree (warm only). */
   digestMs?: number;
   digestFiles?: number;
-}
-
-function images(): { operator: string; agent: string } {
-  const result = spawnSync(join(root, 'hack', 'images.sh'), ['--print-env'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const get = (key: string) => result.stdout.match(new RegExp(`^${key}=(.+)$`, 'm'))?.[1];
-  const operator = get('OPERATOR_IMAGE');
-  const agent = get('AGENT_IMAGE');
-  if (result.status !== 0 || !operator || !agent)
-    throw new Error(`hack/images.sh --print-env failed (exit ${result.status})`);
-  return { operator, agent };
 }
 
 const claimSpec = {
@@ -240,7 +222,7 @@ function report(clean: Sample[], warm: Sample[], warmUpMs: number): void {
 }
 
 async function main(): Promise<void> {
-  const built = images();
+  const built = builtImages();
   const reason = realNodeSkipReason({ available: true });
   if (reason) throw new Error(reason);
   say('starting a control plane, a real node and the CSI stack…');
