@@ -304,7 +304,7 @@ describe('Lorenz CRDs on a real apiserver', () => {
     try {
       const statuses = createStatusWriter(client, ISSUERUNS);
       const key = 'default/run-uid';
-      await statuses.write(key, 'default', 'run-uid', { phase: 'Pending' }, 0, undefined, first);
+      await statuses.write(key, 'default', 'run-uid', { phase: 'Pending' }, 0, { uid: first });
       expect(
         (await kubectl(['get', 'issuerun', 'run-uid', '-o', 'jsonpath={.status.phase}'])).stdout,
       ).toBe('Pending');
@@ -313,7 +313,7 @@ describe('Lorenz CRDs on a real apiserver', () => {
       expect((await apply(run())).code).toBe(0);
       expect(await uidOf()).not.toBe(first);
       await expect(
-        statuses.write(key, 'default', 'run-uid', { phase: 'Running' }, 0, undefined, first),
+        statuses.write(key, 'default', 'run-uid', { phase: 'Running' }, 0, { uid: first }),
       ).rejects.toThrow();
       expect(
         (await kubectl(['get', 'issuerun', 'run-uid', '-o', 'jsonpath={.status.phase}'])).stdout,

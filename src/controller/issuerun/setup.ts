@@ -1,5 +1,5 @@
-import { errorMessage } from '../../workflow/errors.js';
 import type { Logger } from 'pino';
+import { errorMessage } from '../../workflow/errors.js';
 import type { IssueRun, Workflow } from '../../api/index.js';
 import {
   createEventRecorder,

@@ -219,19 +219,18 @@ export function createRunStatusStore(deps: {
     built: IssueRunStatus,
     urgent: boolean,
     ended?: readonly SlotStatus[],
-    /** What the write waits for its turn in (patchLater's lane); at once when absent. */
-    lane?: Lane,
-    signal?: AbortSignal,
+    /** patchLater's: the write waits its turn in the lane, and is skipped once aborted. */
+    later?: { lane: Lane; signal?: AbortSignal | undefined },
   ): Promise<ReconcileResult> => {
     const write = async (): Promise<ReconcileResult> => {
-      if (signal?.aborted) return;
+      if (later?.signal?.aborted) return;
       const base = latest(key, run);
       const carried = carryInbox(carryReview(built, base), base);
       const next = carryUsage(carried, base, dayOf(run), ended);
       // Written later, the name may hold another run by then (deleted and made again).
-      return patchNow(key, run, next, urgent, base, lane ? run.metadata.uid : undefined);
+      return patchNow(key, run, next, urgent, base, later ? run.metadata.uid : undefined);
     };
-    return serial(key, () => (lane ? lane(write) : write()));
+    return serial(key, () => (later ? later.lane(write) : write()));
   };
 
   const patchNow = async (
@@ -255,7 +254,7 @@ export function createRunStatusStore(deps: {
     // Before the status: a restart in between computes the same Events again (see
     // events/lifecycle.ts), where one after it would lose them.
     await deps.events?.(runLifecycleEvents(run, run.status, next));
-    await statuses.write(key, namespace, name, next, now, undefined, uid);
+    await statuses.write(key, namespace, name, next, now, { uid });
     deps.onWritten?.(run, run.status, next);
   };
 
@@ -333,7 +332,7 @@ export function createRunStatusStore(deps: {
 
   const patchLater: RunStatusStore['patchLater'] = (key, run, built, signal) => {
     pending.set(key, built);
-    const write = patch(key, run, built, true, undefined, deferredLane, signal);
+    const write = patch(key, run, built, true, undefined, { lane: deferredLane, signal });
     const done = write.then(
       () => {
         if (pending.get(key) === built) pending.delete(key);

@@ -157,9 +157,9 @@ export function createStatusWriter<S extends object>(
       name: string,
       status: S,
       now: number,
-      before?: S,
-      uid?: string,
+      options: { before?: S | undefined; uid?: string | undefined } = {},
     ): Promise<void> {
+      const { before, uid } = options;
       const operations =
         leave.length === 0
           ? [{ op: 'add', path: '/status', value: status }]

@@ -153,7 +153,7 @@ export function createWorkflowReconciler(deps: WorkflowReconcilerDeps) {
     }
     countsDue.delete(key);
     const { namespace = '', name } = splitKey(key);
-    await statuses.write(key, namespace, name, next, now, before);
+    await statuses.write(key, namespace, name, next, now, { before });
   }
 
   /**
