@@ -32,6 +32,7 @@ import { startPostgres, type TestPostgres } from '../test/support/postgres.js';
 import type { ArchiveStore, RunQuery, RunRecord } from '../src/archive/types.js';
 import { DEFAULT_LOG_CAP_BYTES } from '../src/archive/types.js';
 import { archiverCost, cliLogs, startBenchCluster, type BenchCluster } from './archive-cost.js';
+import { say } from './report.js';
 
 const PHASES_RUN = new Set(
   (process.env.BENCH_PHASES ?? 'stores,archiver,logs').split(',').map((phase) => phase.trim()),
@@ -48,7 +49,6 @@ const RUNS_PER_ISSUE = 4;
 const QUERIES = 200;
 const LOG_BYTES = 32 * 1024 * 1024;
 const PIECE_BYTES = 256 * 1024;
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 /** Nearest-rank percentile (p in 0..100). */
 function percentile(values: readonly number[], p: number): number {

@@ -16,10 +16,10 @@ import { createAcpAgentStep } from '../src/agent/step.js';
 import { createLocalExecutor } from '../src/executor/local.js';
 import { normalizeIssue } from '../src/workflow/issue.js';
 import { buildScriptedAgent } from '../test/fixtures/scripted-agent/build.js';
+import { say } from './report.js';
 
 const GOAL_MS = 1000;
 const runs = Math.max(1, Math.floor(Number(process.env.BENCH_RUNS ?? 20)) || 20);
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 // Bundled by hack/run-ts.sh: the fixture's path from the repository root (npm runs here).
 const entry = join(process.cwd(), 'test/fixtures/scripted-agent/main.ts');

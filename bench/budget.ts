@@ -14,6 +14,7 @@
 import { performance } from 'node:perf_hooks';
 import { createBudgetMeter, type BudgetMeter } from '../src/agent/budget-meter.js';
 import type { ModelPrice, PriceTable, RunBudget } from '../src/workflow/budget.js';
+import { say } from './report.js';
 
 const TARGET_US = 50;
 
@@ -21,7 +22,6 @@ const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
   return Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback;
 };
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const percentile = (sorted: Float64Array, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 

@@ -36,6 +36,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { collection, createNamespace, startBenchCluster, until } from './reconcile-env.js';
 import { reviewPhases } from './dispatch-review.js';
 import { webhookLatency } from './dispatch-webhook.js';
+import { say, median } from './report.js';
 
 const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
@@ -45,9 +46,6 @@ const phases = new Set(
   (process.env.BENCH_PHASES ?? 'requests,cpu,latency,webhook,review,review-idle').split(','),
 );
 const SIZES = [1, 100, 1000];
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;

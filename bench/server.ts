@@ -24,6 +24,7 @@ import type { ChangeEvent, RunSummary } from '../src/server/view-api.js';
 import { startViewServer } from '../src/server/view-server.js';
 import { fixedViewCache, readAllAccess } from '../test/support/view-fakes.js';
 import { firstPaint } from './server-paint.js';
+import { say } from './report.js';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 1000) || 1000;
 const RATE = Number(process.env.BENCH_RATE ?? 50) || 50;
@@ -33,7 +34,6 @@ const PHASES = new Set(
 );
 const PAINT_RUNS = Number(process.env.BENCH_PAINT_RUNS ?? 10_000) || 10_000;
 const PAINT_ROUNDS = Number(process.env.BENCH_PAINT_ROUNDS ?? 5) || 5;
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 type Change = Exclude<ChangeEvent, { event: 'heartbeat' }>;
 

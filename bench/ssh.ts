@@ -19,12 +19,10 @@ import { createSshExecutor, type SshExecutor } from '../src/executor/ssh/index.j
 import { runHook } from '../src/workspace/hooks.js';
 import { startSshd, type Sshd } from '../test/support/fakes/sshd.js';
 import { readFile } from 'node:fs/promises';
+import { say, median } from './report.js';
 
 const run = promisify(execFile);
 const HOOKS = Math.max(3, Number(process.env.BENCH_HOOKS ?? 30) || 30);
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
 function sshArgs(sshd: Sshd, knownHosts: string): string[] {
   return [

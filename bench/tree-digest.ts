@@ -19,6 +19,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { workspaceTreeDigest, type TreeDigest } from '../src/workspace/tree-digest.js';
+import { say } from './report.js';
 
 const GOAL_MS = 2000;
 const MB = 1024 * 1024;
@@ -27,7 +28,6 @@ const envNumber = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
   return Number.isFinite(value) && value >= 1 ? Math.floor(value) : fallback;
 };
-const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 /** Random bytes, drawn from one pool so that generating 20 000 files stays quick. */
 function contentSource(): (size: number) => Buffer {
