@@ -1,12 +1,7 @@
 // One git server for a whole test file, with the credentials folder its user's git reads.
 import { afterAll, beforeAll } from 'vitest';
 import { useTempDir } from '../workspace.js';
-import {
-  credentialsFolder,
-  startGitServer,
-  type GitServer,
-  type GitServerOptions,
-} from './git-server.js';
+import { credentialsFolder, startGitServer, type GitServer } from './git-server.js';
 
 export interface GitServerFixture {
   server: GitServer;
@@ -17,26 +12,46 @@ export interface GitServerFixture {
 }
 
 /**
- * Starts a git server (`options`) before the file's tests, makes a temp dir holding the
- * credentials folder of `user` (with the token `options.users` gives it) and hands them to
- * `use`; the server closes and the dir goes after the last test.
+ * Starts a git server before the file's tests (on `addresses`, the server's default when not
+ * given) whose one user is `user` with `token`, and makes a temp dir holding that user's
+ * credentials folder; the server closes and the dir goes after the last test. The fixture
+ * returned is filled in by then: read its fields in a test or a hook.
  */
 export function gitServerPerFile(
   prefix: string,
-  options: GitServerOptions & { users: Record<string, string> },
   user: string,
-  use: (fixture: GitServerFixture) => void,
-): void {
+  token: string,
+  addresses?: string[],
+): Readonly<GitServerFixture> {
+  let started: GitServerFixture | undefined;
   let server: GitServer | undefined;
   beforeAll(async () => {
-    server = await startGitServer(options);
+    server = await startGitServer({
+      users: { [user]: token },
+      ...(addresses ? { addresses } : {}),
+    });
   });
   afterAll(() => server?.close());
   useTempDir(prefix, 'file', async (base) => {
     if (server === undefined) throw new Error('the git server did not start');
-    const credentials = await credentialsFolder(base, user, options.users[user] ?? '');
-    use({ server, base, credentials });
+    const credentials = await credentialsFolder(base, user, token);
+    started = { server, base, credentials };
   });
+  const fixture = (): GitServerFixture => {
+    if (started === undefined) throw new Error(`the ${prefix}* git server is read outside a test`);
+    return started;
+  };
+  return {
+    get server() {
+      return fixture().server;
+    },
+    get base() {
+      return fixture().base;
+    },
+    get credentials() {
+      return fixture().credentials;
+    },
+  };
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   workflowSchema,
   type JSONSchemaProps,
 } from '../../../src/api/index.js';
-import { eachCase } from '../../support/cases.js';
+import { eachCase, eachNamedCase } from '../../support/cases.js';
 
 const root = join(import.meta.dirname, '../../..');
 
@@ -164,41 +164,46 @@ describe('what kubectl get shows', () => {
     expect(names(kind).categories).toEqual(['lorenz']);
   });
 
-  it('Workflow: Ready and ConfigValid side by side; -o wide says which generation runs and what today cost', () => {
-    expect(columns('Workflow')).toEqual([
-      'Ready .status.conditions[?(@.type=="Ready")].status',
-      'ConfigValid .status.conditions[?(@.type=="ConfigValid")].status',
-      'Suspended .spec.suspend',
-      'Active .status.runs.active',
-      'Tracker .status.conditions[?(@.type=="TrackerReachable")].status',
-      'Candidates .status.dispatch.candidates',
-      'Age .metadata.creationTimestamp',
-      'Generation .metadata.generation (wide)',
-      'Config-Generation .status.configGeneration (wide)',
-      'Config .status.lastGoodConfigMap (wide)',
-      'Tokens-Today .status.budget.tokens (wide)',
-      'Cost-Today .status.budget.cost (wide)',
-      'Message .status.conditions[?(@.type=="ConfigValid")].message (wide)',
-    ]);
-  });
-
-  it('IssueRun: Started and Duration; -o wide adds the branch, the PR, the end and the message', () => {
-    expect(columns('IssueRun')).toEqual([
-      'Issue .spec.issue.identifier',
-      'Workflow .spec.workflowRef.name',
-      'Phase .status.phase',
-      'Reason .status.reason',
-      'Attempt .status.attempt',
-      'Turn .status.turn',
-      'Started .status.startTime',
-      'Duration .status.duration',
-      'Age .metadata.creationTimestamp',
-      'Branch .status.git.branch (wide)',
-      'PR .status.git.pullRequest.url (wide)',
-      'Completed .status.completionTime (wide)',
-      'Message .status.conditions[?(@.type=="Succeeded")].message (wide)',
-    ]);
-  });
+  eachNamedCase('%s', columns, [
+    [
+      'Workflow: Ready and ConfigValid side by side; -o wide says which generation runs and what today cost',
+      'Workflow',
+      [
+        'Ready .status.conditions[?(@.type=="Ready")].status',
+        'ConfigValid .status.conditions[?(@.type=="ConfigValid")].status',
+        'Suspended .spec.suspend',
+        'Active .status.runs.active',
+        'Tracker .status.conditions[?(@.type=="TrackerReachable")].status',
+        'Candidates .status.dispatch.candidates',
+        'Age .metadata.creationTimestamp',
+        'Generation .metadata.generation (wide)',
+        'Config-Generation .status.configGeneration (wide)',
+        'Config .status.lastGoodConfigMap (wide)',
+        'Tokens-Today .status.budget.tokens (wide)',
+        'Cost-Today .status.budget.cost (wide)',
+        'Message .status.conditions[?(@.type=="ConfigValid")].message (wide)',
+      ],
+    ],
+    [
+      'IssueRun: Started and Duration; -o wide adds the branch, the PR, the end and the message',
+      'IssueRun',
+      [
+        'Issue .spec.issue.identifier',
+        'Workflow .spec.workflowRef.name',
+        'Phase .status.phase',
+        'Reason .status.reason',
+        'Attempt .status.attempt',
+        'Turn .status.turn',
+        'Started .status.startTime',
+        'Duration .status.duration',
+        'Age .metadata.creationTimestamp',
+        'Branch .status.git.branch (wide)',
+        'PR .status.git.pullRequest.url (wide)',
+        'Completed .status.completionTime (wide)',
+        'Message .status.conditions[?(@.type=="Succeeded")].message (wide)',
+      ],
+    ],
+  ]);
 
   eachCase('status.duration from %s to %s is %s', elapsed, [
     ['2024-05-01T10:00:00Z', '2024-05-01T10:00:45Z', '45s'],

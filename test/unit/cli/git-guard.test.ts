@@ -3,7 +3,6 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_BINS } from '../../support/cli-bins.js';
-import type { GitServer } from '../../support/fakes/git-server.js';
 import { gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
 
 /**
@@ -17,13 +16,8 @@ const repoRoot = new URL('../../..', import.meta.url).pathname;
 const agentBundle = join(repoRoot, 'dist/scripted-agent.mjs');
 const realGit = spawnSync('bash', ['-c', 'type -P git'], { encoding: 'utf8' }).stdout.trim();
 
-let server: GitServer;
-let base: string;
-let credentials: string;
 let runs = 0;
-gitServerPerFile('lorenz-cli-guard-', { users: { alice: TOKEN } }, 'alice', (fixture) => {
-  ({ server, base, credentials } = fixture);
-});
+const fixture = gitServerPerFile('lorenz-cli-guard-', 'alice', TOKEN);
 
 interface Run {
   code: number | null;
@@ -46,7 +40,7 @@ interface RunSpec {
 }
 
 async function lorenzRun(spec: RunSpec): Promise<Run> {
-  const dir = join(base, `run-${(runs += 1)}`);
+  const dir = join(fixture.base, `run-${(runs += 1)}`);
   const home = join(dir, 'home');
   await mkdir(home, { recursive: true });
   if (spec.profile !== undefined) await writeFile(join(home, '.bash_profile'), spec.profile);
@@ -61,7 +55,7 @@ async function lorenzRun(spec: RunSpec): Promise<Run> {
       'workspace:',
       `  root: ${join(dir, 'ws')}`,
       '  git:',
-      `    repo: ${server.repoUrl(spec.repo)}`,
+      `    repo: ${fixture.server.repoUrl(spec.repo)}`,
       'agent:',
       '  kind: scripted',
       '  max_turns: 1',
@@ -91,7 +85,7 @@ async function lorenzRun(spec: RunSpec): Promise<Run> {
           '--issue',
           issue,
           '--git-credentials',
-          credentials,
+          fixture.credentials,
         ],
         {
           cwd: dir,
@@ -100,7 +94,7 @@ async function lorenzRun(spec: RunSpec): Promise<Run> {
             PATH: `${join(dir, 'caller-bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`,
             HOME: home,
             LANG: 'C',
-            GIT_SSL_CAINFO: server.caFile,
+            GIT_SSL_CAINFO: fixture.server.caFile,
             GIT_CONFIG_NOSYSTEM: '1',
             ...spec.env,
           },
@@ -158,7 +152,7 @@ async function lorenzRun(spec: RunSpec): Promise<Run> {
 let repoCount = 0;
 const newRepo = async (): Promise<string> => {
   const repo = `acme/guard-${(repoCount += 1)}`;
-  await server.createRepo(repo, { private: true });
+  await fixture.server.createRepo(repo, { private: true });
   return repo;
 };
 
@@ -173,7 +167,7 @@ describe('lorenz run: the agent and the hooks after it get Lorenz’s git, whate
     '$name',
     async ({ profile }) => {
       const repo = await newRepo();
-      const mainSha = await server.branchSha(repo, 'main');
+      const mainSha = await fixture.server.branchSha(repo, 'main');
       const run = await lorenzRun({
         repo,
         ...(profile === undefined ? {} : { profile }),
@@ -197,7 +191,7 @@ describe('lorenz run: the agent and the hooks after it get Lorenz’s git, whate
       // The profile's PATH is kept, after the wrapper's directory; the caller's own is gone.
       const profilePath = spawnSync('/bin/bash', ['-lc', 'echo "$PATH"'], {
         encoding: 'utf8',
-        env: { PATH: '/nowhere:/usr/bin:/bin', HOME: join(base, `run-${runs}`, 'home') },
+        env: { PATH: '/nowhere:/usr/bin:/bin', HOME: join(fixture.base, `run-${runs}`, 'home') },
       }).stdout.trim();
       expect(path?.output).toBe(`${wrapperDir}:${profilePath}`);
       expect(commit?.status).toBe('completed');
@@ -207,8 +201,8 @@ describe('lorenz run: the agent and the hooks after it get Lorenz’s git, whate
           /lorenz: (git_hooks_skip_refused|default_branch_refused)/,
         );
       }
-      expect(await server.branchSha(repo, 'main')).toBe(mainSha);
-      expect(await server.branchSha(repo, 'lorenz/eng-7-guarded')).toBeNull();
+      expect(await fixture.server.branchSha(repo, 'main')).toBe(mainSha);
+      expect(await fixture.server.branchSha(repo, 'lorenz/eng-7-guarded')).toBeNull();
       expect(run.hooks.after_run).toBe(`${wrapperDir}/git\n${wrapperDir}:${profilePath}`);
       expect(run.hooks.before_remove).toBe(`${wrapperDir}/git`);
     },
@@ -218,7 +212,7 @@ describe('lorenz run: the agent and the hooks after it get Lorenz’s git, whate
 
 describe('lorenz run --git-credentials: the token is redacted from everything it prints', () => {
   const fill = () =>
-    `printf 'protocol=https\\nhost=127.0.0.1:${server.port}\\n\\n' | git credential fill`;
+    `printf 'protocol=https\\nhost=127.0.0.1:${fixture.server.port}\\n\\n' | git credential fill`;
   const OTHER_SECRET = 'an-extra-secret-3f9e';
   const half = TOKEN.length / 2;
   it.each([
@@ -234,7 +228,7 @@ describe('lorenz run --git-credentials: the token is redacted from everything it
     },
     {
       name: 'the failure of a fail-fast hook, in the summary and on stderr',
-      hooks: () => ({ before_run: `cat ${join(credentials, '127.0.0.1')}; exit 4` }),
+      hooks: () => ({ before_run: `cat ${join(fixture.credentials, '127.0.0.1')}; exit 4` }),
       prompt: () => ['@say never'],
       code: 1,
     },

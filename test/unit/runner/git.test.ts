@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseRunnerArgs, runRunner } from '../../../src/runner/main.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { startGitServer, type GitServer } from '../../support/fakes/git-server.js';
-import { writeRunInputs } from './run-inputs.js';
+import { gitWorkflowText, writeRunInputs } from './run-inputs.js';
 
 const TOKEN = 'ghp_runnerGitToken0123456789abcd';
 const REPO = 'acme/app';
@@ -75,15 +75,7 @@ async function run(inputsDir: string, gitCredentials: string | undefined) {
   return { code, events, text: lines.join('') + (await readFile(termination, 'utf8')) };
 }
 
-const workflow = (hooks: string) => `---
-workspace:
-  git:
-    repo: ${server.repoUrl(REPO)}
-hooks:
-  timeout_ms: 30000
-${hooks}
----
-Work on {{ issue.identifier }}.`;
+const workflow = (hooks: string) => gitWorkflowText(server.repoUrl(REPO), hooks);
 
 describe('runner: git workspaces', () => {
   it('clones on the branch of the inputs with the mounted credentials, and redacts the token', async () => {

@@ -9,38 +9,25 @@ import { describe, expect, it } from 'vitest';
 import { INPUT_FILES, inputManifest, inputManifestText } from '../../../src/api/run-pod.js';
 import { decodeWarmUpResult } from '../../../src/api/warm-up.js';
 import { runPrepare } from '../../../src/runner/prepare.js';
-import type { GitServer } from '../../support/fakes/git-server.js';
 import { gitEnvironment, gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
-import { runInPod, writeRunInputs } from './run-inputs.js';
+import { gitWorkflowText, runInPod, writeRunInputs } from './run-inputs.js';
 
 const TOKEN = 'lorenz-warm-path-token-9c2f41';
 const BRANCH = 'lorenz/eng-7-warm';
-let server: GitServer;
-let base: string;
-let credentials: string;
 let count = 0;
-gitServerPerFile(
-  'lorenz-prepare-restore-',
-  { addresses: ['127.0.0.1'], users: { alice: TOKEN } },
-  'alice',
-  (fixture) => {
-    ({ server, base, credentials } = fixture);
-  },
-);
+const fixture = gitServerPerFile('lorenz-prepare-restore-', 'alice', TOKEN);
 
-const environment = (): NodeJS.ProcessEnv => gitEnvironment(server, base);
+const environment = (): NodeJS.ProcessEnv => gitEnvironment(fixture.server, fixture.base);
 
 /** One WORKFLOW.md for the warm-up and the run, as the Workflow gives both. */
-const workflow = (repo: string) => `---
-workspace:
-  git:
-    repo: ${server.repoUrl(repo)}
-hooks:
-  timeout_ms: 30000
-  after_create: echo after_create ran > after-create-marker
-  before_run: git branch --show-current && git rev-parse HEAD && cat setup-marker after-create-marker && git push -q origin HEAD 2>&1
----
-Work on {{ issue.identifier }}.`;
+const workflow = (repo: string) =>
+  gitWorkflowText(
+    fixture.server.repoUrl(repo),
+    [
+      '  after_create: echo after_create ran > after-create-marker',
+      '  before_run: git branch --show-current && git rev-parse HEAD && cat setup-marker after-create-marker && git push -q origin HEAD 2>&1',
+    ].join('\n'),
+  );
 
 async function prepare(pod: string, text: string) {
   const inputsDir = join(pod, 'warm-inputs');
@@ -53,7 +40,7 @@ async function prepare(pod: string, text: string) {
     inputsDir,
     workspaceRoot: join(pod, 'ws'),
     terminationLogPath: join(pod, 'warm-termination-log'),
-    gitCredentials: credentials,
+    gitCredentials: fixture.credentials,
     env: environment(),
     write: () => {},
   });
@@ -70,12 +57,17 @@ describe('prepare, then a run restored from the prepared tree', () => {
   ])('%s: the issue branch starts at its head, set up', async (_what, moves) => {
     count += 1;
     const repo = `acme/warm-path-${count}`;
-    const pod = join(base, `pod-${count}`);
+    const pod = join(fixture.base, `pod-${count}`);
     const setup = `setup:\n  - [node, -e, "require('fs').writeFileSync('setup-marker', 'set up\\\\n')"]\n`;
-    await server.createRepo(repo, { private: true, files: { '.lorenz/workspace.yml': setup } });
+    await fixture.server.createRepo(repo, {
+      private: true,
+      files: { '.lorenz/workspace.yml': setup },
+    });
     const text = workflow(repo);
     const prepared = await prepare(pod, text);
-    const later = moves ? await server.commit(repo, 'main', { 'later.txt': 'later\n' }) : null;
+    const later = moves
+      ? await fixture.server.commit(repo, 'main', { 'later.txt': 'later\n' })
+      : null;
     const start = later ?? prepared.commit;
 
     const inputsDir = await writeRunInputs(join(pod, 'inputs'), text, {
@@ -87,7 +79,7 @@ describe('prepare, then a run restored from the prepared tree', () => {
       noAgent: true,
       keepWorkspace: true,
       sourceDigest: prepared.digest,
-      gitCredentials: credentials,
+      gitCredentials: fixture.credentials,
       env: environment(),
     });
     expect(run.code, run.lines.join('')).toBe(0);
@@ -105,7 +97,7 @@ describe('prepare, then a run restored from the prepared tree', () => {
       hookName: 'before_run',
       output: `${BRANCH}\n${start}\nset up\nafter_create ran`,
     });
-    expect(await server.branchSha(repo, BRANCH)).toBe(start);
+    expect(await fixture.server.branchSha(repo, BRANCH)).toBe(start);
     const steps = run.events.flatMap((event) =>
       event.type === 'git_workspace' ? [`${event.message.step}: ${event.message.detail}`] : [],
     );

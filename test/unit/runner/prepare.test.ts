@@ -14,22 +14,11 @@ import { SOURCE_TREE_DIR } from '../../../src/api/workspace-source.js';
 import { runPrepare } from '../../../src/runner/prepare.js';
 import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { workspaceTreeDigest } from '../../../src/workspace/tree-digest.js';
-import type { GitServer } from '../../support/fakes/git-server.js';
 import { gitEnvironment, gitServerPerFile } from '../../support/fakes/git-server-per-file.js';
 
 const TOKEN = 'lorenz-warm-up-token-5d1e7b';
-let server: GitServer;
-let base: string;
-let credentials: string;
 let count = 0;
-gitServerPerFile(
-  'lorenz-prepare-',
-  { addresses: ['127.0.0.1'], users: { alice: TOKEN } },
-  'alice',
-  (fixture) => {
-    ({ server, base, credentials } = fixture);
-  },
-);
+const fixture = gitServerPerFile('lorenz-prepare-', 'alice', TOKEN);
 
 let repo: string;
 let pod: string;
@@ -38,7 +27,7 @@ const tree = () => join(root(), SOURCE_TREE_DIR);
 beforeEach(async () => {
   count += 1;
   repo = `acme/warm-${count}`;
-  pod = join(base, `pod-${count}`);
+  pod = join(fixture.base, `pod-${count}`);
   await mkdir(root(), { recursive: true });
 });
 
@@ -49,7 +38,7 @@ const SETUP_FILE = {
 
 function workflow(options: { git?: boolean; afterCreate?: string } = {}): string {
   const git =
-    options.git === false ? '' : `workspace:\n  git:\n    repo: ${server.repoUrl(repo)}\n`;
+    options.git === false ? '' : `workspace:\n  git:\n    repo: ${fixture.server.repoUrl(repo)}\n`;
   const hook =
     options.afterCreate === undefined
       ? ''
@@ -68,7 +57,7 @@ async function writeInputs(workflowText: string | null): Promise<string> {
   return dir;
 }
 
-const environment = (): NodeJS.ProcessEnv => gitEnvironment(server, base);
+const environment = (): NodeJS.ProcessEnv => gitEnvironment(fixture.server, fixture.base);
 
 interface WarmUp {
   code: number;
@@ -88,7 +77,7 @@ async function warmUp(
     inputsDir: await writeInputs(workflowText),
     workspaceRoot: root(),
     terminationLogPath,
-    ...(options.anonymous ? {} : { gitCredentials: credentials }),
+    ...(options.anonymous ? {} : { gitCredentials: fixture.credentials }),
     ...(options.unlessCommit ? { unlessCommit: options.unlessCommit } : {}),
     env: environment(),
     write: (line) => lines.push(line),
@@ -122,8 +111,8 @@ const hookRecords = (events: LorenzEvent[]) =>
 
 describe('lorenz runner --prepare: a git workspace', () => {
   it("clones the default branch, runs setup and after_create, and reports the tree's digest", async () => {
-    await server.createRepo(repo, { private: true, files: SETUP_FILE, commits: 3 });
-    const head = await server.branchSha(repo, 'main');
+    await fixture.server.createRepo(repo, { private: true, files: SETUP_FILE, commits: 3 });
+    const head = await fixture.server.branchSha(repo, 'main');
     const run = await warmUp(
       workflow({ afterCreate: 'echo {{ issue.identifier }} > after-create-marker; echo hello' }),
     );
@@ -158,10 +147,10 @@ describe('lorenz runner --prepare: a git workspace', () => {
   });
 
   it("leaves no secret and none of Lorenz's scripts in the tree or on the volume", async () => {
-    await server.createRepo(repo, { private: true });
+    await fixture.server.createRepo(repo, { private: true });
     // after_create prints the token and the clone's config (Lorenz's helper in it, then).
     const run = await warmUp(
-      workflow({ afterCreate: `cat ${credentials}/127.0.0.1; git config --local --list` }),
+      workflow({ afterCreate: `cat ${fixture.credentials}/127.0.0.1; git config --local --list` }),
     );
     expect(run.code, run.output).toBe(0);
     expect(run.output).not.toContain(TOKEN);
@@ -175,7 +164,7 @@ describe('lorenz runner --prepare: a git workspace', () => {
   });
 
   it('a hooks path the repository set (husky) stays: the run takes it up', async () => {
-    await server.createRepo(repo, { private: true });
+    await fixture.server.createRepo(repo, { private: true });
     const run = await warmUp(workflow({ afterCreate: 'git config core.hooksPath .husky/_' }));
     expect(run.code, run.output).toBe(0);
     expect(await git(tree(), 'config', '--local', '--get', 'core.hooksPath')).toBe('.husky/_');
@@ -183,8 +172,8 @@ describe('lorenz runner --prepare: a git workspace', () => {
 
   describe('--unless-commit', () => {
     it("the default branch's head is that commit: unchanged, and nothing on the volume is touched", async () => {
-      await server.createRepo(repo, { private: true, files: SETUP_FILE });
-      const head = (await server.branchSha(repo, 'main')) ?? '';
+      await fixture.server.createRepo(repo, { private: true, files: SETUP_FILE });
+      const head = (await fixture.server.branchSha(repo, 'main')) ?? '';
       await mkdir(tree());
       await writeFile(join(tree(), 'kept'), 'the last warm-up\n');
       const run = await warmUp(workflow({ afterCreate: 'touch after-create-marker' }), {
@@ -200,9 +189,9 @@ describe('lorenz runner --prepare: a git workspace', () => {
     });
 
     it('the default branch has moved on: prepared at the new head', async () => {
-      await server.createRepo(repo, { private: true, files: SETUP_FILE });
-      const before = (await server.branchSha(repo, 'main')) ?? '';
-      const after = await server.commit(repo, 'main', { 'later.txt': 'later\n' });
+      await fixture.server.createRepo(repo, { private: true, files: SETUP_FILE });
+      const before = (await fixture.server.branchSha(repo, 'main')) ?? '';
+      const after = await fixture.server.commit(repo, 'main', { 'later.txt': 'later\n' });
       const run = await warmUp(workflow(), { unlessCommit: before });
       expect(run.code, run.output).toBe(0);
       expect(run.result).toMatchObject({ outcome: 'prepared', commit: after });
@@ -211,7 +200,7 @@ describe('lorenz runner --prepare: a git workspace', () => {
   });
 
   it('a retried warm-up on the same claim replaces the stale tree and starts clean', async () => {
-    await server.createRepo(repo, { private: true, files: SETUP_FILE });
+    await fixture.server.createRepo(repo, { private: true, files: SETUP_FILE });
     await mkdir(join(tree(), 'half-done'), { recursive: true });
     await writeFile(join(tree(), 'half-done', 'stale'), 'from the Pod before\n');
     const run = await warmUp(workflow());
@@ -260,7 +249,7 @@ const failures: [string, string, Failure][] = [
     'hook_failed',
     {
       arrange: async () => {
-        await server.createRepo(repo, { private: true, files: SETUP_FILE });
+        await fixture.server.createRepo(repo, { private: true, files: SETUP_FILE });
         return workflow({ afterCreate: `echo "token ${TOKEN}"; exit 3` });
       },
       error: /hook failed with status 3: token \[redacted\]/,
@@ -273,7 +262,10 @@ const failures: [string, string, Failure][] = [
     {
       arrange: async () => {
         const setup = 'setup:\n  - [node, -e, "process.exit(4)"]\n';
-        await server.createRepo(repo, { private: true, files: { '.lorenz/workspace.yml': setup } });
+        await fixture.server.createRepo(repo, {
+          private: true,
+          files: { '.lorenz/workspace.yml': setup },
+        });
         return workflow();
       },
       error: /node exited 4/,
@@ -285,7 +277,7 @@ const failures: [string, string, Failure][] = [
     'workspace_clone_failed',
     {
       arrange: async () => {
-        await server.createRepo(repo, { private: true });
+        await fixture.server.createRepo(repo, { private: true });
         return workflow();
       },
       anonymous: true,

@@ -9,6 +9,22 @@ import type { LorenzEvent } from '../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../src/workflow/issue.js';
 
 /**
+ * A WORKFLOW.md of a git workspace cloned from `repoUrl`: its hooks have 30 s each and are
+ * `hooks` (lines of the hooks map, indented), its prompt one line.
+ */
+export function gitWorkflowText(repoUrl: string, hooks: string): string {
+  return `---
+workspace:
+  git:
+    repo: ${repoUrl}
+hooks:
+  timeout_ms: 30000
+${hooks}
+---
+Work on {{ issue.identifier }}.`;
+}
+
+/**
  * Renders run eng-7's inputs (issue ENG-7 in Todo, with this title, and the branch its status
  * keeps when given) from WORKFLOW.md text into `inputsDir`, made if missing; returns it.
  */

@@ -85,32 +85,25 @@ describe('the review: section', () => {
     } satisfies ReviewConfig);
   });
 
+  const TEMPLATE = 'must be a non-empty string (a Liquid template)';
+  const ROUNDS = 'must be an integer from 1 to 20';
+  const POLL_INTERVAL = 'must be an integer from 5000 to 2147483647';
   it.each([
     ['host', { host: 'bitbucket' }, 'review.host', 'must be one of "github", "gitlab"'],
     ['api_url', { api_url: 'git.acme.dev' }, 'review.api_url', 'must be an http(s) URL or null'],
     ['api_url type', { api_url: 3 }, 'review.api_url', 'must be an http(s) URL or null'],
-    [
-      'pr_title blank',
-      { pr_title: '  ' },
-      'review.pr_title',
-      'must be a non-empty string (a Liquid template)',
-    ],
-    [
-      'pr_body type',
-      { pr_body: ['x'] },
-      'review.pr_body',
-      'must be a non-empty string (a Liquid template)',
-    ],
+    ['pr_title blank', { pr_title: '  ' }, 'review.pr_title', TEMPLATE],
+    ['pr_body type', { pr_body: ['x'] }, 'review.pr_body', TEMPLATE],
     [
       'continuation_prompt blank',
       { continuation_prompt: '' },
       'review.continuation_prompt',
-      'must be a non-empty string (a Liquid template)',
+      TEMPLATE,
     ],
     ['draft', { draft: 'yes' }, 'review.draft', 'must be true or false'],
-    ['max_rounds 0', { max_rounds: 0 }, 'review.max_rounds', 'must be an integer from 1 to 20'],
-    ['max_rounds 21', { max_rounds: 21 }, 'review.max_rounds', 'must be an integer from 1 to 20'],
-    ['max_rounds 1.5', { max_rounds: 1.5 }, 'review.max_rounds', 'must be an integer from 1 to 20'],
+    ['max_rounds 0', { max_rounds: 0 }, 'review.max_rounds', ROUNDS],
+    ['max_rounds 21', { max_rounds: 21 }, 'review.max_rounds', ROUNDS],
+    ['max_rounds 1.5', { max_rounds: 1.5 }, 'review.max_rounds', ROUNDS],
     ['on_approved blank', { on_approved: ' ' }, 'review.on_approved', 'must be a non-empty string'],
     ['on_merged type', { on_merged: 7 }, 'review.on_merged', 'must be a non-empty string'],
     [
@@ -129,13 +122,13 @@ describe('the review: section', () => {
       'poll_interval_ms too short',
       { poll_interval_ms: 4999 },
       'review.poll_interval_ms',
-      'must be an integer from 5000 to 2147483647',
+      POLL_INTERVAL,
     ],
     [
       'poll_interval_ms beyond a timer',
       { poll_interval_ms: 2_147_483_648 },
       'review.poll_interval_ms',
-      'must be an integer from 5000 to 2147483647',
+      POLL_INTERVAL,
     ],
     ['the section itself', 'yes', 'review', 'must be a map'],
     ['the section as a list', [], 'review', 'must be a map'],

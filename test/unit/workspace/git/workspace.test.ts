@@ -15,7 +15,6 @@ import type {
   RunSummary,
 } from '../../../../src/workflow/events.js';
 import { normalizeIssue } from '../../../../src/workflow/issue.js';
-import type { GitServer } from '../../../support/fakes/git-server.js';
 import { gitEnvironment, gitServerPerFile } from '../../../support/fakes/git-server-per-file.js';
 
 /**
@@ -24,18 +23,8 @@ import { gitEnvironment, gitServerPerFile } from '../../../support/fakes/git-ser
  */
 const TOKEN = 'lorenz-test-token-7f3a9c';
 const executor = createLocalExecutor();
-let server: GitServer;
-let base: string;
-let credentials: string;
 let repoCount = 0;
-gitServerPerFile(
-  'lorenz-gitws-',
-  { addresses: ['127.0.0.1', '127.0.0.2'], users: { alice: TOKEN } },
-  'alice',
-  (fixture) => {
-    ({ server, base, credentials } = fixture);
-  },
-);
+const fixture = gitServerPerFile('lorenz-gitws-', 'alice', TOKEN, ['127.0.0.1', '127.0.0.2']);
 
 interface Shell {
   command: string;
@@ -71,7 +60,7 @@ function shellAgent(commands: string[], seen: Shell[]): AgentStep {
   };
 }
 
-const environment = (): NodeJS.ProcessEnv => gitEnvironment(server, base);
+const environment = (): NodeJS.ProcessEnv => gitEnvironment(fixture.server, fixture.base);
 
 interface Run {
   summary: RunSummary;
@@ -82,7 +71,7 @@ interface Run {
 }
 
 /** A workspace root of its own under the test's folder, not made yet. */
-const newRoot = (): string => join(base, `root-${(repoCount += 1)}`);
+const newRoot = (): string => join(fixture.base, `root-${(repoCount += 1)}`);
 /** The lifecycle of a slot whose workspace a snapshot restored, kept for a look afterwards. */
 const RESTORED: Partial<LifecycleOptions> = { restoredSlots: new Set([0]), cleanup: false };
 
@@ -111,7 +100,7 @@ async function runWith(
     emit: (event) => events.push(event),
     attempt: null,
     env: environment(),
-    git: { credentialsDirectory: credentials },
+    git: { credentialsDirectory: fixture.credentials },
     ...(options.agent ? { agent: shellAgent(options.agent, shell) } : {}),
     ...options.lifecycle,
   });
@@ -127,20 +116,21 @@ beforeEach(() => {
   repo = `acme/web-${(repoCount += 1)}`;
 });
 
+/** runWith on this test's repository, cloned from the first host (the one with a credential). */
+const runOnRepo = (options?: Parameters<typeof runWith>[1]): Promise<Run> =>
+  runWith({ repo: fixture.server.repoUrl(repo) }, options);
+
 const COMMIT_AND_PUSH = [
   'echo "from the agent" > agent.txt && git add agent.txt && git commit -qm "agent work" && git push -q',
 ];
 
 describe('a git workspace', () => {
   it('clones the last 50 commits on a new issue branch; the agent commits and pushes with the host credential', async () => {
-    await server.createRepo(repo, { private: true, commits: 60 });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      {
-        hooks: { after_create: 'git rev-list --count HEAD && git branch --show-current' },
-        agent: [...COMMIT_AND_PUSH, 'cat .git/config', 'env', 'ls -a'],
-      },
-    );
+    await fixture.server.createRepo(repo, { private: true, commits: 60 });
+    const run = await runOnRepo({
+      hooks: { after_create: 'git rev-list --count HEAD && git branch --show-current' },
+      agent: [...COMMIT_AND_PUSH, 'cat .git/config', 'env', 'ls -a'],
+    });
     expect(run.summary.succeeded).toBe(true);
     const afterCreate = run.events.find(
       (event) => event.type === 'hook_execution' && event.message.status === 'completed',
@@ -149,7 +139,7 @@ describe('a git workspace', () => {
       `50\n${BRANCH}`,
     );
     expect(run.shell[0]?.exitCode).toBe(0);
-    expect(await server.readFile(repo, BRANCH, 'agent.txt')).toBe('from the agent\n');
+    expect(await fixture.server.readFile(repo, BRANCH, 'agent.txt')).toBe('from the agent\n');
     expect(run.git.map((message) => `${message.step} ${message.status}`)).toEqual([
       'clone completed',
       'branch completed',
@@ -164,10 +154,10 @@ describe('a git workspace', () => {
   });
 
   it('clones from another host anonymously: that host never sees the credential, and nothing pushes', async () => {
-    await server.createRepo(repo);
-    const before = server.requests.length;
+    await fixture.server.createRepo(repo);
+    const before = fixture.server.requests.length;
     const run = await runWith(
-      { repo: server.repoUrl(repo, '127.0.0.2') },
+      { repo: fixture.server.repoUrl(repo, '127.0.0.2') },
       { agent: COMMIT_AND_PUSH },
     );
     expect(run.summary.succeeded).toBe(true);
@@ -175,25 +165,22 @@ describe('a git workspace', () => {
     expect(run.shell[0]?.output).toMatch(
       /could not read Username|Authentication failed|terminal prompts disabled/,
     );
-    const seen = server.requests.slice(before);
+    const seen = fixture.server.requests.slice(before);
     expect(seen.length).toBeGreaterThan(0);
     expect(
       seen.every((request) => request.address === '127.0.0.2' && request.password === null),
     ).toBe(true);
-    expect(await server.branchSha(repo, BRANCH)).toBeNull();
+    expect(await fixture.server.branchSha(repo, BRANCH)).toBeNull();
   });
 
   it('checks out an existing branch as the remote has it and keeps the branch it was given when the issue is renamed', async () => {
-    await server.createRepo(repo, { private: true });
-    await server.commit(repo, BRANCH, { 'work.txt': 'earlier work\n' });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      {
-        title: 'A new title',
-        lifecycle: { git: { credentialsDirectory: credentials, branch: BRANCH } },
-        agent: ['git branch --show-current && cat work.txt'],
-      },
-    );
+    await fixture.server.createRepo(repo, { private: true });
+    await fixture.server.commit(repo, BRANCH, { 'work.txt': 'earlier work\n' });
+    const run = await runOnRepo({
+      title: 'A new title',
+      lifecycle: { git: { credentialsDirectory: fixture.credentials, branch: BRANCH } },
+      agent: ['git branch --show-current && cat work.txt'],
+    });
     expect(run.shell[0]?.output).toBe(`${BRANCH}\nearlier work`);
     expect(run.git.find((message) => message.step === 'branch')?.detail).toBe(
       `checked out ${BRANCH} as the remote has it`,
@@ -201,12 +188,12 @@ describe('a git workspace', () => {
   });
 
   it('merges the default branch up into a branch behind it, and pushes the merge', async () => {
-    await server.createRepo(repo, { private: true });
-    await server.commit(repo, BRANCH, { 'work.txt': 'work\n' });
-    await server.commit(repo, 'main', { 'news.txt': 'new on main\n' });
-    const run = await runWith({ repo: server.repoUrl(repo) }, { agent: ['cat news.txt work.txt'] });
+    await fixture.server.createRepo(repo, { private: true });
+    await fixture.server.commit(repo, BRANCH, { 'work.txt': 'work\n' });
+    await fixture.server.commit(repo, 'main', { 'news.txt': 'new on main\n' });
+    const run = await runOnRepo({ agent: ['cat news.txt work.txt'] });
     expect(run.shell[0]?.output).toBe('new on main\nwork');
-    expect(await server.readFile(repo, BRANCH, 'news.txt')).toBe('new on main\n');
+    expect(await fixture.server.readFile(repo, BRANCH, 'news.txt')).toBe('new on main\n');
     expect(run.git.find((message) => message.step === 'merge_up')).toMatchObject({
       status: 'completed',
       detail: `merged main into ${BRANCH} and pushed`,
@@ -214,32 +201,28 @@ describe('a git workspace', () => {
   });
 
   it('undoes a conflicting merge-up with a warning: the branch stays as the remote has it', async () => {
-    await server.createRepo(repo, { private: true, files: { 'shared.txt': 'base\n' } });
-    const remoteSha = await server.commit(repo, BRANCH, { 'shared.txt': 'branch\n' });
-    await server.commit(repo, 'main', { 'shared.txt': 'main\n' });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      { agent: ['git rev-parse HEAD && git status --porcelain && cat shared.txt'] },
-    );
+    await fixture.server.createRepo(repo, { private: true, files: { 'shared.txt': 'base\n' } });
+    const remoteSha = await fixture.server.commit(repo, BRANCH, { 'shared.txt': 'branch\n' });
+    await fixture.server.commit(repo, 'main', { 'shared.txt': 'main\n' });
+    const run = await runOnRepo({
+      agent: ['git rev-parse HEAD && git status --porcelain && cat shared.txt'],
+    });
     expect(run.summary.succeeded).toBe(true);
     expect(run.shell[0]?.output).toBe(`${remoteSha}\nbranch`);
-    expect(await server.branchSha(repo, BRANCH)).toBe(remoteSha);
+    expect(await fixture.server.branchSha(repo, BRANCH)).toBe(remoteSha);
     const warning = run.git.find((message) => message.step === 'merge_up');
     expect(warning?.status).toBe('warning');
     expect(warning?.detail).toContain('failed and was undone');
   });
 
   it('undoes a merge-up the remote refuses to take, with a warning', async () => {
-    await server.createRepo(repo, { private: true });
-    const remoteSha = await server.commit(repo, BRANCH, { 'work.txt': 'work\n' });
-    await server.commit(repo, 'main', { 'news.txt': 'news\n' });
-    await server.refusePushesTo(repo, [BRANCH]);
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      { agent: ['git rev-parse HEAD; ls'] },
-    );
+    await fixture.server.createRepo(repo, { private: true });
+    const remoteSha = await fixture.server.commit(repo, BRANCH, { 'work.txt': 'work\n' });
+    await fixture.server.commit(repo, 'main', { 'news.txt': 'news\n' });
+    await fixture.server.refusePushesTo(repo, [BRANCH]);
+    const run = await runOnRepo({ agent: ['git rev-parse HEAD; ls'] });
     expect(run.shell[0]?.output).toBe(`${remoteSha}\nREADME.md\nwork.txt`);
-    expect(await server.branchSha(repo, BRANCH)).toBe(remoteSha);
+    expect(await fixture.server.branchSha(repo, BRANCH)).toBe(remoteSha);
     const warning = run.git.find((message) => message.step === 'merge_up');
     expect(warning?.status).toBe('warning');
     expect(warning?.detail).toContain('the remote refused');
@@ -272,15 +255,12 @@ describe('what an attempt pushed', () => {
     },
     { name: 'nothing pushed', agent: [commit('kept local')], subjects: [] },
   ])('reports the commits pushed to the branch: $name', async ({ agent, hooks, subjects }) => {
-    await server.createRepo(repo, { private: true });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      { agent, ...(hooks ? { hooks } : {}) },
-    );
+    await fixture.server.createRepo(repo, { private: true });
+    const run = await runOnRepo({ agent, ...(hooks ? { hooks } : {}) });
     expect(run.summary.succeeded).toBe(true);
     if (subjects.length === 0) {
       expect(pushed(run)).toEqual([]);
-      expect(await server.branchSha(repo, BRANCH)).toBeNull();
+      expect(await fixture.server.branchSha(repo, BRANCH)).toBeNull();
       return;
     }
     expect(pushed(run)).toHaveLength(1);
@@ -292,18 +272,15 @@ describe('what an attempt pushed', () => {
     });
     expect(record?.commits?.map((c) => c.subject)).toEqual(subjects);
     // Newest first: the first listed is what the remote's branch now points at.
-    expect(record?.commits?.[0]?.sha).toBe(await server.branchSha(repo, BRANCH));
+    expect(record?.commits?.[0]?.sha).toBe(await fixture.server.branchSha(repo, BRANCH));
     for (const c of record?.commits ?? []) expect(c.sha).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it("counts the merge-up's merge, not the default branch's commits it brought in nor the branch's earlier work", async () => {
-    await server.createRepo(repo, { private: true });
-    await server.commit(repo, BRANCH, { 'work.txt': 'earlier work\n' });
-    await server.commit(repo, 'main', { 'news.txt': 'new on main\n' });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      { agent: [`${commit('after the merge')} && git push -q`] },
-    );
+    await fixture.server.createRepo(repo, { private: true });
+    await fixture.server.commit(repo, BRANCH, { 'work.txt': 'earlier work\n' });
+    await fixture.server.commit(repo, 'main', { 'news.txt': 'new on main\n' });
+    const run = await runOnRepo({ agent: [`${commit('after the merge')} && git push -q`] });
     const [record] = pushed(run);
     expect(record?.commits?.map((c) => c.subject)).toEqual([
       'after the merge',
@@ -312,22 +289,19 @@ describe('what an attempt pushed', () => {
   });
 
   it('lists at most the newest 50 commits and says how many there were', async () => {
-    await server.createRepo(repo, { private: true });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      {
-        // 60 commits in one git process (fast-import), not 60 runs of the guarded git.
-        agent: [
-          [
-            'branch=$(git symbolic-ref HEAD) && tip=$(git rev-parse HEAD) &&',
-            'for i in $(seq 1 60); do',
-            '  printf "commit %s\\ncommitter A <a@example.com> %d +0000\\ndata <<END\\ncommit %d\\nEND\\n" "$branch" $((1700000000 + i)) $i;',
-            '  [ $i = 1 ] && printf "from %s\\n" "$tip"; printf "\\n";',
-            'done | git fast-import --quiet && git push -q',
-          ].join(' '),
-        ],
-      },
-    );
+    await fixture.server.createRepo(repo, { private: true });
+    const run = await runOnRepo({
+      // 60 commits in one git process (fast-import), not 60 runs of the guarded git.
+      agent: [
+        [
+          'branch=$(git symbolic-ref HEAD) && tip=$(git rev-parse HEAD) &&',
+          'for i in $(seq 1 60); do',
+          '  printf "commit %s\\ncommitter A <a@example.com> %d +0000\\ndata <<END\\ncommit %d\\nEND\\n" "$branch" $((1700000000 + i)) $i;',
+          '  [ $i = 1 ] && printf "from %s\\n" "$tip"; printf "\\n";',
+          'done | git fast-import --quiet && git push -q',
+        ].join(' '),
+      ],
+    });
     const [record] = pushed(run);
     expect(record?.detail).toBe(`pushed 60 commits to ${BRANCH} (the newest 50 listed)`);
     expect(record?.commits).toHaveLength(50);
@@ -338,10 +312,10 @@ describe('what an attempt pushed', () => {
 
 describe('protection', () => {
   it('refuses pushes to the default and protected branches, and every way around the hooks', async () => {
-    await server.createRepo(repo, { private: true });
-    const mainSha = await server.branchSha(repo, 'main');
+    await fixture.server.createRepo(repo, { private: true });
+    const mainSha = await fixture.server.branchSha(repo, 'main');
     const run = await runWith(
-      { repo: server.repoUrl(repo), protected: ['release/*'] },
+      { repo: fixture.server.repoUrl(repo), protected: ['release/*'] },
       {
         agent: [
           // An alias that is not a way around the hooks runs as git runs it.
@@ -381,14 +355,14 @@ describe('protection', () => {
         /lorenz: (default_branch_refused|git_hooks_skip_refused)/,
       );
     }
-    expect(await server.branchSha(repo, 'main')).toBe(mainSha);
-    expect(await server.branchSha(repo, 'release/1')).toBeNull();
-    expect(await server.branchSha(repo, 'release/2')).toBeNull();
-    expect(await server.branchSha(repo, BRANCH)).not.toBeNull();
+    expect(await fixture.server.branchSha(repo, 'main')).toBe(mainSha);
+    expect(await fixture.server.branchSha(repo, 'release/1')).toBeNull();
+    expect(await fixture.server.branchSha(repo, 'release/2')).toBeNull();
+    expect(await fixture.server.branchSha(repo, BRANCH)).not.toBeNull();
   });
 
   it("runs the repository's own hooks, installed by its setup, and they cannot be skipped", async () => {
-    await server.createRepo(repo, {
+    await fixture.server.createRepo(repo, {
       private: true,
       files: {
         '.lorenz/workspace.yml':
@@ -397,17 +371,14 @@ describe('protection', () => {
           '#!/bin/bash\nif git diff --cached | grep -q FORBIDDEN; then echo "repository hook: forbidden"; exit 1; fi\n',
       },
     });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      {
-        agent: [
-          'echo FORBIDDEN > x.txt && git add x.txt && git commit -qm bad',
-          'git commit -qm bad --no-verify',
-          'git config --get core.hooksPath',
-          'echo fine > x.txt && git add x.txt && git commit -qm good',
-        ],
-      },
-    );
+    const run = await runOnRepo({
+      agent: [
+        'echo FORBIDDEN > x.txt && git add x.txt && git commit -qm bad',
+        'git commit -qm bad --no-verify',
+        'git config --get core.hooksPath',
+        'echo fine > x.txt && git add x.txt && git commit -qm good',
+      ],
+    });
     expect(run.git.find((message) => message.step === 'setup')?.status).toBe('completed');
     const [blocked, skipped, hooksPath, good] = run.shell;
     expect(blocked?.output).toContain('repository hook: forbidden');
@@ -420,13 +391,13 @@ describe('protection', () => {
 
 describe('setup and errors', () => {
   it('discards the clone when a setup step fails, naming the binary and its output', async () => {
-    await server.createRepo(repo, {
+    await fixture.server.createRepo(repo, {
       files: {
         '.lorenz/workspace.yml':
           'setup:\n  - [node, -e, "console.log(\'boom here\'); process.exit(3)"]\n',
       },
     });
-    const run = await runWith({ repo: server.repoUrl(repo) }, { hooks: { after_create: 'true' } });
+    const run = await runOnRepo({ hooks: { after_create: 'true' } });
     const [slot] = run.summary.slots;
     expect(slot?.errorCode).toBe('workspace_setup_failed');
     expect(slot?.error).toContain('node exited 3: boom here');
@@ -435,18 +406,18 @@ describe('setup and errors', () => {
   });
 
   it('refuses a setup binary that is not allowed', async () => {
-    await server.createRepo(repo, {
+    await fixture.server.createRepo(repo, {
       files: { '.lorenz/workspace.yml': 'setup:\n  - [make, all]\n' },
     });
-    const run = await runWith({ repo: server.repoUrl(repo) });
+    const run = await runOnRepo();
     expect(run.summary.slots[0]?.error).toContain(
       '"make" is not an allowed binary (workspace.git.setup_binaries: git, node, npm, pnpm, mise)',
     );
   });
 
   it('runs teardown before the workspace is removed', async () => {
-    const marker = join(base, `teardown-${repoCount}`);
-    await server.createRepo(repo, {
+    const marker = join(fixture.base, `teardown-${repoCount}`);
+    await fixture.server.createRepo(repo, {
       files: {
         '.lorenz/workspace.json': JSON.stringify({
           setup: [],
@@ -456,7 +427,7 @@ describe('setup and errors', () => {
         }),
       },
     });
-    const run = await runWith({ repo: server.repoUrl(repo) });
+    const run = await runOnRepo();
     expect(run.summary.succeeded).toBe(true);
     expect(existsSync(marker)).toBe(true);
     expect(run.git.map((message) => `${message.step} ${message.status}`)).toContain(
@@ -475,15 +446,15 @@ describe('setup and errors', () => {
   });
 
   it('expands owner/name through repo_template', async () => {
-    await server.createRepo(repo);
-    const run = await runWith({ repo, repo_template: `${server.url()}/{{ repo }}.git` });
+    await fixture.server.createRepo(repo);
+    const run = await runWith({ repo, repo_template: `${fixture.server.url()}/{{ repo }}.git` });
     expect(run.summary.succeeded).toBe(true);
-    expect(run.git[0]?.detail).toContain(server.repoUrl(repo));
+    expect(run.git[0]?.detail).toContain(fixture.server.repoUrl(repo));
   });
 
   it("fails workspace_clone_failed with git's message when the clone is refused, keeping nothing", async () => {
-    await server.createRepo(repo, { private: true });
-    const run = await runWith({ repo: server.repoUrl(repo, '127.0.0.2') });
+    await fixture.server.createRepo(repo, { private: true });
+    const run = await runWith({ repo: fixture.server.repoUrl(repo, '127.0.0.2') });
     expect(run.summary.slots[0]?.errorCode).toBe('workspace_clone_failed');
     expect(run.summary.slots[0]?.error).toMatch(/git clone .* exited 128/);
     expect(await readdir(run.root)).toEqual([]);
@@ -492,27 +463,24 @@ describe('setup and errors', () => {
 
 describe('a git workspace restored from a snapshot', () => {
   it('is not cloned again: the default branch is caught up, the issue branch made from it, setup output kept', async () => {
-    await server.createRepo(repo, { defaultBranch: 'main' });
+    await fixture.server.createRepo(repo, { defaultBranch: 'main' });
     const root = newRoot();
     // What a warm-up left: a clone on the default branch with its setup's untracked output.
     // Asynchronously: the git server answers from this process, so a sync call would hang.
     await promisify(execFile)(
       'git',
-      ['clone', '-q', '--depth', '50', server.repoUrl(repo), join(root, 'ENG-9')],
+      ['clone', '-q', '--depth', '50', fixture.server.repoUrl(repo), join(root, 'ENG-9')],
       { env: environment() },
     );
     writeFileSync(join(root, 'ENG-9', 'setup-marker'), 'set up\n');
     // The default branch moves after the snapshot was taken.
-    await server.commit(repo, 'main', { 'later.txt': 'after the snapshot\n' });
-    const run = await runWith(
-      { repo: server.repoUrl(repo) },
-      {
-        root,
-        hooks: { after_create: 'echo after_create > ran-after-create' },
-        agent: ['git branch --show-current && cat later.txt setup-marker && ls ran-after-create'],
-        lifecycle: RESTORED,
-      },
-    );
+    await fixture.server.commit(repo, 'main', { 'later.txt': 'after the snapshot\n' });
+    const run = await runOnRepo({
+      root,
+      hooks: { after_create: 'echo after_create > ran-after-create' },
+      agent: ['git branch --show-current && cat later.txt setup-marker && ls ran-after-create'],
+      lifecycle: RESTORED,
+    });
     expect(run.summary.succeeded).toBe(true);
     expect(run.shell[0]?.output).toMatch(
       new RegExp(`^${BRANCH}\\nafter the snapshot\\nset up\\nls: cannot access 'ran-after-create'`),
@@ -526,13 +494,10 @@ describe('a git workspace restored from a snapshot', () => {
   });
 
   it('a restored workspace that is not a clone fails workspace_clone_failed', async () => {
-    await server.createRepo(repo);
+    await fixture.server.createRepo(repo);
     const root = newRoot();
     mkdirSync(join(root, 'ENG-9'), { recursive: true });
-    const { summary } = await runWith(
-      { repo: server.repoUrl(repo) },
-      { root, lifecycle: RESTORED },
-    );
+    const { summary } = await runOnRepo({ root, lifecycle: RESTORED });
     expect(summary.slots[0]).toMatchObject({
       succeeded: false,
       errorCode: 'workspace_clone_failed',
