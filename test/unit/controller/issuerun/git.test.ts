@@ -11,6 +11,7 @@ import {
   RUN,
   STATUS,
   afterLogRead,
+  heldStalled,
   issueRun,
   playRun,
   podName,
@@ -147,17 +148,12 @@ const rows: RunRow[] = [
     workflow: workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
     steps: [
       {
-        want: {
-          actions: [GET_CREDENTIALS, STATUS],
-          status: {
-            reason: Reasons.GitCredentialsNotFound,
-            message:
-              'waiting for Secret git-creds (spec.git.credentialsSecretRef of Workflow wf): not found',
-            conditions: runConditions.stalled(Reasons.GitCredentialsNotFound),
-            slots: [],
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: heldStalled(
+          Reasons.GitCredentialsNotFound,
+          'waiting for Secret git-creds (spec.git.credentialsSecretRef of Workflow wf): not found',
+          [GET_CREDENTIALS],
+          10_000,
+        ),
       },
     ],
   },

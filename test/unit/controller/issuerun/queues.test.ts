@@ -20,6 +20,7 @@ import {
   RUN,
   STATUS,
   T0,
+  heldStalled,
   issueRun,
   playRun,
   podName,
@@ -92,17 +93,14 @@ const rows: RunRow[] = [
     name: 'Kueue is not installed (its API is not served): Stalled KueueNotInstalled, no Pod, looked at again in 10 s',
     run: issueRun(),
     workflow: queued,
-    steps: once({
-      actions: [GET_QUEUE, STATUS],
-      status: {
-        reason: Reasons.KueueNotInstalled,
-        message:
-          'spec.queueName of Workflow wf is team-q, but Kueue is not installed: kueue.x-k8s.io/v1beta2 localqueues is not served by this cluster; no Pod is made until it is (or spec.queueName is removed)',
-        conditions: runConditions.stalled(Reasons.KueueNotInstalled),
-        slots: [],
-      },
-      result: { requeueAfter: 10_000 },
-    }),
+    steps: once(
+      heldStalled(
+        Reasons.KueueNotInstalled,
+        'spec.queueName of Workflow wf is team-q, but Kueue is not installed: kueue.x-k8s.io/v1beta2 localqueues is not served by this cluster; no Pod is made until it is (or spec.queueName is removed)',
+        [GET_QUEUE],
+        10_000,
+      ),
+    ),
   },
   {
     name: 'the LocalQueue does not exist: Stalled LocalQueueNotFound; once it does, the Pod is made',
@@ -111,16 +109,12 @@ const rows: RunRow[] = [
     steps: [
       {
         answers: [missingQueue],
-        want: {
-          actions: [GET_QUEUE, STATUS],
-          status: {
-            reason: Reasons.LocalQueueNotFound,
-            message:
-              'waiting for LocalQueue team-q in namespace ns (spec.queueName of Workflow wf): not found; no Pod is made until it exists',
-            conditions: runConditions.stalled(Reasons.LocalQueueNotFound),
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: heldStalled(
+          Reasons.LocalQueueNotFound,
+          'waiting for LocalQueue team-q in namespace ns (spec.queueName of Workflow wf): not found; no Pod is made until it exists',
+          [GET_QUEUE],
+          10_000,
+        ),
       },
       {
         advanceMs: 10_000,

@@ -16,19 +16,18 @@ import {
 } from '../../../../src/controller/issuerun/snapshot-source.js';
 import {
   CREATE_CLAIM,
-  CREATE_INPUTS,
   CREATE_POD,
   GET_CLASS,
   LIST_SNAPSHOT_CLASSES,
   SNAPSHOT as CONFIG_SNAPSHOT,
-  STATUS,
   claimedWorkspace,
+  claimStarted,
   classFound,
   getSnapshot,
+  heldStalled,
   issueRun,
   playRun,
-  podName,
-  runConditions,
+  startsClean,
   workflow,
   type RunRow,
 } from '../../../support/fakes/run-table.js';
@@ -68,16 +67,8 @@ const classes = {
   answer: { body: { items: [{ metadata: { name: 'csi' }, driver: 'hostpath.csi.example' }] } },
 };
 
-const stalled = (message: string) => ({
-  actions: [GET_CLASS, STATUS],
-  status: {
-    reason: Reasons.WarmWorkspaceNotReady,
-    message,
-    conditions: runConditions.stalled(Reasons.WarmWorkspaceNotReady),
-    slots: [],
-  },
-  result: { requeueAfter: 5_000 },
-});
+const stalled = (message: string) =>
+  heldStalled(Reasons.WarmWorkspaceNotReady, message, [GET_CLASS], 5_000);
 const HEAD = "waiting for Workflow wf's warm workspace (spec.workspace.warm, fallback wait)";
 
 const rows: RunRow[] = [
@@ -89,26 +80,14 @@ const rows: RunRow[] = [
       {
         answers: [classFound, snapshotReady, classes],
         want: {
-          actions: [
-            GET_CLASS,
-            GET_SNAPSHOT,
-            GET_CLASS,
-            LIST_SNAPSHOT_CLASSES,
-            CREATE_INPUTS,
-            CREATE_CLAIM,
-            CREATE_POD(0),
-            STATUS,
-          ],
-          status: {
-            phase: 'Pending' as const,
-            slots: [`${podName(0)} Pending/Pending`],
+          ...claimStarted([GET_CLASS, GET_SNAPSHOT, GET_CLASS, LIST_SNAPSHOT_CLASSES], {
             workspaceSource: {
-              type: 'VolumeSnapshot' as const,
+              type: 'VolumeSnapshot',
               volumeSnapshot: WARM,
               digest: DIGEST,
               commit: COMMIT,
             },
-          },
+          }),
           bodies: {
             [CREATE_CLAIM]: {
               spec: {
@@ -162,36 +141,18 @@ const rows: RunRow[] = [
     name: 'no warm snapshot yet, fallback clean: the run starts clean and says so',
     run: issueRun(),
     workflow: warmWorkflow({ build: 1, building: 'wf-warm-1' }, 'clean'),
-    steps: [
-      {
-        answers: [classFound],
-        want: {
-          actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-          status: { workspaceSource: { type: 'Clean' as const } },
-        },
-      },
-    ],
+    steps: [startsClean],
   },
   {
     name: "the run's own source wins over the warm snapshot (clean opts a run out)",
     run: issueRun({ spec: { workspace: { source: { clean: {} } } } }),
     workflow: warmWorkflow(READY),
-    steps: [
-      {
-        answers: [classFound],
-        want: {
-          actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-          status: { workspaceSource: { type: 'Clean' as const } },
-        },
-      },
-    ],
+    steps: [startsClean],
   },
 ];
 
 describe('IssueRun reconciler: runs of a warm Workflow', () => {
-  it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-    await playRun(row);
-  });
+  it.each(rows)('$name', playRun);
 });
 
 describe('requestedSource with warm', () => {
@@ -262,14 +223,13 @@ describe('requestedSource with warm', () => {
         {
           answers: [classFound],
           want: {
-            actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-            status: {
+            ...claimStarted([GET_CLASS], {
               workspaceSource: {
-                type: 'VolumeSnapshot' as const,
+                type: 'VolumeSnapshot',
                 volumeSnapshot: 'wf-warm-1',
                 digest: OTHER_DIGEST,
               },
-            },
+            }),
             bodies: {
               [CREATE_CLAIM]: { spec: { dataSource: { name: 'wf-warm-1' } } },
               [CREATE_POD(0)]: {
