@@ -1,12 +1,14 @@
 // One import for an IssueRun table test: the objects it puts in the fake caches (objects.ts),
 // the table player and its vocabulary (tables.ts), and the reconciler's requests as the rows
-// spell them, the workspace claim's look-ups (StorageClass, VolumeSnapshot) among them, and
-// the two ways a first reconcile ends that the claim, Secret and queue look-ups share.
+// spell them, the workspace claim's look-ups (StorageClass, VolumeSnapshot) among them. The
+// wants several tables share: a first start on the claim, a run held Stalled before any Pod
+// (claim, Secret and queue look-ups alike), and a run's end.
 import type { AnswerRule } from './controller.js';
 import { RUN } from './objects.js';
 import {
   runActions,
   runConditions,
+  runWrites,
   slotSummary,
   type RunStep,
   type RunSummary,
@@ -66,3 +68,13 @@ export const heldStalled = (
   },
   result: { requeueAfter: requeueMs },
 });
+
+/** The write of a run's end: `phase` for `reason`, in its status and its conditions. */
+export function runEnded(
+  phase: 'Succeeded' | 'Failed',
+  reason: string,
+  more: Partial<RunSummary> = {},
+): Want<RunSummary> {
+  const conditions = runConditions.finished(phase === 'Succeeded', reason);
+  return runWrites({ phase, reason, conditions, ...more });
+}

@@ -16,6 +16,7 @@ import {
   playRun,
   podName,
   runConditions,
+  runEnded,
   runPod,
   runWrites,
   startedStatus,
@@ -27,7 +28,7 @@ import {
 } from '../../../support/fakes/run-table.js';
 import { eachNamedCase } from '../../../support/cases.js';
 
-const { finished, progressing } = runConditions;
+const { progressing } = runConditions;
 
 /** The fakes' scripted WORKFLOW.md with a workspace.git section (YAML lines under `git:`). */
 const gitWorkflow = (...git: string[]): string =>
@@ -231,11 +232,8 @@ const rows: RunRow[] = [
     snapshot: gitWorkflow('depth: 5'),
     steps: [
       {
-        want: runWrites({
-          phase: 'Failed',
-          reason: Reasons.WorkspaceRepoMissing,
+        want: runEnded('Failed', Reasons.WorkspaceRepoMissing, {
           message: expect.stringContaining('workspace.git names no repository'),
-          conditions: finished(false, Reasons.WorkspaceRepoMissing),
           slots: [],
         }),
       },
@@ -247,11 +245,8 @@ const rows: RunRow[] = [
     snapshot: gitWorkflow(REPO, 'branch: "{{ issue.nothing }}"'),
     steps: [
       {
-        want: runWrites({
-          phase: 'Failed',
-          reason: Reasons.WorkspaceBranchUnresolved,
+        want: runEnded('Failed', Reasons.WorkspaceBranchUnresolved, {
           message: expect.stringContaining('undefined variable: issue.nothing'),
-          conditions: finished(false, Reasons.WorkspaceBranchUnresolved),
         }),
       },
     ],

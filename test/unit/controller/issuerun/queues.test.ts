@@ -25,6 +25,7 @@ import {
   playRun,
   podName,
   runConditions,
+  runEnded,
   runOnce as once,
   runPod,
   slotSummary as slot,
@@ -198,14 +199,7 @@ const rows: RunRow[] = [
       {
         pods: [preemptedPod('Failed')],
         logs: [{ slot: 0, completed: true }],
-        want: {
-          actions: [STATUS],
-          status: {
-            phase: 'Failed',
-            conditions: runConditions.finished(false, Reasons.Preempted),
-            slots: [slot(0, 'Failed/Preempted')],
-          },
-        },
+        want: runEnded('Failed', Reasons.Preempted, { slots: [slot(0, 'Failed/Preempted')] }),
       },
     ],
   },
