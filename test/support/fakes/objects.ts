@@ -19,6 +19,8 @@ import type { FakeKubeClient } from './controller.js';
 export const NS = 'ns';
 export const RUN = 'eng-1';
 export const RUN_UID = 'uid-run-1';
+/** The run's key in the controller's caches and work queue. */
+export const RUN_KEY = `${NS}/${RUN}`;
 export const WORKFLOW = 'wf';
 export const WORKFLOW_UID = 'uid-wf-1';
 /** The snapshot ConfigMap a reconciled Workflow points its runs at. */

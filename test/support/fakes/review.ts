@@ -5,6 +5,9 @@ import { loadWorkflowText } from '../../../src/template/load-workflow.js';
 import type { ReviewConfig } from '../../../src/workflow/review-config.js';
 import { workflowText } from './objects.js';
 
+/** The branch the review tests' run ENG-1 has kept in its status (status.git.branch). */
+export const BRANCH = 'lorenz/eng-1';
+
 /** A GitHub review of two rounds at most, titled by the issue, that moves a merged issue to Done. */
 export const reviewConfig = (fields: Partial<ReviewConfig> = {}): ReviewConfig => ({
   host: 'github',

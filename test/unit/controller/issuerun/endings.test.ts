@@ -9,38 +9,24 @@ import {
   issueRun,
   playRun,
   podName,
-  runConditions,
+  runEnded,
   runOnce,
   runPod,
-  runWrites as writes,
   startedStatus,
   summary,
   type RunRow,
 } from '../../../support/fakes/run-table.js';
 
-const { finished } = runConditions;
 const NOTE =
   'ENG-1 moved to Backlog (out of the active states) while the run worked on it; the memory tracker does not say who moved it';
 
 const DONE_NOTE =
   'ENG-1 moved to Done (a terminal state) while the run worked on it; the memory tracker does not say who moved it';
 /** The run's end as Succeeded IssueCompleted, with this message. */
-const completed = (message: string, more: Parameters<typeof writes>[0] = {}) =>
-  writes({
-    phase: 'Succeeded',
-    reason: Reasons.IssueCompleted,
-    message,
-    conditions: finished(true, 'IssueCompleted'),
-    ...more,
-  });
+const completed = (message: string, more: Parameters<typeof runEnded>[2] = {}) =>
+  runEnded('Succeeded', Reasons.IssueCompleted, { message, ...more });
 /** The run's end as Failed Cancelled, with this message. */
-const cancelledWith = (message: string) =>
-  writes({
-    phase: 'Failed',
-    reason: Reasons.Cancelled,
-    message,
-    conditions: finished(false, 'Cancelled'),
-  });
+const cancelledWith = (message: string) => runEnded('Failed', Reasons.Cancelled, { message });
 
 /** A run whose issue is in `state`; stopped by the dispatcher when `note` is given. */
 function run(
@@ -75,14 +61,9 @@ const rows: RunRow[] = [
     name: 'its own attempt succeeded, the issue still active: Succeeded',
     run: issueRun({ status: startedStatus(1, 'Running') }),
     pods: [runPod({ phase: 'Succeeded', agent: summary({ turns: 1 }) })],
-    steps: runOnce(
-      writes({
-        phase: 'Succeeded',
-        reason: Reasons.Succeeded,
-        conditions: finished(true, 'Succeeded'),
-      }),
-      { logs: [{ slot: 0, completed: true, turns: 1 }] },
-    ),
+    steps: runOnce(runEnded('Succeeded', Reasons.Succeeded), {
+      logs: [{ slot: 0, completed: true, turns: 1 }],
+    }),
   },
   {
     // A hand-made run: `spec.issue.state` patched to Done ends the turn loop; so does an
@@ -151,14 +132,9 @@ const rows: RunRow[] = [
     name: 'a person cancelled the run by hand: Cancelled, spec.cancelRequested',
     run: run('Todo', { cancelled: true }),
     pods: [cancelledPod()],
-    steps: runOnce(
-      writes({
-        phase: 'Failed',
-        reason: Reasons.Cancelled,
-        message: 'cancelled: spec.cancelRequested is true',
-      }),
-      { logs: [{ slot: 0, completed: true, turns: 1 }] },
-    ),
+    steps: runOnce(cancelledWith('cancelled: spec.cancelRequested is true'), {
+      logs: [{ slot: 0, completed: true, turns: 1 }],
+    }),
   },
   {
     name: 'its attempt failed, the issue terminal: a failure still',
@@ -169,14 +145,9 @@ const rows: RunRow[] = [
         agent: summary({ succeeded: false, errorCode: 'hook_failed', error: 'boom' }),
       }),
     ],
-    steps: runOnce(
-      writes({
-        phase: 'Failed',
-        reason: Reasons.HookFailed,
-        conditions: finished(false, 'HookFailed'),
-      }),
-      { logs: [{ slot: 0, completed: true }] },
-    ),
+    steps: runOnce(runEnded('Failed', Reasons.HookFailed), {
+      logs: [{ slot: 0, completed: true }],
+    }),
   },
 ];
 

@@ -10,15 +10,13 @@ import {
   playRun,
   requeue,
   retryScheduled,
-  runConditions,
+  runEnded,
   runPod,
-  runWrites as writes,
   startedStatus,
   summary,
   type RunRow,
 } from '../../../support/fakes/run-table.js';
 
-const { finished } = runConditions;
 /** An Event write that has not come back yet (and, within the row, never does). */
 const stillWriting = () => new Promise<void>(() => {});
 const waiting = requeue(REQUEUE_MS.eventsPending);
@@ -30,7 +28,7 @@ const rows: RunRow[] = [
     pods: [runPod({ phase: 'Succeeded', agent: summary() })],
     steps: [
       { logs: [{ slot: 0, completed: true, flushed: stillWriting() }], want: waiting },
-      afterLogRead(writes({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') })),
+      afterLogRead(runEnded('Succeeded', 'Succeeded')),
     ],
   },
   {
@@ -39,7 +37,7 @@ const rows: RunRow[] = [
     pods: [runPod({ phase: 'Failed', agent: summary({ succeeded: false, cancelled: true }) })],
     steps: [
       { logs: [{ slot: 0, completed: true, flushed: stillWriting() }], want: waiting },
-      afterLogRead(writes({ phase: 'Failed', reason: 'Cancelled' })),
+      afterLogRead(runEnded('Failed', 'Cancelled')),
     ],
   },
   {

@@ -5,55 +5,36 @@ import { describe, expect, it } from 'vitest';
 import { Reasons } from '../../../../src/api/index.js';
 import { decideBranch } from '../../../../src/controller/issuerun/git-branch.js';
 import { loadWorkflowText } from '../../../../src/template/load-workflow.js';
-import {
-  CREATE_INPUTS,
-  CREATE_POD,
-  RUN,
-  STATUS,
-  afterLogRead,
-  issueRun,
-  playRun,
-  podName,
-  runConditions,
-  runPod,
-  runWrites,
-  startedStatus,
-  summary,
-  withoutVolume,
-  workflow,
-  workflowText,
-  type RunRow,
-} from '../../../support/fakes/run-table.js';
+import * as fake from '../../../support/fakes/run-table.js';
 import { eachNamedCase } from '../../../support/cases.js';
 
-const { finished, progressing } = runConditions;
+const { progressing } = fake.runConditions;
 
 /** The fakes' scripted WORKFLOW.md with a workspace.git section (YAML lines under `git:`). */
 const gitWorkflow = (...git: string[]): string =>
-  workflowText().replace(
-    'hooks:\n',
-    `workspace:\n  git:\n${git.map((l) => `    ${l}\n`).join('')}hooks:\n`,
-  );
+  fake
+    .workflowText()
+    .replace('hooks:\n', `workspace:\n  git:\n${git.map((l) => `    ${l}\n`).join('')}hooks:\n`);
 const REPO = 'repo: https://git.example.com/acme/app.git';
 const gitConfig = (...git: string[]) =>
   loadWorkflowText(gitWorkflow(...git), 'test').config.workspace.git;
 
 const kept = (branch: string) =>
-  issueRun({ status: { ...startedStatus(1, 'Running'), git: { branch } } });
+  fake.issueRun({ status: { ...fake.startedStatus(1, 'Running'), git: { branch } } });
 
 describe('the branch of a run', () => {
   eachNamedCase('%s', decideBranch, [
-    ['no workspace.git: no branch', null, issueRun(), { kind: 'none' }],
+    ['no workspace.git: no branch', null, fake.issueRun(), { kind: 'none' }],
     [
       'first time: rendered from the default template',
       gitConfig(REPO),
-      issueRun(),
+      fake.issueRun(),
       { kind: 'new', branch: 'lorenz/eng-1-fix-the-bug' },
     ],
     [
       'first time: rendered from the Workflow template',
       gitConfig(REPO, 'branch: "agent/{{ issue.identifier }}"'),
-      issueRun(),
+      fake.issueRun(),
       { kind: 'new', branch: 'agent/ENG-1' },
     ],
     [
@@ -65,7 +46,7 @@ describe('the branch of a run', () => {
     [
       'no repository',
       gitConfig('depth: 5'),
-      issueRun(),
+      fake.issueRun(),
       {
         kind: 'unresolved',
         reason: Reasons.WorkspaceRepoMissing,
@@ -85,7 +66,7 @@ describe('the branch of a run', () => {
     [
       'a template that renders no branch name',
       gitConfig(REPO, 'branch: "{% if false %}x{% endif %}"'),
-      issueRun(),
+      fake.issueRun(),
       {
         kind: 'unresolved',
         reason: Reasons.WorkspaceBranchUnresolved,
@@ -95,7 +76,7 @@ describe('the branch of a run', () => {
     [
       'a template that names what the issue does not have',
       gitConfig(REPO, 'branch: "{{ issue.nothing }}"'),
-      issueRun(),
+      fake.issueRun(),
       {
         kind: 'unresolved',
         reason: Reasons.WorkspaceBranchUnresolved,
@@ -105,7 +86,7 @@ describe('the branch of a run', () => {
     [
       'a template that renders a protected branch',
       gitConfig(REPO, 'branch: main'),
-      issueRun(),
+      fake.issueRun(),
       {
         kind: 'unresolved',
         reason: Reasons.WorkspaceBranchUnresolved,
@@ -115,7 +96,7 @@ describe('the branch of a run', () => {
     [
       'an issue that does not normalize',
       gitConfig(REPO),
-      issueRun({ spec: { issue: { identifier: '', title: 't' } } }),
+      fake.issueRun({ spec: { issue: { identifier: '', title: 't' } } }),
       {
         kind: 'unresolved',
         reason: Reasons.InputsInvalid,
@@ -127,11 +108,11 @@ describe('the branch of a run', () => {
 
 const runJson = (branch: string) =>
   expect.stringContaining(`"branch": ${JSON.stringify(branch)}`) as unknown;
-const failedPod = runPod({
+const failedPod = fake.runPod({
   phase: 'Failed',
-  agent: summary({ succeeded: false, errorCode: 'hook_failed', error: 'boom' }),
+  agent: fake.summary({ succeeded: false, errorCode: 'hook_failed', error: 'boom' }),
 });
-const attempt2Pod = `POST pods/${podName(0, 2)}`;
+const attempt2Pod = `POST pods/${fake.podName(0, 2)}`;
 
 const GET_CREDENTIALS = 'GET secrets/git-creds';
 const GIT_CREDENTIALS = {
@@ -139,55 +120,56 @@ const GIT_CREDENTIALS = {
   answer: { body: { metadata: { name: 'git-creds' } } },
 };
 
-const rows: RunRow[] = [
+const rows: fake.RunRow[] = [
   {
     name: 'the credentials Secret does not exist: no Pod, the run says what it waits for',
-    run: issueRun(),
+    run: fake.issueRun(),
     snapshot: gitWorkflow(REPO),
-    workflow: workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
+    workflow: fake.workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
     steps: [
       {
-        want: {
-          actions: [GET_CREDENTIALS, STATUS],
-          status: {
-            reason: Reasons.GitCredentialsNotFound,
-            message:
-              'waiting for Secret git-creds (spec.git.credentialsSecretRef of Workflow wf): not found',
-            conditions: runConditions.stalled(Reasons.GitCredentialsNotFound),
-            slots: [],
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: fake.heldStalled(
+          Reasons.GitCredentialsNotFound,
+          'waiting for Secret git-creds (spec.git.credentialsSecretRef of Workflow wf): not found',
+          [GET_CREDENTIALS],
+          10_000,
+        ),
       },
     ],
   },
   {
     name: 'first reconcile: the branch is stored first, then the inputs carry it and the Pod mounts the credentials',
-    run: issueRun(),
+    run: fake.issueRun(),
     snapshot: gitWorkflow(REPO),
-    workflow: workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
+    workflow: fake.workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
     steps: [
       {
         answers: [GIT_CREDENTIALS],
         want: {
-          actions: [GET_CREDENTIALS, STATUS, CREATE_INPUTS, CREATE_POD(0), STATUS],
+          actions: [
+            GET_CREDENTIALS,
+            fake.STATUS,
+            fake.CREATE_INPUTS,
+            fake.CREATE_POD(0),
+            fake.STATUS,
+          ],
           status: {
             phase: 'Pending',
             branch: 'lorenz/eng-1-fix-the-bug',
-            inputsConfigMap: `${RUN}-inputs`,
-            slots: [`${podName(0)} Pending/Pending`],
+            inputsConfigMap: `${fake.RUN}-inputs`,
+            slots: [`${fake.podName(0)} Pending/Pending`],
           },
           bodies: {
             // The first write: only the branch, before anything was rendered.
-            [STATUS]: [
+            [fake.STATUS]: [
               {
                 op: 'add',
                 path: '/status',
                 value: { git: { branch: 'lorenz/eng-1-fix-the-bug' }, phase: 'Pending' },
               },
             ],
-            [CREATE_INPUTS]: { data: { 'run.json': runJson('lorenz/eng-1-fix-the-bug') } },
-            [CREATE_POD(0)]: {
+            [fake.CREATE_INPUTS]: { data: { 'run.json': runJson('lorenz/eng-1-fix-the-bug') } },
+            [fake.CREATE_POD(0)]: {
               spec: {
                 containers: [
                   {
@@ -212,18 +194,18 @@ const rows: RunRow[] = [
   },
   {
     name: 'no workspace.git: no branch in the status or the inputs, no credentials even with spec.git',
-    run: issueRun(),
-    workflow: workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
+    run: fake.issueRun(),
+    workflow: fake.workflow({ git: { credentialsSecretRef: { name: 'git-creds' } } }),
     steps: [
       {
         want: {
-          actions: [CREATE_INPUTS, CREATE_POD(0), STATUS],
+          actions: [fake.CREATE_INPUTS, fake.CREATE_POD(0), fake.STATUS],
           status: { branch: undefined },
           bodies: {
-            [CREATE_INPUTS]: {
+            [fake.CREATE_INPUTS]: {
               data: { 'run.json': expect.not.stringContaining('branch') as unknown },
             },
-            [CREATE_POD(0)]: withoutVolume('lorenz-git-credentials'),
+            [fake.CREATE_POD(0)]: fake.withoutVolume('lorenz-git-credentials'),
           },
         },
       },
@@ -231,15 +213,12 @@ const rows: RunRow[] = [
   },
   {
     name: 'no repository: Failed WorkspaceRepoMissing, no Pod',
-    run: issueRun(),
+    run: fake.issueRun(),
     snapshot: gitWorkflow('depth: 5'),
     steps: [
       {
-        want: runWrites({
-          phase: 'Failed',
-          reason: Reasons.WorkspaceRepoMissing,
+        want: fake.runEnded('Failed', Reasons.WorkspaceRepoMissing, {
           message: expect.stringContaining('workspace.git names no repository'),
-          conditions: finished(false, Reasons.WorkspaceRepoMissing),
           slots: [],
         }),
       },
@@ -247,15 +226,12 @@ const rows: RunRow[] = [
   },
   {
     name: 'a branch template that cannot render: Failed WorkspaceBranchUnresolved, no Pod',
-    run: issueRun(),
+    run: fake.issueRun(),
     snapshot: gitWorkflow(REPO, 'branch: "{{ issue.nothing }}"'),
     steps: [
       {
-        want: runWrites({
-          phase: 'Failed',
-          reason: Reasons.WorkspaceBranchUnresolved,
+        want: fake.runEnded('Failed', Reasons.WorkspaceBranchUnresolved, {
           message: expect.stringContaining('undefined variable: issue.nothing'),
-          conditions: finished(false, Reasons.WorkspaceBranchUnresolved),
         }),
       },
     ],
@@ -263,17 +239,17 @@ const rows: RunRow[] = [
   {
     name: 'the issue renamed between attempts: the next attempt keeps the stored branch',
     snapshot: gitWorkflow(REPO),
-    run: issueRun({
+    run: fake.issueRun({
       spec: {
         retries: 1,
         issue: { identifier: 'ENG-1', title: 'A whole new title', state: 'Todo' },
       },
-      status: { ...startedStatus(1, 'Running'), git: { branch: 'lorenz/eng-1-fix-the-bug' } },
+      status: { ...fake.startedStatus(1, 'Running'), git: { branch: 'lorenz/eng-1-fix-the-bug' } },
     }),
     pods: [failedPod],
     steps: [
-      afterLogRead(
-        runWrites(
+      fake.afterLogRead(
+        fake.runWrites(
           { reason: Reasons.RetryScheduled, branch: 'lorenz/eng-1-fix-the-bug' },
           { requeueAfter: 10_000 },
         ),
@@ -281,14 +257,14 @@ const rows: RunRow[] = [
       {
         advanceMs: 10_000,
         want: {
-          actions: [`POST configmaps/${RUN}-inputs-2`, attempt2Pod, STATUS],
+          actions: [`POST configmaps/${fake.RUN}-inputs-2`, attempt2Pod, fake.STATUS],
           status: {
             conditions: progressing('Pending'),
             branch: 'lorenz/eng-1-fix-the-bug',
-            slots: [`${podName(0, 2)} Pending/Pending`],
+            slots: [`${fake.podName(0, 2)} Pending/Pending`],
           },
           bodies: {
-            [`POST configmaps/${RUN}-inputs-2`]: {
+            [`POST configmaps/${fake.RUN}-inputs-2`]: {
               data: {
                 'run.json': runJson('lorenz/eng-1-fix-the-bug'),
                 'prompt-0.md': expect.stringContaining('A whole new title') as unknown,
@@ -303,6 +279,6 @@ const rows: RunRow[] = [
 
 describe('IssueRun reconciler: git workspaces', () => {
   it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-    await playRun(row);
+    await fake.playRun(row);
   });
 });

@@ -8,6 +8,7 @@ import {
   playRun,
   podName,
   runConditions,
+  runEnded,
   runOnce as once,
   runPod,
   runWrites as writes,
@@ -17,7 +18,7 @@ import {
   type RunRow,
 } from '../../../support/fakes/run-table.js';
 
-const { finished, progressing } = runConditions;
+const { progressing } = runConditions;
 const stoppedByDeletion = runPod({
   phase: 'Failed',
   deleting: true,
@@ -30,26 +31,16 @@ const rows: RunRow[] = [
     name: 'a Pod deleted by hand whose runner stopped: PodDeleted, not Cancelled',
     run: issueRun({ status: startedStatus(1, 'Running') }),
     pods: [stoppedByDeletion],
-    steps: once(
-      writes({
-        phase: 'Failed',
-        conditions: finished(false, 'PodDeleted'),
-        slots: [slot(0, 'Failed/PodDeleted')],
-      }),
-      { logs: [{ slot: 0, completed: true }], forgotten: [podName(0)] },
-    ),
+    steps: once(runEnded('Failed', 'PodDeleted', { slots: [slot(0, 'Failed/PodDeleted')] }), {
+      logs: [{ slot: 0, completed: true }],
+      forgotten: [podName(0)],
+    }),
   },
   {
     name: 'a Pod gone from the cache long after it was created: PodDeleted, no second Pod',
     run: issueRun({ status: startedStatus(1, 'Running') }),
     pods: [],
-    steps: once(
-      writes({
-        phase: 'Failed',
-        conditions: finished(false, 'PodDeleted'),
-        slots: [slot(0, 'Failed/PodDeleted')],
-      }),
-    ),
+    steps: once(runEnded('Failed', 'PodDeleted', { slots: [slot(0, 'Failed/PodDeleted')] })),
   },
   {
     name: 'a status patched to Finished by hand while the Pod runs: followed on, put right',
@@ -76,14 +67,9 @@ const rows: RunRow[] = [
         agent: summary({ succeeded: false, errorCode: 'hook_failed', error: 'boom' }),
       }),
     ],
-    steps: once(
-      writes({
-        phase: 'Failed',
-        conditions: finished(false, 'HookFailed'),
-        slots: [slot(0, 'Failed/HookFailed')],
-      }),
-      { logs: [{ slot: 0, completed: true }] },
-    ),
+    steps: once(runEnded('Failed', 'HookFailed', { slots: [slot(0, 'Failed/HookFailed')] }), {
+      logs: [{ slot: 0, completed: true }],
+    }),
   },
   {
     name: 'a run deleted mid-run: the logs of its Pods are dropped with it',

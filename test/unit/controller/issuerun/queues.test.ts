@@ -14,27 +14,11 @@ import { mapPodStatus } from '../../../../src/controller/issuerun/pod-status.js'
 import { deletedSlots } from '../../../../src/controller/issuerun/slot-views.js';
 import type { PodObject } from '../../../../src/controller/shared/resources.js';
 import { FakeLogFollowers } from '../../../support/fakes/controller.js';
-import {
-  CREATE_INPUTS,
-  CREATE_POD,
-  RUN,
-  STATUS,
-  T0,
-  issueRun,
-  playRun,
-  podName,
-  runConditions,
-  runOnce as once,
-  runPod,
-  slotSummary as slot,
-  startedStatus,
-  workflow,
-  type RunRow,
-} from '../../../support/fakes/run-table.js';
+import * as fake from '../../../support/fakes/run-table.js';
 
 const GET_QUEUE = 'GET localqueues/team-q';
 const LIST_WORKLOADS = 'GET workloads';
-const queued = workflow({ queueName: 'team-q' });
+const queued = fake.workflow({ queueName: 'team-q' });
 const missingQueue = {
   match: GET_QUEUE,
   answer: {
@@ -47,7 +31,7 @@ const queueFound = { match: GET_QUEUE, answer: { body: { metadata: { name: 'team
 
 /** A run Pod as Kueue's webhook leaves it: labelled with the queue, gated until admitted. */
 function gatedPod(createdAgoMs: number): PodObject {
-  const pod = runPod({ phase: 'Pending', createdAgoMs });
+  const pod = fake.runPod({ phase: 'Pending', createdAgoMs });
   return {
     ...pod,
     metadata: {
@@ -64,7 +48,7 @@ function gatedPod(createdAgoMs: number): PodObject {
 
 /** A running run Pod Kueue is stopping to preempt it (phase as given). */
 function preemptedPod(phase: 'Running' | 'Failed'): PodObject {
-  const pod = runPod({ phase, agent: 'running', deleting: true });
+  const pod = fake.runPod({ phase, agent: 'running', deleting: true });
   return {
     ...pod,
     metadata: {
@@ -87,64 +71,57 @@ function preemptedPod(phase: 'Running' | 'Failed'): PodObject {
   };
 }
 
-const rows: RunRow[] = [
+const rows: fake.RunRow[] = [
   {
     name: 'Kueue is not installed (its API is not served): Stalled KueueNotInstalled, no Pod, looked at again in 10 s',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: queued,
-    steps: once({
-      actions: [GET_QUEUE, STATUS],
-      status: {
-        reason: Reasons.KueueNotInstalled,
-        message:
-          'spec.queueName of Workflow wf is team-q, but Kueue is not installed: kueue.x-k8s.io/v1beta2 localqueues is not served by this cluster; no Pod is made until it is (or spec.queueName is removed)',
-        conditions: runConditions.stalled(Reasons.KueueNotInstalled),
-        slots: [],
-      },
-      result: { requeueAfter: 10_000 },
-    }),
+    steps: fake.runOnce(
+      fake.heldStalled(
+        Reasons.KueueNotInstalled,
+        'spec.queueName of Workflow wf is team-q, but Kueue is not installed: kueue.x-k8s.io/v1beta2 localqueues is not served by this cluster; no Pod is made until it is (or spec.queueName is removed)',
+        [GET_QUEUE],
+        10_000,
+      ),
+    ),
   },
   {
     name: 'the LocalQueue does not exist: Stalled LocalQueueNotFound; once it does, the Pod is made',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: queued,
     steps: [
       {
         answers: [missingQueue],
-        want: {
-          actions: [GET_QUEUE, STATUS],
-          status: {
-            reason: Reasons.LocalQueueNotFound,
-            message:
-              'waiting for LocalQueue team-q in namespace ns (spec.queueName of Workflow wf): not found; no Pod is made until it exists',
-            conditions: runConditions.stalled(Reasons.LocalQueueNotFound),
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: fake.heldStalled(
+          Reasons.LocalQueueNotFound,
+          'waiting for LocalQueue team-q in namespace ns (spec.queueName of Workflow wf): not found; no Pod is made until it exists',
+          [GET_QUEUE],
+          10_000,
+        ),
       },
       {
         advanceMs: 10_000,
         answers: [queueFound],
         want: {
-          actions: [GET_QUEUE, CREATE_INPUTS, CREATE_POD(0), STATUS],
-          status: { phase: 'Pending', slots: [`${podName(0)} Pending/Pending`] },
+          actions: [GET_QUEUE, fake.CREATE_INPUTS, fake.CREATE_POD(0), fake.STATUS],
+          status: { phase: 'Pending', slots: [`${fake.podName(0)} Pending/Pending`] },
         },
       },
     ],
   },
   {
     name: "the run's own spec.queueName is the one looked up, in place of its Workflow's",
-    run: issueRun({ spec: { queueName: 'own-q' } }),
+    run: fake.issueRun({ spec: { queueName: 'own-q' } }),
     workflow: queued,
-    steps: once({
-      actions: ['GET localqueues/own-q', STATUS],
+    steps: fake.runOnce({
+      actions: ['GET localqueues/own-q', fake.STATUS],
       status: { reason: Reasons.KueueNotInstalled },
       result: { requeueAfter: 10_000 },
     }),
   },
   {
     name: "a queued slot says Kueue's reason, read from its Workload, and is looked at again in 15 s",
-    run: issueRun({ status: startedStatus() }),
+    run: fake.issueRun({ status: fake.startedStatus() }),
     workflow: queued,
     pods: [gatedPod(3_600_000)],
     steps: [
@@ -173,14 +150,14 @@ const rows: RunRow[] = [
           },
         ],
         want: {
-          actions: [LIST_WORKLOADS, STATUS],
+          actions: [LIST_WORKLOADS, fake.STATUS],
           status: {
             phase: 'Pending',
             reason: Reasons.Queued,
             message:
               'queued in LocalQueue team-q: insufficient quota for cpu in flavor default, 100m more needed',
-            conditions: runConditions.progressing(Reasons.Queued),
-            slots: [slot(0, 'Pending/Queued')],
+            conditions: fake.runConditions.progressing(Reasons.Queued),
+            slots: [fake.slotSummary(0, 'Pending/Queued')],
           },
           result: { requeueAfter: 15_000 },
         },
@@ -189,14 +166,14 @@ const rows: RunRow[] = [
   },
   {
     name: 'a slot Kueue is preempting is written at once (its Pod goes next); stopped, it failed Preempted',
-    run: issueRun({ status: startedStatus(1, 'Running') }),
+    run: fake.issueRun({ status: fake.startedStatus(1, 'Running') }),
     workflow: queued,
     pods: [preemptedPod('Running')],
     steps: [
       {
         want: {
-          actions: [STATUS],
-          status: { slots: [slot(0, 'Running/Preempted')] },
+          actions: [fake.STATUS],
+          status: { slots: [fake.slotSummary(0, 'Running/Preempted')] },
           // When a Pod that is being deleted counts as stranded, if it is still there.
           result: { requeueAfter: 14_000 },
         },
@@ -204,26 +181,21 @@ const rows: RunRow[] = [
       {
         pods: [preemptedPod('Failed')],
         logs: [{ slot: 0, completed: true }],
-        want: {
-          actions: [STATUS],
-          status: {
-            phase: 'Failed',
-            conditions: runConditions.finished(false, Reasons.Preempted),
-            slots: [slot(0, 'Failed/Preempted')],
-          },
-        },
+        want: fake.runEnded('Failed', Reasons.Preempted, {
+          slots: [fake.slotSummary(0, 'Failed/Preempted')],
+        }),
       },
     ],
   },
 ];
 
 describe('IssueRun reconciler: runs queued by Kueue', () => {
-  it.each(rows)('$name', (row) => playRun(row));
+  it.each(rows)('$name', (row) => fake.playRun(row));
 });
 
 describe('run Pods handed to Kueue', () => {
-  const run = { name: RUN, namespace: 'ns', uid: 'abcdef12-0000' };
-  const withQueue = (spec: Partial<IssueRun['spec']> = {}) => issueRun({ spec });
+  const run = { name: fake.RUN, namespace: 'ns', uid: 'abcdef12-0000' };
+  const withQueue = (spec: Partial<IssueRun['spec']> = {}) => fake.issueRun({ spec });
 
   it.each([
     { what: 'no queue named: nothing', slots: [0], queue: undefined, want: undefined },
@@ -232,18 +204,18 @@ describe('run Pods handed to Kueue', () => {
       what: 'an ensemble: one Pod group of all its slots',
       slots: [0, 1, 2],
       queue: 'team-q',
-      want: { name: 'team-q', group: { name: `${RUN}-abcdef12-1-0`, totalCount: 3 } },
+      want: { name: 'team-q', group: { name: `${fake.RUN}-abcdef12-1-0`, totalCount: 3 } },
     },
     {
       what: 'two slots retried together: a group named by the first of them',
       slots: [2, 1],
       queue: 'team-q',
-      want: { name: 'team-q', group: { name: `${RUN}-abcdef12-1-1`, totalCount: 2 } },
+      want: { name: 'team-q', group: { name: `${fake.RUN}-abcdef12-1-1`, totalCount: 2 } },
     },
   ])('$what', ({ slots, queue, want }) => {
     const chosen = attemptQueue(
       withQueue(),
-      workflow(queue === undefined ? {} : { queueName: queue }),
+      fake.workflow(queue === undefined ? {} : { queueName: queue }),
       run,
       1,
       slots.map((entry) => ({ slot: entry })),
@@ -286,7 +258,7 @@ describe('slots of Pods Kueue holds or stops', () => {
     const created = new Date(pod.metadata?.creationTimestamp ?? 0).getTime();
     const admitted = created + 3_600_000;
     // Admitted an hour after its creation; then its image cannot be pulled.
-    const unpulled = runPod({ phase: 'Pending', waitingReason: 'ErrImagePull' });
+    const unpulled = fake.runPod({ phase: 'Pending', waitingReason: 'ErrImagePull' });
     const waiting: V1Pod = {
       ...pod,
       spec: { containers: [] },
@@ -322,7 +294,7 @@ describe('slots of Pods Kueue holds or stops', () => {
       },
     },
   ])('$what', ({ phase, want }) => {
-    expect(mapPodStatus(preemptedPod(phase), options(T0.getTime()))).toMatchObject(want);
+    expect(mapPodStatus(preemptedPod(phase), options(fake.T0.getTime()))).toMatchObject(want);
   });
 
   it('an eviction other than a preemption is PodEvicted', () => {
@@ -332,24 +304,26 @@ describe('slots of Pods Kueue holds or stops', () => {
       condition.reason = 'WorkloadEvictedDueToClusterQueueStopped';
       condition.message = 'The ClusterQueue is stopped';
     }
-    expect(mapPodStatus(pod, options(T0.getTime()))).toMatchObject({ reason: 'PodEvicted' });
+    expect(mapPodStatus(pod, options(fake.T0.getTime()))).toMatchObject({ reason: 'PodEvicted' });
   });
 
   it('a preempted Pod gone before it was seen stopped fails Preempted, not PodDeleted', () => {
-    const status = startedStatus(1, 'Running');
+    const status = fake.startedStatus(1, 'Running');
     const [first] = status.slots ?? [];
     if (first) Object.assign(first, { reason: 'Preempted', message: 'Kueue stopped the attempt' });
-    const [view] = deletedSlots(issueRun({ status }), [], new FakeLogFollowers());
+    const [view] = deletedSlots(fake.issueRun({ status }), [], new FakeLogFollowers());
     expect(view?.outcome).toMatchObject({ phase: 'Failed', reason: 'Preempted', finished: true });
   });
 
   it('a preemption is news only until the status records it', () => {
     const views = [{ slot: 0, outcome: { reason: 'Preempted', finished: false } }];
-    expect(newlyPreempted(issueRun({ status: startedStatus(1, 'Running') }), views)).toBe(true);
-    const recorded = startedStatus(1, 'Running');
+    expect(newlyPreempted(fake.issueRun({ status: fake.startedStatus(1, 'Running') }), views)).toBe(
+      true,
+    );
+    const recorded = fake.startedStatus(1, 'Running');
     const [first] = recorded.slots ?? [];
     if (first) first.reason = 'Preempted';
-    expect(newlyPreempted(issueRun({ status: recorded }), views)).toBe(false);
+    expect(newlyPreempted(fake.issueRun({ status: recorded }), views)).toBe(false);
   });
 
   it.each([

@@ -23,6 +23,7 @@ import {
   retryScheduled,
   runActions,
   runConditions,
+  runEnded,
   runPod,
   runWrites,
   startedStatus,
@@ -33,7 +34,7 @@ import {
 } from '../../../support/fakes/run-table.js';
 import { eachCase } from '../../../support/cases.js';
 
-const { finished, progressing } = runConditions;
+const { progressing } = runConditions;
 
 describe('retry backoff', () => {
   eachCase('after attempt %i with a cap of %i ms: %i ms', retryBackoffMs, [
@@ -233,9 +234,7 @@ const rows: RunRow[] = [
     name: 'a tracker run that succeeds once its issue left the active states ends Succeeded',
     run: continuing('In Review'),
     pods: [succeeded(1)],
-    steps: [
-      afterLogRead(runWrites({ phase: 'Succeeded', conditions: finished(true, 'Succeeded') })),
-    ],
+    steps: [afterLogRead(runEnded('Succeeded', 'Succeeded'))],
   },
   {
     name: 'a failed attempt waits out the backoff, then runs as attempt 2; its failure ends the run',
@@ -274,11 +273,7 @@ const rows: RunRow[] = [
       {
         pods: [failed(1), failed(2)],
         logs: [{ slot: 0, attempt: 2, completed: true }],
-        want: runWrites({
-          phase: 'Failed',
-          conditions: finished(false, 'HookFailed'),
-          slots: [`${podName(0, 2)} Failed/HookFailed`],
-        }),
+        want: runEnded('Failed', 'HookFailed', { slots: [`${podName(0, 2)} Failed/HookFailed`] }),
       },
     ],
   },
@@ -322,9 +317,7 @@ const rows: RunRow[] = [
     name: 'a failure with no retries asked for ends the run at once',
     run: issueRun({ status: startedStatus(1, 'Running') }),
     pods: [failed(1)],
-    steps: [
-      afterLogRead(runWrites({ phase: 'Failed', conditions: finished(false, 'HookFailed') })),
-    ],
+    steps: [afterLogRead(runEnded('Failed', 'HookFailed'))],
   },
   {
     name: 'a retry waits for the failed attempt’s log to be read whole',

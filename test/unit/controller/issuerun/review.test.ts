@@ -7,8 +7,8 @@ import type { IssueRunStatus, ReviewStatus } from '../../../../src/api/index.js'
 import { promptInputFile } from '../../../../src/api/run-pod.js';
 import { reviewContextConfigMap } from '../../../../src/controller/shared/review-context.js';
 import {
-  NS,
   RUN,
+  RUN_KEY,
   fakeRunReconciler,
   followerOf,
   issueRun,
@@ -19,10 +19,8 @@ import {
   workflow,
   writtenStatus,
 } from '../../../support/fakes/run-table.js';
-import { reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
+import { BRANCH, reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
 
-const KEY = `${NS}/${RUN}`;
-const BRANCH = 'lorenz/eng-1';
 const review = reviewConfig({
   onApproved: null,
   continuationPrompt:
@@ -49,7 +47,7 @@ function setUp(reviewStatus: ReviewStatus | undefined, withReview = true) {
 describe('a run under review', () => {
   it('waits for the review when its attempt succeeds, and starts no Pod', async () => {
     const t = setUp(undefined);
-    await t.reconcile(KEY);
+    await t.reconcile(RUN_KEY);
     const status = writtenStatus<IssueRunStatus>(t.client);
     expect(status).toMatchObject({ phase: 'Pending', reason: 'AwaitingReview' });
     expect(status?.message).toBe('attempt 1 succeeded; waiting for the review of its pull request');
@@ -59,7 +57,7 @@ describe('a run under review', () => {
 
   it('ends as it would have with the loop off', async () => {
     const t = setUp(undefined, false);
-    await t.reconcile(KEY);
+    await t.reconcile(RUN_KEY);
     expect(writtenStatus<IssueRunStatus>(t.client)).toMatchObject({
       phase: 'Succeeded',
       reason: 'Succeeded',
@@ -81,7 +79,7 @@ describe('a run under review', () => {
     ],
   ])('ends once the review is final: %s', async (_name, final, reason, message) => {
     const t = setUp(final);
-    await t.reconcile(KEY);
+    await t.reconcile(RUN_KEY);
     expect(writtenStatus<IssueRunStatus>(t.client)).toMatchObject({
       phase: 'Succeeded',
       reason,
@@ -106,7 +104,7 @@ describe('a run under review', () => {
       match: `GET configmaps/${RUN}-review-1`,
       answer: { body: reviewContextConfigMap(t.run, 1, context) },
     });
-    await t.reconcile(KEY);
+    await t.reconcile(RUN_KEY);
     const writes = t.client.summaries().filter((s) => !s.startsWith('GET'));
     expect(writes.slice(0, 1)).toEqual([`PATCH issueruns/${RUN}/status`]);
     expect(writes).toContain(`POST configmaps/${RUN}-inputs-2`);

@@ -8,19 +8,18 @@ import { Reasons, type WorkspaceSource } from '../../../../src/api/index.js';
 import { failWith } from '../../../support/fakes/controller.js';
 import {
   CREATE_CLAIM,
-  CREATE_INPUTS,
   CREATE_POD,
   GET_CLASS,
   LIST_CLASSES,
   LIST_SNAPSHOT_CLASSES,
-  STATUS,
+  claimStarted,
   claimedWorkspace,
   classFound,
   getSnapshot,
+  heldStalled,
   issueRun,
   playRun,
-  podName,
-  runConditions,
+  startsClean,
   workflow,
   type RunRow,
 } from '../../../support/fakes/run-table.js';
@@ -59,19 +58,14 @@ const snapshotMissing = {
   },
 };
 
-const stalled = (reason: string, message: string, actions: string[]) => ({
-  actions: [...actions, STATUS],
-  status: { reason, message, conditions: runConditions.stalled(reason), slots: [] },
-  result: { requeueAfter: 5_000 },
-});
+const stalled = (reason: string, message: string, before: string[]) =>
+  heldStalled(reason, message, before, 5_000);
 
+const restoredSource = {
+  workspaceSource: { type: 'VolumeSnapshot' as const, volumeSnapshot: SNAPSHOT, digest: DIGEST },
+};
 const restored = (before: string[]) => ({
-  actions: [...before, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-  status: {
-    phase: 'Pending' as const,
-    slots: [`${podName(0)} Pending/Pending`],
-    workspaceSource: { type: 'VolumeSnapshot' as const, volumeSnapshot: SNAPSHOT, digest: DIGEST },
-  },
+  ...claimStarted(before, restoredSource),
   bodies: {
     [CREATE_CLAIM]: {
       spec: {
@@ -190,24 +184,7 @@ const rows: RunRow[] = [
           }),
           snapshotClasses('hostpath.csi.example'),
         ],
-        want: {
-          actions: [
-            GET_SNAPSHOT,
-            LIST_CLASSES,
-            LIST_SNAPSHOT_CLASSES,
-            CREATE_INPUTS,
-            CREATE_CLAIM,
-            CREATE_POD(0),
-            STATUS,
-          ],
-          status: {
-            workspaceSource: {
-              type: 'VolumeSnapshot' as const,
-              volumeSnapshot: SNAPSHOT,
-              digest: DIGEST,
-            },
-          },
-        },
+        want: claimStarted([GET_SNAPSHOT, LIST_CLASSES, LIST_SNAPSHOT_CLASSES], restoredSource),
       },
     ],
   },
@@ -215,15 +192,7 @@ const rows: RunRow[] = [
     name: "the IssueRun's own source wins over its Workflow's (here: clean over a snapshot)",
     run: issueRun({ spec: { workspace: { source: { clean: {} } } } }),
     workflow: fromSnapshot(),
-    steps: [
-      {
-        answers: [classFound],
-        want: {
-          actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-          status: { workspaceSource: { type: 'Clean' } },
-        },
-      },
-    ],
+    steps: [startsClean],
   },
   {
     name: "an IssueRun's snapshot source on a Workflow with no claim template: Stalled WorkspaceSourceUnsupported",
@@ -254,20 +223,10 @@ const rows: RunRow[] = [
     name: 'a clean Workflow records a clean start',
     run: issueRun(),
     workflow: claimed,
-    steps: [
-      {
-        answers: [classFound],
-        want: {
-          actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-          status: { workspaceSource: { type: 'Clean' } },
-        },
-      },
-    ],
+    steps: [startsClean],
   },
 ];
 
 describe('IssueRun reconciler: a workspace restored from a VolumeSnapshot', () => {
-  it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-    await playRun(row);
-  });
+  it.each(rows)('$name', playRun);
 });

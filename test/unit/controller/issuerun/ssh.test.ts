@@ -20,6 +20,7 @@ import {
   CREATE_POD,
   RUN,
   STATUS,
+  heldStalled,
   issueRun,
   playRun,
   podName,
@@ -372,18 +373,12 @@ const rows: RunRow[] = [
     snapshot: sshWorkflow(null),
     steps: [
       {
-        want: {
-          actions: [STATUS],
-          status: {
-            phase: 'Pending',
-            reason: Reasons.SshKeySecretRefMissing,
-            message:
-              'WORKFLOW.md sets worker.ssh_hosts but Workflow wf has no spec.worker.sshKeySecretRef: name a Secret with the keys ssh-privatekey and known_hosts',
-            conditions: runConditions.stalled(Reasons.SshKeySecretRefMissing),
-            slots: [],
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: heldStalled(
+          Reasons.SshKeySecretRefMissing,
+          'WORKFLOW.md sets worker.ssh_hosts but Workflow wf has no spec.worker.sshKeySecretRef: name a Secret with the keys ssh-privatekey and known_hosts',
+          [],
+          10_000,
+        ),
       },
     ],
   },
@@ -394,16 +389,12 @@ const rows: RunRow[] = [
     workflow: withKey(),
     steps: [
       {
-        want: {
-          actions: [GET_KEY, STATUS],
-          status: {
-            reason: Reasons.SshKeyNotFound,
-            message:
-              'waiting for Secret worker-ssh (spec.worker.sshKeySecretRef of Workflow wf): not found',
-            conditions: runConditions.stalled(Reasons.SshKeyNotFound),
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: heldStalled(
+          Reasons.SshKeyNotFound,
+          'waiting for Secret worker-ssh (spec.worker.sshKeySecretRef of Workflow wf): not found',
+          [GET_KEY],
+          10_000,
+        ),
       },
     ],
   },

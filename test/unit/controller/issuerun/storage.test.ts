@@ -5,31 +5,21 @@ import { describe, it } from 'vitest';
 import { Reasons } from '../../../../src/api/index.js';
 import { failWith } from '../../../support/fakes/controller.js';
 import {
-  CREATE_CLAIM,
-  CREATE_INPUTS,
-  CREATE_POD,
   GET_CLASS,
   RUN,
-  STATUS,
+  claimStarted,
   claimedWorkspace,
+  heldStalled,
   issueRun,
   playRun,
-  podName,
-  runConditions,
   workflow,
   type RunRow,
 } from '../../../support/fakes/run-table.js';
 
 const claimed = (storageClassName: string) => workflow(claimedWorkspace(storageClassName));
 
-const created = {
-  actions: [CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-  status: {
-    phase: 'Pending' as const,
-    inputsConfigMap: `${RUN}-inputs`,
-    slots: [`${podName(0)} Pending/Pending`],
-  },
-};
+const created = (before: string[] = []) =>
+  claimStarted(before, { inputsConfigMap: `${RUN}-inputs` });
 
 const rows: RunRow[] = [
   {
@@ -38,23 +28,18 @@ const rows: RunRow[] = [
     workflow: claimed('fast-ssd'),
     steps: [
       {
-        want: {
-          actions: [GET_CLASS, STATUS],
-          status: {
-            reason: Reasons.StorageClassNotFound,
-            message:
-              'waiting for StorageClass fast-ssd (spec.workspace.volumeClaimTemplate.spec.storageClassName of Workflow wf): not found; a workspace claim of it would stay Pending',
-            conditions: runConditions.stalled(Reasons.StorageClassNotFound),
-            slots: [],
-          },
-          result: { requeueAfter: 10_000 },
-        },
+        want: heldStalled(
+          Reasons.StorageClassNotFound,
+          'waiting for StorageClass fast-ssd (spec.workspace.volumeClaimTemplate.spec.storageClassName of Workflow wf): not found; a workspace claim of it would stay Pending',
+          [GET_CLASS],
+          10_000,
+        ),
       },
       {
         advanceMs: 10_000,
         // Created meanwhile: the claim, the inputs and the Pod follow.
         answers: [{ match: GET_CLASS, answer: { body: { metadata: { name: 'fast-ssd' } } } }],
-        want: { ...created, actions: [GET_CLASS, ...created.actions] },
+        want: created([GET_CLASS]),
       },
     ],
   },
@@ -65,7 +50,7 @@ const rows: RunRow[] = [
     steps: [
       {
         answers: [failWith(GET_CLASS, 403, 'Forbidden')],
-        want: { ...created, actions: [GET_CLASS, ...created.actions] },
+        want: created([GET_CLASS]),
       },
     ],
   },
@@ -73,12 +58,10 @@ const rows: RunRow[] = [
     name: 'no class named ("": a static volume): nothing to look up',
     run: issueRun(),
     workflow: claimed(''),
-    steps: [{ want: created }],
+    steps: [{ want: created() }],
   },
 ];
 
 describe('IssueRun reconciler: the workspace claim StorageClass', () => {
-  it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-    await playRun(row);
-  });
+  it.each(rows)('$name', playRun);
 });

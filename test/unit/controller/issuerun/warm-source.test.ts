@@ -14,30 +14,13 @@ import {
   requestedSource,
   sourceStatus,
 } from '../../../../src/controller/issuerun/snapshot-source.js';
-import {
-  CREATE_CLAIM,
-  CREATE_INPUTS,
-  CREATE_POD,
-  GET_CLASS,
-  LIST_SNAPSHOT_CLASSES,
-  SNAPSHOT as CONFIG_SNAPSHOT,
-  STATUS,
-  claimedWorkspace,
-  classFound,
-  getSnapshot,
-  issueRun,
-  playRun,
-  podName,
-  runConditions,
-  workflow,
-  type RunRow,
-} from '../../../support/fakes/run-table.js';
+import * as fake from '../../../support/fakes/run-table.js';
 
 const DIGEST = `sha256:${'cd'.repeat(32)}`;
 const OTHER_DIGEST = `sha256:${'ef'.repeat(32)}`;
 const WARM = 'wf-warm-3';
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
-const GET_SNAPSHOT = getSnapshot(WARM);
+const GET_SNAPSHOT = fake.getSnapshot(WARM);
 
 const READY: WarmStatus = {
   snapshot: WARM,
@@ -52,10 +35,10 @@ const READY: WarmStatus = {
 };
 
 const warmWorkflow = (warm: WarmStatus | undefined, fallback?: 'wait' | 'clean'): Workflow => {
-  const spec = claimedWorkspace('fast-ssd');
-  return workflow(
+  const spec = fake.claimedWorkspace('fast-ssd');
+  return fake.workflow(
     { workspace: { ...spec.workspace, warm: fallback ? { fallback } : {} } },
-    { lastGoodConfigMap: CONFIG_SNAPSHOT, configDigest: 'sha256:x', ...(warm ? { warm } : {}) },
+    { lastGoodConfigMap: fake.SNAPSHOT, configDigest: 'sha256:x', ...(warm ? { warm } : {}) },
   );
 };
 
@@ -64,53 +47,36 @@ const snapshotReady = {
   answer: { body: { metadata: { name: WARM }, status: { readyToUse: true } } },
 };
 const classes = {
-  match: LIST_SNAPSHOT_CLASSES,
+  match: fake.LIST_SNAPSHOT_CLASSES,
   answer: { body: { items: [{ metadata: { name: 'csi' }, driver: 'hostpath.csi.example' }] } },
 };
 
-const stalled = (message: string) => ({
-  actions: [GET_CLASS, STATUS],
-  status: {
-    reason: Reasons.WarmWorkspaceNotReady,
-    message,
-    conditions: runConditions.stalled(Reasons.WarmWorkspaceNotReady),
-    slots: [],
-  },
-  result: { requeueAfter: 5_000 },
-});
+const stalled = (message: string) =>
+  fake.heldStalled(Reasons.WarmWorkspaceNotReady, message, [fake.GET_CLASS], 5_000);
 const HEAD = "waiting for Workflow wf's warm workspace (spec.workspace.warm, fallback wait)";
 
-const rows: RunRow[] = [
+const rows: fake.RunRow[] = [
   {
     name: 'a ready warm snapshot: the claim is restored from it, the Pod checks its digest, the status records the commit',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: warmWorkflow(READY),
     steps: [
       {
-        answers: [classFound, snapshotReady, classes],
+        answers: [fake.classFound, snapshotReady, classes],
         want: {
-          actions: [
-            GET_CLASS,
-            GET_SNAPSHOT,
-            GET_CLASS,
-            LIST_SNAPSHOT_CLASSES,
-            CREATE_INPUTS,
-            CREATE_CLAIM,
-            CREATE_POD(0),
-            STATUS,
-          ],
-          status: {
-            phase: 'Pending' as const,
-            slots: [`${podName(0)} Pending/Pending`],
-            workspaceSource: {
-              type: 'VolumeSnapshot' as const,
-              volumeSnapshot: WARM,
-              digest: DIGEST,
-              commit: COMMIT,
+          ...fake.claimStarted(
+            [fake.GET_CLASS, GET_SNAPSHOT, fake.GET_CLASS, fake.LIST_SNAPSHOT_CLASSES],
+            {
+              workspaceSource: {
+                type: 'VolumeSnapshot',
+                volumeSnapshot: WARM,
+                digest: DIGEST,
+                commit: COMMIT,
+              },
             },
-          },
+          ),
           bodies: {
-            [CREATE_CLAIM]: {
+            [fake.CREATE_CLAIM]: {
               spec: {
                 dataSource: {
                   apiGroup: 'snapshot.storage.k8s.io',
@@ -119,7 +85,7 @@ const rows: RunRow[] = [
                 },
               },
             },
-            [CREATE_POD(0)]: {
+            [fake.CREATE_POD(0)]: {
               spec: {
                 containers: [{ command: expect.arrayContaining(['--source-digest', DIGEST]) }],
               },
@@ -131,13 +97,15 @@ const rows: RunRow[] = [
   },
   {
     name: 'no warm snapshot yet, fallback wait (the default): Stalled WarmWorkspaceNotReady, naming the warm-up',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: warmWorkflow({ build: 1, building: 'wf-warm-1', reason: Reasons.WarmUpRunning }),
-    steps: [{ answers: [classFound], want: stalled(`${HEAD}: warm-up wf-warm-1 is preparing it`) }],
+    steps: [
+      { answers: [fake.classFound], want: stalled(`${HEAD}: warm-up wf-warm-1 is preparing it`) },
+    ],
   },
   {
     name: 'a failed warm-up and nothing ready: the held run says the warm-up failed',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: warmWorkflow({
       build: 1,
       reason: Reasons.WarmUpFailed,
@@ -145,7 +113,7 @@ const rows: RunRow[] = [
     }),
     steps: [
       {
-        answers: [classFound],
+        answers: [fake.classFound],
         want: stalled(
           `${HEAD}: its last warm-up failed (WarmUpFailed: warm-up wf-warm-1 failed: hook_failed: after_create exited 1); it is tried again`,
         ),
@@ -154,48 +122,32 @@ const rows: RunRow[] = [
   },
   {
     name: 'not warmed yet at all (no status.warm): held, no snapshot is ready yet',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: warmWorkflow(undefined),
-    steps: [{ answers: [classFound], want: stalled(`${HEAD}: no warm snapshot is ready yet`) }],
+    steps: [
+      { answers: [fake.classFound], want: stalled(`${HEAD}: no warm snapshot is ready yet`) },
+    ],
   },
   {
     name: 'no warm snapshot yet, fallback clean: the run starts clean and says so',
-    run: issueRun(),
+    run: fake.issueRun(),
     workflow: warmWorkflow({ build: 1, building: 'wf-warm-1' }, 'clean'),
-    steps: [
-      {
-        answers: [classFound],
-        want: {
-          actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-          status: { workspaceSource: { type: 'Clean' as const } },
-        },
-      },
-    ],
+    steps: [fake.startsClean],
   },
   {
     name: "the run's own source wins over the warm snapshot (clean opts a run out)",
-    run: issueRun({ spec: { workspace: { source: { clean: {} } } } }),
+    run: fake.issueRun({ spec: { workspace: { source: { clean: {} } } } }),
     workflow: warmWorkflow(READY),
-    steps: [
-      {
-        answers: [classFound],
-        want: {
-          actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-          status: { workspaceSource: { type: 'Clean' as const } },
-        },
-      },
-    ],
+    steps: [fake.startsClean],
   },
 ];
 
 describe('IssueRun reconciler: runs of a warm Workflow', () => {
-  it.each(rows.map((row) => [row.name, row] as const))('%s', async (_name, row) => {
-    await playRun(row);
-  });
+  it.each(rows)('$name', fake.playRun);
 });
 
 describe('requestedSource with warm', () => {
-  const started: IssueRun = issueRun({
+  const started: IssueRun = fake.issueRun({
     status: {
       workspaceSource: {
         type: 'VolumeSnapshot',
@@ -207,25 +159,25 @@ describe('requestedSource with warm', () => {
   const table: { name: string; run: IssueRun; workflow: Workflow; want: unknown }[] = [
     {
       name: 'ready: the warm snapshot with its digest and commit',
-      run: issueRun(),
+      run: fake.issueRun(),
       workflow: warmWorkflow(READY),
       want: { kind: 'snapshot', name: WARM, digest: DIGEST, commit: COMMIT, warm: true },
     },
     {
       name: 'not ready, fallback wait: held',
-      run: issueRun(),
+      run: fake.issueRun(),
       workflow: warmWorkflow(undefined, 'wait'),
       want: { kind: 'warmNotReady', message: `${HEAD}: no warm snapshot is ready yet` },
     },
     {
       name: 'not ready, fallback clean: clean',
-      run: issueRun(),
+      run: fake.issueRun(),
       workflow: warmWorkflow(undefined, 'clean'),
       want: { kind: 'clean' },
     },
     {
       name: "the run's own snapshot wins",
-      run: issueRun({
+      run: fake.issueRun({
         spec: { workspace: { source: { volumeSnapshot: { name: 'mine' }, digest: OTHER_DIGEST } } },
       }),
       workflow: warmWorkflow(READY),
@@ -233,8 +185,8 @@ describe('requestedSource with warm', () => {
     },
     {
       name: 'no warm on the Workflow: clean',
-      run: issueRun(),
-      workflow: workflow(claimedWorkspace('fast-ssd')),
+      run: fake.issueRun(),
+      workflow: fake.workflow(fake.claimedWorkspace('fast-ssd')),
       want: { kind: 'clean' },
     },
   ];
@@ -243,7 +195,7 @@ describe('requestedSource with warm', () => {
   });
 
   it('the status record carries the commit of a warm snapshot, none for a named one', () => {
-    expect(sourceStatus(requestedSource(issueRun(), warmWorkflow(READY)))).toEqual({
+    expect(sourceStatus(requestedSource(fake.issueRun(), warmWorkflow(READY)))).toEqual({
       type: 'VolumeSnapshot',
       volumeSnapshot: WARM,
       digest: DIGEST,
@@ -254,25 +206,24 @@ describe('requestedSource with warm', () => {
 
   it('a run that already started keeps its record: a later warm build is not asked about', async () => {
     // Started from build 1 (its status says so); the Workflow now has build 3 ready.
-    await playRun({
+    await fake.playRun({
       name: 'started',
       run: started,
       workflow: warmWorkflow(READY),
       steps: [
         {
-          answers: [classFound],
+          answers: [fake.classFound],
           want: {
-            actions: [GET_CLASS, CREATE_INPUTS, CREATE_CLAIM, CREATE_POD(0), STATUS],
-            status: {
+            ...fake.claimStarted([fake.GET_CLASS], {
               workspaceSource: {
-                type: 'VolumeSnapshot' as const,
+                type: 'VolumeSnapshot',
                 volumeSnapshot: 'wf-warm-1',
                 digest: OTHER_DIGEST,
               },
-            },
+            }),
             bodies: {
-              [CREATE_CLAIM]: { spec: { dataSource: { name: 'wf-warm-1' } } },
-              [CREATE_POD(0)]: {
+              [fake.CREATE_CLAIM]: { spec: { dataSource: { name: 'wf-warm-1' } } },
+              [fake.CREATE_POD(0)]: {
                 spec: {
                   containers: [
                     { command: expect.arrayContaining(['--source-digest', OTHER_DIGEST]) },

@@ -17,11 +17,9 @@ import { renderPullRequestText } from '../../../../src/template/review.js';
 import type { ReviewConfig } from '../../../../src/workflow/review-config.js';
 import { FakeCodeHost, FakeTrackerWriter } from '../../../support/fakes/code-host.js';
 import { FakeInformer, FakeKubeClient } from '../../../support/fakes/controller.js';
-import { NS, RUN, T0, issueRun, workflow } from '../../../support/fakes/objects.js';
-import { reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
+import { NS, RUN, RUN_KEY, T0, issueRun, workflow } from '../../../support/fakes/objects.js';
+import { BRANCH, reviewConfig, runnableWithReview } from '../../../support/fakes/review.js';
 
-const KEY = `${NS}/${RUN}`;
-const BRANCH = 'lorenz/eng-1';
 const settings = reviewConfig({
   prTitle: '{{ issue.identifier }}: {{ issue.title }}',
   prBody: 'Closes {{ issue.identifier }} ({{ branch }} into {{ base }})',
@@ -63,7 +61,7 @@ function setUp(initial: IssueRunStatus = awaiting(), review: ReviewConfig | null
       events: async (list) => void events.push(...list.map((e) => `${e.reason}: ${e.note}`)),
       now: () => now,
     });
-  const status = () => store.fresh(KEY, issueRuns.get(NS, RUN) as IssueRun).status;
+  const status = () => store.fresh(RUN_KEY, issueRuns.get(NS, RUN) as IssueRun).status;
   /** What the cache would hold after the watch event of the last write. */
   const settle = () => issueRuns.put({ ...(issueRuns.get(NS, RUN) as IssueRun), status: status() });
   const advance = (ms: number) => {
@@ -76,7 +74,7 @@ describe('opening the pull request', () => {
   it('opens it once, links it on the tracker once, and finds it after a restart', async () => {
     const t = setUp();
     t.host.branches.set(BRANCH, { aheadBy: 1, headSha: 'sha1' });
-    expect(await t.make().reconcile(KEY)).toEqual({ requeueAfter: 60_000 });
+    expect(await t.make().reconcile(RUN_KEY)).toEqual({ requeueAfter: 60_000 });
     expect(t.host.calls).toEqual([
       'defaultBranch',
       `compare main...${BRANCH}`,
@@ -109,7 +107,7 @@ describe('opening the pull request', () => {
     lost.host.branches.set(BRANCH, { aheadBy: 1, headSha: 'sha1' });
     lost.host.pulls.push(...t.host.pulls);
     lost.tracker.comments.push(...t.tracker.comments);
-    await lost.make().reconcile(KEY);
+    await lost.make().reconcile(RUN_KEY);
     expect(lost.host.calls.filter((c) => c.startsWith('open'))).toEqual([]);
     expect(lost.tracker.writes).toEqual([]);
     expect(lost.status()?.git?.pullRequest?.number).toBe(1);
@@ -121,7 +119,7 @@ describe('opening the pull request', () => {
   ])('%s: NothingToReview, no pull request', async (_name, comparison) => {
     const t = setUp();
     if (comparison) t.host.branches.set(BRANCH, comparison);
-    expect(await t.make().reconcile(KEY)).toBeUndefined();
+    expect(await t.make().reconcile(RUN_KEY)).toBeUndefined();
     expect(t.status()?.review).toMatchObject({
       phase: 'NothingToReview',
       reason: 'NothingToReview',
@@ -135,7 +133,7 @@ describe('opening the pull request', () => {
     t.host.branches.set(BRANCH, { aheadBy: 1, headSha: 'sha1' });
     const reconciler = t.make();
     (t.issueRuns.get(NS, RUN) as IssueRun).spec.issue.state = 'In Progress';
-    await reconciler.reconcile(KEY);
+    await reconciler.reconcile(RUN_KEY);
     expect(t.host.calls.at(-1)).toBe(`open ${BRANCH} (draft): ENG-1: Fix the bug`);
   });
 });
@@ -175,7 +173,7 @@ describe('following the pull request', () => {
       ],
       state: 'commented',
     });
-    expect(await t.make().reconcile(KEY)).toEqual({ requeueAfter: 60_000 });
+    expect(await t.make().reconcile(RUN_KEY)).toEqual({ requeueAfter: 60_000 });
     expect(t.status()?.review).toMatchObject({
       phase: 'RoundScheduled',
       round: 0,
@@ -196,7 +194,7 @@ describe('following the pull request', () => {
 
   it('leaves a run whose round is asked for to the IssueRun reconciler', async () => {
     const t = withPull(opened({ requestedRound: 1, round: 0, phase: 'RoundScheduled' }));
-    expect(await t.make().reconcile(KEY)).toBeUndefined();
+    expect(await t.make().reconcile(RUN_KEY)).toBeUndefined();
     expect(t.host.calls).toEqual([]);
   });
 
@@ -209,17 +207,17 @@ describe('following the pull request', () => {
     ['a final review', opened({ phase: 'Approved' })],
   ])('looks not at %s', async (_name, status) => {
     const t = withPull(status);
-    expect(await t.make().reconcile(KEY)).toBeUndefined();
+    expect(await t.make().reconcile(RUN_KEY)).toBeUndefined();
     expect(t.host.calls).toEqual([]);
   });
 
   it('waits out the poll interval, unless woken', async () => {
     const t = withPull(opened({ lastCheckTime: '2026-03-01T09:59:30Z' }));
     const reconciler = t.make();
-    expect(await reconciler.reconcile(KEY)).toEqual({ requeueAfter: 30_000 });
+    expect(await reconciler.reconcile(RUN_KEY)).toEqual({ requeueAfter: 30_000 });
     expect(t.host.calls).toEqual([]);
-    reconciler.wake(KEY);
-    expect(await reconciler.reconcile(KEY)).toEqual({ requeueAfter: 60_000 });
+    reconciler.wake(RUN_KEY);
+    expect(await reconciler.reconcile(RUN_KEY)).toEqual({ requeueAfter: 60_000 });
     expect(t.host.calls[0]).toBe('get #1');
     expect(t.status()?.review?.lastCheckTime).toBe('2026-03-01T10:00:00Z');
   });
@@ -268,7 +266,7 @@ describe('following the pull request', () => {
   ])('%s', async (_name, arrange, phase, writes) => {
     const t = withPull(opened());
     arrange(t);
-    expect(await t.make().reconcile(KEY)).toBeUndefined();
+    expect(await t.make().reconcile(RUN_KEY)).toBeUndefined();
     expect(t.status()?.review?.phase).toBe(phase);
     expect(t.status()?.review?.reason).toBe(phase);
     expect(t.tracker.writes).toEqual(writes);
@@ -280,7 +278,7 @@ describe('following the pull request', () => {
     t.host.checksOf.set('sha1', [
       { name: 'ci', status: 'completed', conclusion: 'failure', outputTail: 'x', url: null },
     ]);
-    await t.make().reconcile(KEY);
+    await t.make().reconcile(RUN_KEY);
     expect(t.status()?.review).toMatchObject({
       phase: 'MaxRoundsReached',
       reason: 'MaxRoundsReached',
@@ -295,7 +293,7 @@ describe('following the pull request', () => {
   it('marks a draft ready once its issue left the active states', async () => {
     const t = withPull(opened());
     (t.host.pulls[0] as { draft: boolean }).draft = true;
-    await t.make().reconcile(KEY);
+    await t.make().reconcile(RUN_KEY);
     expect(t.host.calls).toContain('ready #1');
     expect(t.status()?.git?.pullRequest?.draft).toBe(false);
   });
@@ -306,15 +304,15 @@ describe('failures', () => {
     const t = withPull(opened());
     t.host.failNext = 'GitHub answered 502';
     const reconciler = t.make();
-    expect(await reconciler.reconcile(KEY)).toEqual({ requeueAfter: REVIEW_RETRY_BASE_MS });
+    expect(await reconciler.reconcile(RUN_KEY)).toEqual({ requeueAfter: REVIEW_RETRY_BASE_MS });
     expect(t.status()?.review).toMatchObject({
       phase: 'Open',
       reason: 'CodeHostUnavailable',
       message: 'the code host failed: GitHub answered 502',
     });
     t.host.failNext = 'again';
-    expect(await reconciler.reconcile(KEY)).toEqual({ requeueAfter: 2 * REVIEW_RETRY_BASE_MS });
-    expect(await reconciler.reconcile(KEY)).toEqual({ requeueAfter: 60_000 });
+    expect(await reconciler.reconcile(RUN_KEY)).toEqual({ requeueAfter: 2 * REVIEW_RETRY_BASE_MS });
+    expect(await reconciler.reconcile(RUN_KEY)).toEqual({ requeueAfter: 60_000 });
     expect(t.status()?.review?.reason).toBe('AwaitingReview');
   });
 
@@ -323,10 +321,10 @@ describe('failures', () => {
     t.host.branches.set(BRANCH, { aheadBy: 1, headSha: 'sha1' });
     t.tracker.fail = true;
     const reconciler = t.make();
-    expect(await reconciler.reconcile(KEY)).toEqual({ requeueAfter: REVIEW_RETRY_BASE_MS });
+    expect(await reconciler.reconcile(RUN_KEY)).toEqual({ requeueAfter: REVIEW_RETRY_BASE_MS });
     expect(t.status()?.review?.reason).toBe('TrackerUnavailable');
     t.tracker.fail = false;
-    await reconciler.reconcile(KEY);
+    await reconciler.reconcile(RUN_KEY);
     expect(t.host.calls.filter((c) => c.startsWith('open'))).toHaveLength(1);
     expect(t.tracker.writes).toHaveLength(1);
     expect(t.status()?.review?.linkCommented).toBe(true);
@@ -334,7 +332,7 @@ describe('failures', () => {
 
   it('does nothing for a Workflow without review:', async () => {
     const t = setUp(awaiting(), null);
-    expect(await t.make().reconcile(KEY)).toBeUndefined();
+    expect(await t.make().reconcile(RUN_KEY)).toBeUndefined();
     expect(t.host.calls).toEqual([]);
   });
 });
