@@ -2,6 +2,7 @@
 // hostile text escaped; a run without an inbox shows no such section.
 import { describe, expect, it } from 'vitest';
 import { formatInboxSection, inboxViewOf } from '../../../src/cli/runs/describe-inbox.js';
+import { permissionRequest } from '../../support/fakes/objects.js';
 
 const run = (inbox: unknown) => ({ status: { inbox } });
 
@@ -10,11 +11,8 @@ describe('describe run: the inbox section', () => {
     const view = inboxViewOf(
       run({
         pending: [
-          {
+          permissionRequest({
             id: 'a1-s0-2',
-            kind: 'permission',
-            slot: 0,
-            attempt: 1,
             turn: 2,
             title: 'push',
             toolKind: 'execute',
@@ -23,9 +21,8 @@ describe('describe run: the inbox section', () => {
               { optionId: 'a', name: 'Allow', kind: 'allow_once' },
               { optionId: 'r', name: 'Reject', kind: 'reject_once' },
             ],
-            askedAt: '2026-12-02T17:00:00Z',
             deadline: '2026-12-02T18:00:00Z',
-          },
+          }),
           { id: 'broken', kind: 'nonsense' },
         ],
         decided: [
