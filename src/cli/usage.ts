@@ -1,3 +1,5 @@
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+
 /** Thrown for bad command-line usage; the CLI prints the message and exits 2. */
 export class UsageError extends Error {
   constructor(message: string) {
@@ -59,6 +61,19 @@ export function integerOption(value: string | undefined, flag: string): number |
   if (!/^\d+$/.test(value))
     throw new UsageError(`${flag} must be a non-negative integer, got '${value}'`);
   return Number(value);
+}
+
+/** The flags of a command that takes no positionals; an unknown flag is refused. */
+export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], options: O) {
+  return parseArgs({ args, strict: true, options }).values;
+}
+
+/** The value of an --output flag that offers text and json. */
+export function textOrJson(value: string): 'text' | 'json' {
+  if (value !== 'text' && value !== 'json') {
+    throw new UsageError(`--output must be text or json, got '${value}'`);
+  }
+  return value;
 }
 
 export function requireOption(value: string | undefined, flag: string): string {

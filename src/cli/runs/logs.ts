@@ -3,7 +3,7 @@ import type { IssueRun } from '../../api/index.js';
 import type { LogEntry, LogFilter } from '../../archive/types.js';
 import { statusOf } from '../../controller/runtime/client.js';
 import { reportingFailures } from './errors.js';
-import { integerOption, UsageError } from '../usage.js';
+import { integerOption, textOrJson } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { findRunArchive } from './find-archive.js';
 import type { RunCommandDeps } from './get-runs.js';
@@ -188,9 +188,7 @@ export async function logsCommand(
   deps: RunCommandDeps = {},
 ): Promise<number> {
   const { values, name } = parseRunArgs(args, LOGS_OPTIONS, 'logs');
-  if (values.output !== 'text' && values.output !== 'json')
-    throw new UsageError(`--output must be text or json, got '${values.output}'`);
-  const output = values.output;
+  const output = textOrJson(values.output);
   const slot = integerOption(values.slot, '--slot');
   const attempt = integerOption(values.attempt, '--attempt');
   const filter: LogFilter = {
