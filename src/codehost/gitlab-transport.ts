@@ -1,6 +1,7 @@
 import { EtagCache, conditionalGet, rememberAnswer } from '../tracker/github/cache.js';
 import {
   type HttpService,
+  checkAnswered,
   httpService,
   epochMs,
   isJsonMap,
@@ -122,16 +123,11 @@ function checkStatus(
       { status: 429, path, retryAt: when, retryAfterMs },
     );
   }
-  if (allow?.includes(response.status) === true) return;
-  if (response.status < 200 || response.status > 299) {
-    const message = messageOf(body);
-    throw gitlabFailure(
-      transport,
-      'codehost_status',
-      `GitLab answered HTTP ${response.status} for ${path}${message === null ? '' : `: ${message}`}`,
-      { status: response.status, path },
-    );
-  }
+  checkAnswered(
+    { service: 'GitLab', status: response.status, path, message: messageOf(body), allow },
+    (message, detail) => gitlabFailure(transport, 'codehost_status', message, detail),
+    { path },
+  );
 }
 
 function notJson(transport: GitlabTransport, url: string, status: number): LorenzError {

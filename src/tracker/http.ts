@@ -63,6 +63,30 @@ export function rateLimitDetail(
   return { status, retryAt: new Date(at).toISOString(), retryAfterMs: Math.max(0, at - now) };
 }
 
+/**
+ * Throws for a status outside 2xx that the caller does not handle itself (`allow`), quoting
+ * the server's own message when its error body had one; the detail always names the status.
+ */
+export function checkAnswered(
+  answer: {
+    service: string;
+    status: number;
+    path: string;
+    message: string | null;
+    allow: readonly number[] | undefined;
+  },
+  fail: FailureOf,
+  detail: Record<string, unknown> = {},
+): void {
+  const { service, status, path, message } = answer;
+  if (answer.allow?.includes(status) === true) return;
+  if (status >= 200 && status <= 299) return;
+  throw fail(
+    `${service} answered HTTP ${status} for ${path}${message === null ? '' : `: ${message}`}`,
+    { status, ...detail },
+  );
+}
+
 /** Builds the transport's own error for a message and its detail. */
 export type FailureOf = (message: string, detail?: Record<string, unknown>) => LorenzError;
 

@@ -1,6 +1,7 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
 import {
   type HttpService,
+  checkAnswered,
   httpService,
   epochMs,
   isJsonMap,
@@ -143,16 +144,16 @@ function checkStatus(
 ): void {
   const retryAt = rateLimitRetryAt(response.status, response.headers, body, transport.now());
   if (retryAt !== null) throw rateLimited(transport, response.status, retryAt);
-  if (allow?.includes(response.status) === true) return;
-  if (response.status < 200 || response.status > 299) {
-    const message = messageOf(body);
-    throw githubFailure(
-      transport,
-      'tracker_status',
-      `GitHub answered HTTP ${response.status} for ${new URL(url).pathname}${message === null ? '' : `: ${message}`}`,
-      { status: response.status },
-    );
-  }
+  checkAnswered(
+    {
+      service: 'GitHub',
+      status: response.status,
+      path: new URL(url).pathname,
+      message: messageOf(body),
+      allow,
+    },
+    (message, detail) => githubFailure(transport, 'tracker_status', message, detail),
+  );
 }
 
 const notJson = (transport: GithubTransport, status: number) =>
