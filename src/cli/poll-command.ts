@@ -5,7 +5,7 @@ import { describeDecision, planDispatch, type DispatchEntry } from '../dispatch/
 import { loadWorkflowFile } from '../template/load-workflow.js';
 import { createTracker } from '../tracker/index.js';
 import type { WorkflowConfig } from '../workflow/config.js';
-import { UsageError, parseFlags, requireOption, textOrJson } from './usage.js';
+import { UsageError, outputOption, parseFlags, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
 
@@ -67,7 +67,7 @@ export const POLL_OPTIONS = {
 export async function pollCommand(args: string[], out: Output, err: Output): Promise<number> {
   const values = parseFlags(args, POLL_OPTIONS);
   const path = requireOption(values.workflow, '--workflow');
-  const output = textOrJson(values.output);
+  const output = outputOption(values.output, ['text', 'json']);
   if (!values.once && !values['dry-run']) {
     throw new UsageError('poll needs --dry-run (show the decisions) or --once (run them once)');
   }

@@ -68,12 +68,17 @@ export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], opt
   return parseArgs({ args, strict: true, options }).values;
 }
 
-/** The value of an --output flag that offers text and json. */
-export function textOrJson(value: string): 'text' | 'json' {
-  if (value !== 'text' && value !== 'json') {
-    throw new UsageError(`--output must be text or json, got '${value}'`);
+/** The value of an --output flag, one of `allowed`; when unset, the first. */
+export function outputOption<const T extends string>(
+  value: string | undefined,
+  allowed: readonly [T, ...T[]],
+): T {
+  const output = value ?? allowed[0];
+  if (!allowed.some((each) => each === output)) {
+    const choices = `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+    throw new UsageError(`--output must be ${choices}, got '${output}'`);
   }
-  return value;
+  return output as T;
 }
 
 export function requireOption(value: string | undefined, flag: string): string {

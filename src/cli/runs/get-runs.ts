@@ -2,7 +2,7 @@ import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
 import type { IssueRun } from '../../api/index.js';
 import type { RunRecord } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
-import { UsageError } from '../usage.js';
+import { UsageError, outputOption } from '../usage.js';
 import { humanDuration, spanMs } from './duration.js';
 import { findRunArchive, type FindArchiveOptions } from './find-archive.js';
 import { userCluster, type UserCluster } from './kube.js';
@@ -163,13 +163,6 @@ export interface RunCommandDeps {
   now?: () => number;
 }
 
-function outputOf(value: string | undefined, allowed: readonly string[]): string {
-  const output = value ?? allowed[0] ?? '';
-  if (!allowed.includes(output))
-    throw new UsageError(`--output must be ${allowed.join(', ')}, got '${output}'`);
-  return output;
-}
-
 /** The flags `lorenz get runs` parses (their help: cli/command-help.ts). */
 export const GET_RUNS_OPTIONS = {
   ...RUN_SOURCE_OPTIONS,
@@ -192,7 +185,7 @@ export async function getRunsCommand(
   deps: RunCommandDeps = {},
 ): Promise<number> {
   const { values } = parseRunArgs(args, GET_RUNS_OPTIONS);
-  const output = outputOf(values.output, ['table', 'wide', 'json']) as RunsOutput;
+  const output: RunsOutput = outputOption(values.output, ['table', 'wide', 'json']);
   if (values.namespace && values['all-namespaces'])
     throw new UsageError('-n/--namespace and -A/--all-namespaces cannot be given together');
   const cluster = (deps.cluster ?? userCluster)(values.kubeconfig);

@@ -3,7 +3,7 @@ import type { IssueRun } from '../../api/index.js';
 import type { LogEntry, LogFilter } from '../../archive/types.js';
 import { statusOf } from '../../controller/runtime/client.js';
 import { reportingFailures } from './errors.js';
-import { integerOption, textOrJson } from '../usage.js';
+import { integerOption, outputOption } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { findRunArchive } from './find-archive.js';
 import type { RunCommandDeps } from './get-runs.js';
@@ -188,7 +188,7 @@ export async function logsCommand(
   deps: RunCommandDeps = {},
 ): Promise<number> {
   const { values, name } = parseRunArgs(args, LOGS_OPTIONS, 'logs');
-  const output = textOrJson(values.output);
+  const output = outputOption(values.output, ['text', 'json']);
   const slot = integerOption(values.slot, '--slot');
   const attempt = integerOption(values.attempt, '--attempt');
   const filter: LogFilter = {
