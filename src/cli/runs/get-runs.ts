@@ -155,6 +155,14 @@ export function formatRuns(
 /** Most archived rows one `get runs --all` reads (pages of 1000). */
 const MAX_ARCHIVED_ROWS = 10_000;
 
+/** A run command: a Command (main.ts) that also takes the seams tests give it. */
+export type RunCommand = (
+  args: string[],
+  out: Output,
+  err: Output,
+  deps?: RunCommandDeps,
+) => Promise<number>;
+
 export interface RunCommandDeps {
   /** Seams for tests: the cluster, and how a DSN is opened. */
   cluster?: (kubeconfig: string | undefined) => UserCluster;
@@ -178,12 +186,7 @@ export const GET_RUNS_OPTIONS = {
  * [--kubeconfig F] [--archive-dsn DSN] [--archive-url URL]`: the IssueRuns of the cluster, as
  * kubectl reads them, and with --all the archived runs that are gone from it, in one table.
  */
-export async function getRunsCommand(
-  args: string[],
-  out: Output,
-  err: Output,
-  deps: RunCommandDeps = {},
-): Promise<number> {
+export const getRunsCommand: RunCommand = async (args, out, err, deps = {}) => {
   const { values } = parseRunArgs(args, GET_RUNS_OPTIONS);
   const output: RunsOutput = outputOption(values.output, ['table', 'wide', 'json']);
   if (values.namespace && values['all-namespaces'])
@@ -234,4 +237,4 @@ export async function getRunsCommand(
       cluster.client.close();
     }
   });
-}
+};

@@ -6,7 +6,7 @@ import { reportingFailures } from './errors.js';
 import { integerOption, outputOption } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { findRunArchive } from './find-archive.js';
-import type { RunCommandDeps } from './get-runs.js';
+import type { RunCommand } from './get-runs.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { get, str } from '../../server/json.js';
 import { agentState, getIssueRun, getPod, podLog, runPods, type RunPod } from './live.js';
@@ -181,12 +181,7 @@ export const LOGS_OPTIONS = {
  * from its Pod while there is one (pods/log, the agent container), else from the archive.
  */
 // eslint-disable-next-line max-lines-per-function -- `lorenz logs` in order: parse, find the run (live or archived), print or follow
-export async function logsCommand(
-  args: string[],
-  out: Output,
-  err: Output,
-  deps: RunCommandDeps = {},
-): Promise<number> {
+export const logsCommand: RunCommand = async (args, out, err, deps = {}) => {
   const { values, name } = parseRunArgs(args, LOGS_OPTIONS, 'logs');
   const output = outputOption(values.output, ['text', 'json']);
   const slot = integerOption(values.slot, '--slot');
@@ -270,4 +265,4 @@ export async function logsCommand(
       cluster.client.close();
     }
   });
-}
+};
