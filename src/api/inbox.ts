@@ -191,18 +191,26 @@ export const inboxVerdictSchema = z.enum([
 ]);
 export type InboxVerdict = z.infer<typeof inboxVerdictSchema>;
 
+/**
+ * What a decision says beside its verdict, as a person writes it (spec.decisions) and as the
+ * inbox records it (status.inbox.decided); only the descriptions differ.
+ */
+const decisionWords = (described: { reason: string; by: string }) => ({
+  reason: bounded(INBOX_LIMITS.reasonLength, described.reason).optional(),
+  answer: bounded(INBOX_LIMITS.answerLength, "A question's answer.").optional(),
+  by: bounded(256, described.by).optional(),
+});
+
 export const inboxDecisionSchema = z
   .object({
     requestId: inboxRequestIdSchema,
     verdict: inboxVerdictSchema.describe(
       'approve, approve_always (for the rest of the attempt), deny, answer (a question), or timeout (agent.approvals.on_timeout applies).',
     ),
-    reason: bounded(INBOX_LIMITS.reasonLength, "A denial's reason, given to the agent.").optional(),
-    answer: bounded(INBOX_LIMITS.answerLength, "A question's answer.").optional(),
-    by: bounded(
-      256,
-      'Who decided (a tracker user, or the Kubernetes user of spec.decisions).',
-    ).optional(),
+    ...decisionWords({
+      reason: "A denial's reason, given to the agent.",
+      by: 'Who decided (a tracker user, or the Kubernetes user of spec.decisions).',
+    }),
     via: z
       .enum(['comment', 'kubernetes', 'timeout'])
       .describe('comment (on the issue), kubernetes (spec.decisions) or timeout.'),
@@ -257,12 +265,10 @@ export const specDecisionSchema = z
     verdict: z
       .enum(['approve', 'approve_always', 'deny', 'answer'])
       .describe('approve, approve_always, deny or answer.'),
-    reason: bounded(INBOX_LIMITS.reasonLength, "A denial's reason.").optional(),
-    answer: bounded(INBOX_LIMITS.answerLength, "A question's answer.").optional(),
-    by: bounded(
-      256,
-      'Who decided, as the writer says it (lorenz approve: the kubeconfig user).',
-    ).optional(),
+    ...decisionWords({
+      reason: "A denial's reason.",
+      by: 'Who decided, as the writer says it (lorenz approve: the kubeconfig user).',
+    }),
   })
   .describe('A decision made in Kubernetes (lorenz approve, the web view).');
 

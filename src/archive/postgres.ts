@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- the PostgreSQL store, one class over one pool: its run paging is shared with sqlite.ts (run-page.ts); what remains is its own SQL */
 /**
  * The archive on PostgreSQL, for clusters that run more than one controller replica: every
  * replica may open it, migrations run once under an advisory lock, every write is an upsert
@@ -12,30 +11,9 @@ import { runListSql, runPageOf } from './run-page.js';
 import { SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { archiveErrorOf } from './postgres-errors.js';
 import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
-import {
-  attemptColumns,
-  eventColumns,
-  logAppendBytes,
-  runColumns,
-  runFromRow,
-  runRow,
-} from './records.js';
-import {
-  ArchiveError,
-  type ArchiveStore,
-  type ArchivedRun,
-  type AttemptRecord,
-  type EventRecord,
-  type LogAppend,
-  type LogEntry,
-  type LogFilter,
-  type RunPage,
-  type RunQuery,
-  type RunRecord,
-  type RunRef,
-  type UsageQuery,
-  type UsageRow,
-} from './types.js';
+import * as records from './records.js';
+import type * as archive from './types.js';
+import { ArchiveError } from './types.js';
 
 export interface PostgresArchiveOptions {
   /** Most connections of this replica (default 4). */
@@ -64,7 +42,7 @@ const DROP_PAGE = 64;
 export async function openPostgresArchive(
   url: string,
   options: PostgresArchiveOptions = {},
-): Promise<ArchiveStore> {
+): Promise<archive.ArchiveStore> {
   const location = maskDsn(url);
   const statementTimeout = options.statementTimeoutMs ?? 30_000;
   const config: PoolConfig = {
@@ -107,7 +85,7 @@ interface PieceRow {
   data: Buffer;
 }
 
-class PostgresArchive implements ArchiveStore {
+class PostgresArchive implements archive.ArchiveStore {
   readonly kind = 'postgres' as const;
 
   constructor(
@@ -175,8 +153,8 @@ class PostgresArchive implements ArchiveStore {
     });
   }
 
-  async putRun(run: RunRecord): Promise<void> {
-    const c = runColumns(run);
+  async putRun(run: archive.RunRecord): Promise<void> {
+    const c = records.runColumns(run);
     await this.query(
       `archiving run ${c.namespace}/${c.name}`,
       `INSERT INTO runs (uid, namespace, name, workflow, issue_id, issue_identifier, phase,
@@ -189,12 +167,12 @@ class PostgresArchive implements ArchiveStore {
          deleted_at = COALESCE(EXCLUDED.deleted_at, runs.deleted_at),
          input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
          total_tokens = EXCLUDED.total_tokens, record = EXCLUDED.record`,
-      runRow(c, text),
+      records.runRow(c, text),
     );
   }
 
-  async putAttempt(attempt: AttemptRecord): Promise<void> {
-    const c = attemptColumns(attempt);
+  async putAttempt(attempt: archive.AttemptRecord): Promise<void> {
+    const c = records.attemptColumns(attempt);
     await this.query(
       `archiving attempt ${c.attempt} of slot ${c.slot} of run ${c.runUid}`,
       `INSERT INTO attempts (run_uid, slot, attempt, pod_uid, phase, record)
@@ -205,10 +183,12 @@ class PostgresArchive implements ArchiveStore {
     );
   }
 
-  async putEvents(events: readonly EventRecord[]): Promise<void> {
+  async putEvents(events: readonly archive.EventRecord[]): Promise<void> {
     // One statement per batch; the same Event twice in a batch is kept once (the last), as
     // ON CONFLICT may not touch a row twice in one statement.
-    const byUid = new Map(events.map((event) => eventColumns(event)).map((c) => [c.uid, c]));
+    const byUid = new Map(
+      events.map((event) => records.eventColumns(event)).map((c) => [c.uid, c]),
+    );
     if (byUid.size === 0) return;
     const batch = [...byUid.values()];
     await this.query(
@@ -226,8 +206,8 @@ class PostgresArchive implements ArchiveStore {
     );
   }
 
-  async appendLog(piece: LogAppend): Promise<void> {
-    logAppendBytes(piece);
+  async appendLog(piece: archive.LogAppend): Promise<void> {
+    records.logAppendBytes(piece);
     const data = Buffer.from(piece.data, 'utf8');
     const cap = piece.capBytes;
     await this.transaction(`archiving the log of Pod ${piece.podUid}`, async (client) => {
@@ -287,7 +267,7 @@ class PostgresArchive implements ArchiveStore {
     });
   }
 
-  async listRuns(query: RunQuery): Promise<RunPage> {
+  async listRuns(query: archive.RunQuery): Promise<archive.RunPage> {
     const q = normalizeRunQuery(query);
     if (q.namespaces !== undefined && q.namespaces.length === 0) return { runs: [] };
     const values: unknown[] = [];
@@ -306,7 +286,7 @@ class PostgresArchive implements ArchiveStore {
     }));
   }
 
-  async getRun(ref: RunRef): Promise<ArchivedRun | undefined> {
+  async getRun(ref: archive.RunRef): Promise<archive.ArchivedRun | undefined> {
     let rows: Row[];
     if (ref.uid !== undefined) {
       rows = await this.query(
@@ -344,12 +324,12 @@ class PostgresArchive implements ArchiveStore {
     ]);
     return {
       run,
-      attempts: attempts.map((row) => JSON.parse(String(row.record)) as AttemptRecord),
-      events: events.map((row) => JSON.parse(String(row.record)) as EventRecord),
+      attempts: attempts.map((row) => JSON.parse(String(row.record)) as archive.AttemptRecord),
+      events: events.map((row) => JSON.parse(String(row.record)) as archive.EventRecord),
     };
   }
 
-  readLog(runUid: string, filter: LogFilter = {}): AsyncIterable<LogEntry> {
+  readLog(runUid: string, filter: archive.LogFilter = {}): AsyncIterable<archive.LogEntry> {
     return withElisions(this.pieces(runUid, filter), async (podUid) => {
       const rows = await this.query(
         `reading the log of run ${runUid}`,
@@ -365,7 +345,7 @@ class PostgresArchive implements ArchiveStore {
    * LOG_PAGE_BYTES: a 32 MiB log is never one result, and no connection is held while the
    * reader is slow.
    */
-  private async *pieces(runUid: string, filter: LogFilter): AsyncGenerator<StoredPiece> {
+  private async *pieces(runUid: string, filter: archive.LogFilter): AsyncGenerator<StoredPiece> {
     let after: PieceRow | undefined;
     for (;;) {
       const values: unknown[] = [runUid];
@@ -411,7 +391,7 @@ class PostgresArchive implements ArchiveStore {
     }
   }
 
-  async usageByDay(query: UsageQuery): Promise<UsageRow[]> {
+  async usageByDay(query: archive.UsageQuery): Promise<archive.UsageRow[]> {
     const w = normalizeUsageQuery(query);
     if (w.namespaces !== undefined && w.namespaces.length === 0) return [];
     const where: string[] = [];
@@ -462,6 +442,9 @@ function text(value: string): string {
   return value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
 }
 
-function runOf(row: Row): RunRecord {
-  return runFromRow(String(row.record), typeof row.deleted_at === 'string' ? row.deleted_at : null);
+function runOf(row: Row): archive.RunRecord {
+  return records.runFromRow(
+    String(row.record),
+    typeof row.deleted_at === 'string' ? row.deleted_at : null,
+  );
 }

@@ -14,30 +14,9 @@ import { acceptsPiece, planDrops, withElisions, type StoredPiece } from './log-c
 import { runListSql, runPageOf } from './run-page.js';
 import { MIGRATIONS, SCHEMA_MIGRATIONS_DDL, pendingMigrations } from './migrations/migrations.js';
 import { normalizeRunQuery, normalizeUsageQuery } from './query.js';
-import {
-  attemptColumns,
-  eventColumns,
-  logAppendBytes,
-  runColumns,
-  runFromRow,
-  runRow,
-} from './records.js';
-import {
-  ArchiveError,
-  type ArchiveStore,
-  type ArchivedRun,
-  type AttemptRecord,
-  type EventRecord,
-  type LogAppend,
-  type LogEntry,
-  type LogFilter,
-  type RunPage,
-  type RunQuery,
-  type RunRecord,
-  type RunRef,
-  type UsageQuery,
-  type UsageRow,
-} from './types.js';
+import * as records from './records.js';
+import type * as archive from './types.js';
+import { ArchiveError } from './types.js';
 
 export interface SqliteArchiveOptions {
   /**
@@ -89,7 +68,7 @@ interface PieceRow {
   data: string;
 }
 
-class SqliteArchive implements ArchiveStore {
+class SqliteArchive implements archive.ArchiveStore {
   readonly kind = 'sqlite' as const;
   private readonly statements = new Map<string, StatementSync>();
   /** The writes: grouped into one transaction (one sync) per turn of the event loop. */
@@ -171,29 +150,29 @@ class SqliteArchive implements ArchiveStore {
     });
   }
 
-  putRun(run: RunRecord): Promise<void> {
+  putRun(run: archive.RunRecord): Promise<void> {
     return this.write(() => {
-      const c = runColumns(run);
+      const c = records.runColumns(run);
       return () => {
         // A run marked deleted stays deleted when a late write of it (a restart's replay)
         // carries no deletion time.
-        this.stmt(UPSERT_RUN).run(...runRow(c));
+        this.stmt(UPSERT_RUN).run(...records.runRow(c));
       };
     });
   }
 
-  putAttempt(attempt: AttemptRecord): Promise<void> {
+  putAttempt(attempt: archive.AttemptRecord): Promise<void> {
     return this.write(() => {
-      const c = attemptColumns(attempt);
+      const c = records.attemptColumns(attempt);
       return () => {
         this.stmt(UPSERT_ATTEMPT).run(c.runUid, c.slot, c.attempt, c.podUid, c.phase, c.record);
       };
     });
   }
 
-  putEvents(events: readonly EventRecord[]): Promise<void> {
+  putEvents(events: readonly archive.EventRecord[]): Promise<void> {
     return this.write(() => {
-      const rows = events.map(eventColumns);
+      const rows = events.map(records.eventColumns);
       return () => {
         if (rows.length === 0) return;
         const insert = this.stmt(UPSERT_EVENT);
@@ -202,9 +181,9 @@ class SqliteArchive implements ArchiveStore {
     });
   }
 
-  appendLog(piece: LogAppend): Promise<void> {
+  appendLog(piece: archive.LogAppend): Promise<void> {
     return this.write(() => {
-      const bytes = logAppendBytes(piece);
+      const bytes = records.logAppendBytes(piece);
       const cap = piece.capBytes;
       return () => {
         const exists = this.stmt(
@@ -250,7 +229,7 @@ class SqliteArchive implements ArchiveStore {
     });
   }
 
-  listRuns(query: RunQuery): Promise<RunPage> {
+  listRuns(query: archive.RunQuery): Promise<archive.RunPage> {
     return this.guard(() => {
       const q = normalizeRunQuery(query);
       if (q.namespaces !== undefined && q.namespaces.length === 0) return { runs: [] };
@@ -268,13 +247,13 @@ class SqliteArchive implements ArchiveStore {
       return runPageOf(
         rows,
         q.limit,
-        (row) => runFromRow(row.record, row.deleted_at),
+        (row) => records.runFromRow(row.record, row.deleted_at),
         (row) => ({ createdAt: row.created_at, uid: row.uid }),
       );
     });
   }
 
-  getRun(ref: RunRef): Promise<ArchivedRun | undefined> {
+  getRun(ref: archive.RunRef): Promise<archive.ArchivedRun | undefined> {
     return this.guard(() => {
       type Row = { uid: string; deleted_at: string | null; record: string };
       let row: Row | undefined;
@@ -297,17 +276,17 @@ class SqliteArchive implements ArchiveStore {
         this.stmt('SELECT record FROM attempts WHERE run_uid = ? ORDER BY slot, attempt').all(
           row.uid,
         ) as { record: string }[]
-      ).map((r) => JSON.parse(r.record) as AttemptRecord);
+      ).map((r) => JSON.parse(r.record) as archive.AttemptRecord);
       const events = (
         this.stmt('SELECT record FROM events WHERE run_uid = ? ORDER BY first_time, uid').all(
           row.uid,
         ) as { record: string }[]
-      ).map((r) => JSON.parse(r.record) as EventRecord);
-      return { run: runFromRow(row.record, row.deleted_at), attempts, events };
+      ).map((r) => JSON.parse(r.record) as archive.EventRecord);
+      return { run: records.runFromRow(row.record, row.deleted_at), attempts, events };
     });
   }
 
-  readLog(runUid: string, filter: LogFilter = {}): AsyncIterable<LogEntry> {
+  readLog(runUid: string, filter: archive.LogFilter = {}): AsyncIterable<archive.LogEntry> {
     return withElisions(this.pieces(runUid, filter), (podUid) =>
       this.guard(
         () =>
@@ -320,7 +299,7 @@ class SqliteArchive implements ArchiveStore {
   }
 
   /** The run's pieces in order, LOG_PAGE at a time (keyset paging on the index's order). */
-  private async *pieces(runUid: string, filter: LogFilter): AsyncGenerator<StoredPiece> {
+  private async *pieces(runUid: string, filter: archive.LogFilter): AsyncGenerator<StoredPiece> {
     const where = ['run_uid = ?'];
     const fixed: SQLInputValue[] = [runUid];
     condition(where, fixed, 'slot = ?', filter.slot);
@@ -357,7 +336,7 @@ class SqliteArchive implements ArchiveStore {
     }
   }
 
-  usageByDay(query: UsageQuery): Promise<UsageRow[]> {
+  usageByDay(query: archive.UsageQuery): Promise<archive.UsageRow[]> {
     return this.guard(() => {
       const w = normalizeUsageQuery(query);
       if (w.namespaces !== undefined && w.namespaces.length === 0) return [];
@@ -378,7 +357,9 @@ class SqliteArchive implements ArchiveStore {
          FROM runs` +
         (where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '') +
         ` GROUP BY namespace, workflow, day ORDER BY day, namespace, workflow`;
-      return (this.stmt(sql).all(...params) as unknown as UsageRow[]).map((r) => ({ ...r }));
+      return (this.stmt(sql).all(...params) as unknown as archive.UsageRow[]).map((r) => ({
+        ...r,
+      }));
     });
   }
 
@@ -397,7 +378,7 @@ class SqliteArchive implements ArchiveStore {
 export async function openSqliteArchive(
   path: string,
   options: SqliteArchiveOptions = {},
-): Promise<ArchiveStore> {
+): Promise<archive.ArchiveStore> {
   const memory = path === ':memory:';
   const file = memory ? path : resolve(path);
   const location = `sqlite:${file}`;

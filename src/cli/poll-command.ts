@@ -1,12 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { describeDecision, planDispatch, type DispatchEntry } from '../dispatch/policy.js';
 import { loadWorkflowFile } from '../template/load-workflow.js';
 import { createTracker } from '../tracker/index.js';
 import type { WorkflowConfig } from '../workflow/config.js';
-import { UsageError, requireOption } from './usage.js';
+import { UsageError, outputOption, parseFlags, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
 
@@ -66,15 +65,9 @@ export const POLL_OPTIONS = {
  * from the configuration or its `$VAR`s and are never printed.
  */
 export async function pollCommand(args: string[], out: Output, err: Output): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: POLL_OPTIONS,
-  });
+  const values = parseFlags(args, POLL_OPTIONS);
   const path = requireOption(values.workflow, '--workflow');
-  if (values.output !== 'text' && values.output !== 'json') {
-    throw new UsageError(`--output must be text or json, got '${values.output}'`);
-  }
+  const output = outputOption(values.output, ['text', 'json']);
   if (!values.once && !values['dry-run']) {
     throw new UsageError('poll needs --dry-run (show the decisions) or --once (run them once)');
   }
@@ -83,7 +76,7 @@ export async function pollCommand(args: string[], out: Output, err: Output): Pro
   const tracker = createTracker(workflow.config);
   const candidates = await tracker.fetchCandidates();
   const entries = planDispatch(candidates, [], settingsOf(workflow.config));
-  if (values.output === 'json') printJson(entries, out);
+  if (output === 'json') printJson(entries, out);
   else printText(entries, out);
   if (values['dry-run']) return 0;
 

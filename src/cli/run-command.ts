@@ -1,5 +1,4 @@
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createLazyAcpAgentStep } from '../agent/lazy.js';
 import { createLocalExecutor } from '../executor/local.js';
 import { renderPrompt } from '../template/prompt.js';
@@ -23,7 +22,7 @@ import { markStartup } from '../workflow/startup-marks.js';
 import { readIssueFile } from './issue-file.js';
 import { chooseExecutor } from './ssh-worker.js';
 import { onStdoutClosed } from './stdout.js';
-import { integerOption, requireOption } from './usage.js';
+import { integerOption, parseFlags, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
 
@@ -78,11 +77,7 @@ export const RUN_OPTIONS = {
 // eslint-disable-next-line max-lines-per-function -- `lorenz run` in order: parse, load, run, report; its finally closes what it opened
 async function run(args: string[], io: RunIo): Promise<number> {
   const { out, err, env } = io;
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: RUN_OPTIONS,
-  });
+  const values = parseFlags(args, RUN_OPTIONS);
   const workflowPath = requireOption(values.workflow, '--workflow');
   const issuePath = requireOption(values.issue, '--issue');
   // The namespace for the hooks starts while the workflow and the issue load, and the first

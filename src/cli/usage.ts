@@ -1,3 +1,5 @@
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+
 /** Thrown for bad command-line usage; the CLI prints the message and exits 2. */
 export class UsageError extends Error {
   constructor(message: string) {
@@ -59,6 +61,24 @@ export function integerOption(value: string | undefined, flag: string): number |
   if (!/^\d+$/.test(value))
     throw new UsageError(`${flag} must be a non-negative integer, got '${value}'`);
   return Number(value);
+}
+
+/** The flags of a command that takes no positionals; an unknown flag is refused. */
+export function parseFlags<O extends ParseArgsOptionsConfig>(args: string[], options: O) {
+  return parseArgs({ args, strict: true, options }).values;
+}
+
+/** The value of an --output flag, one of `allowed`; when unset, the first. */
+export function outputOption<const T extends string>(
+  value: string | undefined,
+  allowed: readonly [T, ...T[]],
+): T {
+  const output = value ?? allowed[0];
+  if (!allowed.some((each) => each === output)) {
+    const choices = `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+    throw new UsageError(`--output must be ${choices}, got '${output}'`);
+  }
+  return output as T;
 }
 
 export function requireOption(value: string | undefined, flag: string): string {

@@ -1,4 +1,3 @@
-import { parseArgs } from 'node:util';
 import { renderHookCommand } from '../template/hook.js';
 import { renderPrompt } from '../template/prompt.js';
 import { ensembleContext } from '../template/ensemble.js';
@@ -6,7 +5,7 @@ import { type HookName, HOOK_NAMES } from '../workflow/events.js';
 import type { WorkflowConfig } from '../workflow/config.js';
 import { type LoadedWorkflow, loadWorkflowFile } from '../template/load-workflow.js';
 import { readIssueFile } from './issue-file.js';
-import { UsageError, integerOption, requireOption } from './usage.js';
+import { UsageError, integerOption, parseFlags, requireOption } from './usage.js';
 
 type Output = (text: string) => void;
 
@@ -40,11 +39,7 @@ export async function promptRenderCommand(
   out: Output,
   err: Output,
 ): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: PROMPT_RENDER_OPTIONS,
-  });
+  const values = parseFlags(args, PROMPT_RENDER_OPTIONS);
   const workflow = await loadReportingWarnings(requireOption(values.workflow, '--workflow'), err);
   const issue = await readIssueFile(requireOption(values.issue, '--issue'));
   const size = integerOption(values.size, '--size') ?? 1;
@@ -69,11 +64,7 @@ export const HOOK_RENDER_OPTIONS = {
 
 /** `lorenz hook render --workflow FILE --hook NAME --issue ISSUE` */
 export async function hookRenderCommand(args: string[], out: Output, err: Output): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    strict: true,
-    options: HOOK_RENDER_OPTIONS,
-  });
+  const values = parseFlags(args, HOOK_RENDER_OPTIONS);
   const name = requireOption(values.hook, '--hook');
   if (!HOOK_NAMES.includes(name as HookName)) {
     throw new UsageError(`--hook must be one of ${HOOK_NAMES.join(', ')}, got '${name}'`);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { CheckResult, CheckStatus } from './types.js';
-import { fetchPages } from './gitlab-pages.js';
+import { listItems } from './gitlab-pages.js';
 import {
   type GitlabCommitStatus,
   type GitlabJob,
@@ -108,15 +108,12 @@ async function pipelineChecks(
     .filter((pipeline) => pipeline.sha === sha)
     .sort((a, b) => b.id - a.id)[0];
   if (newest === undefined) return [];
-  const pages = await fetchPages(
-    context.transport,
+  const jobs = await listItems(
+    context,
     projectUrl(context, `/pipelines/${newest.id}/jobs`),
-    {
-      signal,
-      onWarning: context.onWarning,
-    },
+    { schema: jobSchema, what: 'job' },
+    signal,
   );
-  const jobs = parseItems(jobSchema, pages.items, 'job', context.onWarning);
   // A retried job is listed once per try (newest first by id): the newest try counts.
   const latest = new Map<string, GitlabJob>();
   for (const job of [...jobs].sort((a, b) => b.id - a.id)) {
@@ -145,11 +142,12 @@ export async function gitlabChecks(
 ): Promise<CheckResult[]> {
   const jobs = await pipelineChecks(context, sha, signal);
   const statusUrl = projectUrl(context, `/repository/commits/${encodeURIComponent(sha)}/statuses`);
-  const pages = await fetchPages(context.transport, statusUrl, {
+  const statuses = await listItems(
+    context,
+    statusUrl,
+    { schema: commitStatusSchema, what: 'commit status' },
     signal,
-    onWarning: context.onWarning,
-  });
-  const statuses = parseItems(commitStatusSchema, pages.items, 'commit status', context.onWarning);
+  );
   const named = new Set(jobs.map((job) => job.name));
   const newest = new Map<string, GitlabCommitStatus>();
   for (const status of [...statuses].sort((a, b) => b.id - a.id)) {

@@ -1,4 +1,7 @@
 import { nextLink } from '../tracker/github/pages.js';
+import type { z } from 'zod';
+import type { GitlabContext } from './gitlab-context.js';
+import { parseItems } from './gitlab-schemas.js';
 import { type GitlabTransport, gitlabFailure, gitlabGet } from './gitlab-transport.js';
 
 /** GitLab's largest page. */
@@ -78,4 +81,15 @@ export async function fetchPages(
     url = next;
   }
   return { items, notModified, cut: false };
+}
+
+/** The items of every page of a list that fit `schema`; each one that does not is warned about. */
+export async function listItems<T>(
+  context: GitlabContext,
+  url: string,
+  item: { schema: z.ZodType<T>; what: string },
+  signal: AbortSignal | undefined,
+): Promise<T[]> {
+  const pages = await fetchPages(context.transport, url, { signal, onWarning: context.onWarning });
+  return parseItems(item.schema, pages.items, item.what, context.onWarning);
 }

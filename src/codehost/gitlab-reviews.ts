@@ -5,7 +5,7 @@ import type {
   ReviewComment,
   ReviewState,
 } from './types.js';
-import { fetchPages } from './gitlab-pages.js';
+import { listItems } from './gitlab-pages.js';
 import {
   type GitlabNote,
   approvalsSchema,
@@ -129,8 +129,12 @@ async function discussionComments(
   signal: AbortSignal | undefined,
 ): Promise<ReviewComment[]> {
   const url = projectUrl(context, `/merge_requests/${iid}/discussions`);
-  const pages = await fetchPages(context.transport, url, { signal, onWarning: context.onWarning });
-  const discussions = parseItems(discussionSchema, pages.items, 'discussion', context.onWarning);
+  const discussions = await listItems(
+    context,
+    url,
+    { schema: discussionSchema, what: 'discussion' },
+    signal,
+  );
   const notes = discussions.flatMap((discussion) =>
     parseItems(noteSchema, discussion.notes, 'note', context.onWarning),
   );

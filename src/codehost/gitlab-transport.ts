@@ -1,17 +1,5 @@
 import { EtagCache, conditionalGet, rememberAnswer } from '../tracker/github/cache.js';
-import {
-  type HttpService,
-  httpService,
-  epochMs,
-  isJsonMap,
-  jsonRequest,
-  parseJson,
-  rateLimitDetail,
-  retryAfterTime,
-  scrubbedQuote,
-  timedExchange,
-} from '../tracker/http.js';
-import type { TransportReach } from '../tracker/http.js';
+import * as http from '../tracker/http.js';
 import { LorenzError, type LorenzErrorCode } from '../workflow/errors.js';
 
 /** How long one request may take, the answer's body included. */
@@ -25,7 +13,7 @@ export const GITLAB_DEFAULT_WAIT_MS = 60_000;
  */
 export const SHARED_GITLAB_ETAG_CACHE = new EtagCache();
 
-export interface GitlabTransport extends TransportReach {
+export interface GitlabTransport extends http.TransportReach {
   /** The API root without a trailing slash, e.g. https://gitlab.example/api/v4. */
   apiUrl: string;
   token: string;
@@ -42,7 +30,7 @@ export interface GitlabAnswer {
   notModified: boolean;
 }
 
-export { isJsonMap };
+export { isJsonMap } from '../tracker/http.js';
 
 /** Every error leaves through here, so the token cannot reach a message even if echoed back. */
 export function gitlabFailure(
@@ -51,13 +39,13 @@ export function gitlabFailure(
   message: string,
   detail: Record<string, unknown> = {},
 ): LorenzError {
-  const quoted = scrubbedQuote(message, transport.token === '' ? [] : [transport.token]);
+  const quoted = http.scrubbedQuote(message, transport.token === '' ? [] : [transport.token]);
   return new LorenzError(code, quoted, { codehost: 'gitlab', ...detail });
 }
 
 /** GitLab's error bodies carry `message` (a string or a map of field errors) or `error`. */
 function messageOf(body: unknown): string | null {
-  if (!isJsonMap(body)) return null;
+  if (!http.isJsonMap(body)) return null;
   const message = body.message ?? body.error;
   if (typeof message === 'string') return message;
   if (message !== undefined) return JSON.stringify(message);
@@ -69,10 +57,10 @@ function messageOf(body: unknown): string | null {
  * seconds, as GitLab sends it), else a minute from now.
  */
 export function retryAt(headers: Headers, now: number): number {
-  const retryAfter = retryAfterTime(headers, now);
+  const retryAfter = http.retryAfterTime(headers, now);
   if (retryAfter !== null) return retryAfter;
   const reset = Number(headers.get('ratelimit-reset') ?? '');
-  if (Number.isFinite(reset) && reset > 0) return epochMs(reset);
+  if (Number.isFinite(reset) && reset > 0) return http.epochMs(reset);
   return now + GITLAB_DEFAULT_WAIT_MS;
 }
 
@@ -89,8 +77,8 @@ function baseHeaders(transport: GitlabTransport): Record<string, string> {
 }
 
 /** GitLab as timedExchange reaches it. */
-function service(transport: GitlabTransport): HttpService {
-  return httpService('GitLab', transport, (message, detail) =>
+function service(transport: GitlabTransport): http.HttpService {
+  return http.httpService('GitLab', transport, (message, detail) =>
     gitlabFailure(transport, 'codehost_request', message, detail),
   );
 }
@@ -110,7 +98,7 @@ function checkStatus(
   const path = pathOf(url);
   if (response.status === 429) {
     const now = transport.now();
-    const { retryAt: when, retryAfterMs } = rateLimitDetail(
+    const { retryAt: when, retryAfterMs } = http.rateLimitDetail(
       429,
       retryAt(response.headers, now),
       now,
@@ -122,16 +110,11 @@ function checkStatus(
       { status: 429, path, retryAt: when, retryAfterMs },
     );
   }
-  if (allow?.includes(response.status) === true) return;
-  if (response.status < 200 || response.status > 299) {
-    const message = messageOf(body);
-    throw gitlabFailure(
-      transport,
-      'codehost_status',
-      `GitLab answered HTTP ${response.status} for ${path}${message === null ? '' : `: ${message}`}`,
-      { status: response.status, path },
-    );
-  }
+  http.checkAnswered(
+    { service: 'GitLab', status: response.status, path, message: messageOf(body), allow },
+    (message, detail) => gitlabFailure(transport, 'codehost_status', message, detail),
+    { path },
+  );
 }
 
 function notJson(transport: GitlabTransport, url: string, status: number): LorenzError {
@@ -187,13 +170,13 @@ export async function gitlabGet(
     options.signal,
   );
   if (response.status === 304 && cached !== undefined) {
-    const parsed = asText ? { ok: true as const, value: cached.body } : parseJson(cached.body);
+    const parsed = asText ? { ok: true as const, value: cached.body } : http.parseJson(cached.body);
     if (parsed.ok) {
       const headers = response.headers;
       return { status: 304, body: parsed.value, headers, link: cached.link, notModified: true };
     }
   }
-  const parsed = asText ? { ok: true as const, value: text } : parseJson(text);
+  const parsed = asText ? { ok: true as const, value: text } : http.parseJson(text);
   const body = parsed.ok ? parsed.value : undefined;
   checkStatus(transport, url, response, body, options.allow);
   if (options.allow?.includes(response.status) === true) {
@@ -225,13 +208,13 @@ export async function gitlabSend(
   payload: Record<string, unknown>,
   options: { signal?: AbortSignal | undefined; allow?: readonly number[] } = {},
 ): Promise<{ status: number; body: unknown }> {
-  const { response, text } = await timedExchange(
+  const { response, text } = await http.timedExchange(
     service(transport),
     url,
-    jsonRequest(method, baseHeaders(transport), payload),
+    http.jsonRequest(method, baseHeaders(transport), payload),
     options.signal,
   );
-  const parsed = parseJson(text);
+  const parsed = http.parseJson(text);
   const body = parsed.ok ? parsed.value : undefined;
   checkStatus(transport, url, response, body, options.allow);
   if (options.allow?.includes(response.status) === true) return { status: response.status, body };

@@ -1,13 +1,4 @@
-import type {
-  ArchiveStore,
-  ArchivedRun,
-  LogEntry,
-  LogFilter,
-  RunPage,
-  RunQuery,
-  UsageQuery,
-  UsageRow,
-} from '../archive/types.js';
+import type * as archive from '../archive/types.js';
 import { archivedRunNamed } from '../archive/named-run.js';
 import { ApiError } from './errors.js';
 import { archiveRunPath, runsParamsOf } from './query.js';
@@ -20,13 +11,17 @@ import { archiveRunPath, runsParamsOf } from './query.js';
 export interface ArchiveReads {
   /** Whether rows come back already filtered for the caller (the read API does it). */
   readonly filtered: boolean;
-  listRuns(query: RunQuery): Promise<RunPage>;
-  getRun(ref: { namespace: string; name: string; uid?: string }): Promise<ArchivedRun | undefined>;
+  listRuns(query: archive.RunQuery): Promise<archive.RunPage>;
+  getRun(ref: {
+    namespace: string;
+    name: string;
+    uid?: string;
+  }): Promise<archive.ArchivedRun | undefined>;
   readLog(
     run: { uid: string; namespace: string; name: string },
-    filter?: LogFilter,
-  ): AsyncIterable<LogEntry>;
-  usageByDay(query: UsageQuery): Promise<UsageRow[]>;
+    filter?: archive.LogFilter,
+  ): AsyncIterable<archive.LogEntry>;
+  usageByDay(query: archive.UsageQuery): Promise<archive.UsageRow[]>;
 }
 
 export interface ArchiveSource {
@@ -36,7 +31,7 @@ export interface ArchiveSource {
   close(): Promise<void>;
 }
 
-export function storeSource(store: ArchiveStore): ArchiveSource {
+export function storeSource(store: archive.ArchiveStore): ArchiveSource {
   const reads: ArchiveReads = {
     filtered: false,
     listRuns: (query) => store.listRuns(query),
@@ -110,12 +105,12 @@ export function urlSource(base: string): ArchiveSource {
         if ((query.namespaces?.length ?? 0) > 1)
           throw new ApiError('internal', 'the archive API takes one namespace at a time');
         const response = await get('/api/v1/runs', runsParamsOf(query.namespaces?.[0], query));
-        return (await response.json()) as RunPage;
+        return (await response.json()) as archive.RunPage;
       },
       async getRun(ref) {
         try {
           const response = await get(archiveRunPath(ref.namespace, ref.name), { uid: ref.uid });
-          return (await response.json()) as ArchivedRun;
+          return (await response.json()) as archive.ArchivedRun;
         } catch (error) {
           // A 404 of the read API is "not archived", not a failure.
           if (error instanceof ApiError && error.code === 'not_found') return undefined;
@@ -128,7 +123,7 @@ export function urlSource(base: string): ArchiveSource {
           slot: filter.slot,
           attempt: filter.attempt,
         });
-        yield* jsonLines<LogEntry>(response.body);
+        yield* jsonLines<archive.LogEntry>(response.body);
       },
       async usageByDay(query) {
         if ((query.namespaces?.length ?? 0) > 1)
@@ -139,7 +134,7 @@ export function urlSource(base: string): ArchiveSource {
           from: query.from,
           to: query.to,
         });
-        return ((await response.json()) as { rows: UsageRow[] }).rows;
+        return ((await response.json()) as { rows: archive.UsageRow[] }).rows;
       },
     };
   }

@@ -1,7 +1,7 @@
 import { InboxReasons, inboxDecisionSchema } from '../api/inbox.js';
 import { pendingRequests, specDecisions } from '../api/inbox-decisions.js';
 import { parseWorkflowContent } from '../workflow/front-matter.js';
-import { get, isRecord, str, type Json } from './json.js';
+import { get, given, isRecord, str, type Json } from './json.js';
 import type { InboxDecisionView, InboxRequestView, InboxView } from './view-api.js';
 
 /**
@@ -57,17 +57,7 @@ export function inboxOfIssueRun(run: Json, workflow?: Json): InboxView | undefin
       const parsed = inboxDecisionSchema.safeParse(each);
       if (!parsed.success) return [];
       const { requestId, verdict, reason, answer, by, via, at } = parsed.data;
-      return [
-        {
-          requestId,
-          verdict,
-          ...(reason ? { reason } : {}),
-          ...(answer ? { answer } : {}),
-          ...(by ? { by } : {}),
-          via,
-          at,
-        },
-      ];
+      return [{ requestId, verdict, ...given({ reason, answer, by }), via, at }];
     })
     .slice(-DECIDED_SHOWN);
   if (pending.length === 0 && decided.length === 0) return undefined;

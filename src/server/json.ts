@@ -22,5 +22,14 @@ export function get(value: unknown, ...keys: string[]): unknown {
   return current;
 }
 
+/** The fields that hold something: a view's JSON leaves out what is absent or empty. */
+export function given<T extends Json>(
+  fields: T,
+): { [K in keyof T]?: Exclude<T[K], undefined | null | '' | 0 | false> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => Boolean(value))) as {
+    [K in keyof T]?: Exclude<T[K], undefined | null | '' | 0 | false>;
+  };
+}
+
 export const records = (value: unknown): Json[] =>
   Array.isArray(value) ? value.filter(isRecord) : [];

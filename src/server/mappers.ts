@@ -1,7 +1,7 @@
 import { workspaceStartText } from '../api/workspace-source.js';
 import type { AttemptRecord, EventRecord, RunRecord } from '../archive/types.js';
 import { awaitingOf } from './inbox-view.js';
-import { get, isRecord, num, records, str, type Json } from './json.js';
+import { get, given, isRecord, num, records, str, type Json } from './json.js';
 import type {
   AttemptView,
   ConditionView,
@@ -48,18 +48,12 @@ export function conditionsOf(value: unknown): ConditionView[] {
     const type = str(each.type);
     const status = str(each.status);
     if (!type || (status !== 'True' && status !== 'False' && status !== 'Unknown')) return [];
-    const reason = str(each.reason);
-    const message = str(each.message);
-    const lastTransitionTime = str(each.lastTransitionTime);
-    return [
-      {
-        type,
-        status,
-        ...(reason ? { reason } : {}),
-        ...(message ? { message } : {}),
-        ...(lastTransitionTime ? { lastTransitionTime } : {}),
-      },
-    ];
+    const fields = {
+      reason: str(each.reason),
+      message: str(each.message),
+      lastTransitionTime: str(each.lastTransitionTime),
+    };
+    return [{ type, status, ...given(fields) }];
   });
 }
 

@@ -39,15 +39,4 @@ export {
   type TokenSubject,
 } from './token.js';
 export { allowedStatesOf, REVIEW_STATE, TOOL_NAMES, toolNamesFor, type ToolName } from './tools.js';
-export type {
-  InboxLimits,
-  InboxStore,
-  ResolvedRun,
-  RunResolver,
-  ToolCallRecord,
-  ToolsLimits,
-  ToolsLogger,
-  ToolsRecorder,
-  TrackerForRun,
-  VerifiedRun,
-} from './types.js';
+export type * from './types.js';

@@ -1,6 +1,13 @@
 // What the HTTP trackers' adapters (GitHub, Jira, Linear) are built from: the same options,
 // read the same way; only the config and the token's variable differ.
+import type { WorkflowConfig } from '../workflow/config.js';
 import type { TransportOptions } from './http.js';
+
+/** The tracker keys an HTTP tracker's adapter reads: where, its key, the states, and its own. */
+export type HttpTrackerConfig<Own extends keyof WorkflowConfig['tracker']> = Pick<
+  WorkflowConfig['tracker'],
+  'endpoint' | 'apiKey' | 'activeStates' | 'terminalStates' | Own
+>;
 
 export interface HttpTrackerOptions<Config> extends TransportOptions {
   config: Config;

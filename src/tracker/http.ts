@@ -1,7 +1,7 @@
 // The parts of an HTTP transport that every tracker and code host does alike: one timed
 // exchange, the words for a request that got no answer, Retry-After, and the quoting of a
 // server's message. Each transport keeps its own error codes, origin and error-body format.
-import type { LorenzError } from '../workflow/errors.js';
+import { LorenzError } from '../workflow/errors.js';
 import type { FetchLike } from './types.js';
 
 // Messages quote the server; a long body would drown a status condition.
@@ -10,6 +10,19 @@ const MAX_QUOTED = 300;
 /** Whether a URL is one a token may be sent to: http or https (no file:, data:, ssh:, …). */
 export function isHttpUrl(url: URL): boolean {
   return url.protocol === 'https:' || url.protocol === 'http:';
+}
+
+/** tracker.endpoint as a URL, null when it is not set; anything but an http(s) URL is refused. */
+export function endpointUrl(endpoint: string | null): URL | null {
+  const value = endpoint?.trim() ?? '';
+  if (value === '') return null;
+  const url = URL.parse(value);
+  if (url === null || !isHttpUrl(url)) {
+    throw new LorenzError('invalid_tracker_config', 'tracker.endpoint: must be an http(s) URL', {
+      keys: ['tracker.endpoint'],
+    });
+  }
+  return url;
 }
 
 export function isJsonMap(value: unknown): value is Record<string, unknown> {
@@ -61,6 +74,30 @@ export function rateLimitDetail(
   now: number,
 ): { status: number; retryAt: string; retryAfterMs: number } {
   return { status, retryAt: new Date(at).toISOString(), retryAfterMs: Math.max(0, at - now) };
+}
+
+/**
+ * Throws for a status outside 2xx that the caller does not handle itself (`allow`), quoting
+ * the server's own message when its error body had one; the detail always names the status.
+ */
+export function checkAnswered(
+  answer: {
+    service: string;
+    status: number;
+    path: string;
+    message: string | null;
+    allow: readonly number[] | undefined;
+  },
+  fail: FailureOf,
+  detail: Record<string, unknown> = {},
+): void {
+  const { service, status, path, message } = answer;
+  if (answer.allow?.includes(status) === true) return;
+  if (status >= 200 && status <= 299) return;
+  throw fail(
+    `${service} answered HTTP ${status} for ${path}${message === null ? '' : `: ${message}`}`,
+    { status, ...detail },
+  );
 }
 
 /** Builds the transport's own error for a message and its detail. */

@@ -1,12 +1,4 @@
-import type {
-  ArchiveStore,
-  ArchivedRun,
-  LogEntry,
-  LogFilter,
-  RunPage,
-  RunQuery,
-  RunRecord,
-} from '../../archive/types.js';
+import type * as archive from '../../archive/types.js';
 import { archivedRunNamed } from '../../archive/named-run.js';
 import { CodedError } from '../../workflow/errors.js';
 import { KubeApiError, type KubeClient } from '../../controller/runtime/client.js';
@@ -20,10 +12,10 @@ import { archiveRunPath, runsParamsOf } from '../../server/query.js';
 export interface ArchiveReader {
   /** Where it reads from, for messages (never a password or token). */
   readonly where: string;
-  listRuns(namespace: string | undefined, query: RunQuery): Promise<RunPage>;
+  listRuns(namespace: string | undefined, query: archive.RunQuery): Promise<archive.RunPage>;
   /** The newest run of that name, or the one of `uid` (a live run's, whose Pods are gone). */
-  getRun(namespace: string, name: string, uid?: string): Promise<ArchivedRun | undefined>;
-  readLog(run: RunRecord, filter: LogFilter): AsyncIterable<LogEntry>;
+  getRun(namespace: string, name: string, uid?: string): Promise<archive.ArchivedRun | undefined>;
+  readLog(run: archive.RunRecord, filter: archive.LogFilter): AsyncIterable<archive.LogEntry>;
   close(): Promise<void>;
 }
 
@@ -34,7 +26,7 @@ export class ArchiveReadError extends CodedError<string> {
   }
 }
 
-export function storeReader(store: ArchiveStore, where = store.location): ArchiveReader {
+export function storeReader(store: archive.ArchiveStore, where = store.location): ArchiveReader {
   return {
     where,
     listRuns: (namespace, query) =>
@@ -61,11 +53,16 @@ export function apiReader(transport: ApiTransport): ArchiveReader {
   return {
     where: transport.where,
     async listRuns(namespace, query) {
-      return (await transport.json('/api/v1/runs', runsParamsOf(namespace, query))) as RunPage;
+      return (await transport.json(
+        '/api/v1/runs',
+        runsParamsOf(namespace, query),
+      )) as archive.RunPage;
     },
     async getRun(namespace, name, uid) {
       try {
-        return (await transport.json(archiveRunPath(namespace, name), { uid })) as ArchivedRun;
+        return (await transport.json(archiveRunPath(namespace, name), {
+          uid,
+        })) as archive.ArchivedRun;
       } catch (error) {
         if (error instanceof ArchiveReadError && error.code === 'not_found') return undefined;
         throw error;
@@ -74,7 +71,7 @@ export function apiReader(transport: ApiTransport): ArchiveReader {
     async *readLog(run, filter) {
       // The API streams; entries are handed on as they come. What the reader has not taken yet
       // waits here (at most one log, bounded by the archive's cap).
-      const queue: LogEntry[] = [];
+      const queue: archive.LogEntry[] = [];
       let wake: (() => void) | undefined;
       let ended = false;
       let failure: Error | undefined;
@@ -87,7 +84,7 @@ export function apiReader(transport: ApiTransport): ArchiveReader {
             attempt: filter.attempt === undefined ? undefined : String(filter.attempt),
           },
           (line) => {
-            queue.push(JSON.parse(line) as LogEntry);
+            queue.push(JSON.parse(line) as archive.LogEntry);
             wake?.();
           },
         )
@@ -99,7 +96,7 @@ export function apiReader(transport: ApiTransport): ArchiveReader {
           wake?.();
         });
       for (;;) {
-        while (queue.length > 0) yield queue.shift() as LogEntry;
+        while (queue.length > 0) yield queue.shift() as archive.LogEntry;
         if (ended) break;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;

@@ -6,14 +6,12 @@ import type { ArchiveReader } from './archive-reader.js';
 import { humanDuration, shortMs, spanMs } from './duration.js';
 import { escapeCell } from './escape.js';
 import { findRunArchive } from './find-archive.js';
-import { type RunCommandDeps, type RunId, archivedRunId } from './get-runs.js';
+import { type RunCommand, type RunId, archivedRunId } from './get-runs.js';
 import { num, str, isRecord, records } from '../../server/json.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { agentState, eventsOf, getIssueRun, podLog, runPods } from './live.js';
 import { formatTable } from './table.js';
 import { formatInboxSection, inboxViewOf, type InboxView } from './describe-inbox.js';
-
-type Output = (text: string) => void;
 
 export interface AttemptView {
   slot: number;
@@ -387,12 +385,7 @@ export const DESCRIBE_RUN_OPTIONS = RUN_SOURCE_OPTIONS;
  * each), hooks with exit codes and durations, turns, tool calls, usage, branch and Events:
  * from the cluster while the IssueRun is there, else from the archive.
  */
-export async function describeRunCommand(
-  args: string[],
-  out: Output,
-  err: Output,
-  deps: RunCommandDeps = {},
-): Promise<number> {
+export const describeRunCommand: RunCommand = async (args, out, err, deps = {}) => {
   const { values, name } = parseRunArgs(args, DESCRIBE_RUN_OPTIONS, 'describe run');
   const cluster = (deps.cluster ?? userCluster)(values.kubeconfig);
   const namespace = values.namespace ?? cluster.namespace;
@@ -422,4 +415,4 @@ export async function describeRunCommand(
       cluster.client.close();
     }
   });
-}
+};

@@ -2,7 +2,7 @@ import { RUN_SOURCE_OPTIONS, parseRunArgs } from './args.js';
 import type { IssueRun } from '../../api/index.js';
 import type { RunRecord } from '../../archive/types.js';
 import { reportingFailures } from './errors.js';
-import { UsageError } from '../usage.js';
+import { UsageError, outputOption } from '../usage.js';
 import { humanDuration, spanMs } from './duration.js';
 import { findRunArchive, type FindArchiveOptions } from './find-archive.js';
 import { userCluster, type UserCluster } from './kube.js';
@@ -155,19 +155,20 @@ export function formatRuns(
 /** Most archived rows one `get runs --all` reads (pages of 1000). */
 const MAX_ARCHIVED_ROWS = 10_000;
 
+/** A run command: a Command (main.ts) that also takes the seams tests give it. */
+export type RunCommand = (
+  args: string[],
+  out: Output,
+  err: Output,
+  deps?: RunCommandDeps,
+) => Promise<number>;
+
 export interface RunCommandDeps {
   /** Seams for tests: the cluster, and how a DSN is opened. */
   cluster?: (kubeconfig: string | undefined) => UserCluster;
   openStore?: FindArchiveOptions['openStore'];
   defaultArchivePath?: string;
   now?: () => number;
-}
-
-function outputOf(value: string | undefined, allowed: readonly string[]): string {
-  const output = value ?? allowed[0] ?? '';
-  if (!allowed.includes(output))
-    throw new UsageError(`--output must be ${allowed.join(', ')}, got '${output}'`);
-  return output;
 }
 
 /** The flags `lorenz get runs` parses (their help: cli/command-help.ts). */
@@ -185,14 +186,9 @@ export const GET_RUNS_OPTIONS = {
  * [--kubeconfig F] [--archive-dsn DSN] [--archive-url URL]`: the IssueRuns of the cluster, as
  * kubectl reads them, and with --all the archived runs that are gone from it, in one table.
  */
-export async function getRunsCommand(
-  args: string[],
-  out: Output,
-  err: Output,
-  deps: RunCommandDeps = {},
-): Promise<number> {
+export const getRunsCommand: RunCommand = async (args, out, err, deps = {}) => {
   const { values } = parseRunArgs(args, GET_RUNS_OPTIONS);
-  const output = outputOf(values.output, ['table', 'wide', 'json']) as RunsOutput;
+  const output: RunsOutput = outputOption(values.output, ['table', 'wide', 'json']);
   if (values.namespace && values['all-namespaces'])
     throw new UsageError('-n/--namespace and -A/--all-namespaces cannot be given together');
   const cluster = (deps.cluster ?? userCluster)(values.kubeconfig);
@@ -241,4 +237,4 @@ export async function getRunsCommand(
       cluster.client.close();
     }
   });
-}
+};

@@ -6,6 +6,7 @@ import {
   resourcePath,
   PODS,
   type KubeClient,
+  type ResourceRef,
 } from '../../controller/runtime/client.js';
 import { LABEL_ATTEMPT, LABEL_ISSUERUN, LABEL_SLOT } from '../../controller/shared/constants.js';
 import { get, num, records, str, type Json } from '../../server/json.js';
@@ -30,13 +31,13 @@ export async function listIssueRuns(
   return items;
 }
 
-export async function getIssueRun(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-): Promise<IssueRun | undefined> {
-  return getIfExists<IssueRun>(client, resourcePath(ISSUERUNS, namespace, name));
-}
+/** What a run command looks up by name: undefined once it is gone, when the archive answers instead. */
+const namedGetter =
+  <T>(resource: ResourceRef) =>
+  (client: KubeClient, namespace: string, name: string): Promise<T | undefined> =>
+    getIfExists<T>(client, resourcePath(resource, namespace, name));
+
+export const getIssueRun = namedGetter<IssueRun>(ISSUERUNS);
 
 export interface RunPod {
   name: string;
@@ -81,13 +82,7 @@ export async function runPods(
     .sort((a, b) => a.slot - b.slot || a.attempt - b.attempt);
 }
 
-export async function getPod(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-): Promise<Json | undefined> {
-  return getIfExists<Json>(client, resourcePath(PODS, namespace, name));
-}
+export const getPod = namedGetter<Json>(PODS);
 
 /** The agent container's state: when it ran, how it ended. */
 export function agentState(pod: Json): {

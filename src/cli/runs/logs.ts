@@ -3,10 +3,10 @@ import type { IssueRun } from '../../api/index.js';
 import type { LogEntry, LogFilter } from '../../archive/types.js';
 import { statusOf } from '../../controller/runtime/client.js';
 import { reportingFailures } from './errors.js';
-import { integerOption, UsageError } from '../usage.js';
+import { integerOption, outputOption } from '../usage.js';
 import type { ArchiveReader } from './archive-reader.js';
 import { findRunArchive } from './find-archive.js';
-import type { RunCommandDeps } from './get-runs.js';
+import type { RunCommand } from './get-runs.js';
 import { userCluster, type UserCluster } from './kube.js';
 import { get, str } from '../../server/json.js';
 import { agentState, getIssueRun, getPod, podLog, runPods, type RunPod } from './live.js';
@@ -181,16 +181,9 @@ export const LOGS_OPTIONS = {
  * from its Pod while there is one (pods/log, the agent container), else from the archive.
  */
 // eslint-disable-next-line max-lines-per-function -- `lorenz logs` in order: parse, find the run (live or archived), print or follow
-export async function logsCommand(
-  args: string[],
-  out: Output,
-  err: Output,
-  deps: RunCommandDeps = {},
-): Promise<number> {
+export const logsCommand: RunCommand = async (args, out, err, deps = {}) => {
   const { values, name } = parseRunArgs(args, LOGS_OPTIONS, 'logs');
-  if (values.output !== 'text' && values.output !== 'json')
-    throw new UsageError(`--output must be text or json, got '${values.output}'`);
-  const output = values.output;
+  const output = outputOption(values.output, ['text', 'json']);
   const slot = integerOption(values.slot, '--slot');
   const attempt = integerOption(values.attempt, '--attempt');
   const filter: LogFilter = {
@@ -272,4 +265,4 @@ export async function logsCommand(
       cluster.client.close();
     }
   });
-}
+};

@@ -4,13 +4,9 @@ import {
   ANNOTATION_INPUTS_DIGEST,
   ANNOTATION_ISSUE_STATE,
   LABEL_ATTEMPT,
-  LABEL_ISSUERUN,
-  LABEL_MANAGED_BY,
-  LABEL_SLOT,
-  LABEL_WORKFLOW,
-  MANAGED_BY,
 } from '../shared/constants.js';
-import { labelValue, runPodName, workspaceClaimName } from '../shared/object-names.js';
+import { runPodName, workspaceClaimName } from '../shared/object-names.js';
+import { slotLabels } from './workspace-claim.js';
 import { kueueMetadata, type RunPodQueue } from './kueue.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 import {
@@ -52,11 +48,8 @@ export function buildRunPod(options: RunPodOptions): V1Pod {
     namespace: options.run.namespace,
     labels: {
       ...kueue.labels,
-      [LABEL_ISSUERUN]: labelValue(options.run.name),
-      [LABEL_WORKFLOW]: labelValue(options.workflowName),
-      [LABEL_SLOT]: String(options.slot),
+      ...slotLabels(options),
       [LABEL_ATTEMPT]: String(options.attempt),
-      [LABEL_MANAGED_BY]: MANAGED_BY,
     },
     annotations: {
       ...kueue.annotations,

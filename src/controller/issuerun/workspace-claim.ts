@@ -10,6 +10,18 @@ import {
 import { labelValue, workspaceClaimName } from '../shared/object-names.js';
 import { issueRunOwnerReference, type ObjectIdentity } from '../shared/owner.js';
 
+/** The labels of what Lorenz makes for one slot of a run: its Pods and its workspace claim. */
+export const slotLabels = (options: {
+  run: ObjectIdentity;
+  workflowName: string;
+  slot: number;
+}): Record<string, string> => ({
+  [LABEL_ISSUERUN]: labelValue(options.run.name),
+  [LABEL_WORKFLOW]: labelValue(options.workflowName),
+  [LABEL_SLOT]: String(options.slot),
+  [LABEL_MANAGED_BY]: MANAGED_BY,
+});
+
 /** The workspace claim of a slot, owned by the IssueRun (kept across attempts). */
 export function workspaceClaim(options: {
   run: ObjectIdentity;
@@ -25,12 +37,7 @@ export function workspaceClaim(options: {
     metadata: {
       name: workspaceClaimName(options.run.name, options.slot),
       namespace: options.run.namespace,
-      labels: {
-        [LABEL_ISSUERUN]: labelValue(options.run.name),
-        [LABEL_WORKFLOW]: labelValue(options.workflowName),
-        [LABEL_SLOT]: String(options.slot),
-        [LABEL_MANAGED_BY]: MANAGED_BY,
-      },
+      labels: slotLabels(options),
       ownerReferences: [issueRunOwnerReference(options.run)],
     },
     spec:

@@ -1,6 +1,6 @@
-import { isHttpUrl } from '../http.js';
+import { endpointUrl } from '../http.js';
 import { resolveTrackerKey } from '../credentials.js';
-import type { WorkflowConfig } from '../../workflow/config.js';
+import type { HttpTrackerConfig } from '../adapter-options.js';
 import { LorenzError } from '../../workflow/errors.js';
 
 /** GitHub.com's REST API; GitHub Enterprise Server is `https://<host>/api/v3`. */
@@ -11,16 +11,7 @@ export const GITHUB_TOKEN_VARIABLE = 'GITHUB_TOKEN';
 export const GITHUB_API_VERSION = '2022-11-28';
 
 /** The tracker keys the GitHub adapter reads. */
-export type GithubTrackerConfig = Pick<
-  WorkflowConfig['tracker'],
-  | 'endpoint'
-  | 'apiKey'
-  | 'repository'
-  | 'stateLabelPrefix'
-  | 'assignee'
-  | 'activeStates'
-  | 'terminalStates'
->;
+export type GithubTrackerConfig = HttpTrackerConfig<'repository' | 'stateLabelPrefix' | 'assignee'>;
 
 export interface GithubSettings {
   /** The API root without a trailing slash. */
@@ -72,13 +63,9 @@ export function resolveGithubToken(apiKey: string | null, env: NodeJS.ProcessEnv
 }
 
 function endpointOf(endpoint: string | null): string {
-  const value = endpoint?.trim() ?? '';
-  if (value === '') return GITHUB_DEFAULT_ENDPOINT;
-  const url = URL.parse(value);
-  if (url === null) {
-    throw invalid('tracker.endpoint: must be an http(s) URL', ['tracker.endpoint']);
-  }
-  if (!isHttpUrl(url) || url.search !== '') {
+  const url = endpointUrl(endpoint);
+  if (url === null) return GITHUB_DEFAULT_ENDPOINT;
+  if (url.search !== '') {
     throw invalid('tracker.endpoint: must be an http(s) URL without a query', ['tracker.endpoint']);
   }
   // Paths are appended to it: `https://ghe.example.com/api/v3` + `/repos/…`.

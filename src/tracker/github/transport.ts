@@ -1,18 +1,5 @@
 import { LorenzError, type LorenzErrorCode } from '../../workflow/errors.js';
-import {
-  type HttpService,
-  httpService,
-  epochMs,
-  isJsonMap,
-  jsonRequest,
-  numberHeader,
-  parseJson,
-  rateLimitDetail,
-  retryAfterTime,
-  scrubbedQuote,
-  timedExchange,
-} from '../http.js';
-import type { TransportReach } from '../http.js';
+import * as http from '../http.js';
 import { type EtagCache, conditionalGet, rememberAnswer } from './cache.js';
 import { GITHUB_API_VERSION } from './settings.js';
 
@@ -24,7 +11,7 @@ export const GITHUB_REQUEST_TIMEOUT_MS = 30_000;
  */
 export const GITHUB_SECONDARY_WAIT_MS = 60_000;
 
-export interface GithubTransport extends TransportReach {
+export interface GithubTransport extends http.TransportReach {
   token: string;
   cache: EtagCache;
   /**
@@ -45,7 +32,7 @@ export interface GithubAnswer {
   notModified: boolean;
 }
 
-export { isJsonMap };
+export { isJsonMap } from '../http.js';
 
 type TrackerCode = Extract<LorenzErrorCode, `tracker_${string}`>;
 
@@ -71,13 +58,13 @@ export function githubFailure(
   message: string,
   detail: Record<string, unknown> = {},
 ): LorenzError {
-  const quoted = scrubbedQuote(message, [transport.token]);
+  const quoted = http.scrubbedQuote(message, [transport.token]);
   const origin = transport.role === 'codehost' ? { codehost: 'github' } : { tracker: 'github' };
   return new LorenzError(codeForRole(transport.role, code), quoted, { ...origin, ...detail });
 }
 
 function messageOf(body: unknown): string | null {
-  return isJsonMap(body) && typeof body.message === 'string' ? body.message : null;
+  return http.isJsonMap(body) && typeof body.message === 'string' ? body.message : null;
 }
 
 /**
@@ -92,13 +79,13 @@ export function rateLimitRetryAt(
   now: number,
 ): number | null {
   if (status !== 403 && status !== 429) return null;
-  const retryAfter = retryAfterTime(headers, now);
+  const retryAfter = http.retryAfterTime(headers, now);
   if (retryAfter !== null) return retryAfter;
-  const remaining = numberHeader(headers, 'x-ratelimit-remaining');
-  const reset = numberHeader(headers, 'x-ratelimit-reset');
+  const remaining = http.numberHeader(headers, 'x-ratelimit-remaining');
+  const reset = http.numberHeader(headers, 'x-ratelimit-reset');
   // Reset headers are epoch seconds on GitHub; a value that is clearly milliseconds is kept.
   if (remaining !== null && remaining <= 0) {
-    return reset !== null ? epochMs(reset) : now + GITHUB_SECONDARY_WAIT_MS;
+    return reset !== null ? http.epochMs(reset) : now + GITHUB_SECONDARY_WAIT_MS;
   }
   if (status === 429 || /rate limit/i.test(messageOf(body) ?? '')) {
     return now + GITHUB_SECONDARY_WAIT_MS;
@@ -107,7 +94,7 @@ export function rateLimitRetryAt(
 }
 
 function rateLimited(transport: GithubTransport, status: number, at: number): LorenzError {
-  const detail = rateLimitDetail(status, at, transport.now());
+  const detail = http.rateLimitDetail(status, at, transport.now());
   return githubFailure(
     transport,
     'tracker_rate_limited',
@@ -127,8 +114,8 @@ function baseHeaders(transport: GithubTransport): Record<string, string> {
 }
 
 /** GitHub as timedExchange reaches it. */
-function service(transport: GithubTransport): HttpService {
-  return httpService('GitHub', transport, (message, detail) =>
+function service(transport: GithubTransport): http.HttpService {
+  return http.httpService('GitHub', transport, (message, detail) =>
     githubFailure(transport, 'tracker_request', message, detail),
   );
 }
@@ -143,16 +130,16 @@ function checkStatus(
 ): void {
   const retryAt = rateLimitRetryAt(response.status, response.headers, body, transport.now());
   if (retryAt !== null) throw rateLimited(transport, response.status, retryAt);
-  if (allow?.includes(response.status) === true) return;
-  if (response.status < 200 || response.status > 299) {
-    const message = messageOf(body);
-    throw githubFailure(
-      transport,
-      'tracker_status',
-      `GitHub answered HTTP ${response.status} for ${new URL(url).pathname}${message === null ? '' : `: ${message}`}`,
-      { status: response.status },
-    );
-  }
+  http.checkAnswered(
+    {
+      service: 'GitHub',
+      status: response.status,
+      path: new URL(url).pathname,
+      message: messageOf(body),
+      allow,
+    },
+    (message, detail) => githubFailure(transport, 'tracker_status', message, detail),
+  );
 }
 
 const notJson = (transport: GithubTransport, status: number) =>
@@ -181,12 +168,12 @@ export async function githubGet(
     options.signal,
   );
   if (response.status === 304 && cached !== undefined) {
-    const parsed = parseJson(cached.body);
+    const parsed = http.parseJson(cached.body);
     if (parsed.ok) {
       return { status: 304, body: parsed.value, link: cached.link, notModified: true };
     }
   }
-  const parsed = parseJson(text);
+  const parsed = http.parseJson(text);
   const body = parsed.ok ? parsed.value : undefined;
   checkStatus(transport, url, response, body, options.allow);
   if (options.allow?.includes(response.status) === true) {
@@ -211,13 +198,13 @@ export async function githubSend(
   payload: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<{ status: number; body: unknown }> {
-  const { response, text } = await timedExchange(
+  const { response, text } = await http.timedExchange(
     service(transport),
     url,
-    jsonRequest(method, baseHeaders(transport), payload),
+    http.jsonRequest(method, baseHeaders(transport), payload),
     signal,
   );
-  const parsed = parseJson(text);
+  const parsed = http.parseJson(text);
   const body = parsed.ok ? parsed.value : undefined;
   checkStatus(transport, url, response, body, undefined);
   if (!parsed.ok) throw notJson(transport, response.status);

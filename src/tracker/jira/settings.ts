@@ -1,6 +1,6 @@
 import { isHttpUrl } from '../http.js';
 import { resolveTrackerKey } from '../credentials.js';
-import type { WorkflowConfig } from '../../workflow/config.js';
+import type { HttpTrackerConfig } from '../adapter-options.js';
 import { LorenzError } from '../../workflow/errors.js';
 import { expandPath } from '../../workspace/paths.js';
 
@@ -10,10 +10,7 @@ export const JIRA_API_TOKEN_VARIABLE = 'JIRA_API_TOKEN';
 const PROJECT_KEY = /^[A-Za-z][A-Za-z0-9_]*$/;
 
 /** The tracker keys the Jira adapter reads. */
-export type JiraTrackerConfig = Pick<
-  WorkflowConfig['tracker'],
-  'endpoint' | 'apiKey' | 'email' | 'projectKey' | 'jql' | 'activeStates' | 'terminalStates'
->;
+export type JiraTrackerConfig = HttpTrackerConfig<'email' | 'projectKey' | 'jql'>;
 
 export interface JiraSettings {
   /** The site, `https://<site>.atlassian.net`, without a trailing slash. */

@@ -1,6 +1,6 @@
-import { isHttpUrl } from '../http.js';
+import { endpointUrl } from '../http.js';
 import { resolveTrackerKey } from '../credentials.js';
-import type { WorkflowConfig } from '../../workflow/config.js';
+import type { HttpTrackerConfig } from '../adapter-options.js';
 import { LorenzError } from '../../workflow/errors.js';
 
 /** Linear's public GraphQL endpoint, used when tracker.endpoint is not set. */
@@ -9,16 +9,8 @@ export const LINEAR_DEFAULT_ENDPOINT = 'https://api.linear.app/graphql';
 export const LINEAR_API_KEY_VARIABLE = 'LINEAR_API_KEY';
 
 /** The tracker keys the Linear adapter reads. */
-export type LinearTrackerConfig = Pick<
-  WorkflowConfig['tracker'],
-  | 'endpoint'
-  | 'apiKey'
-  | 'projectSlug'
-  | 'projectSlugs'
-  | 'projectLabels'
-  | 'assignee'
-  | 'activeStates'
-  | 'terminalStates'
+export type LinearTrackerConfig = HttpTrackerConfig<
+  'projectSlug' | 'projectSlugs' | 'projectLabels' | 'assignee'
 >;
 
 /** Which projects are polled: by slug ID, or every project carrying one of some labels. */
@@ -91,13 +83,7 @@ export function resolveLinearApiKey(apiKey: string | null, env: NodeJS.ProcessEn
 }
 
 function endpointOf(endpoint: string | null): string {
-  const value = endpoint?.trim() ?? '';
-  if (value === '') return LINEAR_DEFAULT_ENDPOINT;
-  const url = URL.parse(value);
-  if (url === null || !isHttpUrl(url)) {
-    throw invalid('tracker.endpoint: must be an http(s) URL', ['tracker.endpoint']);
-  }
-  return url.toString();
+  return endpointUrl(endpoint)?.toString() ?? LINEAR_DEFAULT_ENDPOINT;
 }
 
 /**
