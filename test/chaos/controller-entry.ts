@@ -3,10 +3,9 @@
 // suite's log file), as `lorenz controller` does, with `LORENZ_FAILPOINTS` from its env.
 import { startController } from '../../src/controller/main.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
-import { entryArgs } from './entry-args.js';
+import { entryArgs, type EntryArgs } from './entry-args.js';
 
-export interface ReplicaArgs {
-  kubeconfig: string;
+export interface ReplicaArgs extends EntryArgs {
   namespace: string;
   identity: string;
   leaderElect: boolean;

@@ -2,7 +2,12 @@
 // and the kubeconfig they name.
 import { KubeConfig } from '@kubernetes/client-node';
 
-export function entryArgs<Args extends { kubeconfig: string }>(): {
+/** What every child's arguments carry: the kubeconfig file it reaches the apiserver with. */
+export interface EntryArgs {
+  kubeconfig: string;
+}
+
+export function entryArgs<Args extends EntryArgs>(): {
   args: Args;
   kubeConfig: KubeConfig;
 } {

@@ -2,11 +2,10 @@
 // lose it: SIGKILL to it and every container process it started is a machine gone dark.
 // argv: a JSON NodeArgs. SIGTERM stops it cleanly (containers killed, Node deleted).
 import { startProcessNode, type ImageMap } from '../../hack/process-node/index.js';
-import { entryArgs } from './entry-args.js';
+import { entryArgs, type EntryArgs } from './entry-args.js';
 
-export interface NodeArgs {
+export interface NodeArgs extends EntryArgs {
   server: string;
-  kubeconfig: string;
   caCertPath: string;
   caKeyPath: string;
   name: string;

@@ -16,10 +16,9 @@ import {
   tailFile,
   type ManagedProcess,
 } from '../../hack/cluster/processes.js';
-import type { RealNode } from './real-node-env.js';
+import { root, type RealNode } from './real-node-env.js';
 
 const execFileAsync = promisify(execFile);
-const root = join(import.meta.dirname, '..', '..');
 
 /** The driver's name: the CSIDriver, the StorageClass's provisioner, the snapshot class's driver. */
 export const CSI_DRIVER_NAME = 'hostpath.csi.lorenz.dev';

@@ -3,8 +3,9 @@
 // controller should find is there, and stops it after its cases.
 import { afterAll } from 'vitest';
 import type { ControllerRunOptions, RunningController } from '../../src/controller/main.js';
-import type { KubeClient } from '../../src/controller/runtime/client.js';
+import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { controllerKubeConfig, startTestController } from '../integration/operator-harness.js';
+import { lorenzApi } from './lorenz-api.js';
 import type { RealNode } from './real-node-env.js';
 
 /**
@@ -27,5 +28,24 @@ export function controllerOnNode(
       operatorImage: images().operator,
       ...overrides,
     });
+  };
+}
+
+/**
+ * What each of those describes starts from, declared in it: the lorenz.dev API of `namespace`
+ * (lorenzApi), the controller's start (controllerOnNode), and `enter(node)`, the first step of
+ * its beforeAll: the namespace made on the node (Pod Security restricted) and the admin client
+ * the other two go through.
+ */
+export function namespaceOnNode(namespace: string, images: () => { operator: string }) {
+  let admin: KubeClient;
+  const startController = controllerOnNode(namespace, images, () => admin);
+  return {
+    ...lorenzApi(() => admin, namespace),
+    startController,
+    enter: async (node: RealNode): Promise<void> => {
+      await node.createRestrictedNamespace(namespace);
+      admin = createKubeClient(node.cp.kubeConfig);
+    },
   };
 }

@@ -9,13 +9,11 @@ import { chownSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
-import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { workspaceClaimName } from '../../src/controller/shared/object-names.js';
 import { installOperator } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
-import { lorenzApi } from './lorenz-api.js';
-import { controllerOnNode } from './node-controller.js';
+import { namespaceOnNode } from './node-controller.js';
 import type { RealNode } from './real-node-env.js';
 
 const NAMESPACE = 'lorenz-runs';
@@ -57,9 +55,7 @@ export function describeControllerOnRealNode(
 ): void {
   describe('IssueRuns through the controller', () => {
     let node: RealNode;
-    let admin: KubeClient;
-    const startController = controllerOnNode(NAMESPACE, images, () => admin);
-    const runs = lorenzApi(() => admin, NAMESPACE);
+    const { enter, startController, ...runs } = namespaceOnNode(NAMESPACE, images);
 
     const createWorkflow = (name: string, shape: WorkflowShape) =>
       runs.createWorkflow(name, {
@@ -90,9 +86,8 @@ export function describeControllerOnRealNode(
 
     beforeAll(async () => {
       node = realNode();
-      await node.createRestrictedNamespace(NAMESPACE);
+      await enter(node);
       await installOperator(node.cp);
-      admin = createKubeClient(node.cp.kubeConfig);
       await startController(node, { podStatus: { imagePullGraceMs: IMAGE_PULL_GRACE_MS } });
     }, 120_000);
 

@@ -11,7 +11,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { startControlPlane, type ControlPlane } from '../../hack/cluster/control-plane.js';
 import { DEFAULT_CONTROLLERS } from '../../hack/cluster/components.js';
 
-const root = join(import.meta.dirname, '..', '..');
+/** The repository, when the caller gives no `repoRoot` (csi-stack.ts's default too). */
+export const root = join(import.meta.dirname, '..', '..');
 
 /** hack/real-node.sh's environment for one node. */
 export interface NodeIdentity {

@@ -7,11 +7,9 @@
 // describe, on its node, which has the operator's CRDs and RBAC installed.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
-import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { until } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
-import { lorenzApi } from './lorenz-api.js';
-import { controllerOnNode } from './node-controller.js';
+import { namespaceOnNode } from './node-controller.js';
 import type { RealNode } from './real-node-env.js';
 import { RESTRICTED_CONTAINER, restrictedPod } from './restricted-pod.js';
 import type { ContainerImages } from './real-node-controller.js';
@@ -45,10 +43,11 @@ export function describeSnapshotStartsOnRealNode(
 ): void {
   describe('IssueRuns that start from a VolumeSnapshot, through the controller', () => {
     let node: RealNode;
-    let admin: KubeClient;
-    const startController = controllerOnNode(NAMESPACE, images, () => admin);
+    const { enter, startController, getRun, createWorkflow, ...runs } = namespaceOnNode(
+      NAMESPACE,
+      images,
+    );
     let digest = '';
-    const { getRun, createWorkflow, ...runs } = lorenzApi(() => admin, NAMESPACE);
     const apply = (object: object) => node.kubectl(['apply', '-f', '-'], JSON.stringify(object));
     const claimTemplate = {
       spec: {
@@ -101,8 +100,7 @@ export function describeSnapshotStartsOnRealNode(
 
     beforeAll(async () => {
       node = realNode();
-      await node.createRestrictedNamespace(NAMESPACE);
-      admin = createKubeClient(node.cp.kubeConfig);
+      await enter(node);
       digest = await prepareAndDigest();
       apply({
         apiVersion: 'snapshot.storage.k8s.io/v1',

@@ -6,11 +6,9 @@
 // checked. Declared inside csi-snapshots.test.ts's describe, on its node, which has the
 // operator's CRDs and RBAC installed.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { until } from '../integration/operator-harness.js';
 import { scriptedWorkflowText } from '../support/scripted-workflow.js';
-import { lorenzApi } from './lorenz-api.js';
-import { controllerOnNode } from './node-controller.js';
+import { namespaceOnNode } from './node-controller.js';
 import type { RealNode } from './real-node-env.js';
 import type { ContainerImages } from './real-node-controller.js';
 
@@ -41,17 +39,14 @@ export function describeWarmStartsOnRealNode(
 ): void {
   describe('a Workflow with workspace.warm: issues start from its warm snapshot', () => {
     let node: RealNode;
-    let admin: KubeClient;
-    const startController = controllerOnNode(NAMESPACE, images, () => admin);
-    const runs = lorenzApi(() => admin, NAMESPACE);
+    const { enter, startController, ...runs } = namespaceOnNode(NAMESPACE, images);
     const getWorkflow = () => runs.getWorkflow(WORKFLOW);
     const createRun = (name: string) => runs.createRun(name, WORKFLOW);
     const finished = (name: string) => runs.finished(name, 240_000);
 
     beforeAll(async () => {
       node = realNode();
-      await node.createRestrictedNamespace(NAMESPACE);
-      admin = createKubeClient(node.cp.kubeConfig);
+      await enter(node);
       await runs.createWorkflow(WORKFLOW, {
         workflow: scriptedWorkflowText('node /lorenz-bin/scripted-agent.mjs', { hooks: HOOKS }),
         podTemplate: { spec: { containers: [{ name: 'agent', image: images().agent }] } },

@@ -28,6 +28,7 @@ import {
 import { createKubeClient, type KubeClient } from '../../src/controller/runtime/client.js';
 import { createLogger } from '../../src/controller/runtime/logger.js';
 import type { IssueRun } from '../../src/api/index.js';
+import type { HookName } from '../../src/workflow/events.js';
 import { startGithubStandIn, type GithubStandIn } from '../support/fakes/github-server.js';
 import { fixtureData } from '../support/fakes/linear-data.js';
 import { startLinearStandIn, type LinearStandIn } from '../support/fakes/linear-server.js';
@@ -576,6 +577,17 @@ export async function hookEvents(
 /** Each hook Event as `Reason:hook` (HookStarted:after_run), in the order given. */
 export const hookRecords = (events: EventView[]): string[] =>
   events.map((event) => `${event.reason}:${event.note.split(' ')[0]}`);
+
+/** A command for each of the four hooks, each one that succeeds, `over` in place of some. */
+export const fourHooks = (
+  over: Partial<Record<HookName, string>> = {},
+): Record<HookName, string> => ({
+  after_create: 'echo created',
+  before_run: 'echo ready',
+  after_run: 'echo after',
+  before_remove: 'echo bye',
+  ...over,
+});
 
 /** The hook records of an attempt whose four hooks each started and succeeded once. */
 export const FOUR_HOOKS_SUCCEEDED = [

@@ -9,18 +9,14 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { startTcpRelay, type TcpRelay } from './tcp-relay.js';
 import {
   FOUR_HOOKS_SUCCEEDED,
+  fourHooks,
   hookRecords,
   path,
   until,
   useOperatorEnv,
 } from './operator-harness.js';
 
-const HOOKS = {
-  after_create: 'echo created',
-  before_run: 'sleep 2; echo ready',
-  after_run: 'sleep 2; echo after',
-  before_remove: 'echo bye',
-};
+const HOOKS = fourHooks({ before_run: 'sleep 2; echo ready', after_run: 'sleep 2; echo after' });
 
 describe('an apiserver outage seen by the controller', () => {
   let proxy: TcpRelay;

@@ -5,18 +5,14 @@ import {
   configMapManifest,
   createWorkflowFromConfigMap,
   createWorkflowOf,
+  fourHooks,
   path,
   podTemplate,
   until,
   useOperatorEnv,
 } from './operator-harness.js';
 
-const FOUR_HOOKS = {
-  after_create: 'echo cloned {{ issue.identifier }}',
-  before_run: 'echo preparing',
-  after_run: 'echo finished',
-  before_remove: 'echo removing',
-};
+const FOUR_HOOKS = fourHooks({ after_create: 'echo cloned {{ issue.identifier }}' });
 
 describe('IssueRun → Pod on the process node', () => {
   const env = useOperatorEnv();

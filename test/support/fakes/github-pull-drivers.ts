@@ -1,69 +1,60 @@
 // What a test does to the stand-in's pull requests in place of people and CI: a reviewer
 // reviews or comments, a check run or a commit status changes, someone merges or closes.
-import {
-  type BranchHead,
-  type FakeCheckRun,
-  type FakePull,
-  type FakePullComment,
-  type FakeReview,
-  type FakeReviewComment,
-  type FakeStatus,
-  fakeSha,
-} from './github-code-data.js';
+import * as data from './github-code-data.js';
 import { type PullState, stamp } from './github-pulls.js';
 
 export interface PullDrivers {
   /** The pull requests opened so far, oldest first (the stand-in's own objects). */
-  pulls(): FakePull[];
+  pulls(): data.FakePull[];
   addPullReview(
     number: number,
     review: {
       author: string | null;
-      state: FakeReview['state'];
+      state: data.FakeReview['state'];
       body?: string;
       commitSha?: string;
     },
-  ): FakeReview;
+  ): data.FakeReview;
   addReviewComment(
     number: number,
     comment: { author: string | null; body: string; path: string; line: number | null },
-  ): FakeReviewComment;
+  ): data.FakeReviewComment;
   /** A conversation comment on the pull request (GitHub's issue comment). */
   addIssueComment(
     number: number,
     comment: { author: string | null; body: string },
-  ): FakePullComment;
+  ): data.FakePullComment;
   /** Creates or replaces (by name) a check run on a commit. */
   setCheckRun(
     sha: string,
     run: {
       name: string;
-      status: FakeCheckRun['status'];
+      status: data.FakeCheckRun['status'];
       conclusion?: string | null;
       summary?: string | null;
       text?: string | null;
     },
-  ): FakeCheckRun;
+  ): data.FakeCheckRun;
   /** Sets a commit status; the latest one of a context is the one GitHub shows. */
   setCommitStatus(
     sha: string,
     status: {
       context: string;
-      state: FakeStatus['state'];
+      state: data.FakeStatus['state'];
       description?: string | null;
       targetUrl?: string | null;
     },
-  ): FakeStatus;
-  mergePull(number: number): FakePull;
-  closePull(number: number): FakePull;
+  ): data.FakeStatus;
+  mergePull(number: number): data.FakePull;
+  closePull(number: number): data.FakePull;
   /** A branch as the stand-in knows it when no `branchHead` was injected. */
-  setBranch(branch: string, head: Partial<BranchHead>): BranchHead;
+  setBranch(branch: string, head: Partial<data.BranchHead>): data.BranchHead;
 }
 
 let ids = 0;
 const nextId = (): number => 60_000_000 + ++ids;
 
-function pullOf(state: PullState, number: number): FakePull {
+function pullOf(state: PullState, number: number): data.FakePull {
   const pull = state.pullList.find((candidate) => candidate.number === number);
   if (pull === undefined) throw new Error(`the stand-in has no pull request #${number}`);
   return pull;
@@ -79,7 +70,7 @@ export function pullDrivers(state: PullState): PullDrivers {
     pulls: () => state.pullList,
     addPullReview(number, review) {
       const pull = pullOf(state, number);
-      const added: FakeReview = {
+      const added: data.FakeReview = {
         id: nextId(),
         pull: number,
         author: review.author,
@@ -93,7 +84,7 @@ export function pullDrivers(state: PullState): PullDrivers {
     },
     addReviewComment(number, comment) {
       const pull = pullOf(state, number);
-      const added: FakeReviewComment = {
+      const added: data.FakeReviewComment = {
         id: nextId(),
         pull: number,
         ...comment,
@@ -106,19 +97,24 @@ export function pullDrivers(state: PullState): PullDrivers {
     },
     addIssueComment(number, comment) {
       pullOf(state, number);
-      const added: FakePullComment = { id: nextId(), pull: number, ...comment, createdAt: stamp() };
+      const added: data.FakePullComment = {
+        id: nextId(),
+        pull: number,
+        ...comment,
+        createdAt: stamp(),
+      };
       state.pullComments.push(added);
       return added;
     },
     setCheckRun(sha, run) {
       const { conclusion = null, summary = null, text = null } = run;
-      const added: FakeCheckRun = { ...run, id: nextId(), sha, conclusion, summary, text };
+      const added: data.FakeCheckRun = { ...run, id: nextId(), sha, conclusion, summary, text };
       state.checkRuns = replaced(state.checkRuns, added, (old) => old.name === run.name);
       return added;
     },
     setCommitStatus(sha, status) {
       const { description = null, targetUrl = null } = status;
-      const added: FakeStatus = { ...status, id: nextId(), sha, description, targetUrl };
+      const added: data.FakeStatus = { ...status, id: nextId(), sha, description, targetUrl };
       state.statuses = replaced(state.statuses, added, (old) => old.context === status.context);
       return added;
     },
@@ -133,7 +129,7 @@ export function pullDrivers(state: PullState): PullDrivers {
       return pull;
     },
     setBranch(branch, head) {
-      const set = { sha: head.sha ?? fakeSha(branch), aheadBy: head.aheadBy ?? 1 };
+      const set = { sha: head.sha ?? data.fakeSha(branch), aheadBy: head.aheadBy ?? 1 };
       state.branches.set(branch, set);
       return set;
     },

@@ -64,15 +64,9 @@ function issueByRef(data: FakeData, ref: unknown): FakeIssue {
 }
 
 export function commentObject(data: FakeData, comment: FakeComment): Resolved {
-  const user = userById(data, comment.userId);
-  return {
-    id: comment.id,
-    body: comment.body,
-    createdAt: comment.createdAt,
-    updatedAt: comment.updatedAt,
-    user,
-    issue: { id: comment.issueId },
-  };
+  // The comment's own fields as they are; its two ids become the objects they name.
+  const { userId, issueId, ...fields } = comment;
+  return { ...fields, user: userById(data, userId), issue: { id: issueId } };
 }
 
 export function teamObject(data: FakeData, team: FakeTeam): Resolved {
