@@ -19,6 +19,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import type { RunInputs } from '../../src/controller/issuerun/inputs.js';
 import { INPUT_FILES, RUN_POD_VOLUME_NAMES, RUNNER_FLAGS } from '../../src/api/run-pod.js';
+import { securityProbeWorkflow } from './restricted-pod.js';
 import {
   docker,
   kubeletVolumes,
@@ -192,22 +193,10 @@ describe.skipIf(unavailable !== '')('the operator image', () => {
 });
 
 // The hooks print what the kernel says about the process they run in.
-const WORKFLOW = `---
-hooks:
-  after_create: |
-    printf 'uid=%s groups=%s\\n' "$(id -u)" "$(id -G | tr ' ' ,)"
-    awk '/^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):/ { print tolower($1) "=" $2 }' /proc/self/status | tr -d :
-    if touch /root-dir-probe 2>/dev/null; then state=writable; else state=refused; fi
-    printf 'rootdir=%s\\n' "$state"
-    if [ -e /var/run/secrets/kubernetes.io/serviceaccount/token ]; then state=present; else state=absent; fi
-    printf 'token=%s\\n' "$state"
-    echo kept > kept.txt
-  before_run: printf 'workspace=%s\\n' "$(cat kept.txt)"
-  after_run: 'true'
-  before_remove: 'true'
----
-Work on {{ issue.identifier }}.
-`;
+const WORKFLOW = securityProbeWorkflow({
+  afterCreate: 'echo kept > kept.txt',
+  beforeRun: `printf 'workspace=%s\\n' "$(cat kept.txt)"`,
+});
 
 describe.skipIf(unavailable !== '')('a run Pod on the Docker engine', () => {
   let pod: V1Pod;

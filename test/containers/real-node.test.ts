@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { realNodeSkipReason, startRealNode, type RealNode } from './real-node-env.js';
 import { describeControllerOnRealNode } from './real-node-controller.js';
-import { RESTRICTED_CONTAINER, restrictedPod } from './restricted-pod.js';
+import { RESTRICTED_CONTAINER, restrictedPod, securityProbeWorkflow } from './restricted-pod.js';
 import { buildRunPod, DEFAULT_RUN_AS_USER } from '../../src/controller/issuerun/pod-builder.js';
 import { renderRunInputs } from '../../src/controller/issuerun/inputs.js';
 import { loadWorkflowText } from '../../src/template/load-workflow.js';
@@ -29,19 +29,7 @@ const NODE = {
 };
 const NAMESPACE = 'restricted';
 
-const WORKFLOW = `---
-hooks:
-  after_create: |
-    printf 'uid=%s\\n' "$(id -u)"
-    awk '/^(CapEff|NoNewPrivs):/ { print tolower($1) "=" $2 }' /proc/self/status | tr -d :
-    if [ -e /var/run/secrets/kubernetes.io/serviceaccount/token ]; then state=present; else state=absent; fi
-    printf 'token=%s\\n' "$state"
-  before_run: 'true'
-  after_run: 'true'
-  before_remove: 'true'
----
-Work on {{ issue.identifier }}.
-`;
+const WORKFLOW = securityProbeWorkflow();
 
 describe.skipIf(skipReason !== '')('a run Pod on the real node', () => {
   let node: RealNode;
