@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { IssueRun } from '../../src/api/index.js';
 import {
   FOUR_HOOKS_SUCCEEDED,
-  fourHooks,
   hookRecords,
   path,
   until,
@@ -10,7 +9,12 @@ import {
   type OperatorEnv,
 } from './operator-harness.js';
 
-const HOOKS = fourHooks({ after_run: 'echo after-run-ran' });
+const HOOKS = {
+  after_create: 'echo created',
+  before_run: 'echo ready',
+  after_run: 'echo after-run-ran',
+  before_remove: 'echo bye',
+};
 
 /** Resolves once the before_run hook of the run has succeeded (its Event exists). */
 const agentRunning = (env: OperatorEnv, run: string) =>
