@@ -205,15 +205,22 @@ describe('what kubectl get shows', () => {
     ],
   ]);
 
-  eachCase('status.duration from %s to %s is %s', elapsed, [
-    ['2024-05-01T10:00:00Z', '2024-05-01T10:00:45Z', '45s'],
-    ['2024-05-01T10:00:00Z', '2024-05-01T10:04:12Z', '4m12s'],
-    ['2024-05-01T10:00:00Z', '2024-05-01T11:00:05Z', '1h0m5s'],
-    ['2024-05-01T10:00:00Z', '2024-05-02T12:30:00Z', '26h30m0s'],
-    ['2024-05-01T10:00:00Z', '2024-05-01T10:00:00Z', '0s'],
-    ['2024-05-01T10:00:05Z', '2024-05-01T10:00:00Z', undefined],
-    ['not a time', '2024-05-01T10:00:00Z', undefined],
-  ]);
+  describe('status.duration', () => {
+    const START = '2024-05-01T10:00:00Z';
+    eachCase(`from ${START} to %s is %s`, (end: string) => elapsed(START, end), [
+      ['2024-05-01T10:00:45Z', '45s'],
+      ['2024-05-01T10:04:12Z', '4m12s'],
+      ['2024-05-01T11:00:05Z', '1h0m5s'],
+      ['2024-05-02T12:30:00Z', '26h30m0s'],
+      [START, '0s'],
+    ]);
+
+    it('is unset when the end is before the start, or either time does not parse', () => {
+      expect(elapsed('2024-05-01T10:00:05Z', START)).toBeUndefined();
+      expect(elapsed('not a time', START)).toBeUndefined();
+      expect(elapsed(START, 'not a time')).toBeUndefined();
+    });
+  });
 });
 
 describe('zod schemas', () => {
