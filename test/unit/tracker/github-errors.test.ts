@@ -160,12 +160,9 @@ describe('github: recorded interactions of @octokit/fixtures', () => {
       Array.from({ length: 13 }, (_, index) => String(13 - index)),
     );
     expect(issues[0]?.identifier).toBe('octokit-fixture-org/paginate-issues#13');
-    expect(standIn.requests.slice(1).map((r) => `${r.url.pathname}${r.url.search}`)).toEqual([
-      '/repositories/1000/issues?per_page=3&page=2',
-      '/repositories/1000/issues?per_page=3&page=3',
-      '/repositories/1000/issues?per_page=3&page=4',
-      '/repositories/1000/issues?per_page=3&page=5',
-    ]);
+    expect(standIn.requests.slice(1).map((r) => `${r.url.pathname}${r.url.search}`)).toEqual(
+      [2, 3, 4, 5].map((page) => `/repositories/1000/issues?per_page=3&page=${page}`),
+    );
   });
 });
 
