@@ -15,11 +15,12 @@ import { FakeTrackerWriter } from '../../../support/fakes/code-host.js';
 import { T0, at, issueRun, permissionRequest } from '../../../support/fakes/objects.js';
 
 const request = permissionRequest();
+// The post that asks `request` on the issue, keyed as the inbox keys it.
 const ask: InboxPost = {
-  key: 'request:a1-s0-1',
+  key: `request:${request.id}`,
   kind: 'request',
   body: 'ask',
-  requestId: 'a1-s0-1',
+  requestId: request.id,
 };
 const answer: InboxPost = { key: 'reply:decided:a1-s0-1', kind: 'approved', body: 'ok' };
 
