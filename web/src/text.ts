@@ -9,7 +9,7 @@ const ANSI =
   /\u001b\[[0-?]*[ -/]*[@-~]|\u009b[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]/g;
 
 /** The text without terminal escape sequences (colours, cursor moves, titles). */
-export function stripAnsi(text: string): string {
+function stripAnsi(text: string): string {
   return text.replace(ANSI, '');
 }
 
@@ -26,7 +26,7 @@ function visible(ch: string): string {
 }
 
 /** Control characters shown as visible symbols instead of acting on the page. */
-export function showControls(text: string): string {
+function showControls(text: string): string {
   return text.replace(HIDDEN, visible);
 }
 

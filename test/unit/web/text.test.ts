@@ -2,17 +2,13 @@
 // bidi characters made visible, links only http(s). The browser tests check the same end to
 // end; these pin each case.
 import { describe, expect, it } from 'vitest';
-import {
-  displayText,
-  formatDuration,
-  safeHref,
-  showControls,
-  stripAnsi,
-} from '../../../web/src/text.js';
+import { displayText, formatDuration, safeHref } from '../../../web/src/text.js';
 import { eachCase, eachNamedCase } from '../../support/cases.js';
 
-describe('stripAnsi', () => {
-  eachNamedCase('%s', stripAnsi, [
+describe('displayText', () => {
+  // Escape sequences are removed first, then what control characters are left is shown.
+  eachNamedCase('%s', displayText, [
+    // escape sequences: removed
     ['colour', '\u001b[31mred\u001b[0m', 'red'],
     ['bold and 256 colours', '\u001b[1;38;5;196mX\u001b[m', 'X'],
     ['cursor moves and erase', 'a\u001b[2K\u001b[1Gb\u001b[10;20H', 'ab'],
@@ -25,11 +21,7 @@ describe('stripAnsi', () => {
     ['8-bit CSI', '\u009b31mred', 'red'],
     ['two-byte escape', '\u001bMup', 'up'],
     ['plain text kept', 'no [escapes] here', 'no [escapes] here'],
-  ]);
-});
-
-describe('showControls', () => {
-  eachNamedCase('%s', showControls, [
+    // control characters: shown
     ['NUL and BEL', 'a\u0000b\u0007c', 'a\u2400b\u2407c'],
     ['carriage return (would overwrite the line)', 'ok\rFAIL', 'ok\u240dFAIL'],
     ['a lone ESC left after stripping', '\u001b', '\u241b'],
@@ -39,7 +31,7 @@ describe('showControls', () => {
     ['tab and newline kept', 'a\tb\nc', 'a\tb\nc'],
   ]);
 
-  it('displayText strips escapes and shows what is left', () => {
+  it('strips escapes, then shows what is left', () => {
     expect(displayText('\u001b[31m<script>\u0000</script>')).toBe('<script>\u2400</script>');
   });
 
