@@ -61,7 +61,7 @@ describe('bad input', () => {
     void env.controller?.done.then((reason) => {
       exited = JSON.stringify(reason);
     });
-    await env.createWorkflow(PARKED, env.workflowText(), { suspend: true });
+    await env.createWorkflow(PARKED, {}, { suspend: true });
     // What controller-refs.yaml names: present, but without the key it asks for.
     await env.createSecret('tracker-key-elsewhere', { api_key: 'x' });
     await env.createConfigMap('tracker-key-elsewhere-md', { 'OTHER.md': VALID_MD });
@@ -258,10 +258,7 @@ describe('bad input', () => {
   });
 
   it('ends a run whose Workflow is deleted while it runs, leaving nothing Running', async () => {
-    await env.createWorkflow(
-      'doomed',
-      env.workflowText({ hooks: { before_run: 'sleep 10', timeout_ms: 60000 } }),
-    );
+    await env.createWorkflow('doomed', { hooks: { before_run: 'sleep 10', timeout_ms: 60000 } });
     await env.createIssueRun('doomed-1', 'doomed', { identifier: 'DOOM-1', title: 'Rug pull' });
     await until('doomed-1 to run', async () => {
       const run = await env.getRun('doomed-1');
@@ -313,7 +310,7 @@ describe('bad input', () => {
   }, 180_000);
 
   it('still reconciles a good run after all of it, and never exited', async () => {
-    await env.createWorkflow('good', env.workflowText());
+    await env.createWorkflow('good', {});
     await env.createIssueRun('good-1', 'good', { identifier: 'GOOD-1', title: 'After it all' });
     const run = await env.finished('good-1', 120_000);
     expect(run.status?.phase, JSON.stringify(run.status?.conditions)).toBe('Succeeded');

@@ -175,15 +175,12 @@ describe.each(stores)('the run archive on $name', ({ open: openStore }) => {
   });
 
   it('a retried run keeps both attempts, and a restart mid-run writes every record once', async () => {
-    await env.createWorkflow(
-      'arc-retry',
-      env.workflowText({
-        tracker: '  issues: []',
-        prompt: '{% if attempt == 2 %}@write done.txt ok{% else %}@exit 3{% endif %}',
-        maxRetryBackoffMs: 1000,
-        hooks: { before_run: 'echo before-run-said-hi; sleep 2' },
-      }),
-    );
+    await env.createWorkflow('arc-retry', {
+      tracker: '  issues: []',
+      prompt: '{% if attempt == 2 %}@write done.txt ok{% else %}@exit 3{% endif %}',
+      maxRetryBackoffMs: 1000,
+      hooks: { before_run: 'echo before-run-said-hi; sleep 2' },
+    });
     await env.createIssueRun(
       'arc-r',
       'arc-retry',
@@ -224,10 +221,10 @@ describe.each(stores)('the run archive on $name', ({ open: openStore }) => {
     await env.createSecret('arc-secret', { token: SECRET_VALUE });
     await env.createWorkflow(
       'arc-slow',
-      env.workflowText({
+      {
         tracker: '  issues: []',
         hooks: { before_run: 'echo working "$ARC_TOKEN"; sleep 600' },
-      }),
+      },
       {
         podTemplate: agentPodTemplate({
           env: [
@@ -279,10 +276,10 @@ describe.each(stores)('the run archive on $name', ({ open: openStore }) => {
   });
 
   it('a disk full says so on the run (Event, condition); the run still finishes, its deletion waits', async () => {
-    await env.createWorkflow(
-      'arc-full',
-      env.workflowText({ tracker: '  issues: []', hooks: { before_run: 'echo full' } }),
-    );
+    await env.createWorkflow('arc-full', {
+      tracker: '  issues: []',
+      hooks: { before_run: 'echo full' },
+    });
     store.fail = diskFull();
     try {
       await env.createIssueRun('arc-f', 'arc-full', { identifier: 'F-1', title: 'Full' });
@@ -310,10 +307,10 @@ describe.each(stores)('the run archive on $name', ({ open: openStore }) => {
 
   it('gives up after --archive-give-up-after: released with an ArchiveAbandoned Event and a metric', async () => {
     await restart({ archiveGiveUpAfterMs: 3000 });
-    await env.createWorkflow(
-      'arc-give',
-      env.workflowText({ tracker: '  issues: []', hooks: { before_run: 'echo give' } }),
-    );
+    await env.createWorkflow('arc-give', {
+      tracker: '  issues: []',
+      hooks: { before_run: 'echo give' },
+    });
     await env.createIssueRun('arc-g', 'arc-give', { identifier: 'G-1', title: 'Give up' });
     const run = await env.finished('arc-g', 120_000);
     store.fail = down();

@@ -18,10 +18,7 @@ const stalledWith = (env: OperatorEnv, name: string, reason: string) =>
 describe('refused creates on a real apiserver', () => {
   const env = useOperatorEnv();
   beforeAll(async () => {
-    await env.createWorkflow(
-      'wf',
-      env.workflowText({ prompt: '{{ issue.description }}\n@write done.txt ok' }),
-    );
+    await env.createWorkflow('wf', { prompt: '{{ issue.description }}\n@write done.txt ok' });
   });
 
   it('shows a Pod refused by a ResourceQuota at once, and runs when the quota allows it', async () => {

@@ -83,16 +83,12 @@ describe('the tracker drives the work', () => {
   });
 
   it('an issue dispatched again under its old run name never meets the objects of the run before', async () => {
-    await env.createWorkflow(
-      'again',
-      env.workflowText({
-        tracker:
-          '  issues:\n    - { id: "a1", identifier: "AGN-1", title: "Again", state: "Todo" }',
-        pollingMs: 3000,
-        // A run that keeps working until it is cancelled.
-        hooks: { before_run: 'sleep 600' },
-      }),
-    );
+    await env.createWorkflow('again', {
+      tracker: '  issues:\n    - { id: "a1", identifier: "AGN-1", title: "Again", state: "Todo" }',
+      pollingMs: 3000,
+      // A run that keeps working until it is cancelled.
+      hooks: { before_run: 'sleep 600' },
+    });
     const name = 'again-agn-1';
     const read = () =>
       env.admin.request<IssueRun>({ path: path.issueRuns(name) }).catch(() => undefined);
@@ -143,7 +139,7 @@ describe('the tracker drives the work', () => {
     '%s: TrackerReachable=False with the reason, no runs, the controller up',
     async (_name, options, extra, reason) => {
       const name = `bad-${reason.replace(/_/g, '-')}`;
-      await env.createWorkflow(name, env.workflowText({ ...options, pollingMs: 1000 }), extra);
+      await env.createWorkflow(name, { ...options, pollingMs: 1000 }, extra);
       const workflow = await until(`${name}'s TrackerReachable condition`, async () => {
         const found = await env.admin.request<Workflow>({ path: path.workflows(name) });
         const condition = found.status?.conditions?.find((c) => c.type === 'TrackerReachable');
@@ -167,15 +163,12 @@ describe('the tracker drives the work', () => {
     - { id: "r1", identifier: "RST-1", title: "One", state: "Todo" }
     - { id: "r2", identifier: "RST-2", title: "Two", state: "Todo" }
     - { id: "r3", identifier: "RST-3", title: "Three", state: "Todo" }`;
-    await env.createWorkflow(
-      'rst',
-      env.workflowText({
-        tracker: issues,
-        agent: '  max_concurrent_agents: 3\n  max_retry_backoff_ms: 4000',
-        pollingMs: 1000,
-        hooks: { before_run: 'echo failing; exit 1' },
-      }),
-    );
+    await env.createWorkflow('rst', {
+      tracker: issues,
+      agent: '  max_concurrent_agents: 3\n  max_retry_backoff_ms: 4000',
+      pollingMs: 1000,
+      hooks: { before_run: 'echo failing; exit 1' },
+    });
     const ofRst = async () =>
       (await env.admin.request<{ items: IssueRun[] }>({ path: path.issueRuns() })).items.filter(
         (run) => run.spec.workflowRef.name === 'rst',

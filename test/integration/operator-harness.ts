@@ -74,7 +74,8 @@ export interface OperatorEnv {
   stop(): Promise<void>;
   // The helpers below, bound to this environment: `env.createWorkflow(name, text)`.
   workflowText(options?: WorkflowOptions): string;
-  createWorkflow(name: string, text: string, extra?: object): Promise<void>;
+  /** A Workflow of a WORKFLOW.md: its text, or the options `workflowText` writes it from. */
+  createWorkflow(name: string, workflow: string | WorkflowOptions, extra?: object): Promise<void>;
   createIssueRun(name: string, workflow: string, issue: object, spec?: object): Promise<void>;
   getRun(name: string): Promise<IssueRun>;
   finished(name: string, ms?: number): Promise<IssueRun>;
@@ -313,12 +314,12 @@ export async function createLinearWorkflow(
   await env.createSecret(linear.secretName, { api_key: linear.apiKey });
   await env.createWorkflow(
     name,
-    env.workflowText({
+    {
       trackerKind: 'linear',
       tracker: `  endpoint: ${linear.endpoint}\n  project_slug: alpha1`,
       pollingMs: 1000,
       ...options,
-    }),
+    },
     { trackerSecretRef: { name: linear.secretName } },
   );
 }
@@ -432,13 +433,21 @@ export const createWorkflowOf = (env: OperatorEnv, name: string, spec: object): 
     spec,
   });
 
-/** A Workflow with its WORKFLOW.md inline (`text`) and the test `podTemplate`. */
+/**
+ * A Workflow with its WORKFLOW.md inline and the test `podTemplate`: `workflow` is the text, or
+ * the options that `workflowText` writes it from.
+ */
 export const createWorkflow = (
   env: OperatorEnv,
   name: string,
-  text: string,
+  workflow: string | WorkflowOptions,
   extra: object = {},
-): Promise<void> => createWorkflowOf(env, name, { workflow: text, podTemplate, ...extra });
+): Promise<void> =>
+  createWorkflowOf(env, name, {
+    workflow: typeof workflow === 'string' ? workflow : workflowText(env, workflow),
+    podTemplate,
+    ...extra,
+  });
 
 /** A Workflow that reads its WORKFLOW.md from the key WORKFLOW.md of ConfigMap `configMap`. */
 export const createWorkflowFromConfigMap = (

@@ -53,13 +53,13 @@ describe(
       await env.createSecret(name, { api_key: key });
       await env.createWorkflow(
         name,
-        env.workflowText({
+        {
           trackerKind: kind,
           tracker: `${tracker}\n  active_states: [Ready]`,
           agent: `  approvals: ${JSON.stringify(approvals({ approvers }))}`,
           pollingMs: 2000,
           prompt: PROMPT,
-        }),
+        },
         { trackerSecretRef: { name } },
       );
     }

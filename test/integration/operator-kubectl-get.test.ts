@@ -35,7 +35,7 @@ describe('kubectl get', () => {
     workflow.status?.conditions?.find((c) => c.type === 'ConfigValid')?.status;
 
   it('lwf, ir and the lorenz category show a run and a rejected edit at a glance', async () => {
-    await env.createWorkflow('shown', env.workflowText());
+    await env.createWorkflow('shown', {});
     await until('the Workflow to load', async () =>
       configValid(await readWorkflow()) === 'True' ? true : undefined,
     );

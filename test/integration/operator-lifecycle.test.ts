@@ -87,7 +87,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
   const env = useOperatorEnv();
 
   it('cancels a run mid-turn: the Pod is stopped, after_run still runs, Succeeded=False Cancelled', async () => {
-    await env.createWorkflow('long', env.workflowText({ hooks: HOOKS, prompt: '@sleep 60000' }));
+    await env.createWorkflow('long', { hooks: HOOKS, prompt: '@sleep 60000' });
     await env.createIssueRun('long-1', 'long', { identifier: 'ENG-10', title: 'Long work' });
     await agentRunning(env, 'long-1');
     await env.mergePatch(path.issueRuns('long-1'), { spec: { cancelRequested: true } });
@@ -124,10 +124,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
   it('ends a multi-turn run after the current turn when spec.issue.state turns terminal', async () => {
     const maxTurns = 5;
     const sleeps = ['@sleep 3000', '@turn 2: @sleep 3000', '@turn 3: @sleep 3000'];
-    await env.createWorkflow(
-      'state',
-      env.workflowText({ hooks: HOOKS, prompt: sleeps.join('\n'), maxTurns }),
-    );
+    await env.createWorkflow('state', { hooks: HOOKS, prompt: sleeps.join('\n'), maxTurns });
     await env.createIssueRun('state-1', 'state', { identifier: 'ENG-12', title: 'Done soon' });
     await agentRunning(env, 'state-1');
     await env.mergePatch(path.issueRuns('state-1'), { spec: { issue: { state: 'Done' } } });
@@ -144,7 +141,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
 
   it('deletes a finished IssueRun after ttlSecondsAfterFinished, its Pod and ConfigMap with it', async () => {
     const ttlSeconds = 1;
-    await env.createWorkflow('ttl', env.workflowText(), { ttlSecondsAfterFinished: ttlSeconds });
+    await env.createWorkflow('ttl', {}, { ttlSecondsAfterFinished: ttlSeconds });
     const { deleted } = await watchDeletion(env, 'ttl-1');
     await env.createIssueRun('ttl-1', 'ttl', { identifier: 'ENG-13', title: 'Short-lived' });
     const { last, seenAt } = await deleted;
@@ -172,7 +169,7 @@ describe('IssueRun lifecycle: cancellation and controller restarts', () => {
   });
 
   it('survives a controller restart mid-run: one Pod, every hook record once', async () => {
-    await env.createWorkflow('restart', env.workflowText({ hooks: HOOKS, prompt: '@sleep 3000' }));
+    await env.createWorkflow('restart', { hooks: HOOKS, prompt: '@sleep 3000' });
     await env.createIssueRun('restart-1', 'restart', {
       identifier: 'ENG-11',
       title: 'Restart me',

@@ -44,14 +44,11 @@ describe('the metrics users watch', () => {
     total(text, 'lorenz_issueruns_finished_total', { namespace: 'default', workflow });
 
   it('counts a run that succeeds across a controller restart mid-run: its end, hooks and tokens once', async () => {
-    await env.createWorkflow(
-      'met',
-      env.workflowText({
-        // The after_run hook keeps the run Running while the controller restarts.
-        hooks: { after_create: 'echo cloned', before_run: 'echo prep', after_run: 'sleep 8' },
-        prompt: '@usage 10 5\n@write done.txt ok',
-      }),
-    );
+    await env.createWorkflow('met', {
+      // The after_run hook keeps the run Running while the controller restarts.
+      hooks: { after_create: 'echo cloned', before_run: 'echo prep', after_run: 'sleep 8' },
+      prompt: '@usage 10 5\n@write done.txt ok',
+    });
     await env.createIssueRun('met-ok', 'met', { identifier: 'MET-1', title: 'Metrics' });
     const running = 'lorenz_issueruns_running{namespace="default",workflow="met"}';
     await until('the running gauge at 1', async () =>
@@ -106,7 +103,7 @@ describe('the metrics users watch', () => {
   });
 
   it('counts a failed run once with its reason, and not again when it is reconciled again', async () => {
-    await env.createWorkflow('met-fail', env.workflowText({ prompt: '@exit 3' }));
+    await env.createWorkflow('met-fail', { prompt: '@exit 3' });
     await env.createIssueRun('met-bad', 'met-fail', { identifier: 'MET-2', title: 'Fails' });
     const run = await env.finished('met-bad');
     expect(run.status?.phase).toBe('Failed');
@@ -129,15 +126,12 @@ describe('the metrics users watch', () => {
   it('counts polls by result: a tracker that answers, one that cannot be reached', async () => {
     const board =
       '  issues:\n    - { id: "p1", identifier: "POLL-1", title: "Done", state: "Done" }';
-    await env.createWorkflow('met-board', env.workflowText({ tracker: board, pollingMs: 500 }));
-    await env.createWorkflow(
-      'met-down',
-      env.workflowText({
-        trackerKind: 'github',
-        tracker: '  repository: acme/app\n  endpoint: http://127.0.0.1:9\n  api_key: x',
-        pollingMs: 500,
-      }),
-    );
+    await env.createWorkflow('met-board', { tracker: board, pollingMs: 500 });
+    await env.createWorkflow('met-down', {
+      trackerKind: 'github',
+      tracker: '  repository: acme/app\n  endpoint: http://127.0.0.1:9\n  api_key: x',
+      pollingMs: 500,
+    });
     const polls = (workflow: string, result: string) =>
       `lorenz_tracker_polls_total{namespace="default",workflow="${workflow}",result="${result}"}`;
     const text = await until('two polls of each', async () => {

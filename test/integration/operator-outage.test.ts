@@ -41,10 +41,7 @@ describe('an apiserver outage seen by the controller', () => {
   });
 
   it('writes every hook Event once and finishes promptly after the outage, staying up', async () => {
-    await env.createWorkflow(
-      'cut',
-      env.workflowText({ hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' }),
-    );
+    await env.createWorkflow('cut', { hooks: HOOKS, prompt: '@sleep 3000\n@write done.txt ok' });
     await until('the controller to lead', async () =>
       env.controller?.manager.isLeader() ? true : undefined,
     );
@@ -95,13 +92,10 @@ describe('a run Pod whose log is lost while the controller is away', () => {
   const env = useOperatorEnv();
 
   it('rebuilds the missing hook Events from the termination message, each once', async () => {
-    await env.createWorkflow(
-      'lost',
-      env.workflowText({
-        hooks: { ...HOOKS, before_run: 'sleep 3; echo ready' },
-        prompt: '@write done.txt ok',
-      }),
-    );
+    await env.createWorkflow('lost', {
+      hooks: { ...HOOKS, before_run: 'sleep 3; echo ready' },
+      prompt: '@write done.txt ok',
+    });
     await env.createIssueRun('lost-1', 'lost', { identifier: 'L-1', title: 'Log lost' });
     await until('after_create to be recorded', async () => {
       const events = await env.hookEvents('lost-1');

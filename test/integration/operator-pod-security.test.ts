@@ -30,10 +30,9 @@ describe('run Pods under pod-security.kubernetes.io/enforce: restricted', () => 
   });
 
   it('admits the run Pod and runs it to Succeeded', async () => {
-    await env.createWorkflow(
-      'restricted',
-      env.workflowText({ hooks: { after_create: 'echo admitted', before_run: 'id -u' } }),
-    );
+    await env.createWorkflow('restricted', {
+      hooks: { after_create: 'echo admitted', before_run: 'id -u' },
+    });
     await env.createIssueRun('restricted-1', 'restricted', {
       identifier: 'ENG-1',
       title: 'Run restricted',

@@ -18,12 +18,9 @@ describe('run Pods known by uid', () => {
   const env = useOperatorEnv();
 
   it('fails the attempt PodDeleted when its Pod is deleted, reports the stopped hook as killed, and makes no second Pod', async () => {
-    await env.createWorkflow(
-      'del',
-      env.workflowText({
-        hooks: { before_run: 'echo waiting; sleep 600', after_run: 'echo after-run-ran' },
-      }),
-    );
+    await env.createWorkflow('del', {
+      hooks: { before_run: 'echo waiting; sleep 600', after_run: 'echo after-run-ran' },
+    });
     await env.createIssueRun('del-1', 'del', { identifier: 'D-1', title: 'Deleted under it' });
     await hookStarted(env, 'del-1', 'before_run');
     const [pod] = await env.runPodNames('del-1');
@@ -57,14 +54,11 @@ describe('run Pods known by uid', () => {
   });
 
   it('retries a deleted Pod as the next attempt when spec.retries allows, with its own Events', async () => {
-    await env.createWorkflow(
-      'again',
-      env.workflowText({
-        hooks: { before_run: 'echo waiting; sleep 6', after_run: 'echo after' },
-        // Long enough that a 200 ms poll on a loaded machine cannot miss the wait.
-        maxRetryBackoffMs: 6000,
-      }),
-    );
+    await env.createWorkflow('again', {
+      hooks: { before_run: 'echo waiting; sleep 6', after_run: 'echo after' },
+      // Long enough that a 200 ms poll on a loaded machine cannot miss the wait.
+      maxRetryBackoffMs: 6000,
+    });
     await env.createIssueRun(
       'again-1',
       'again',
@@ -111,13 +105,10 @@ describe('run Pods known by uid', () => {
   });
 
   it('keeps following a run whose status was patched Finished by hand, and puts it right', async () => {
-    await env.createWorkflow(
-      'fake',
-      env.workflowText({
-        hooks: { after_run: 'echo after-run-ran' },
-        prompt: '@sleep 6000\n@write done.txt ok',
-      }),
-    );
+    await env.createWorkflow('fake', {
+      hooks: { after_run: 'echo after-run-ran' },
+      prompt: '@sleep 6000\n@write done.txt ok',
+    });
     await env.createIssueRun('fake-1', 'fake', { identifier: 'F-1', title: 'Not done yet' });
     await until('fake-1 to be Running', async () => {
       const run = await env.admin.request<IssueRun>({ path: path.issueRuns('fake-1') });

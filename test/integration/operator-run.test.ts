@@ -18,7 +18,7 @@ describe('IssueRun → Pod on the process node', () => {
   const env = useOperatorEnv();
 
   it('runs a Workflow with four hooks to Succeeded=True with the hook Events', async () => {
-    await env.createWorkflow('happy', env.workflowText({ hooks: FOUR_HOOKS }));
+    await env.createWorkflow('happy', { hooks: FOUR_HOOKS });
     await until('the Workflow to be ready', async () => {
       const workflow = await env.admin.request<Workflow>({ path: path.workflows('happy') });
       return workflow.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
@@ -67,7 +67,7 @@ describe('IssueRun → Pod on the process node', () => {
   });
 
   it('gives an IssueRun deleted and re-created under the same name Events of its own', async () => {
-    await env.createWorkflow('again', env.workflowText({ hooks: FOUR_HOOKS }));
+    await env.createWorkflow('again', { hooks: FOUR_HOOKS });
     await env.createIssueRun('again-1', 'again', { identifier: 'ENG-7', title: 'Twice' });
     const first = await env.finished('again-1');
     await env.admin.request({ method: 'DELETE', path: path.issueRuns('again-1') });
@@ -99,7 +99,7 @@ describe('IssueRun → Pod on the process node', () => {
     const prompt =
       'Work on {{ issue.identifier }}.\n' +
       '{% if ensemble.slot_index == 1 %}@stop refusal{% endif %}\n@write done.txt ok';
-    await env.createWorkflow('ensemble', env.workflowText({ prompt }));
+    await env.createWorkflow('ensemble', { prompt });
     await env.createIssueRun('ensemble-1', 'ensemble', {
       identifier: 'ENG-8',
       title: 'Two tries',
@@ -122,7 +122,7 @@ describe('IssueRun → Pod on the process node', () => {
   });
 
   it('fails with TemplateError before any Pod exists', async () => {
-    await env.createWorkflow('typo', env.workflowText({ prompt: 'Hello {{ issue.titel }}' }));
+    await env.createWorkflow('typo', { prompt: 'Hello {{ issue.titel }}' });
     await env.createIssueRun('typo-1', 'typo', { identifier: 'ENG-2', title: 'x' });
     const run = await env.finished('typo-1');
     expect(run.status?.reason).toBe('TemplateError');
@@ -135,7 +135,7 @@ describe('IssueRun → Pod on the process node', () => {
 
   it('fails with HookFailed when after_create fails, and runs no agent', async () => {
     const hooks = { after_create: 'echo broken >&2; exit 7', before_run: 'echo never' };
-    await env.createWorkflow('broken', env.workflowText({ hooks }));
+    await env.createWorkflow('broken', { hooks });
     await env.createIssueRun('broken-1', 'broken', { identifier: 'ENG-3', title: 'x' });
     const run = await env.finished('broken-1');
     expect(run.status?.phase).toBe('Failed');
@@ -156,7 +156,7 @@ describe('IssueRun → Pod on the process node', () => {
 
   it('fails with HookTimedOut when a hook outlives hooks.timeout_ms', async () => {
     const hooks = { timeout_ms: 1000, before_run: 'sleep 30' };
-    await env.createWorkflow('slow', env.workflowText({ hooks }));
+    await env.createWorkflow('slow', { hooks });
     await env.createIssueRun('slow-1', 'slow', { identifier: 'ENG-4', title: 'x' });
     const run = await env.finished('slow-1');
     expect(run.status?.reason).toBe('HookTimedOut');
@@ -172,7 +172,7 @@ describe('IssueRun → Pod on the process node', () => {
     const marker = `/tmp/lorenz-pwned-${process.pid}`;
     const title = `it's "$(touch ${marker})" \`touch ${marker}\`; touch ${marker} {{ issue.identifier }} %}\nline2`;
     const hooks = { after_create: 'printf %s {{ issue.title }}' };
-    await env.createWorkflow('hostile', env.workflowText({ hooks }));
+    await env.createWorkflow('hostile', { hooks });
     await env.createIssueRun('hostile-1', 'hostile', { identifier: 'ENG-5', title });
     const run = await env.finished('hostile-1');
     expect(run.status?.phase, run.status?.message).toBe('Succeeded');

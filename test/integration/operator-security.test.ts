@@ -49,9 +49,9 @@ describe('secrets in what a run reports', () => {
     }
     await env.createWorkflow(
       'leaky',
-      env.workflowText({
+      {
         hooks: { after_create: 'env', before_run: PRINT_FILES, timeout_ms: 60000 },
-      }),
+      },
       {
         podTemplate: agentPodTemplate({
           env: [
@@ -94,27 +94,31 @@ describe('secrets in what a run reports', () => {
 
   it('refuses, with the field, what admission lets through: mounts inside or above Lorenz paths, other service accounts, unrestricted volumes', async () => {
     const [agent] = podTemplate.spec.containers;
-    await env.createWorkflow('sneaky', env.workflowText(), {
-      podTemplate: {
-        spec: {
-          serviceAccountName: 'admin',
-          volumes: [
-            { name: 'cache', emptyDir: {} },
-            { name: 'share', nfs: { server: 'nfs.example', path: '/' } },
-          ],
-          containers: [
-            {
-              ...agent,
-              volumeMounts: [
-                { name: 'cache', mountPath: '/lorenz-bin/.' },
-                { name: 'cache', mountPath: '//lorenz/inputs' },
-                { name: 'cache', mountPath: '/lorenz' },
-              ],
-            },
-          ],
+    await env.createWorkflow(
+      'sneaky',
+      {},
+      {
+        podTemplate: {
+          spec: {
+            serviceAccountName: 'admin',
+            volumes: [
+              { name: 'cache', emptyDir: {} },
+              { name: 'share', nfs: { server: 'nfs.example', path: '/' } },
+            ],
+            containers: [
+              {
+                ...agent,
+                volumeMounts: [
+                  { name: 'cache', mountPath: '/lorenz-bin/.' },
+                  { name: 'cache', mountPath: '//lorenz/inputs' },
+                  { name: 'cache', mountPath: '/lorenz' },
+                ],
+              },
+            ],
+          },
         },
       },
-    });
+    );
     const invalid = await until('the Workflow to report its pod template', async () => {
       const workflow = await env.admin.request<Workflow>({
         path: `/apis/lorenz.dev/v1alpha1/namespaces/${NAMESPACE}/workflows/sneaky`,

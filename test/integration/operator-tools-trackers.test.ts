@@ -62,12 +62,12 @@ describe('agent tools against the tracker stand-ins', () => {
     await env.createSecret('github-tools', { api_key: github.token });
     await env.createWorkflow(
       'gt',
-      env.workflowText({
+      {
         trackerKind: 'github',
         tracker: `  endpoint: ${github.url}\n  repository: ${github.repository}`,
         pollingMs: 1000,
         prompt: PROMPT,
-      }),
+      },
       { trackerSecretRef: { name: 'github-tools' } },
     );
     await until('the agent to close its GitHub issue', async () =>

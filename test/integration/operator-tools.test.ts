@@ -95,21 +95,18 @@ describe('agent tools through the gateway', () => {
   });
 
   it('comments on and moves its own issue, across a controller restart', async () => {
-    await env.createWorkflow(
-      'tools',
-      env.workflowText({
-        trackerKind: 'local',
-        tracker: `  path: ${board}`,
-        pollingMs: 1000,
-        prompt: [
-          'Work on {{ issue.identifier }}.',
-          '@tool tracker_comment {"body":"first note from the agent"}',
-          '@sleep 6000',
-          '@tool tracker_update_state {"state":"In Review"}',
-          '@tool tracker_comment {"issue_id":"BOARD-9","body":"not mine"}',
-        ].join('\n'),
-      }),
-    );
+    await env.createWorkflow('tools', {
+      trackerKind: 'local',
+      tracker: `  path: ${board}`,
+      pollingMs: 1000,
+      prompt: [
+        'Work on {{ issue.identifier }}.',
+        '@tool tracker_comment {"body":"first note from the agent"}',
+        '@sleep 6000',
+        '@tool tracker_update_state {"state":"In Review"}',
+        '@tool tracker_comment {"issue_id":"BOARD-9","body":"not mine"}',
+      ].join('\n'),
+    });
     const events = async () =>
       (await env.admin.request<{ items: EventView[] }>({ path: path.events })).items.filter(
         (event) => event.reason === 'ToolCalled' && event.regarding.name === 'tools-board-1',

@@ -42,11 +42,11 @@ describe('webhook deliveries', () => {
       await writeFile(join(board, 'BOARD-1.md'), issue('Backlog'));
       await env.createWorkflow(
         name,
-        env.workflowText({
+        {
           trackerKind: 'local',
           tracker: `  path: ${board}`,
           pollingMs: POLL_MS,
-        }),
+        },
         { webhooks: { secretRef: { name: 'hooks' } } },
       );
     }

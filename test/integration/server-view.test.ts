@@ -8,15 +8,7 @@ import type { IssueRun } from '../../src/api/index.js';
 import type { RunDetail, RunList, WhoAmI, WorkflowList } from '../../src/server/view-api.js';
 import { CSP } from '../../src/server/view-server.js';
 import { readSse, startServerEnv, type ServerEnv } from '../support/server.js';
-import {
-  NAMESPACE,
-  createWorkflow,
-  finished,
-  getRun,
-  path,
-  until,
-  workflowText,
-} from './operator-harness.js';
+import { NAMESPACE, createWorkflow, finished, getRun, path, until } from './operator-harness.js';
 
 const HOSTILE =
   '<script>alert(1)</script><img src=x onerror=alert(2)> javascript:alert(3) \u001b[31mred';
@@ -50,19 +42,15 @@ describe('lorenz server', () => {
 
   beforeAll(async () => {
     s = await startServerEnv();
-    await createWorkflow(
-      s.env,
-      'view',
-      workflowText(s.env, {
-        tracker: '  issues: []',
-        prompt: `@say ${JSON.stringify(HOSTILE)
-          .slice(1, -1)
-          .replace(/\\u001b/g, '')}\n@write done.txt ok`,
-        hooks: {
-          before_run: `printf '%s\\n' '<img src=x onerror=alert(1)>'; echo one; sleep 5; echo two`,
-        },
-      }),
-    );
+    await createWorkflow(s.env, 'view', {
+      tracker: '  issues: []',
+      prompt: `@say ${JSON.stringify(HOSTILE)
+        .slice(1, -1)
+        .replace(/\\u001b/g, '')}\n@write done.txt ok`,
+      hooks: {
+        before_run: `printf '%s\\n' '<img src=x onerror=alert(1)>'; echo one; sleep 5; echo two`,
+      },
+    });
     await until('the server cache synced', async () =>
       (await get('/readyz')).ok ? true : undefined,
     );
@@ -201,14 +189,10 @@ describe('lorenz server', () => {
   }, 180_000);
 
   it('cancels a run as the caller; after_run still runs', async () => {
-    await createWorkflow(
-      s.env,
-      'slow',
-      workflowText(s.env, {
-        tracker: '  issues: []',
-        hooks: { before_run: 'sleep 600', after_run: 'echo after-run-ran' },
-      }),
-    );
+    await createWorkflow(s.env, 'slow', {
+      tracker: '  issues: []',
+      hooks: { before_run: 'sleep 600', after_run: 'echo after-run-ran' },
+    });
     await createRun('view-slow', { id: 's1', identifier: 'SLOW-1', title: 'Slow' }, 'slow');
     await until('view-slow running', async () => {
       const run = await getRun(s.env, 'view-slow');

@@ -71,27 +71,21 @@ describe('the web view in chromium', () => {
     outsiderToken = s.tokens.outsider;
 
     // A finished run full of hostile text, and a Workflow whose runs take their time.
-    await env.createWorkflow(
-      'web-board',
-      env.workflowText({
-        hooks: { before_run: HOSTILE_HOOK, after_run: 'echo after-run-done' },
-        prompt: `Work on {{ issue.identifier }}.\n@say ${HOSTILE_MESSAGE}\n@think thinking about it\n@plan read write test\n@write done.txt ok`,
-      }),
-    );
+    await env.createWorkflow('web-board', {
+      hooks: { before_run: HOSTILE_HOOK, after_run: 'echo after-run-done' },
+      prompt: `Work on {{ issue.identifier }}.\n@say ${HOSTILE_MESSAGE}\n@think thinking about it\n@plan read write test\n@write done.txt ok`,
+    });
     await env.createIssueRun('web-done', 'web-board', {
       id: 'i-web-1',
       identifier: 'WEB-1',
       title: HOSTILE_TITLE,
       url: 'javascript:alert(document.domain)',
     });
-    await env.createWorkflow(
-      'web-slow',
-      env.workflowText({
-        hooks: { after_run: 'echo after-run-done' },
-        prompt:
-          'Work on {{ issue.identifier }}.\n@say step-one\n@sleep 2500\n@say step-two\n@sleep 2500\n@say step-three\n@sleep 60000\n@say step-last',
-      }),
-    );
+    await env.createWorkflow('web-slow', {
+      hooks: { after_run: 'echo after-run-done' },
+      prompt:
+        'Work on {{ issue.identifier }}.\n@say step-one\n@sleep 2500\n@say step-two\n@sleep 2500\n@say step-three\n@sleep 60000\n@say step-last',
+    });
     browser = await launchBrowser();
     await env.finished('web-done');
   }, 600_000);
@@ -220,12 +214,9 @@ describe('the web view in chromium', () => {
   });
 
   it('a run waiting on a permission request shows it (AwaitingApproval in its row), and Approve writes spec.decisions', async () => {
-    await env.createWorkflow(
-      'web-waits',
-      env.workflowText({
-        prompt: 'Work on {{ issue.identifier }}.\n@say waiting-for-a-person\n@sleep 120000',
-      }),
-    );
+    await env.createWorkflow('web-waits', {
+      prompt: 'Work on {{ issue.identifier }}.\n@say waiting-for-a-person\n@sleep 120000',
+    });
     await env.createIssueRun('web-asks', 'web-waits', {
       id: 'i-web-4',
       identifier: 'WEB-4',
