@@ -70,6 +70,14 @@ export const warmStatusSchema = z
       .string()
       .optional()
       .describe('sha256 of the configuration that shaped the snapshot; a change rebuilds it.'),
+    failures: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Warm-ups failed in a row since the last that succeeded; the next waits 30 s·2^(failures-1), at most 10 min. Absent after a success.',
+      ),
+    failedAt: time('When the last of those failures was recorded: the backoff runs from it.'),
     reason: z
       .string()
       .optional()

@@ -62,9 +62,9 @@ export interface WarmReconcilerDeps {
 
 type WarmUpEventArgs = Parameters<typeof warmUpEvent>;
 
+// What this process keeps of a Workflow between passes; what must outlive a restart (the
+// failures its backoff counts, the build) is in status.warm.
 interface Memory {
-  failures: number;
-  lastFailureAt: number | undefined;
   /** Warm snapshots may be left to collect (true on first sight: a restart forgets). */
   collect: boolean;
   /** A cluster refusal (no snapshot class) is asked again after this. */
@@ -102,7 +102,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
   const memoryOf = (key: string): Memory => {
     let memory = memories.get(key);
     if (!memory) {
-      memory = { failures: 0, lastFailureAt: undefined, collect: true, recheckAt: 0 };
+      memory = { collect: true, recheckAt: 0 };
       memories.set(key, memory);
     }
     return memory;
@@ -119,7 +119,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
     }
   }
 
-  async function gather(key: string, workflow: Workflow, memory: Memory, now: Date) {
+  async function gather(key: string, workflow: Workflow, now: Date) {
     const warm = statuses.freshest(key, workflow);
     const runnable = await loadConfig(workflow);
     const config = runnable?.loaded.config;
@@ -144,8 +144,8 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
         result?.outcome === 'prepared' && building !== undefined
           ? await lookUpWarmSnapshot(deps.client, namespace, building)
           : undefined,
-      failures: memory.failures,
-      lastFailureAt: memory.lastFailureAt,
+      failures: warm?.failures ?? 0,
+      lastFailureAt: Date.parse(warm?.failedAt ?? '') || undefined,
       now: now.getTime(),
     };
     return { warm, runnable, facts };
@@ -163,7 +163,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
     if (!workflow.spec.workspace?.warm && statuses.freshest(key, workflow) === undefined) return;
     const memory = memoryOf(key);
     const now = deps.now();
-    const { warm, runnable, facts } = await gather(key, workflow, memory, now);
+    const { warm, runnable, facts } = await gather(key, workflow, now);
     const ctx: Ctx = { key, workflow, warm, runnable, facts, memory, now };
     const decision = decideWarm(facts);
     const acted = await act(ctx, decision);
@@ -300,6 +300,8 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
   async function record(ctx: Ctx, decision: Extract<WarmDecision, { action: 'record' }>) {
     const { workflow, warm, memory, now, facts } = ctx;
     const at = rfc3339(now);
+    // A success ends the failures in a row, and with them the backoff.
+    const succeeded = { failures: undefined, failedAt: undefined };
     const namespace = workflow.metadata.namespace ?? '';
     const warmUp = { name: decision.name, build: warm?.build ?? 0 };
     let next: WarmStatus;
@@ -318,11 +320,11 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
           configDigest:
             facts.pod?.metadata?.annotations?.[ANNOTATION_WARM_CONFIG_DIGEST] ?? facts.configDigest,
           building: undefined,
+          ...succeeded,
           reason: Reasons.WarmUpSucceeded,
           message: `VolumeSnapshot ${decision.name} holds the prepared workspace${result.commit === null ? '' : ` at ${result.commit}`} (${result.files} files, ${result.bytes} bytes, prepared in ${Math.round(result.prepareMs / 1000)} s)`,
         };
         events.push([workflow, LifecycleReasons.WarmUpSucceeded, warmUp, next.message ?? '']);
-        memory.failures = 0;
         memory.collect = true;
         break;
       }
@@ -331,23 +333,25 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
           ...warm,
           checkedAt: at,
           building: undefined,
+          ...succeeded,
           reason: Reasons.WarmUpSucceeded,
           message: `the default branch is still at ${decision.commit}: VolumeSnapshot ${warm?.snapshot ?? ''} stays in force`,
         };
-        memory.failures = 0;
         break;
-      case 'failed':
+      case 'failed': {
+        const failures = (warm?.failures ?? 0) + 1;
         next = {
           ...warm,
           building: undefined,
+          failures,
+          failedAt: at,
           reason: Reasons.WarmUpFailed,
           message: `warm-up ${decision.name} failed: ${decision.message}${warm?.snapshot ? `; VolumeSnapshot ${warm.snapshot} stays in force` : ''}`,
         };
         events.push([workflow, LifecycleReasons.WarmUpFailed, warmUp, next.message ?? '']);
-        memory.failures += 1;
-        memory.lastFailureAt = now.getTime();
-        requeueAfterMs = exponentialDelay(memory.failures - 1, WARM_RETRY.baseMs, WARM_RETRY.maxMs);
+        requeueAfterMs = exponentialDelay(failures - 1, WARM_RETRY.baseMs, WARM_RETRY.maxMs);
         break;
+      }
     }
     await write(ctx, next, events);
     await deleteWarmUpObjects(deps.client, namespace, decision.name);

@@ -76,6 +76,16 @@ const classesFound = [
   },
 ];
 
+/** The metadata of the warm-up Pod `name`, owned by the Workflow. */
+const warmUpPodMetadata = (name: string): PodObject['metadata'] => ({
+  name,
+  namespace: 'ns',
+  annotations: { 'lorenz.dev/warm-config-digest': 'sha256:cfg' },
+  ownerReferences: [
+    { apiVersion: 'lorenz.dev/v1alpha1', kind: 'Workflow', name: 'wf', uid: WORKFLOW_UID },
+  ],
+});
+
 describe('the warm reconciler', () => {
   it('a Workflow that was never warm costs no request', async () => {
     const { client, reconcile } = setup(workflow(claimedWorkspace('fast-ssd')));
@@ -128,16 +138,9 @@ describe('the warm reconciler', () => {
     });
   });
 
-  it('records a ready snapshot before it deletes the warm-up objects', async () => {
+  it('records a ready snapshot, ending the failures before it, then deletes the warm-up objects', async () => {
     const pod: PodObject = {
-      metadata: {
-        name: 'wf-warm-1',
-        namespace: 'ns',
-        annotations: { 'lorenz.dev/warm-config-digest': 'sha256:cfg' },
-        ownerReferences: [
-          { apiVersion: 'lorenz.dev/v1alpha1', kind: 'Workflow', name: 'wf', uid: WORKFLOW_UID },
-        ],
-      },
+      metadata: warmUpPodMetadata('wf-warm-1'),
       status: {
         phase: 'Succeeded',
         containerStatuses: [
@@ -159,7 +162,13 @@ describe('the warm reconciler', () => {
       },
     };
     const { client, reconcile } = setup(
-      warmWorkflow({ build: 1, building: 'wf-warm-1', reason: Reasons.WarmUpRunning }),
+      warmWorkflow({
+        build: 1,
+        building: 'wf-warm-1',
+        failures: 2,
+        failedAt: '2026-03-01T09:58:00Z',
+        reason: Reasons.WarmUpRunning,
+      }),
       [pod],
     );
     client.answer({
@@ -187,12 +196,62 @@ describe('the warm reconciler', () => {
           building: null,
           checkedAt: '2026-03-01T10:00:00Z',
           configDigest: 'sha256:cfg',
+          failures: null,
+          failedAt: null,
           reason: Reasons.WarmUpSucceeded,
           message:
             'VolumeSnapshot wf-warm-1 holds the prepared workspace (2 files, 20 bytes, prepared in 3 s)',
         },
       },
     });
+  });
+
+  it('records a failure in status.warm, counted with those before it, and backs off', async () => {
+    const pod: PodObject = {
+      metadata: warmUpPodMetadata('wf-warm-2'),
+      status: {
+        phase: 'Failed',
+        containerStatuses: [agentStatus({ terminated: { exitCode: 1, reason: 'Error' } })],
+      },
+    };
+    const { client, reconcile } = setup(
+      warmWorkflow({
+        build: 2,
+        building: 'wf-warm-2',
+        failures: 1,
+        failedAt: '2026-03-01T09:55:00Z',
+        reason: Reasons.WarmUpRunning,
+      }),
+      [pod],
+    );
+    // The second failure in a row waits 30 s·2.
+    expect(await reconcile(KEY)).toEqual({ requeueAfter: 60_000 });
+    expect(statusPatch(client)).toMatchObject({
+      status: {
+        warm: {
+          building: null,
+          failures: 2,
+          failedAt: '2026-03-01T10:00:00Z',
+          reason: Reasons.WarmUpFailed,
+        },
+      },
+    });
+  });
+
+  it('a restarted controller keeps the backoff: the failures are read back from status.warm', async () => {
+    // A fresh reconciler, as after a restart: it remembers nothing of its own.
+    const { client, reconcile } = setup(
+      warmWorkflow({
+        build: 2,
+        failures: 2,
+        failedAt: '2026-03-01T09:59:30Z',
+        reason: Reasons.WarmUpFailed,
+      }),
+    );
+    client.answer(...classesFound);
+    // 60 s of backoff from 30 s ago: 30 s to go, and nothing started meanwhile.
+    expect(await reconcile(KEY)).toEqual({ requeueAfter: 30_000 });
+    expect(client.summaries().filter((s) => !s.startsWith('GET'))).toEqual([]);
   });
 
   it('warm turned off: deletes the warm snapshots no run needs, then drops status.warm', async () => {
