@@ -76,14 +76,17 @@ const classesFound = [
   },
 ];
 
-/** The metadata of the warm-up Pod `name`, owned by the Workflow. */
-const warmUpPodMetadata = (name: string): PodObject['metadata'] => ({
-  name,
-  namespace: 'ns',
-  annotations: { 'lorenz.dev/warm-config-digest': 'sha256:cfg' },
-  ownerReferences: [
-    { apiVersion: 'lorenz.dev/v1alpha1', kind: 'Workflow', name: 'wf', uid: WORKFLOW_UID },
-  ],
+/** The warm-up Pod `name`, owned by the Workflow, as it ended: `status`. */
+const warmUpPod = (name: string, status: PodObject['status']): PodObject => ({
+  metadata: {
+    name,
+    namespace: 'ns',
+    annotations: { 'lorenz.dev/warm-config-digest': 'sha256:cfg' },
+    ownerReferences: [
+      { apiVersion: 'lorenz.dev/v1alpha1', kind: 'Workflow', name: 'wf', uid: WORKFLOW_UID },
+    ],
+  },
+  status,
 });
 
 describe('the warm reconciler', () => {
@@ -139,28 +142,19 @@ describe('the warm reconciler', () => {
   });
 
   it('records a ready snapshot, ending the failures before it, then deletes the warm-up objects', async () => {
-    const pod: PodObject = {
-      metadata: warmUpPodMetadata('wf-warm-1'),
-      status: {
-        phase: 'Succeeded',
-        containerStatuses: [
-          agentStatus({
-            terminated: {
-              exitCode: 0,
-              message: encodeWarmUpResult({
-                outcome: 'prepared',
-                digest: DIGEST,
-                commit: null,
-                files: 2,
-                bytes: 20,
-                prepareMs: 3000,
-                digestMs: 1,
-              }),
-            },
-          }),
-        ],
-      },
-    };
+    const prepared = encodeWarmUpResult({
+      outcome: 'prepared',
+      digest: DIGEST,
+      commit: null,
+      files: 2,
+      bytes: 20,
+      prepareMs: 3000,
+      digestMs: 1,
+    });
+    const pod = warmUpPod('wf-warm-1', {
+      phase: 'Succeeded',
+      containerStatuses: [agentStatus({ terminated: { exitCode: 0, message: prepared } })],
+    });
     const { client, reconcile } = setup(
       warmWorkflow({
         build: 1,
@@ -207,13 +201,10 @@ describe('the warm reconciler', () => {
   });
 
   it('records a failure in status.warm, counted with those before it, and backs off', async () => {
-    const pod: PodObject = {
-      metadata: warmUpPodMetadata('wf-warm-2'),
-      status: {
-        phase: 'Failed',
-        containerStatuses: [agentStatus({ terminated: { exitCode: 1, reason: 'Error' } })],
-      },
-    };
+    const pod = warmUpPod('wf-warm-2', {
+      phase: 'Failed',
+      containerStatuses: [agentStatus({ terminated: { exitCode: 1, reason: 'Error' } })],
+    });
     const { client, reconcile } = setup(
       warmWorkflow({
         build: 2,
