@@ -58,6 +58,17 @@ const warmUpUnchanged = z.object({
   commit: z.string(),
 });
 
+/**
+ * A head check (`--unless-commit`) found the default branch moved on. A check prepares
+ * nothing, whatever it finds: its Pod has no claim to prepare on, and the controller starts a
+ * full warm-up next.
+ */
+const warmUpMoved = z.object({
+  outcome: z.literal('moved'),
+  /** The default branch's head now. */
+  commit: z.string(),
+});
+
 const warmUpFailed = z.object({
   outcome: z.literal('failed'),
   /** A LorenzError code (workspace_clone_failed, hook_failed, ...) or runner_failed. */
@@ -68,6 +79,7 @@ const warmUpFailed = z.object({
 export const warmUpResultSchema = z.discriminatedUnion('outcome', [
   warmUpPrepared,
   warmUpUnchanged,
+  warmUpMoved,
   warmUpFailed,
 ]);
 export type WarmUpResult = z.infer<typeof warmUpResultSchema>;

@@ -200,7 +200,7 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = {
       {
         name: 'unless-commit',
         value: 'SHA',
-        text: "with --prepare: when the default branch's head is still this commit, prepare nothing (outcome unchanged)",
+        text: "with --prepare: a head check, which prepares nothing: outcome unchanged when the default branch's head is still this commit, moved when it is not",
       },
     ],
     example: 'lorenz runner --inputs /lorenz/inputs --slot 0 --workspace /workspace',

@@ -1,13 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { INPUT_FILES } from '../api/run-pod.js';
+import { INPUT_FILES, RUNNER_FLAGS } from '../api/run-pod.js';
 import { SOURCE_TREE_DIR } from '../api/workspace-source.js';
 import { WARM_UP_ISSUE, encodeWarmUpResult, type WarmUpResult } from '../api/warm-up.js';
 import { createLocalExecutor } from '../executor/local.js';
 import type { Executor } from '../executor/types.js';
 import { loadWorkflowText } from '../template/load-workflow.js';
 import type { WorkflowConfig } from '../workflow/config.js';
-import { errorMessage, isLorenzError } from '../workflow/errors.js';
+import { LorenzError, errorMessage, isLorenzError } from '../workflow/errors.js';
 import type { EventSink, LorenzEvent } from '../workflow/events.js';
 import { normalizeIssue } from '../workflow/issue.js';
 import { assertWorkspaceRoot, createWorkspaceDirectory } from '../workspace/containment.js';
@@ -130,8 +130,16 @@ async function prepare(context: PrepareContext): Promise<WarmUpResult> {
   let made = false;
   try {
     const head = git ? await remoteDefaultHead(git) : null;
-    if (head && head.commit === options.unlessCommit) {
-      return { outcome: 'unchanged', commit: head.commit };
+    if (options.unlessCommit !== undefined) {
+      // A head check: its Pod has no claim, so it reports and prepares nothing either way.
+      if (!head) {
+        throw new LorenzError(
+          'invalid_workflow_config',
+          `--${RUNNER_FLAGS.unlessCommit} checks the default branch of workspace.git, and the Workflow has none`,
+        );
+      }
+      const outcome = head.commit === options.unlessCommit ? 'unchanged' : 'moved';
+      return { outcome, commit: head.commit };
     }
     await removeStaleTree(context, tree);
     made = true;

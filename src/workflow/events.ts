@@ -165,6 +165,7 @@ export type WarmUpCompletedMessage =
       digestMs: number;
     }
   | { outcome: 'unchanged'; commit: string }
+  | { outcome: 'moved'; commit: string }
   | { outcome: 'failed'; errorCode: string; error: string };
 
 export interface SlotSummary {

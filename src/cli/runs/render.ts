@@ -236,5 +236,8 @@ function warmUpLine(body: Record<string, unknown>): string {
   if (outcome === 'unchanged') {
     return `warm-up: the default branch is still at ${commit ?? '?'}, nothing to prepare`;
   }
+  if (outcome === 'moved') {
+    return `warm-up: the default branch moved on to ${commit ?? '?'}, a full warm-up follows`;
+  }
   return `warm-up failed (${str(body.errorCode) ?? 'runner_failed'}): ${str(body.error) ?? ''}`;
 }

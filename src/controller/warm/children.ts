@@ -139,7 +139,8 @@ export function warmUpPod(options: {
         [ANNOTATION_INPUTS_DIGEST]: options.inputsDigest,
       },
       owner: workflowOwnerReference(identity),
-      claimName: name,
+      // A head check prepares nothing: an emptyDir is all it needs, and no claim is provisioned.
+      claimName: options.unlessCommit === undefined ? name : undefined,
       // No slot, no issue: the runner's warm-up takes none of a run's flags.
       slot: undefined,
       runnerArgs: [

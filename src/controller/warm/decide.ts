@@ -43,9 +43,21 @@ export interface WarmFacts {
   now: number;
 }
 
+/** A new warm-up: record build and building first, then make its objects. */
+export interface StartDecision {
+  action: 'start';
+  build: number;
+  name: string;
+  /** A head check of the default branch against this commit; absent: a full warm-up. */
+  unlessCommit?: string;
+  why: string;
+}
+
 export type WarmOutcome =
   | { outcome: 'prepared'; result: PreparedResult }
   | { outcome: 'unchanged'; commit: string }
+  /** A head check found the branch moved on: the full warm-up `then` follows at once. */
+  | { outcome: 'moved'; commit: string; then: StartDecision }
   | { outcome: 'failed'; message: string };
 
 export type WarmDecision =
@@ -54,8 +66,7 @@ export type WarmDecision =
   /** No configuration to warm with yet (the Workflow reconciler has not recorded one). */
   | { action: 'waitConfig' }
   | { action: 'refuse'; message: string }
-  /** A new warm-up: record build and building first, then make its objects. */
-  | { action: 'start'; build: number; name: string; unlessCommit?: string; why: string }
+  | StartDecision
   /** The warm-up is recorded but its Pod is not made (or not seen yet): make its objects. */
   | { action: 'create'; name: string; unlessCommit?: string }
   /** The Pod has not ended; look again after recheckAfterMs (absent: when it changes). */
@@ -140,6 +151,16 @@ function decideBuilding(facts: WarmFacts, name: string): WarmDecision {
       };
     case 'unchanged':
       return { action: 'record', name, outcome: 'unchanged', commit: result.commit };
+    case 'moved': {
+      const build = (facts.warm?.build ?? 0) + 1;
+      const then: StartDecision = {
+        action: 'start',
+        build,
+        name: warmName(facts.workflow.metadata.name ?? '', build),
+        why: `the default branch moved on from ${facts.warm?.commit ?? 'its last commit'} to ${result.commit}`,
+      };
+      return { action: 'record', name, outcome: 'moved', commit: result.commit, then };
+    }
     case 'prepared': {
       const snapshot = facts.snapshot;
       if (snapshot === undefined || snapshot.kind === 'absent') {

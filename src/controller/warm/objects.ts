@@ -53,7 +53,8 @@ export interface WarmUpObjectsOptions {
 }
 
 /**
- * The warm-up's inputs ConfigMap and claim, then its Pod (which mounts both). Each has the
+ * The warm-up's inputs ConfigMap and claim (a full warm-up's; a head check has none), then its
+ * Pod (which mounts them). Each has the
  * warm-up's fixed name, so making them again after a restart makes nothing twice. The Pod is
  * built first: a template the pod builder refuses (invalid_pod_template) throws before
  * anything is made.
@@ -80,7 +81,7 @@ export async function createWarmUpObjects(options: WarmUpObjectsOptions): Promis
       resourcePath(CONFIGMAPS, identity.namespace),
       warmUpInputsConfigMap(identity, name, inputs),
     ),
-    claimSpec
+    claimSpec && options.unlessCommit === undefined
       ? createOnce(
           client,
           resourcePath(PVCS, identity.namespace),

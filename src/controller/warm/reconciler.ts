@@ -298,6 +298,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
   }
 
   async function record(ctx: Ctx, decision: Extract<WarmDecision, { action: 'record' }>) {
+    if (decision.outcome === 'moved') return moved(ctx, decision);
     const { workflow, warm, memory, now, facts } = ctx;
     const at = rfc3339(now);
     // A success ends the failures in a row, and with them the backoff.
@@ -357,6 +358,28 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
     await deleteWarmUpObjects(deps.client, namespace, decision.name);
     seen.delete(`${namespace}/${decision.name}`);
     return { warm: next, ...(requeueAfterMs === undefined ? {} : { requeueAfterMs }) };
+  }
+
+  /**
+   * A head check found the default branch moved on: its objects go, then the full warm-up
+   * starts at once (its start records the new build over the check's). A restart in between
+   * finds the check's Pod gone and checks again: it moves on the same way.
+   */
+  async function moved(
+    ctx: Ctx,
+    decision: Extract<WarmDecision, { action: 'record'; outcome: 'moved' }>,
+  ) {
+    const namespace = ctx.workflow.metadata.namespace ?? '';
+    await deleteWarmUpObjects(deps.client, namespace, decision.name);
+    seen.delete(`${namespace}/${decision.name}`);
+    // The check is over, and it succeeded: the failures before it are over too.
+    const warm = ctx.warm && {
+      ...ctx.warm,
+      building: undefined,
+      failures: undefined,
+      failedAt: undefined,
+    };
+    return start({ ...ctx, warm }, decision.then);
   }
 
   async function collect(

@@ -188,14 +188,17 @@ describe('lorenz runner --prepare: a git workspace', () => {
       expect(run.events.map((event) => event.type)).toEqual(['warm_up_completed']);
     });
 
-    it('the default branch has moved on: prepared at the new head', async () => {
+    it('the default branch has moved on: moved, with the new head, and still nothing prepared', async () => {
       await fixture.server.createRepo(repo, { private: true, files: SETUP_FILE });
       const before = (await fixture.server.branchSha(repo, 'main')) ?? '';
       const after = await fixture.server.commit(repo, 'main', { 'later.txt': 'later\n' });
-      const run = await warmUp(workflow(), { unlessCommit: before });
+      const run = await warmUp(workflow({ afterCreate: 'touch after-create-marker' }), {
+        unlessCommit: before,
+      });
       expect(run.code, run.output).toBe(0);
-      expect(run.result).toMatchObject({ outcome: 'prepared', commit: after });
-      expect(await readFile(join(tree(), 'later.txt'), 'utf8')).toBe('later\n');
+      expect(run.result).toEqual({ outcome: 'moved', commit: after });
+      expect(await readdir(root())).toEqual([]);
+      expect(hookRecords(run.events)).toEqual([]);
     });
   });
 

@@ -38,6 +38,11 @@ describe('the log renderer', () => {
       'warm-up: the default branch is still at c0ffee, nothing to prepare\n',
     ],
     [
+      'a head check that found the branch moved on',
+      line({ type: 'warm_up_completed', message: { outcome: 'moved', commit: 'f00d' } }),
+      'warm-up: the default branch moved on to f00d, a full warm-up follows\n',
+    ],
+    [
       'a failed warm-up',
       line({
         type: 'warm_up_completed',

@@ -172,8 +172,13 @@ describe('the warm-up Pod', () => {
     expect(pod.spec?.initContainers?.[0]?.name).toBe('install-runner');
   });
 
-  it('a head check adds --unless-commit, which the runner takes', () => {
-    const command = make('a'.repeat(40)).spec?.containers[0]?.command ?? [];
+  it('a head check adds --unless-commit, which the runner takes, and has no claim: an emptyDir', () => {
+    const check = make('a'.repeat(40));
+    expect(check.spec?.volumes).toEqual(
+      expect.arrayContaining([{ name: 'workspace', emptyDir: {} }]),
+    );
+    expect(JSON.stringify(check.spec?.volumes)).not.toContain('persistentVolumeClaim');
+    const command = check.spec?.containers[0]?.command ?? [];
     expect(command).toEqual(
       expect.arrayContaining(['--prepare', '--unless-commit', 'a'.repeat(40)]),
     );

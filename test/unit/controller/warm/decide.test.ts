@@ -261,6 +261,25 @@ const rows: { name: string; facts: WarmFacts; want: unknown }[] = [
     want: { action: 'record', name: 'wf-warm-3', outcome: 'unchanged', commit: COMMIT },
   },
   {
+    name: 'moved: record the check, and the full warm-up that follows at once',
+    facts: facts({
+      warm: BUILDING,
+      pod: pod('Succeeded', { outcome: 'moved', commit: 'f'.repeat(40) }),
+    }),
+    want: {
+      action: 'record',
+      name: 'wf-warm-3',
+      outcome: 'moved',
+      commit: 'f'.repeat(40),
+      then: {
+        action: 'start',
+        build: 4,
+        name: 'wf-warm-4',
+        why: `the default branch moved on from ${COMMIT} to ${'f'.repeat(40)}`,
+      },
+    },
+  },
+  {
     name: 'failed with a result: the error code and error',
     facts: facts({
       warm: BUILDING,

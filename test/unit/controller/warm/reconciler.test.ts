@@ -89,6 +89,20 @@ const warmUpPod = (name: string, status: PodObject['status']): PodObject => ({
   status,
 });
 
+/**
+ * The requests of a full warm-up's start, in order: the snapshot class asked for, its Event,
+ * status.warm with the build, then its objects, claim included.
+ */
+const fullWarmUpStart = (build: number) => [
+  'GET storageclasses/fast-ssd',
+  'GET volumesnapshotclasses',
+  expect.stringMatching(new RegExp(`^POST events/wf\\.uidwf1\\.warm-${build}-started$`)),
+  'PATCH workflows/wf/status',
+  `POST configmaps/wf-warm-${build}`,
+  `POST persistentvolumeclaims/wf-warm-${build}`,
+  `POST pods/wf-warm-${build}`,
+];
+
 describe('the warm reconciler', () => {
   it('a Workflow that was never warm costs no request', async () => {
     const { client, reconcile } = setup(workflow(claimedWorkspace('fast-ssd')));
@@ -101,15 +115,7 @@ describe('the warm reconciler', () => {
     client.answer(...classesFound);
     await reconcile(KEY);
     const summaries = client.summaries();
-    expect(summaries.slice(0, 7)).toEqual([
-      'GET storageclasses/fast-ssd',
-      'GET volumesnapshotclasses',
-      expect.stringMatching(/^POST events\/wf\.uidwf1\.warm-1-started$/),
-      'PATCH workflows/wf/status',
-      'POST configmaps/wf-warm-1',
-      'POST persistentvolumeclaims/wf-warm-1',
-      'POST pods/wf-warm-1',
-    ]);
+    expect(summaries.slice(0, 7)).toEqual(fullWarmUpStart(1));
     expect(statusPatch(client)).toEqual({
       status: {
         warm: expect.objectContaining({
@@ -227,6 +233,53 @@ describe('the warm reconciler', () => {
         },
       },
     });
+  });
+
+  it('a head check that found the branch moved on: its objects go, then the full warm-up starts', async () => {
+    const moved = 'f'.repeat(40);
+    const pod = warmUpPod('wf-warm-2', {
+      phase: 'Succeeded',
+      containerStatuses: [
+        agentStatus({
+          terminated: {
+            exitCode: 0,
+            message: encodeWarmUpResult({ outcome: 'moved', commit: moved }),
+          },
+        }),
+      ],
+    });
+    const { client, reconcile } = setup(
+      warmWorkflow({
+        snapshot: 'wf-warm-1',
+        commit: 'c'.repeat(40),
+        build: 2,
+        building: 'wf-warm-2',
+        reason: Reasons.WarmUpRunning,
+      }),
+      [pod],
+    );
+    client.answer(...classesFound);
+    await reconcile(KEY);
+    expect(client.summaries().slice(0, 10)).toEqual([
+      'DELETE configmaps/wf-warm-2',
+      'DELETE persistentvolumeclaims/wf-warm-2',
+      'DELETE pods/wf-warm-2',
+      ...fullWarmUpStart(3),
+    ]);
+    expect(statusPatch(client)).toMatchObject({
+      status: {
+        warm: {
+          snapshot: 'wf-warm-1',
+          build: 3,
+          building: 'wf-warm-3',
+          reason: Reasons.WarmUpRunning,
+          message: `warm-up wf-warm-3 started: the default branch moved on from ${'c'.repeat(40)} to ${moved}`,
+        },
+      },
+    });
+    // The full warm-up clones the new head: no --unless-commit.
+    const made = client.actions.find((action) => action.summary === 'POST pods/wf-warm-3');
+    expect(JSON.stringify(made?.body)).not.toContain('unless-commit');
   });
 
   it('a restarted controller keeps the backoff: the failures are read back from status.warm', async () => {
