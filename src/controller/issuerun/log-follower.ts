@@ -80,6 +80,12 @@ export const LOG_READ_RETRY_MAX_MS = 5000;
  * the termination summary. A kubelet restart is shorter.
  */
 export const LOG_LOST_AFTER_MS = 60_000;
+/**
+ * How long a follow stream may stay open after its Pod is seen ended. The kubelet ends a
+ * follow at the container's end, so one open longer is hung (a connection cut without a
+ * reset, through an apiserver that went away): it is cut, and a plain read takes the log.
+ */
+export const FOLLOW_AFTER_END_MS = 15_000;
 
 const numberOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;
@@ -149,11 +155,15 @@ export function createLogFollowers(options: {
     );
   };
   const controllers = new Map<string, AbortController>();
+  /** The open follow streams: when their Pod was first seen ended, and whether we cut them. */
+  const follows = new Map<string, { endSeenAt?: number; cut: boolean }>();
   // eslint-disable-next-line max-lines-per-function -- one log read's callbacks share its state
   function read(state: PodLogState, follow: boolean): void {
     const key = state.podUid;
     const abort = new AbortController();
     controllers.set(key, abort);
+    const followed = { cut: false };
+    if (follow) follows.set(key, followed);
     state.streaming = true;
     let seen = 0;
     /** Bytes of this read so far: each read starts at the log's start. */
@@ -222,6 +232,8 @@ export function createLogFollowers(options: {
           recoverFromSummary(state);
         },
         (error: unknown) => {
+          // A hung follow we cut is no failure: the plain read that follows takes the log.
+          if (followed.cut) return;
           const now = Date.now();
           state.lastError = errorMessage(error);
           state.failures += 1;
@@ -251,8 +263,21 @@ export function createLogFollowers(options: {
       .finally(() => {
         state.streaming = false;
         if (controllers.get(key) === abort) controllers.delete(key);
+        if (follows.get(key) === followed) follows.delete(key);
         options.onProgress(state);
       });
+  }
+
+  /** The Pod has ended: its follow stream, if one is still open after FOLLOW_AFTER_END_MS, goes. */
+  function cutHungFollow(podUid: string): void {
+    const open = follows.get(podUid);
+    if (!open) return;
+    const now = Date.now();
+    open.endSeenAt ??= now;
+    if (now - open.endSeenAt < FOLLOW_AFTER_END_MS) return;
+    open.cut = true;
+    options.logger?.info({ podUid }, 'follow stream still open after its Pod ended; reading again');
+    controllers.get(podUid)?.abort();
   }
 
   return {
@@ -279,6 +304,7 @@ export function createLogFollowers(options: {
         state.summary = summary;
         recoverFromSummary(state);
       }
+      if (!follow) cutHungFollow(key);
       // A follow stream ends at the container's end; one more read closes any gap then.
       const due = Date.now() >= state.retryAt;
       if (due && !state.streaming && !state.completed && !(state.drained && !follow))
