@@ -26,6 +26,11 @@ export interface RunLedger {
   missingHookEvents: number;
   /** Runs with a problem, by problem (the first few names), for the logs. */
   examples: Record<string, string[]>;
+  /**
+   * Where the first few unfinished runs stood when the suite stopped waiting (their phase,
+   * reason and slots), so that a failure says what it was waiting for.
+   */
+  stuck: string[];
   /** The last Finished transition, ms since the epoch (second precision: the API's). */
   lastFinishedAt: number;
 }
@@ -133,6 +138,7 @@ export async function takeLedger(
     missingHookEvents: 0,
     lastFinishedAt: 0,
     examples: {},
+    stuck: [],
   };
   const example = (problem: string, name: string) => {
     const list = (ledger.examples[problem] ??= []);
@@ -148,6 +154,7 @@ export async function takeLedger(
     if (!isFinished(run)) {
       ledger.unfinished += 1;
       example('unfinished', name);
+      if (ledger.stuck.length < 5) ledger.stuck.push(`${name}: ${whereItStands(run)}`);
       continue;
     }
     const finished = run.status?.conditions?.find((c) => c.type === 'Finished');
@@ -206,6 +213,16 @@ export async function takeLedger(
   return ledger;
 }
 
+/** An unfinished run's phase, reason and slots, in one line. */
+function whereItStands(run: IssueRun): string {
+  const status = run.status;
+  const slots = (status?.slots ?? []).map(
+    (slot) =>
+      `slot ${slot.slot} ${slot.podName ?? 'no Pod'} ${slot.phase ?? '?'} ${slot.reason ?? ''}: ${slot.message ?? ''}`,
+  );
+  return [`${status?.phase ?? 'no phase'} ${status?.reason ?? ''}`.trim(), ...slots].join('; ');
+}
+
 /** Names of what the ledger says went wrong: empty when every promise was kept. */
 export function brokenPromises(ledger: RunLedger, allowFailures = false): string[] {
   const broken: string[] = [];
@@ -217,6 +234,7 @@ export function brokenPromises(ledger: RunLedger, allowFailures = false): string
     broken.push(`${ledger.duplicateHookEvents} duplicate hook Event(s)`);
   if (ledger.missingHookEvents) broken.push(`${ledger.missingHookEvents} missing hook Event(s)`);
   if (broken.length > 0) broken.push(`examples: ${JSON.stringify(ledger.examples)}`);
+  if (ledger.stuck.length > 0) broken.push(`unfinished: ${ledger.stuck.join(' | ')}`);
   const failed = Object.entries(ledger.failed);
   if (!allowFailures && failed.length > 0)
     broken.push(`failed runs: ${failed.map(([reason, n]) => `${reason} ×${n}`).join(', ')}`);

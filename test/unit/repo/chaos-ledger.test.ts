@@ -99,8 +99,9 @@ describe('the chaos ledger', () => {
       missingHookEvents: 1,
       extraAttempts: 1,
     });
-    // Six broken promises, and the runs behind them named for the logs.
-    expect(brokenPromises(ledger)).toHaveLength(7);
+    // Six broken promises, the runs behind them named for the logs, and where r-3 stood.
+    expect(brokenPromises(ledger)).toHaveLength(8);
+    expect(ledger.stuck).toEqual(['r-3: Running']);
     expect(ledger.examples).toEqual({
       lost: ['r-2'],
       unfinished: ['r-3'],
