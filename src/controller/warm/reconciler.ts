@@ -81,6 +81,9 @@ type Ctx = {
   now: Date;
 };
 
+/** A warm-up that succeeded ends the failures in a row, and with them the backoff. */
+const NO_FAILURES = { failures: undefined, failedAt: undefined } as const;
+
 const min = (...values: (number | undefined)[]): ReconcileResult => {
   const defined = values.filter((value): value is number => value !== undefined);
   return defined.length === 0 ? undefined : { requeueAfter: Math.min(...defined) };
@@ -301,8 +304,6 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
     if (decision.outcome === 'moved') return moved(ctx, decision);
     const { workflow, warm, memory, now, facts } = ctx;
     const at = rfc3339(now);
-    // A success ends the failures in a row, and with them the backoff.
-    const succeeded = { failures: undefined, failedAt: undefined };
     const namespace = workflow.metadata.namespace ?? '';
     const warmUp = { name: decision.name, build: warm?.build ?? 0 };
     let next: WarmStatus;
@@ -321,7 +322,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
           configDigest:
             facts.pod?.metadata?.annotations?.[ANNOTATION_WARM_CONFIG_DIGEST] ?? facts.configDigest,
           building: undefined,
-          ...succeeded,
+          ...NO_FAILURES,
           reason: Reasons.WarmUpSucceeded,
           message: `VolumeSnapshot ${decision.name} holds the prepared workspace${result.commit === null ? '' : ` at ${result.commit}`} (${result.files} files, ${result.bytes} bytes, prepared in ${Math.round(result.prepareMs / 1000)} s)`,
         };
@@ -334,7 +335,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
           ...warm,
           checkedAt: at,
           building: undefined,
-          ...succeeded,
+          ...NO_FAILURES,
           reason: Reasons.WarmUpSucceeded,
           message: `the default branch is still at ${decision.commit}: VolumeSnapshot ${warm?.snapshot ?? ''} stays in force`,
         };
@@ -373,12 +374,7 @@ export function createWarmReconciler(deps: WarmReconcilerDeps) {
     await deleteWarmUpObjects(deps.client, namespace, decision.name);
     seen.delete(`${namespace}/${decision.name}`);
     // The check is over, and it succeeded: the failures before it are over too.
-    const warm = ctx.warm && {
-      ...ctx.warm,
-      building: undefined,
-      failures: undefined,
-      failedAt: undefined,
-    };
+    const warm = ctx.warm && { ...ctx.warm, building: undefined, ...NO_FAILURES };
     return start({ ...ctx, warm }, decision.then);
   }
 
